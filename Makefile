@@ -1,0 +1,111 @@
+# proftop — hand-written Makefile. `make help` lists the targets.
+PREFIX   ?= /usr/local
+BINDIR   ?= $(PREFIX)/bin
+MANDIR   ?= $(PREFIX)/share/man/man1
+THEMEDIR ?= $(PREFIX)/share/proftop/themes
+
+CC       ?= cc
+PKGS     := ncursesw libunwind-generic libelf
+CFLAGS   ?= -O2 -g
+WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
+CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFTOP_VERSION=\"$(VERSION)\" \
+            -DPROFTOP_THEMEDIR=\"$(THEMEDIR)\"
+VERSION  := 0.1.0
+ALL_CFLAGS = -std=gnu11 $(WARN) -pthread $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+
+# Debian packages the build and the tests need (pkg-config names are checked by `make deps`).
+DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev libcmocka-dev \
+            clang libclang-rt-14-dev tmux linux-perf perl
+
+BUILD    ?= build
+SRCS     := $(wildcard src/*.c)
+LIB_SRCS := $(filter-out src/main.c,$(SRCS))
+OBJS     := $(SRCS:src/%.c=$(BUILD)/%.o)
+LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
+
+.PHONY: all deps test unit integration asan tsan demo bench fuzz install clean help
+all: proftop
+
+proftop: $(OBJS)
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/%.o: src/%.c $(wildcard include/proftop/*.h) | $(BUILD)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -c -o $@ $<
+
+$(BUILD) $(BUILD)/tests $(BUILD)/workloads:
+	mkdir -p $@
+
+-include $(OBJS:.o=.d)
+
+# Workloads are the programs the integration tests profile: -O2 and no frame pointers, like the
+# software users profile. Each may have link flags in tests/workloads/NAME.flags.
+$(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
+	$(CC) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
+	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+deps:
+	@sh tests/deps.sh $(DEB_PKGS)
+
+unit: $(UNIT_BINS)
+	@sh tests/run_unit.sh $(UNIT_BINS)
+
+test: deps proftop $(UNIT_BINS) $(WORKLOADS)
+	@sh tests/run_all.sh $(BUILD)
+
+# The whole suite again with AddressSanitizer + UndefinedBehaviorSanitizer in a separate tree.
+asan:
+	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" PROFTOP_ASAN=1 test-asan-body
+
+test-asan-body: proftop $(UNIT_BINS) $(WORKLOADS)
+	@PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
+
+# The ring's stress test under ThreadSanitizer.
+tsan:
+	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
+	    build-tsan/tests/test_ring
+	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/test_ring
+
+demo: deps proftop $(BUILD)/workloads/split
+	./proftop -d 3 -- $(BUILD)/workloads/split 5
+
+bench: proftop $(WORKLOADS)
+	@sh bench/run.sh $(BUILD)
+
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+fuzz: $(FUZZ_TARGETS)
+	@sh tests/run_fuzz.sh $${FUZZ_SECONDS:-60} $(FUZZ_TARGETS)
+
+build-fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/proftop/*.h)
+	@mkdir -p build-fuzz
+	clang $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -pthread \
+	    $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
+
+install: proftop
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(THEMEDIR)
+	install -m 0755 proftop $(DESTDIR)$(BINDIR)/proftop
+	install -m 0644 doc/proftop.1 $(DESTDIR)$(MANDIR)/proftop.1
+	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 "$$t" $(DESTDIR)$(THEMEDIR)/; done; true
+
+clean:
+	rm -rf build build-asan build-tsan build-fuzz proftop
+
+help:
+	@echo "make [all]     build ./proftop"
+	@echo "make deps      install the Debian packages the build and tests need (apt-get, as root)"
+	@echo "make demo      build and profile a bundled workload"
+	@echo "make test      build and run every test"
+	@echo "make asan      the test suite under AddressSanitizer + UBSan"
+	@echo "make tsan      the ring stress test under ThreadSanitizer"
+	@echo "make fuzz      libFuzzer targets (FUZZ_SECONDS=60 each)"
+	@echo "make bench     overhead and throughput benchmarks"
+	@echo "make install   PREFIX=$(PREFIX)"

@@ -1,0 +1,26 @@
+/* batch.h — the non-interactive frontend: tables of the hottest functions on stdout, every
+ * interval and once at the end. */
+#ifndef PROFTOP_BATCH_H
+#define PROFTOP_BATCH_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct session;
+struct profile_snapshot;
+
+struct batch_options {
+	double interval;       /* seconds between periodic tables; 0: only the final table */
+	double duration;       /* seconds to profile; 0: until the target ends or a signal */
+	long max_rows;         /* rows per table; -1: the default (25 periodic, all at the end) */
+};
+
+#define BATCH_DEFAULT_ROWS 25
+
+/* Run the session to its end; returns proftop's exit status. */
+int batch_run(struct session *session, const struct batch_options *options);
+/* Print one table (header, columns, rows) of a snapshot. */
+void batch_print_table(FILE *out, const struct profile_snapshot *snapshot, const char *title,
+		       long max_rows);
+
+#endif

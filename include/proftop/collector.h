@@ -1,0 +1,32 @@
+/* collector.h — the consumer of the sampler's ring: records → call stacks → symbols → profile.
+ *
+ * The collector thread owns the symbolizer, the unwinder and the profile. It publishes an
+ * immutable snapshot at most every publish interval; readers take a reference to the newest one
+ * under a mutex that only the collector and the readers use (never the sampler), so a slow reader
+ * delays nothing but its own frame. */
+#ifndef PROFTOP_COLLECTOR_H
+#define PROFTOP_COLLECTOR_H
+
+#include "proftop/profile.h"
+#include "proftop/sample.h"
+
+#include <sys/types.h>
+
+struct collector;
+struct ring;
+struct sampler;
+
+struct collector *collector_new(struct ring *ring, struct sampler *sampler,
+				const struct sample_config *config);
+void collector_free(struct collector *collector);
+/* The eventfd the sampler signals when it pushed records. */
+int collector_wake_fd(const struct collector *collector);
+/* Start the thread; processes already running (attach mode) have their maps read first. */
+int collector_start(struct collector *collector, const pid_t *pids, size_t npids);
+/* Call after sampler_stop(): consume everything left in the ring, publish a final snapshot and
+ * end the thread. */
+void collector_finish(struct collector *collector);
+/* The newest snapshot with a reference the caller drops with profile_snapshot_unref(). Never NULL. */
+struct profile_snapshot *collector_snapshot(struct collector *collector);
+
+#endif

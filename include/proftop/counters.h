@@ -1,0 +1,17 @@
+/* counters.h — the sampling-health figures every frontend shows, in the spirit of tprof(8)'s
+ * diagnostics. They are disjoint: a sample the kernel took is counted in exactly one of samples,
+ * overflow and dropped. */
+#ifndef PROFTOP_COUNTERS_H
+#define PROFTOP_COUNTERS_H
+
+#include <stdint.h>
+
+struct counters {
+	uint64_t samples;   /* delivered to the profile */
+	uint64_t overflow;  /* lost because proftop's own ring was full */
+	uint64_t dropped;   /* lost by the kernel (PERF_RECORD_LOST): its ring was full */
+	uint64_t throttled; /* times the kernel throttled the event (PERF_RECORD_THROTTLE) */
+	uint64_t truncated; /* samples whose stack could not be unwound to its start */
+};
+
+#endif

@@ -1,0 +1,35 @@
+/* options.h — the command line, parsed and checked. Pure: prints nothing, exits nothing, so it is
+ * unit-tested directly. */
+#ifndef PROFTOP_OPTIONS_H
+#define PROFTOP_OPTIONS_H
+
+#include "proftop/batch.h"
+#include "proftop/sample.h"
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct options {
+	struct sample_config sample;
+	struct batch_options batch;
+	bool batch_mode;
+	bool help, version;
+	pid_t *pids;           /* -p; malloc'd */
+	size_t npids;
+	char **argv;           /* the command (points into the argv given to options_parse) */
+};
+
+#define OPTIONS_MAX_FREQ 100000
+
+enum options_result {
+	OPTIONS_OK,
+	OPTIONS_USAGE_ERROR,   /* message says what was wrong; exit 2 */
+};
+
+/* Parse argv. On a usage error, *message (malloc'd) names the problem. */
+enum options_result options_parse(struct options *options, int argc, char **argv, char **message);
+void options_free(struct options *options);
+/* The --help text. */
+const char *options_help(void);
+
+#endif

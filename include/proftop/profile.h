@@ -1,0 +1,93 @@
+/* profile.h — samples aggregated into call trees, and the immutable snapshots frontends read.
+ *
+ * The profile keeps one trie of call stacks per thread: a node is a function reached by one path
+ * from the thread's root, with the samples that ended there (self) and that passed through it
+ * (total). Memory grows with the number of distinct paths, not with samples. Functions are
+ * interned once into ids; id 0 is the root.
+ *
+ * A snapshot is a copy made for readers on other threads: it never changes after it is made and
+ * lives until its last reference is dropped. It holds the per-thread tries, a merged tree over all
+ * threads, and the flat function table derived from the merged tree (TOTAL counts a function once
+ * per sample even when it recurses). The strings it points to belong to the profile, which must
+ * outlive its snapshots.
+ *
+ * Only the collector thread touches a profile. */
+#ifndef PROFTOP_PROFILE_H
+#define PROFTOP_PROFILE_H
+
+#include "proftop/counters.h"
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbol;
+
+#define PROFILE_ROOT_FUNC 0u
+#define PROFILE_NO_NODE UINT32_MAX
+
+struct profile_func {
+	const char *name;   /* the function, or "module+0xoffset" when it has no symbol */
+	const char *module; /* basename of its file, "[vdso]", or "[unknown]" */
+};
+
+struct profile_node {
+	uint32_t func;
+	uint32_t parent;       /* PROFILE_NO_NODE for a root */
+	uint32_t first_child;  /* PROFILE_NO_NODE when a leaf */
+	uint32_t next_sibling;
+	uint64_t self;
+	uint64_t total;
+};
+
+struct profile_thread {
+	pid_t pid, tid;
+	const char *comm;
+	uint32_t root;         /* this thread's root in the snapshot's nodes */
+	uint64_t samples;
+};
+
+struct profile;
+
+struct profile *profile_new(void);
+void profile_free(struct profile *profile);
+
+/* The id of the function a resolved address belongs to, interned on first sight. */
+uint32_t profile_func(struct profile *profile, const struct symbol *symbol);
+/* Name a thread (from COMM records or /proc). */
+void profile_set_comm(struct profile *profile, pid_t pid, pid_t tid, const char *comm);
+/* Add one sample: funcs is the call stack, outermost first, leaf last. */
+void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth);
+/* Samples added so far. */
+uint64_t profile_samples(const struct profile *profile);
+
+struct profile_snapshot {
+	atomic_int refs;
+	struct counters counters;  /* filled in by whoever publishes it */
+	uint64_t elapsed_ns;
+	unsigned freq;
+
+	uint64_t samples;          /* samples in the tree */
+	size_t nfuncs;
+	const struct profile_func *funcs;
+	size_t nnodes;
+	const struct profile_node *nodes;
+	uint32_t merged_root;      /* the tree over all threads */
+	size_t nthreads;
+	const struct profile_thread *threads;
+	const uint64_t *func_self; /* per function id, over all threads */
+	const uint64_t *func_total;
+};
+
+/* A new snapshot with one reference. */
+struct profile_snapshot *profile_snapshot(const struct profile *profile);
+struct profile_snapshot *profile_snapshot_ref(struct profile_snapshot *snapshot);
+void profile_snapshot_unref(struct profile_snapshot *snapshot);
+
+/* Flat totals (self, total per function) of the subtree under node, e.g. one thread's root.
+ * self and total are arrays of snapshot->nfuncs, zeroed here. */
+void profile_snapshot_flat(const struct profile_snapshot *snapshot, uint32_t node, uint64_t *self,
+			   uint64_t *total);
+
+#endif

@@ -1,0 +1,56 @@
+/* ring.h — the lock-free single-producer/single-consumer ring from the sampler thread to the
+ * collector thread.
+ *
+ * It carries variable-length records (each a perf_event_header-style blob, 8-byte aligned) in a
+ * power-of-two byte buffer. The producer never waits: ring_reserve() returns NULL when the record
+ * does not fit, and the caller counts that as overflow. The consumer never writes the data.
+ *
+ * Memory ordering (head and tail are free-running 64-bit byte counters, never wrapped):
+ *
+ *      producer (sampler)                         consumer (collector)
+ *      ------------------                         --------------------
+ *      t = load_acquire(tail)   ---------+        h = load_acquire(head) ----+
+ *      if head + len - t > size: full    |        if h == tail: empty        |
+ *      write record bytes at head        |        read record bytes at tail  |
+ *      store_release(head, head+len) ----|------> (pairs with the acquire)   |
+ *                                        +------- store_release(tail, t+len) |
+ *                                                 (pairs with the producer's |
+ *                                                  acquire of tail: the slot |
+ *                                                  is reused only after the  |
+ *                                                  consumer finished reading)|
+ *
+ * The head release orders the record's bytes before the new head, so a consumer that acquires the
+ * head sees the whole record. The tail release orders the consumer's reads before the producer's
+ * later overwrite of the same bytes. A record never wraps: when it does not fit before the end of
+ * the buffer the producer writes a padding record up to the end and starts at offset 0.
+ *
+ * Ownership: the pointer from ring_reserve() belongs to the producer until ring_commit(); the
+ * pointer from ring_peek() is valid until ring_release(). Only one thread may produce and only one
+ * may consume. */
+#ifndef PROFTOP_RING_H
+#define PROFTOP_RING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct ring;
+
+/* capacity is rounded up to a power of two (at least 4096 bytes). Returns NULL on bad size. */
+struct ring *ring_create(size_t capacity);
+void ring_destroy(struct ring *ring);
+size_t ring_capacity(const struct ring *ring);
+
+/* Producer side. Reserve len bytes (rounded up to 8); NULL when full or len > capacity/2. */
+void *ring_reserve(struct ring *ring, size_t len);
+/* Publish the record reserved last. */
+void ring_commit(struct ring *ring);
+
+/* Consumer side. The oldest record and its length (as reserved, rounded to 8), or NULL if empty. */
+const void *ring_peek(struct ring *ring, size_t *len);
+/* Free the record returned by the last ring_peek(). */
+void ring_release(struct ring *ring);
+
+/* Bytes in use, for statistics (approximate while the other side runs). */
+size_t ring_used(const struct ring *ring);
+
+#endif

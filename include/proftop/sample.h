@@ -1,0 +1,97 @@
+/* sample.h — the perf_event side of sampling: how events are configured, and the pure parser of
+ * the records the kernel writes (PERF_RECORD_*). Nothing here touches a file descriptor, so the
+ * parser can be fuzzed on arbitrary bytes.
+ *
+ * Every record type the sampler asks for carries sample_id_all fields, so each record knows its
+ * pid, tid and time. */
+#ifndef PROFTOP_SAMPLE_H
+#define PROFTOP_SAMPLE_H
+
+#include <linux/perf_event.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum callgraph_mode {
+	CALLGRAPH_NONE,  /* the sampled instruction only */
+	CALLGRAPH_FP,    /* the kernel's frame-pointer callchain */
+	CALLGRAPH_DWARF, /* registers + a copy of the user stack, unwound by us */
+};
+
+struct sample_config {
+	unsigned freq;          /* samples per second per thread */
+	bool kernel;            /* also sample kernel mode */
+	enum callgraph_mode callgraph;
+	uint32_t stack_size;    /* bytes of user stack copied per sample (dwarf) */
+};
+
+/* Fill attr for the cpu-clock software event. The period is set in nanoseconds of task clock
+ * rather than as a frequency, so every sample stands for the same CPU time from the first one on
+ * (frequency mode starts with a guessed period and adjusts, which skews short runs). */
+void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *config);
+uint64_t sample_period_ns(unsigned freq);
+
+/* The sample_type every event uses for a configuration. */
+uint64_t sample_type_for(const struct sample_config *config);
+/* The user registers copied per sample in dwarf mode (x86-64: the unwinder needs ip, sp, bp and
+ * the callee-saved ones). */
+uint64_t sample_regs_mask(void);
+
+enum sample_kind {
+	SAMPLE_KIND_OTHER = 0,
+	SAMPLE_KIND_SAMPLE,
+	SAMPLE_KIND_MMAP,
+	SAMPLE_KIND_COMM,
+	SAMPLE_KIND_FORK,
+	SAMPLE_KIND_EXIT,
+	SAMPLE_KIND_LOST,
+	SAMPLE_KIND_THROTTLE,
+	SAMPLE_KIND_UNTHROTTLE,
+};
+
+#define SAMPLE_MAX_REGS 24
+
+/* A parsed record. Pointers point into the record that was parsed. */
+struct sample_record {
+	enum sample_kind kind;
+	uint32_t pid, tid;
+	uint64_t time;
+	union {
+		struct {
+			uint64_t ip;
+			bool user;                 /* the sampled ip was in user mode */
+			uint64_t callchain_nr;
+			const uint64_t *callchain; /* unaligned-safe: copied fields below are not */
+			uint64_t regs_abi;         /* 0: no user registers (kernel thread) */
+			uint64_t regs[SAMPLE_MAX_REGS];
+			unsigned nregs;
+			uint64_t stack_size;       /* bytes of stack that are valid (dyn_size) */
+			const unsigned char *stack;
+		} sample;
+		struct {
+			uint64_t start, len, pgoff;
+			uint32_t maj, min;
+			uint64_t ino;
+			uint32_t prot;
+			const char *path;          /* NUL-terminated inside the record */
+		} mmap;
+		struct {
+			const char *comm;
+			bool exec;                 /* the COMM came from execve() */
+		} comm;
+		struct {
+			uint32_t ppid, ptid;       /* pid/tid are the new (FORK) or exiting (EXIT) task */
+		} task;
+		struct {
+			uint64_t lost;
+		} lost;
+	};
+};
+
+/* Parse one record of len bytes (the record's header.size) written by an event with sample_type
+ * and sample_id_all. Returns 0, or -EINVAL for a malformed record (fields that overrun the record,
+ * a path without its terminator, ...). Records of types proftop does not use parse as OTHER. */
+int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t regs_mask,
+		 struct sample_record *out);
+
+#endif

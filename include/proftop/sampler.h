@@ -1,0 +1,39 @@
+/* sampler.h — the sampling engine: perf events on the target and the thread that drains them.
+ *
+ * The sampler thread owns the perf event file descriptors and their kernel ring buffers. It copies
+ * each record it needs into the proftop ring (the only data it shares, besides atomic counters)
+ * and never waits for the consumer: a sample that does not fit is counted as overflow. Records
+ * that describe the address space (MMAP2, COMM, FORK, EXIT) are never dropped: when the ring is
+ * full they wait in a queue owned by the sampler and go first on the next pass. */
+#ifndef PROFTOP_SAMPLER_H
+#define PROFTOP_SAMPLER_H
+
+#include "proftop/counters.h"
+#include "proftop/sample.h"
+#include "proftop/target.h"
+
+struct ring;
+struct sampler;
+
+/* Open and map the events for target (not yet enabled). Returns 0 or -errno, with *what naming
+ * the step that failed (static string). */
+int sampler_open(struct sampler **out, const struct sample_config *config,
+		 const struct target *target, struct ring *ring, const char **what);
+/* A sentence of advice for an error from sampler_open(). */
+const char *sampler_advice(int err);
+/* Enable the events (attach mode; launch mode's arm on exec) and start the thread. wake_fd, an
+ * eventfd, is signalled after each pass that pushed records. Returns 0 or -errno. */
+int sampler_start(struct sampler *sampler, int wake_fd);
+/* Disable the events, drain what the kernel still holds, join the thread, close the events. */
+void sampler_stop(struct sampler *sampler);
+void sampler_free(struct sampler *sampler);
+
+/* Counters (truncated stays 0: unwinding happens downstream). Safe from any thread. */
+void sampler_counters(const struct sampler *sampler, struct counters *out);
+/* Ask for a new sampling frequency; the sampler thread applies it. Safe from any thread. */
+void sampler_set_freq(struct sampler *sampler, unsigned freq);
+unsigned sampler_freq(const struct sampler *sampler);
+/* The sample_type and regs mask the records are parsed with. */
+uint64_t sampler_sample_type(const struct sampler *sampler);
+
+#endif

@@ -1,0 +1,53 @@
+/* symbols.h — from a sampled address in some process to "function in module".
+ *
+ * A symbolizer follows the address spaces of every process the session sees (from /proc/PID/maps
+ * and the kernel's MMAP2/FORK/COMM-exec/EXIT records) and the ELF files mapped there. Each ELF file
+ * ("module") is opened and its symbol table read once, the first time an address needs it, and is
+ * then kept for the symbolizer's lifetime; every string a symbolizer returns stays valid (and at
+ * the same address) until symbolizer_free(). So a (module, function) pointer pair identifies a
+ * function and callers may key tables on it.
+ *
+ * Only the collector thread uses a symbolizer: nothing here is thread-safe. */
+#ifndef PROFTOP_SYMBOLS_H
+#define PROFTOP_SYMBOLS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct symbolizer;
+
+struct symbol {
+	/* The function containing the address; NULL when no symbol covers it. */
+	const char *function;
+	/* Basename of the mapped file ("libc.so.6"), or a kernel name ("[vdso]", "[heap]"); NULL when
+	 * no mapping of the process holds the address. */
+	const char *module;
+	/* The address in the module's own ELF address space (the link-time vaddr): what
+	 * "module+0xoffset" prints when function is NULL. For an unmapped address, the address. */
+	uint64_t module_addr;
+};
+
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *symbolizer);
+
+/* Read /proc/PID/maps (replacing what is known of pid). Returns 0 or -errno. */
+int symbolizer_load_proc(struct symbolizer *symbolizer, pid_t pid);
+
+/* A PERF_RECORD_MMAP2 (or MMAP): pid mapped path at [start, start+len) from file offset pgoff.
+ * Replaces whatever overlapped. ino/maj/min identify the file that was mapped. */
+void symbolizer_mmap(struct symbolizer *symbolizer, pid_t pid, uint64_t start, uint64_t len,
+		     uint64_t pgoff, uint32_t maj, uint32_t min, uint64_t ino, uint32_t prot,
+		     const char *path);
+/* fork(): the child starts with a copy of the parent's maps. */
+void symbolizer_fork(struct symbolizer *symbolizer, pid_t parent, pid_t child);
+/* execve(): pid's old maps are gone; MMAP2 records for the new image follow. */
+void symbolizer_exec(struct symbolizer *symbolizer, pid_t pid);
+/* The process is gone; its maps may be dropped. */
+void symbolizer_exit(struct symbolizer *symbolizer, pid_t pid);
+
+/* Resolve addr in pid. Never fails: fills *out as far as it can. When pid is unknown or no mapping
+ * holds addr, /proc/PID/maps is read again (at most once per pid per 100 ms) before giving up. */
+void symbolizer_resolve(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,
+			struct symbol *out);
+
+#endif

@@ -1,0 +1,46 @@
+/* target.h — the processes being profiled: a command launched behind a start barrier, or PIDs
+ * that already run.
+ *
+ * Launch: target_launch() forks a child that waits on a pipe until target_start() releases it, so
+ * the sampler can arm its events (enable_on_exec) before the command's first instruction. The
+ * child reports an exec failure through a close-on-exec pipe: EOF on it means execvp succeeded. */
+#ifndef PROFTOP_TARGET_H
+#define PROFTOP_TARGET_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct target {
+	bool launched;          /* launch mode (else attach mode) */
+	pid_t child;            /* launch mode: the command's pid */
+	pid_t *pids;            /* attach mode: the processes named with -p */
+	size_t npids;
+	char **argv;            /* launch mode: the command line */
+	int barrier_fd;         /* write end: closing it lets the child exec */
+	int exec_status_fd;     /* read end: errno of a failed exec, or EOF */
+	bool exited;            /* launch mode: the command has been reaped */
+	int wait_status;        /* its waitpid() status */
+};
+
+/* Fork the command; the child waits on the barrier. Returns 0 or -errno. */
+int target_launch(struct target *target, char **argv);
+/* Release the barrier. Returns 0 when the command runs, or the (positive) errno of its failed
+ * exec, in which case the child has already been reaped. */
+int target_start(struct target *target);
+/* Attach mode: check every PID exists. Returns 0, or -ESRCH with *missing set. */
+int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t *missing);
+
+/* Reap the command if it has exited (non-blocking). True once it has. */
+bool target_poll(struct target *target);
+/* End the command: SIGTERM, then SIGKILL after grace_ms; waits for it. */
+void target_terminate(struct target *target, unsigned grace_ms);
+/* A target that was launched but never started (events could not be armed): kill and reap it. */
+void target_abandon(struct target *target);
+/* The exit status proftop returns for the command: its code, or 128+signal. */
+int target_exit_code(const struct target *target);
+/* True while at least one attached process still exists. */
+bool target_any_alive(const struct target *target);
+
+void target_free(struct target *target);
+
+#endif

@@ -1,0 +1,48 @@
+/* util.h — allocation that cannot fail and the one fatal-error path.
+ *
+ * Allocation failure is fatal: xmalloc() and friends call fatal(), which runs the cleanup hook a
+ * frontend registered (the TUI restores the terminal there) before printing and exiting 1. */
+#ifndef PROFTOP_UTIL_H
+#define PROFTOP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+void *xmalloc(size_t size);
+void *xcalloc(size_t count, size_t size);
+void *xrealloc(void *ptr, size_t size);
+/* Grow *array (of *capacity elements of elem_size) so that it holds at least needed elements. */
+void xgrow(void **array, size_t *capacity, size_t needed, size_t elem_size);
+char *xstrdup(const char *s);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Called once by fatal() before it prints; NULL clears it. */
+void util_set_fatal_hook(void (*hook)(void));
+_Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock perf timestamps use). */
+uint64_t util_now_ns(void);
+
+/* FNV-1a over bytes, the hash every table in proftop uses. */
+static inline uint64_t util_hash_bytes(const void *data, size_t len, uint64_t seed)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ^ 1469598103934665603ull;
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static inline uint64_t util_hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdull;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ull;
+	x ^= x >> 33;
+	return x;
+}
+
+#endif

@@ -1,0 +1,224 @@
+/* collector.c — the collector thread: drains the ring, keeps the address spaces current, turns
+ * samples into call stacks of function ids and adds them to the profile.
+ *
+ * Threads: everything in struct collector but `published` (guarded by publish_lock) and `stop`
+ * (atomic) belongs to the collector thread while it runs, and to the caller after it ended. */
+#include "proftop/collector.h"
+
+#include "proftop/ring.h"
+#include "proftop/sampler.h"
+#include "proftop/symbols.h"
+#include "proftop/unwind.h"
+#include "proftop/util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#define PUBLISH_INTERVAL_NS 100000000ull /* 10 snapshots a second at most */
+
+struct collector {
+	struct ring *ring;
+	struct sampler *sampler;
+	struct sample_config config;
+	uint64_t sample_type, regs_mask;
+	struct symbolizer *symbolizer;
+	struct unwinder *unwinder;
+	struct profile *profile;
+	uint64_t truncated;
+	uint64_t start_ns, last_publish_ns, published_samples;
+	int wake_fd;
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	pthread_mutex_t publish_lock;
+	struct profile_snapshot *published;
+};
+
+struct collector *collector_new(struct ring *ring, struct sampler *sampler,
+				const struct sample_config *config)
+{
+	struct collector *c = xcalloc(1, sizeof(*c));
+
+	c->ring = ring;
+	c->sampler = sampler;
+	c->config = *config;
+	c->sample_type = sample_type_for(config);
+	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
+	c->symbolizer = symbolizer_new();
+	c->unwinder = unwinder_new(config->callgraph, c->symbolizer);
+	c->profile = profile_new();
+	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->wake_fd < 0)
+		fatal("eventfd: %s", strerror(errno));
+	pthread_mutex_init(&c->publish_lock, NULL);
+	c->start_ns = util_now_ns();
+	return c;
+}
+
+int collector_wake_fd(const struct collector *c)
+{
+	return c->wake_fd;
+}
+
+static void handle_sample(struct collector *c, const struct sample_record *r)
+{
+	uint64_t ips[UNWIND_MAX_FRAMES];
+	uint32_t funcs[UNWIND_MAX_FRAMES];
+	bool truncated;
+	size_t n = unwinder_unwind(c->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated);
+
+	if (truncated)
+		c->truncated++;
+	/* The profile wants the outermost frame first; return addresses point after the call, so
+	 * look up the byte before them to stay inside the calling function. */
+	for (size_t i = 0; i < n; i++) {
+		struct symbol sym;
+		uint64_t addr = i == 0 ? ips[i] : ips[i] - 1;
+
+		symbolizer_resolve(c->symbolizer, (pid_t)r->pid, addr, &sym);
+		funcs[n - 1 - i] = profile_func(c->profile, &sym);
+	}
+	profile_add(c->profile, (pid_t)r->pid, (pid_t)r->tid, funcs, n);
+}
+
+static void handle_record(struct collector *c, const void *data, size_t len)
+{
+	struct sample_record r;
+
+	if (sample_parse(data, len, c->sample_type, c->regs_mask, &r) < 0)
+		return;
+	switch (r.kind) {
+	case SAMPLE_KIND_SAMPLE:
+		handle_sample(c, &r);
+		break;
+	case SAMPLE_KIND_MMAP:
+		symbolizer_mmap(c->symbolizer, (pid_t)r.pid, r.mmap.start, r.mmap.len, r.mmap.pgoff,
+				r.mmap.maj, r.mmap.min, r.mmap.ino, r.mmap.prot, r.mmap.path);
+		break;
+	case SAMPLE_KIND_COMM:
+		if (r.comm.exec)
+			symbolizer_exec(c->symbolizer, (pid_t)r.pid);
+		profile_set_comm(c->profile, (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
+		break;
+	case SAMPLE_KIND_FORK:
+		if (r.pid != r.task.ppid) /* a new process, not a new thread */
+			symbolizer_fork(c->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
+		break;
+	case SAMPLE_KIND_EXIT:
+		if (r.pid == r.tid)
+			symbolizer_exit(c->symbolizer, (pid_t)r.pid);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Consume what the ring holds now; returns true if anything was there. */
+static bool drain(struct collector *c)
+{
+	const void *data;
+	size_t len;
+	bool any = false;
+
+	while ((data = ring_peek(c->ring, &len))) {
+		handle_record(c, data, len);
+		ring_release(c->ring);
+		any = true;
+	}
+	return any;
+}
+
+static void publish(struct collector *c)
+{
+	struct profile_snapshot *s = profile_snapshot(c->profile), *old;
+
+	sampler_counters(c->sampler, &s->counters);
+	s->counters.truncated = c->truncated;
+	s->elapsed_ns = util_now_ns() - c->start_ns;
+	s->freq = sampler_freq(c->sampler);
+	pthread_mutex_lock(&c->publish_lock);
+	old = c->published;
+	c->published = s;
+	pthread_mutex_unlock(&c->publish_lock);
+	profile_snapshot_unref(old);
+	c->last_publish_ns = util_now_ns();
+	c->published_samples = profile_samples(c->profile);
+}
+
+static void *collector_main(void *arg)
+{
+	struct collector *c = arg;
+	struct pollfd pfd = { .fd = c->wake_fd, .events = POLLIN };
+
+	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
+		uint64_t count;
+
+		poll(&pfd, 1, 50);
+		if (read(c->wake_fd, &count, sizeof(count)) < 0) {
+			/* nothing signalled: the poll timed out */
+		}
+		drain(c);
+		/* Publish when the figures moved, at most every interval. Counters change too when
+		 * nothing reaches the profile (overflow), so republish at least every interval then. */
+		if (util_now_ns() - c->last_publish_ns >= PUBLISH_INTERVAL_NS)
+			publish(c);
+	}
+	return NULL;
+}
+
+int collector_start(struct collector *c, const pid_t *pids, size_t npids)
+{
+	int err;
+
+	for (size_t i = 0; i < npids; i++)
+		symbolizer_load_proc(c->symbolizer, pids[i]);
+	c->start_ns = util_now_ns();
+	publish(c);
+	err = pthread_create(&c->thread, NULL, collector_main, c);
+	if (err)
+		return -err;
+	c->running = true;
+	return 0;
+}
+
+void collector_finish(struct collector *c)
+{
+	if (c->running) {
+		atomic_store_explicit(&c->stop, true, memory_order_release);
+		pthread_join(c->thread, NULL);
+		c->running = false;
+	}
+	drain(c);
+	publish(c);
+}
+
+struct profile_snapshot *collector_snapshot(struct collector *c)
+{
+	struct profile_snapshot *s;
+
+	pthread_mutex_lock(&c->publish_lock);
+	s = profile_snapshot_ref(c->published);
+	pthread_mutex_unlock(&c->publish_lock);
+	return s;
+}
+
+void collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	collector_finish(c);
+	profile_snapshot_unref(c->published);
+	profile_free(c->profile);
+	unwinder_free(c->unwinder);
+	symbolizer_free(c->symbolizer);
+	close(c->wake_fd);
+	pthread_mutex_destroy(&c->publish_lock);
+	free(c);
+}

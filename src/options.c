@@ -1,0 +1,200 @@
+/* options.c — getopt_long over proftop's options, with every value checked. */
+#include "proftop/options.h"
+
+#include "proftop/util.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	OPT_MAX_ROWS = 256,
+	OPT_KERNEL,
+	OPT_STACK_SIZE,
+};
+
+static const struct option long_options[] = {
+	{ "freq", required_argument, NULL, 'F' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "interval", required_argument, NULL, 'n' },
+	{ "pid", required_argument, NULL, 'p' },
+	{ "call-graph", required_argument, NULL, 'g' },
+	{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
+	{ "kernel", no_argument, NULL, OPT_KERNEL },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, 'V' },
+	{ NULL, 0, NULL, 0 },
+};
+
+const char *options_help(void)
+{
+	return "Usage: proftop [options] [--] command [arg...]\n"
+	       "       proftop [options] -p PID[,PID...]\n"
+	       "\n"
+	       "A live sampling profiler: shows where a program's CPU time goes while it runs.\n"
+	       "\n"
+	       "  -F, --freq HZ          samples per second per thread (default 999, max 100000)\n"
+	       "  -d, --duration SEC     stop after SEC seconds (fractions allowed); a launched\n"
+	       "                         command is then ended\n"
+	       "  -p, --pid PID[,PID...] attach to running processes and all their threads\n"
+	       "  -g, --call-graph MODE  none (the sampled function only) or fp (frame pointers,\n"
+	       "                         the kernel's callchain); default none\n"
+	       "  -b, --batch            print tables instead of the interactive screen (implied when\n"
+	       "                         stdout is not a terminal)\n"
+	       "  -n, --interval SEC     seconds between periodic tables in batch mode (default 1;\n"
+	       "                         0 prints only the final table)\n"
+	       "      --max-rows N       rows per table (default 25 periodic, all in the final one)\n"
+	       "      --kernel           sample kernel mode too (needs perf_event_paranoid <= 1)\n"
+	       "  -h, --help             show this help\n"
+	       "  -V, --version          show the version\n"
+	       "\n"
+	       "Launch mode exits with the command's status (128+N if signal N killed it).\n";
+}
+
+static char *bad(const char *what, const char *value)
+{
+	return xasprintf("invalid %s: '%s'", what, value);
+}
+
+static bool parse_seconds(const char *text, double *out)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(text, &end);
+	if (errno || end == text || *end || !isfinite(v) || v < 0 || v > 1e7)
+		return false;
+	*out = v;
+	return true;
+}
+
+static bool parse_long(const char *text, long min, long max, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(text, &end, 10);
+	if (errno || end == text || *end || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+static char *parse_pids(struct options *o, const char *text)
+{
+	char *copy = xstrdup(text), *save = NULL, *message = NULL;
+
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		long pid;
+
+		if (!parse_long(tok, 1, INT_MAX, &pid)) {
+			message = bad("PID", tok);
+			break;
+		}
+		o->pids = xrealloc(o->pids, (o->npids + 1) * sizeof(*o->pids));
+		o->pids[o->npids++] = (pid_t)pid;
+	}
+	if (!message && !o->npids)
+		message = bad("PID list", text);
+	free(copy);
+	return message;
+}
+
+static char *parse_one(struct options *o, int opt, const char *arg)
+{
+	long value;
+
+	switch (opt) {
+	case 'F':
+		if (!parse_long(arg, 1, OPTIONS_MAX_FREQ, &value))
+			return bad("frequency (1 to 100000 Hz)", arg);
+		o->sample.freq = (unsigned)value;
+		return NULL;
+	case 'd':
+		if (!parse_seconds(arg, &o->batch.duration) || o->batch.duration == 0)
+			return bad("duration (seconds > 0)", arg);
+		return NULL;
+	case 'n':
+		if (!parse_seconds(arg, &o->batch.interval))
+			return bad("interval (seconds >= 0)", arg);
+		return NULL;
+	case 'b':
+		o->batch_mode = true;
+		return NULL;
+	case 'p':
+		return parse_pids(o, arg);
+	case 'g':
+		if (!strcmp(arg, "none"))
+			o->sample.callgraph = CALLGRAPH_NONE;
+		else if (!strcmp(arg, "fp"))
+			o->sample.callgraph = CALLGRAPH_FP;
+		else
+			return bad("call-graph mode (none or fp)", arg);
+		return NULL;
+	case OPT_MAX_ROWS:
+		if (!parse_long(arg, 0, LONG_MAX, &o->batch.max_rows))
+			return bad("row count", arg);
+		return NULL;
+	case OPT_KERNEL:
+		o->sample.kernel = true;
+		return NULL;
+	case 'h':
+		o->help = true;
+		return NULL;
+	case 'V':
+		o->version = true;
+		return NULL;
+	default:
+		return xstrdup("unknown option");
+	}
+}
+
+enum options_result options_parse(struct options *o, int argc, char **argv, char **message)
+{
+	int opt;
+
+	memset(o, 0, sizeof(*o));
+	o->sample = (struct sample_config){ 999, false, CALLGRAPH_NONE, 8192 };
+	o->batch = (struct batch_options){ 1.0, 0, -1 };
+	*message = NULL;
+	optind = 0; /* reset getopt, also for repeated calls in tests */
+	opterr = 0;
+	/* '+': stop at the first non-option, so the command's own options stay its own. */
+	while ((opt = getopt_long(argc, argv, "+F:d:bn:p:g:hV", long_options, NULL)) != -1) {
+		if (opt == '?' || opt == ':') {
+			const char *name = argv[optind - 1];
+
+			if (optopt && strchr("Fdnpg", optopt))
+				*message = xasprintf("option '-%c' needs a value", optopt);
+			else if (optopt)
+				*message = xasprintf("unknown option '-%c'", optopt);
+			else
+				*message = xasprintf("unknown or incomplete option '%s'", name);
+			return OPTIONS_USAGE_ERROR;
+		}
+		*message = parse_one(o, opt, optarg);
+		if (*message)
+			return OPTIONS_USAGE_ERROR;
+	}
+	if (o->help || o->version)
+		return OPTIONS_OK;
+	if (optind < argc)
+		o->argv = argv + optind;
+	if (o->argv && o->npids)
+		*message = xstrdup("give either a command or -p PID, not both");
+	else if (!o->argv && !o->npids)
+		*message = xstrdup("no command to profile and no -p PID");
+	return *message ? OPTIONS_USAGE_ERROR : OPTIONS_OK;
+}
+
+void options_free(struct options *o)
+{
+	free(o->pids);
+	o->pids = NULL;
+}

@@ -1,0 +1,316 @@
+/* sample.c — perf_event_attr for proftop's events, and the parser of the records they produce.
+ *
+ * The parser reads fields through a cursor that never runs past the record: a record that claims
+ * more than it holds is rejected as a whole, so a corrupt kernel ring (or a fuzzer) cannot make it
+ * read out of bounds. */
+#include "proftop/sample.h"
+
+#include <asm/perf_regs.h>
+#include <errno.h>
+#include <string.h>
+
+uint64_t sample_period_ns(unsigned freq)
+{
+	if (freq == 0)
+		freq = 1;
+	return 1000000000ull / freq;
+}
+
+uint64_t sample_regs_mask(void)
+{
+	uint64_t all = (1ull << PERF_REG_X86_64_MAX) - 1;
+
+	/* The segment registers other than cs/ss do not exist in 64-bit mode: the kernel refuses them. */
+	return all & ~((1ull << PERF_REG_X86_DS) | (1ull << PERF_REG_X86_ES) |
+		       (1ull << PERF_REG_X86_FS) | (1ull << PERF_REG_X86_GS));
+}
+
+uint64_t sample_type_for(const struct sample_config *config)
+{
+	uint64_t type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+
+	if (config->callgraph == CALLGRAPH_FP)
+		type |= PERF_SAMPLE_CALLCHAIN;
+	else if (config->callgraph == CALLGRAPH_DWARF)
+		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	return type;
+}
+
+void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period = sample_period_ns(config->freq);
+	attr->sample_type = sample_type_for(config);
+	attr->exclude_kernel = !config->kernel;
+	attr->exclude_hv = 1;
+	attr->exclude_callchain_kernel = !config->kernel;
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->sample_id_all = 1;
+	attr->inherit = 1;
+	attr->disabled = 1;
+	attr->watermark = 1;
+	attr->wakeup_watermark = 64 * 1024;
+	if (config->callgraph == CALLGRAPH_DWARF) {
+		attr->sample_regs_user = sample_regs_mask();
+		attr->sample_stack_user = config->stack_size;
+	}
+}
+
+struct cursor {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static const void *take(struct cursor *c, size_t n)
+{
+	const unsigned char *at = c->p;
+
+	if (c->bad || (size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		return NULL;
+	}
+	c->p += n;
+	return at;
+}
+
+static uint64_t take_u64(struct cursor *c)
+{
+	const void *at = take(c, 8);
+	uint64_t v = 0;
+
+	if (at)
+		memcpy(&v, at, 8);
+	return v;
+}
+
+static uint32_t take_u32(struct cursor *c)
+{
+	const void *at = take(c, 4);
+	uint32_t v = 0;
+
+	if (at)
+		memcpy(&v, at, 4);
+	return v;
+}
+
+/* A NUL-terminated string padded to 8 bytes; NULL if the terminator is missing. */
+static const char *take_string(struct cursor *c, const unsigned char *limit)
+{
+	const char *s = (const char *)c->p;
+	const void *nul;
+
+	if (c->bad || limit < c->p)
+		goto bad;
+	nul = memchr(c->p, '\0', (size_t)(limit - c->p));
+	if (!nul)
+		goto bad;
+	c->p = (const unsigned char *)nul + 1;
+	c->p += (8 - ((uintptr_t)(c->p - (const unsigned char *)s) & 7)) & 7;
+	if (c->p > c->end)
+		c->p = c->end;
+	return s;
+bad:
+	c->bad = true;
+	return NULL;
+}
+
+/* The sample_id trailer of non-sample records: the fields before TIME decide where time is.
+ * The trailer is at the end of the record and its size depends only on sample_type. */
+static void parse_sample_id(const unsigned char *record, size_t len, uint64_t sample_type,
+			    struct sample_record *out)
+{
+	size_t n = 0;
+	struct cursor c;
+
+	n += (sample_type & PERF_SAMPLE_TID) ? 8 : 0;
+	n += (sample_type & PERF_SAMPLE_TIME) ? 8 : 0;
+	n += (sample_type & PERF_SAMPLE_ID) ? 8 : 0;
+	n += (sample_type & PERF_SAMPLE_STREAM_ID) ? 8 : 0;
+	n += (sample_type & PERF_SAMPLE_CPU) ? 8 : 0;
+	n += (sample_type & PERF_SAMPLE_IDENTIFIER) ? 8 : 0;
+	if (n > len - sizeof(struct perf_event_header))
+		return;
+	c = (struct cursor){ record + len - n, record + len, false };
+	if (sample_type & PERF_SAMPLE_TID) {
+		uint32_t pid = take_u32(&c), tid = take_u32(&c);
+
+		if (!out->pid && !out->tid) {
+			out->pid = pid;
+			out->tid = tid;
+		}
+	}
+	if (sample_type & PERF_SAMPLE_TIME)
+		out->time = take_u64(&c);
+}
+
+static int parse_sample(struct cursor *c, uint16_t misc, uint64_t type, uint64_t regs_mask,
+			struct sample_record *out)
+{
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		take_u64(c);
+	if (type & PERF_SAMPLE_IP)
+		out->sample.ip = take_u64(c);
+	if (type & PERF_SAMPLE_TID) {
+		out->pid = take_u32(c);
+		out->tid = take_u32(c);
+	}
+	if (type & PERF_SAMPLE_TIME)
+		out->time = take_u64(c);
+	if (type & PERF_SAMPLE_ADDR)
+		take_u64(c);
+	if (type & PERF_SAMPLE_ID)
+		take_u64(c);
+	if (type & PERF_SAMPLE_STREAM_ID)
+		take_u64(c);
+	if (type & PERF_SAMPLE_CPU)
+		take_u64(c);
+	if (type & PERF_SAMPLE_PERIOD)
+		take_u64(c);
+	if (type & (PERF_SAMPLE_READ | PERF_SAMPLE_RAW | PERF_SAMPLE_BRANCH_STACK))
+		return -EINVAL; /* proftop never asks for these */
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		uint64_t nr = take_u64(c);
+
+		if (nr > (size_t)(c->end - c->p) / 8)
+			return -EINVAL;
+		out->sample.callchain_nr = nr;
+		out->sample.callchain = take(c, nr * 8);
+	}
+	if (type & PERF_SAMPLE_REGS_USER) {
+		out->sample.regs_abi = take_u64(c);
+		if (out->sample.regs_abi) {
+			unsigned n = (unsigned)__builtin_popcountll(regs_mask);
+
+			if (n > SAMPLE_MAX_REGS)
+				return -EINVAL;
+			for (unsigned i = 0; i < n; i++)
+				out->sample.regs[i] = take_u64(c);
+			out->sample.nregs = n;
+		}
+	}
+	if (type & PERF_SAMPLE_STACK_USER) {
+		uint64_t size = take_u64(c);
+
+		if (size) {
+			const unsigned char *data;
+			uint64_t dyn;
+
+			if (size > (size_t)(c->end - c->p))
+				return -EINVAL;
+			data = take(c, size);
+			dyn = take_u64(c);
+			out->sample.stack = data;
+			out->sample.stack_size = dyn < size ? dyn : size;
+		}
+	}
+	out->sample.user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+	return c->bad ? -EINVAL : 0;
+}
+
+static int parse_mmap(struct cursor *c, const struct perf_event_header *h, const unsigned char *record,
+		      size_t trailer, struct sample_record *out)
+{
+	out->pid = take_u32(c);
+	out->tid = take_u32(c);
+	out->mmap.start = take_u64(c);
+	out->mmap.len = take_u64(c);
+	out->mmap.pgoff = take_u64(c);
+	if (h->type == PERF_RECORD_MMAP2) {
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			take(c, 24); /* build_id_size, reserved, build_id[20] */
+		} else {
+			out->mmap.maj = take_u32(c);
+			out->mmap.min = take_u32(c);
+			out->mmap.ino = take_u64(c);
+			take_u64(c); /* ino_generation */
+		}
+		out->mmap.prot = take_u32(c);
+		take_u32(c); /* flags */
+	} else {
+		out->mmap.prot = (h->misc & PERF_RECORD_MISC_MMAP_DATA) ? 0 : 4 /* PROT_EXEC */;
+	}
+	out->mmap.path = take_string(c, record + h->size - trailer);
+	out->kind = SAMPLE_KIND_MMAP;
+	return c->bad ? -EINVAL : 0;
+}
+
+static size_t sample_id_size(uint64_t type)
+{
+	uint64_t fields = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+			  PERF_SAMPLE_CPU | PERF_SAMPLE_IDENTIFIER;
+
+	return 8 * (size_t)__builtin_popcountll(type & fields);
+}
+
+int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t regs_mask,
+		 struct sample_record *out)
+{
+	const unsigned char *bytes = record;
+	struct perf_event_header h;
+	size_t trailer = sample_id_size(sample_type);
+	struct cursor c;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, record, sizeof(h));
+	if (h.size < sizeof(h) || h.size > len)
+		return -EINVAL;
+	c = (struct cursor){ bytes + sizeof(h), bytes + h.size, false };
+
+	switch (h.type) {
+	case PERF_RECORD_SAMPLE:
+		out->kind = SAMPLE_KIND_SAMPLE;
+		return parse_sample(&c, h.misc, sample_type, regs_mask, out);
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+		if (h.size < sizeof(h) + trailer)
+			return -EINVAL;
+		err = parse_mmap(&c, &h, bytes, trailer, out);
+		break;
+	case PERF_RECORD_COMM:
+		if (h.size < sizeof(h) + trailer)
+			return -EINVAL;
+		out->kind = SAMPLE_KIND_COMM;
+		out->pid = take_u32(&c);
+		out->tid = take_u32(&c);
+		out->comm.comm = take_string(&c, bytes + h.size - trailer);
+		out->comm.exec = (h.misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+		err = c.bad ? -EINVAL : 0;
+		break;
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		out->kind = h.type == PERF_RECORD_FORK ? SAMPLE_KIND_FORK : SAMPLE_KIND_EXIT;
+		out->pid = take_u32(&c);
+		out->task.ppid = take_u32(&c);
+		out->tid = take_u32(&c);
+		out->task.ptid = take_u32(&c);
+		out->time = take_u64(&c);
+		return c.bad ? -EINVAL : 0;
+	case PERF_RECORD_LOST:
+		out->kind = SAMPLE_KIND_LOST;
+		take_u64(&c); /* id */
+		out->lost.lost = take_u64(&c);
+		err = c.bad ? -EINVAL : 0;
+		break;
+	case PERF_RECORD_THROTTLE:
+	case PERF_RECORD_UNTHROTTLE:
+		out->kind = h.type == PERF_RECORD_THROTTLE ? SAMPLE_KIND_THROTTLE : SAMPLE_KIND_UNTHROTTLE;
+		out->time = take_u64(&c);
+		return c.bad ? -EINVAL : 0;
+	default:
+		out->kind = SAMPLE_KIND_OTHER;
+		return 0;
+	}
+	if (!err)
+		parse_sample_id(bytes, h.size, sample_type, out);
+	return err;
+}

@@ -1,0 +1,490 @@
+/* sampler.c — perf events on the target, and the sampler thread that drains their kernel rings.
+ *
+ * Events: one cpu-clock event per (task, CPU). The kernel refuses to mmap an inherited per-task
+ * event that is not bound to a CPU, so every event is per CPU; one event per CPU owns the mapped
+ * ring and the others send their records there (PERF_EVENT_IOC_SET_OUTPUT). inherit=1 makes the
+ * kernel follow every thread and process the task creates after the event was opened.
+ *
+ * Threads: the sampler thread owns the event fds, the kernel rings and the pending queue. Other
+ * threads touch only the atomic counters, the requested frequency and the stop flag. */
+#include "proftop/sampler.h"
+
+#include "proftop/ring.h"
+#include "proftop/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define KERNEL_RING_PAGES 128 /* data pages per CPU: 512 KiB, the unprivileged mlock budget */
+#define POLL_MS 20
+
+struct kernel_ring {
+	int fd;
+	void *base;             /* the perf_event_mmap_page, then the data pages */
+	size_t data_size;
+};
+
+struct pending {
+	struct pending *next;
+	size_t len;
+	unsigned char record[];
+};
+
+struct sampler {
+	struct sample_config config;
+	uint64_t sample_type;
+	struct ring *ring;
+	int wake_fd;
+	int *fds;               /* every event */
+	size_t nfds, fds_cap;
+	struct kernel_ring *rings; /* one per CPU */
+	size_t nrings;
+	struct pending *pending, **pending_tail;
+	unsigned char *bounce;  /* a record that wraps the end of a kernel ring is copied here */
+	pthread_t thread;
+	bool running;
+	atomic_bool stop;
+	atomic_uint requested_freq;
+	unsigned applied_freq;
+	_Atomic uint64_t samples, overflow, dropped, throttled;
+};
+
+static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, PERF_FLAG_FD_CLOEXEC);
+}
+
+static int online_cpus(int **out)
+{
+	long n = sysconf(_SC_NPROCESSORS_CONF);
+	int *cpus, count = 0;
+
+	if (n < 1)
+		n = 1;
+	cpus = xmalloc((size_t)n * sizeof(*cpus));
+	for (int cpu = 0; cpu < n; cpu++) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+		FILE *f = fopen(path, "r");
+		int online = 1; /* cpu0 often has no "online" file: it cannot go offline */
+
+		if (f) {
+			if (fscanf(f, "%d", &online) != 1)
+				online = 1;
+			fclose(f);
+		}
+		if (online)
+			cpus[count++] = cpu;
+	}
+	*out = cpus;
+	return count;
+}
+
+static void raise_fd_limit(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int map_ring(struct kernel_ring *kr, int fd)
+{
+	long page = sysconf(_SC_PAGESIZE);
+
+	/* Fall back to smaller rings when the mlock budget is smaller than ours. */
+	for (size_t pages = KERNEL_RING_PAGES; pages >= 8; pages /= 2) {
+		void *base = mmap(NULL, (pages + 1) * (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED,
+				  fd, 0);
+
+		if (base != MAP_FAILED) {
+			kr->fd = fd;
+			kr->base = base;
+			kr->data_size = pages * (size_t)page;
+			return 0;
+		}
+		if (errno != EPERM && errno != ENOMEM)
+			return -errno;
+	}
+	return -EPERM;
+}
+
+static void remember_fd(struct sampler *s, int fd)
+{
+	xgrow((void **)&s->fds, &s->fds_cap, s->nfds + 1, sizeof(*s->fds));
+	s->fds[s->nfds++] = fd;
+}
+
+/* Open one event for pid on each CPU; the first event per CPU owns that CPU's ring. */
+static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, bool enable_on_exec)
+{
+	struct perf_event_attr attr;
+
+	sample_attr_init(&attr, &s->config);
+	attr.enable_on_exec = enable_on_exec;
+	for (int i = 0; i < ncpus; i++) {
+		int fd = perf_event_open(&attr, pid, cpus[i], -1);
+
+		if (fd < 0)
+			return -errno;
+		remember_fd(s, fd);
+		if ((size_t)i >= s->nrings) {
+			int err = map_ring(&s->rings[i], fd);
+
+			if (err)
+				return err;
+			s->nrings = (size_t)i + 1;
+		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[i].fd) < 0) {
+			return -errno;
+		}
+	}
+	return 0;
+}
+
+/* Attach mode: every thread of pid, scanning /proc/PID/task until a pass finds nothing new so
+ * threads created while we opened are not missed (later ones are inherited). */
+static int open_process(struct sampler *s, pid_t pid, const int *cpus, int ncpus)
+{
+	pid_t *seen = NULL;
+	size_t nseen = 0, cap = 0;
+	bool found_new = true;
+	int err = 0;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	while (found_new && !err) {
+		DIR *dir = opendir(path);
+		struct dirent *de;
+
+		if (!dir) {
+			err = errno == ENOENT ? -ESRCH : -errno;
+			break;
+		}
+		found_new = false;
+		while ((de = readdir(dir)) && !err) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			size_t i;
+
+			if (tid <= 0)
+				continue;
+			for (i = 0; i < nseen && seen[i] != tid; i++)
+				;
+			if (i < nseen)
+				continue;
+			xgrow((void **)&seen, &cap, nseen + 1, sizeof(*seen));
+			seen[nseen++] = tid;
+			found_new = true;
+			err = open_task(s, tid, cpus, ncpus, false);
+			if (err == -ESRCH) /* the thread ended meanwhile */
+				err = 0;
+		}
+		closedir(dir);
+	}
+	free(seen);
+	return err;
+}
+
+int sampler_open(struct sampler **out, const struct sample_config *config,
+		 const struct target *target, struct ring *ring, const char **what)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	int *cpus, ncpus, err = 0;
+
+	s->config = *config;
+	s->sample_type = sample_type_for(config);
+	s->ring = ring;
+	s->wake_fd = -1;
+	s->pending_tail = &s->pending;
+	s->bounce = xmalloc(65536);
+	s->applied_freq = config->freq;
+	atomic_init(&s->requested_freq, config->freq);
+	raise_fd_limit();
+	ncpus = online_cpus(&cpus);
+	s->rings = xcalloc((size_t)ncpus, sizeof(*s->rings));
+	*what = "perf_event_open";
+	if (target->launched) {
+		err = open_task(s, target->child, cpus, ncpus, true);
+	} else {
+		for (size_t i = 0; i < target->npids && !err; i++)
+			err = open_process(s, target->pids[i], cpus, ncpus);
+	}
+	free(cpus);
+	if (err) {
+		sampler_free(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+const char *sampler_advice(int err)
+{
+	switch (-err) {
+	case EACCES:
+	case EPERM:
+		return "the kernel does not allow perf events here: "
+		       "/proc/sys/kernel/perf_event_paranoid must be 2 or lower to profile your own "
+		       "processes (-1 for --kernel), or run proftop with CAP_PERFMON";
+	case ENOSYS:
+	case ENOENT:
+	case ENODEV:
+	case EOPNOTSUPP:
+		return "this kernel has no perf events (CONFIG_PERF_EVENTS) or no cpu-clock event";
+	case EMFILE:
+	case ENFILE:
+		return "too many open files: raise the limit (ulimit -n) or profile fewer threads";
+	case ESRCH:
+		return "the process ended before it could be profiled";
+	case EINVAL:
+		return "the kernel refused the event settings (try a lower -F or another --call-graph)";
+	default:
+		return strerror(-err);
+	}
+}
+
+/* Copy a kernel record into the proftop ring. Samples are counted as overflow when it is full;
+ * address-space records queue instead, because losing one would misname every later sample. */
+static void forward(struct sampler *s, const struct perf_event_header *h)
+{
+	void *dst = s->pending ? NULL : ring_reserve(s->ring, h->size);
+
+	if (dst) {
+		memcpy(dst, h, h->size);
+		ring_commit(s->ring);
+		if (h->type == PERF_RECORD_SAMPLE)
+			atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
+		return;
+	}
+	if (h->type == PERF_RECORD_SAMPLE) {
+		atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+		return;
+	}
+	struct pending *p = xmalloc(sizeof(*p) + h->size);
+
+	p->next = NULL;
+	p->len = h->size;
+	memcpy(p->record, h, h->size);
+	*s->pending_tail = p;
+	s->pending_tail = &p->next;
+}
+
+static bool flush_pending(struct sampler *s)
+{
+	bool pushed = false;
+
+	while (s->pending) {
+		struct pending *p = s->pending;
+		void *dst = ring_reserve(s->ring, p->len);
+
+		if (!dst)
+			break;
+		memcpy(dst, p->record, p->len);
+		ring_commit(s->ring);
+		pushed = true;
+		s->pending = p->next;
+		if (!s->pending)
+			s->pending_tail = &s->pending;
+		free(p);
+	}
+	return pushed;
+}
+
+static void handle_record(struct sampler *s, const struct perf_event_header *h)
+{
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+	case PERF_RECORD_MMAP:
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		forward(s, h);
+		break;
+	case PERF_RECORD_LOST: {
+		uint64_t lost = 0;
+
+		if (h->size >= sizeof(*h) + 16)
+			memcpy(&lost, (const char *)h + sizeof(*h) + 8, 8);
+		atomic_fetch_add_explicit(&s->dropped, lost, memory_order_relaxed);
+		break;
+	}
+	case PERF_RECORD_THROTTLE:
+		atomic_fetch_add_explicit(&s->throttled, 1, memory_order_relaxed);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Drain one kernel ring: records between data_tail and data_head, which the kernel publishes
+ * with a release store; our tail store tells it the space is free again. */
+static bool drain_ring(struct sampler *s, struct kernel_ring *kr)
+{
+	struct perf_event_mmap_page *meta = kr->base;
+	unsigned char *data = (unsigned char *)kr->base + sysconf(_SC_PAGESIZE);
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	uint64_t mask = kr->data_size - 1;
+	bool any = tail != head;
+
+	while (tail < head) {
+		struct perf_event_header h;
+		size_t off = (size_t)(tail & mask), first;
+
+		if (head - tail < sizeof(h))
+			break;
+		first = kr->data_size - off;
+		if (first >= sizeof(h)) {
+			memcpy(&h, data + off, sizeof(h));
+		} else {
+			memcpy(&h, data + off, first);
+			memcpy((char *)&h + first, data, sizeof(h) - first);
+		}
+		if (h.size < sizeof(h) || h.size > head - tail)
+			break; /* cannot happen with a sane kernel; never loop on it */
+		if (first >= h.size) {
+			handle_record(s, (const struct perf_event_header *)(data + off));
+		} else {
+			memcpy(s->bounce, data + off, first);
+			memcpy(s->bounce + first, data, h.size - first);
+			handle_record(s, (const struct perf_event_header *)s->bounce);
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return any;
+}
+
+static void apply_freq(struct sampler *s)
+{
+	unsigned want = atomic_load_explicit(&s->requested_freq, memory_order_relaxed);
+	uint64_t period;
+
+	if (want == s->applied_freq)
+		return;
+	period = sample_period_ns(want);
+	for (size_t i = 0; i < s->nfds; i++)
+		ioctl(s->fds[i], PERF_EVENT_IOC_PERIOD, &period);
+	s->applied_freq = want;
+}
+
+static bool drain_all(struct sampler *s)
+{
+	bool pushed = flush_pending(s);
+
+	for (size_t i = 0; i < s->nrings; i++)
+		pushed |= drain_ring(s, &s->rings[i]);
+	if (pushed && s->wake_fd >= 0) {
+		uint64_t one = 1;
+
+		if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+			/* the counter is saturated: the consumer is awake anyway */
+		}
+	}
+	return pushed;
+}
+
+static void *sampler_main(void *arg)
+{
+	struct sampler *s = arg;
+	struct pollfd *pfds = xcalloc(s->nrings, sizeof(*pfds));
+
+	for (size_t i = 0; i < s->nrings; i++)
+		pfds[i] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
+		poll(pfds, s->nrings, POLL_MS);
+		apply_freq(s);
+		drain_all(s);
+	}
+	free(pfds);
+	return NULL;
+}
+
+int sampler_start(struct sampler *s, int wake_fd)
+{
+	int err;
+
+	s->wake_fd = wake_fd;
+	if (!s->nfds)
+		return -EINVAL;
+	for (size_t i = 0; i < s->nfds; i++)
+		ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	err = pthread_create(&s->thread, NULL, sampler_main, s);
+	if (err)
+		return -err;
+	s->running = true;
+	return 0;
+}
+
+void sampler_stop(struct sampler *s)
+{
+	if (!s->running)
+		return;
+	for (size_t i = 0; i < s->nfds; i++)
+		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	atomic_store_explicit(&s->stop, true, memory_order_release);
+	pthread_join(s->thread, NULL);
+	s->running = false;
+	/* The thread is gone: what the kernel still holds is ours to drain here. */
+	drain_all(s);
+	flush_pending(s);
+}
+
+void sampler_free(struct sampler *s)
+{
+	if (!s)
+		return;
+	sampler_stop(s);
+	for (size_t i = 0; i < s->nrings; i++)
+		munmap(s->rings[i].base, s->rings[i].data_size + (size_t)sysconf(_SC_PAGESIZE));
+	for (size_t i = 0; i < s->nfds; i++)
+		close(s->fds[i]);
+	while (s->pending) {
+		struct pending *p = s->pending;
+
+		s->pending = p->next;
+		free(p);
+	}
+	free(s->fds);
+	free(s->rings);
+	free(s->bounce);
+	free(s);
+}
+
+void sampler_counters(const struct sampler *s, struct counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->samples = atomic_load_explicit(&s->samples, memory_order_relaxed);
+	out->overflow = atomic_load_explicit(&s->overflow, memory_order_relaxed);
+	out->dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);
+	out->throttled = atomic_load_explicit(&s->throttled, memory_order_relaxed);
+}
+
+void sampler_set_freq(struct sampler *s, unsigned freq)
+{
+	atomic_store_explicit(&s->requested_freq, freq, memory_order_relaxed);
+}
+
+unsigned sampler_freq(const struct sampler *s)
+{
+	return atomic_load_explicit(&((struct sampler *)s)->requested_freq, memory_order_relaxed);
+}
+
+uint64_t sampler_sample_type(const struct sampler *s)
+{
+	return s->sample_type;
+}
