@@ -29,10 +29,12 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
 
-.PHONY: all deps test unit integration asan tsan demo bench fuzz install clean help
-all: proftop
+.PHONY: all deps test test-body test-asan-body unit asan tsan demo bench fuzz install clean help
+# The sanitizer builds put their binary in their own tree so ./proftop stays the normal build.
+PROFTOP_BIN ?= proftop
+all: $(PROFTOP_BIN)
 
-proftop: $(OBJS)
+$(PROFTOP_BIN): $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/%.o: src/%.c $(wildcard include/proftop/*.h) | $(BUILD)
@@ -58,16 +60,22 @@ deps:
 unit: $(UNIT_BINS)
 	@sh tests/run_unit.sh $(UNIT_BINS)
 
-test: deps proftop $(UNIT_BINS) $(WORKLOADS)
-	@sh tests/run_all.sh $(BUILD)
+# pkg-config runs when make reads this file, so targets that may need `deps` first re-run make.
+test: deps
+	@$(MAKE) --no-print-directory test-body
+
+test-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
+	@PROFTOP=./$(PROFTOP_BIN) sh tests/run_all.sh $(BUILD)
 
 # The whole suite again with AddressSanitizer + UndefinedBehaviorSanitizer in a separate tree.
 asan:
-	$(MAKE) BUILD=build-asan CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
-	    LDFLAGS="-fsanitize=address,undefined" PROFTOP_ASAN=1 test-asan-body
+	@sh tests/deps.sh $(DEB_PKGS)
+	@$(MAKE) --no-print-directory BUILD=build-asan PROFTOP_BIN=build-asan/proftop \
+	    CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
+	    LDFLAGS="-fsanitize=address,undefined" test-asan-body
 
-test-asan-body: proftop $(UNIT_BINS) $(WORKLOADS)
-	@PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
+test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
+	@PROFTOP=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
 # The ring's stress test under ThreadSanitizer.
 tsan:
@@ -75,8 +83,9 @@ tsan:
 	    build-tsan/tests/test_ring
 	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/test_ring
 
-demo: deps proftop $(BUILD)/workloads/split
-	./proftop -d 3 -- $(BUILD)/workloads/split 5
+demo: deps
+	@$(MAKE) --no-print-directory proftop $(BUILD)/workloads/split
+	./proftop -- $(BUILD)/workloads/split 5
 
 bench: proftop $(WORKLOADS)
 	@sh bench/run.sh $(BUILD)
