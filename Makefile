@@ -12,11 +12,11 @@ CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFTOP_VERSION=\"$(VERSION)\" \
             -DPROFTOP_THEMEDIR=\"$(THEMEDIR)\"
 VERSION  := 0.1.0
 ALL_CFLAGS = -std=gnu11 $(WARN) -pthread $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -pthread
+LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread -lm
 
 # Debian packages the build and the tests need (pkg-config names are checked by `make deps`).
 DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev libcmocka-dev \
-            clang libclang-rt-14-dev tmux linux-perf perl
+            libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl
 
 BUILD    ?= build
 SRCS     := $(wildcard src/*.c)

@@ -1,0 +1,98 @@
+#!/bin/sh
+# attach.sh — -p attaches to running processes (all their threads), profiles for -d seconds, exits
+# 0 and leaves them running.
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP" "$WL/spin" "$WL/threads4"
+require_perf_events
+
+# running PID — alive, and neither stopped nor traced by a proftop that failed to detach.
+running()
+{
+	local state
+	kill -0 "$1" 2>/dev/null || { echo "process $1 is gone"; return 1; }
+	state=$(awk '{ sub(/^.*\) /, ""); print $1 }' "/proc/$1/stat")
+	case $state in
+	[Tt]) echo "process $1 is in state $state (stopped or traced)"; return 1 ;;
+	esac
+}
+
+# cpu_ticks PID... — user+system CPU time the processes (all threads) have used, in clock ticks.
+cpu_ticks()
+{
+	local pid sum
+	sum=0
+	for pid in "$@"; do
+		sum=$((sum + $(awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$pid/stat")))
+	done
+	echo $sum
+}
+
+# attach_run TAG PID... — proftop -b -p PID,... -d 1, measuring how much CPU the targets got
+# meanwhile: EXPECTED is then the sample count at 999 Hz for the profile's elapsed time. On a busy
+# machine the targets get less than their cores, so wall time alone would not tell.
+attach_run()
+{
+	local tag list c0 c1 t0 t1
+	tag=$1
+	shift
+	list=$(echo "$@" | tr ' ' ,)
+	c0=$(cpu_ticks "$@")
+	t0=$(date +%s.%N)
+	run_proftop "$tag" -b -p "$list" -d 1
+	t1=$(date +%s.%N)
+	c1=$(cpu_ticks "$@")
+	EXPECTED=$(awk -v c=$((c1 - c0)) -v hz="$(getconf CLK_TCK)" -v t0="$t0" -v t1="$t1" \
+	    -v e="$(header_value "$OUT" elapsed)" 'BEGIN { printf "%d", e * 999 * (c / hz) / (t1 - t0) }')
+}
+
+# --- one process ------------------------------------------------------------------------------
+start_spin 30 || { fail "setup" "spin did not print its pid"; finish; }
+pid=$SPIN_PID
+attach_run attach "$pid"
+f=$OUT
+check "exit-status-0" status $RC 0 "$ERR"
+check "spin_forever-over-90" between "$(self_pct "$f" spin_forever spin)" 90 100
+check "elapsed-about-1s" between "$(header_value "$f" elapsed)" 0.9 1.6
+check "samples-match-target-cpu" between "$(header_value "$f" samples)" \
+	$((EXPECTED * 85 / 100)) $((EXPECTED * 115 / 100))
+check "target-still-running" running "$pid"
+# SIGTERM ends spin with status 0: its handler ran, so it was not left frozen. (wait must run in
+# this shell, the spinner's parent, not inside check's subshell.)
+kill -TERM "$pid" 2>/dev/null
+wait "$pid"
+check "target-stops-on-sigterm" status $? 0
+
+# --- two processes, one comma-separated list ----------------------------------------------------
+start_spin 30 || { fail "setup" "spin did not print its pid"; finish; }
+a=$SPIN_PID
+start_spin 30 || { fail "setup" "spin did not print its pid"; finish; }
+b=$SPIN_PID
+attach_run attach2 "$a" "$b"
+f=$OUT
+check "two-pids-exit-status-0" status $RC 0 "$ERR"
+check "two-pids-spin_forever-over-90" between "$(self_pct "$f" spin_forever spin)" 90 100
+check "two-pids-samples-match-cpu" between "$(header_value "$f" samples)" \
+	$((EXPECTED * 85 / 100)) $((EXPECTED * 115 / 100))
+check "two-pids-one-row" one_row "$f" spin_forever
+check "two-pids-first-still-running" running "$a"
+check "two-pids-second-still-running" running "$b"
+kill -TERM "$a" "$b" 2>/dev/null
+wait "$a" "$b" 2>/dev/null
+
+# --- a multi-threaded process: every thread, not just the main one ------------------------------
+"$WL/threads4" 30 &
+t=$!
+BG_PIDS="$BG_PIDS $t"
+sleep 0.3 # let the four threads start
+attach_run attach-threads "$t"
+f=$OUT
+check "threads-exit-status-0" status $RC 0 "$ERR"
+for w in worker_one worker_two worker_three worker_four; do
+	check "threads-$w-25" approx "$(self_pct "$f" $w threads4)" 25 6
+done
+check "threads-samples-match-cpu" between "$(header_value "$f" samples)" \
+	$((EXPECTED * 85 / 100)) $((EXPECTED * 115 / 100))
+check "threads-target-still-running" running "$t"
+kill -9 "$t" 2>/dev/null
+wait "$t" 2>/dev/null
+finish

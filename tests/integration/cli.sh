@@ -1,0 +1,80 @@
+#!/bin/sh
+# cli.sh — the command line: --help and --version, usage errors (exit 2, the error and a one-line
+# hint on stderr), and attaching to a process that does not exist (exit 1 and one message). None of this
+# needs perf events.
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP"
+
+# usage_error TAG ARG... — proftop ARG... is refused as a usage error: exit 2, nothing on stdout,
+# and on stderr the error ("proftop: ...") with at most a one-line hint pointing to --help.
+usage_error()
+{
+	local tag
+	tag=$1
+	shift
+	run_proftop "$tag" "$@"
+	if [ $RC -ne 2 ]; then
+		echo "proftop $*: exit status $RC, want 2"
+		head -n 3 "$ERR"
+		return 1
+	fi
+	[ "$(grep -c . "$ERR")" -le 2 ] && head -n 1 "$ERR" | grep -q '^proftop: ' &&
+		grep -q -- '--help' "$ERR" && ! [ -s "$OUT" ] && return 0
+	echo "proftop $*: want \"proftop: <error>\" and a --help hint (2 lines at most) on stderr, nothing on stdout; stderr:"
+	head -n 5 "$ERR"
+	[ -s "$OUT" ] && echo "stdout: $(head -c 200 "$OUT")"
+	return 1
+}
+
+# lists_options FILE OPTION... — each option appears as a word of its own in FILE.
+lists_options()
+{
+	local f o missing
+	f=$1
+	shift
+	missing=""
+	for o in "$@"; do
+		grep -Eq -- "(^|[^-[:alnum:]])$o([^-[:alnum:]]|\$)" "$f" || missing="$missing $o"
+	done
+	[ -z "$missing" ] || { echo "--help does not mention:$missing"; return 1; }
+}
+
+# no_such_process TAG PID — -p PID for a PID that does not exist: exit 1, one message.
+no_such_process()
+{
+	run_proftop "$1" -b -p "$2" -d 0.5
+	[ $RC -eq 1 ] && grep -qx "proftop: no such process: $2" "$ERR" && return 0
+	echo "exit status $RC (want 1); stderr (want \"proftop: no such process: $2\"):"
+	head -n 5 "$ERR"
+	return 1
+}
+
+run_proftop help --help
+check "help-exit-status-0" status $RC 0 "$ERR"
+check "help-lists-options" lists_options "$OUT" -F --freq -d --duration -b --batch -n --interval \
+	--max-rows -p -h --help -V --version --kernel
+run_proftop help-h -h
+check "h-exit-status-0" status $RC 0 "$ERR"
+
+version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+run_proftop version --version
+check "version-exit-status-0" status $RC 0 "$ERR"
+check "version-prints-version" has "$OUT" "proftop.*${version:-[0-9]+\.[0-9]+}"
+run_proftop version-V -V
+check "V-exit-status-0" status $RC 0 "$ERR"
+
+check "usage-unknown-option" usage_error bogus --no-such-option -- true
+check "usage-no-command" usage_error noargs
+check "usage-F-0" usage_error F0 -F 0 -- true
+check "usage-F-abc" usage_error Fabc -F abc -- true
+check "usage-d-negative" usage_error dneg -d -1 -- true
+check "usage-p-not-a-number" usage_error pabc -p abc
+check "usage-p-without-argument" usage_error pnone -p
+
+# No pid can be this large (pid_max is at most 2^22); the second pid existed a moment ago.
+check "missing-pid-huge" no_such_process pid-huge 999999999
+sh -c 'exit 0' &
+gone=$!
+wait $gone
+check "missing-pid-exited" no_such_process pid-exited $gone
+finish

@@ -1,0 +1,39 @@
+#!/bin/sh
+# run_all.sh [BUILD_DIR] — every test: the unit-test binaries in BUILD_DIR/tests (default build),
+# then every tests/integration/*.sh against ./proftop (or $PROFTOP) and BUILD_DIR/workloads.
+#
+# Each cmocka test and each integration check counts once. The last line printed is the summary,
+# "N passed, N failed" (plus ", N skipped" when any were skipped), and the exit status is nonzero
+# if anything failed. Integration scripts run one at a time: they measure CPU shares, so they must
+# not compete with each other for the cores.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/results.sh"
+
+build=${1:-build}
+case $build in /*) ;; *) build=$(pwd)/$build ;; esac
+[ -d "$build" ] || echo "run_all: no build directory $build" >&2
+
+results=$(mktemp) || exit 1
+trap 'rm -f "$results"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+export PROFTOP_RESULTS="$results" BUILD_DIR="$build"
+
+sh "$here/run_unit.sh" "$build"
+
+for script in "$here"/integration/*.sh; do
+	name=$(basename "$script" .sh)
+	[ "$name" = lib ] && continue
+	before=$(results_failed "$results")
+	# The scripts bound each proftop run; this limit only catches a script that wedges.
+	timeout -k 10 "${PROFTOP_SCRIPT_TIMEOUT:-300}" sh "$script"
+	rc=$?
+	if [ $rc -ne 0 ] && [ "$(results_failed "$results")" -eq "$before" ]; then
+		echo "FAIL  $name: script exited with status $rc before recording a failure"
+		results_add "$results" fail 1 "$name/script"
+	fi
+done
+
+results_summary "$results"
+[ "$(results_failed "$results")" -eq 0 ]
