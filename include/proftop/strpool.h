@@ -1,0 +1,19 @@
+/* strpool.h — interned strings that live as long as their pool.
+ *
+ * strpool_intern() returns the pool's copy of a string: equal strings share one pointer, and every
+ * pointer stays valid (and never moves) until strpool_free(). The symbolizer promises callers that
+ * names outlive reloads of the data they came from; a pool is how it keeps that promise without
+ * copying the same path or JIT name again for every process. Not thread-safe. */
+#ifndef PROFTOP_STRPOOL_H
+#define PROFTOP_STRPOOL_H
+
+#include <stddef.h>
+
+struct strpool;
+
+struct strpool *strpool_new(void);
+void strpool_free(struct strpool *pool);
+/* The pool's NUL-terminated copy of s[0..len) (s need not be terminated). */
+const char *strpool_intern(struct strpool *pool, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,132 @@
+/* strpool.c — interned strings that live as long as their pool.
+ *
+ * Copies go into chunks that are only ever appended to and are freed together in strpool_free(),
+ * so a returned pointer never moves. An open-addressing table (linear probing, power-of-two size,
+ * kept at most half full) maps a string to its copy; each slot caches the hash and length so that
+ * growing the table and rejecting mismatches never touch the string bytes. */
+#include "proftop/strpool.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proftop/util.h"
+
+#define STRPOOL_CHUNK	(64 * 1024)
+
+struct strpool_chunk {
+	struct strpool_chunk *next;
+	size_t used;
+	size_t size;
+	char data[];
+};
+
+struct strpool_slot {
+	const char *str;	/* NULL: empty slot */
+	uint64_t hash;
+	size_t len;
+};
+
+struct strpool {
+	struct strpool_slot *slots;
+	size_t nslots;		/* a power of two */
+	size_t count;
+	struct strpool_chunk *chunks;	/* newest first; only the head has room left */
+};
+
+struct strpool *strpool_new(void)
+{
+	struct strpool *pool = xcalloc(1, sizeof(*pool));
+
+	pool->nslots = 256;
+	pool->slots = xcalloc(pool->nslots, sizeof(*pool->slots));
+	return pool;
+}
+
+void strpool_free(struct strpool *pool)
+{
+	struct strpool_chunk *chunk, *next;
+
+	if (!pool)
+		return;
+	for (chunk = pool->chunks; chunk; chunk = next) {
+		next = chunk->next;
+		free(chunk);
+	}
+	free(pool->slots);
+	free(pool);
+}
+
+/* Room for len bytes. A string larger than a chunk gets a chunk of its own behind the head, so
+ * the head's free space is not wasted. */
+static char *strpool_alloc(struct strpool *pool, size_t len)
+{
+	struct strpool_chunk *chunk = pool->chunks;
+
+	if (chunk && chunk->size - chunk->used >= len) {
+		chunk->used += len;
+		return chunk->data + chunk->used - len;
+	}
+	if (len > STRPOOL_CHUNK / 4) {
+		chunk = xmalloc(sizeof(*chunk) + len);
+		chunk->size = chunk->used = len;
+		if (pool->chunks) {
+			chunk->next = pool->chunks->next;
+			pool->chunks->next = chunk;
+		} else {
+			chunk->next = NULL;
+			pool->chunks = chunk;
+		}
+		return chunk->data;
+	}
+	chunk = xmalloc(sizeof(*chunk) + STRPOOL_CHUNK);
+	chunk->size = STRPOOL_CHUNK;
+	chunk->used = len;
+	chunk->next = pool->chunks;
+	pool->chunks = chunk;
+	return chunk->data;
+}
+
+static void strpool_rehash(struct strpool *pool)
+{
+	size_t nslots = pool->nslots * 2, mask = nslots - 1;
+	struct strpool_slot *slots = xcalloc(nslots, sizeof(*slots));
+
+	for (size_t i = 0; i < pool->nslots; i++) {
+		struct strpool_slot *old = &pool->slots[i];
+		size_t j;
+
+		if (!old->str)
+			continue;
+		for (j = old->hash & mask; slots[j].str; j = (j + 1) & mask)
+			;
+		slots[j] = *old;
+	}
+	free(pool->slots);
+	pool->slots = slots;
+	pool->nslots = nslots;
+}
+
+const char *strpool_intern(struct strpool *pool, const char *s, size_t len)
+{
+	uint64_t hash = util_hash_bytes(s, len, 0);
+	size_t mask = pool->nslots - 1, i;
+	struct strpool_slot *slot;
+	char *copy;
+
+	for (i = hash & mask; pool->slots[i].str; i = (i + 1) & mask) {
+		slot = &pool->slots[i];
+		if (slot->hash == hash && slot->len == len && !memcmp(slot->str, s, len))
+			return slot->str;
+	}
+	copy = strpool_alloc(pool, len + 1);
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	slot = &pool->slots[i];
+	slot->str = copy;
+	slot->hash = hash;
+	slot->len = len;
+	if (++pool->count * 2 > pool->nslots)
+		strpool_rehash(pool);
+	return copy;
+}
