@@ -1,0 +1,59 @@
+#!/bin/bash
+# bench/run.sh BUILD_DIR — proftop's benchmarks. Figures only: nothing here passes or fails on a
+# timing, because these machines are shared and noisy; each figure is compared with a reference
+# measured in the same run.
+set -u
+build=${1:-build}
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here" || exit 1
+proftop=./proftop
+work="$build/workloads/bench_loop"
+runs=${BENCH_RUNS:-5}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The workload's own wall seconds (it reports them), so the profiler's start-up and shutdown
+# stay out of the slowdown; all output is kept in $tmp/out.
+timed() {
+	BENCH_REPORT=1 "$@" >"$tmp/out" 2>&1
+	awk '$1 == "bench_loop" {print $2}' "$tmp/out"
+}
+
+median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+
+section_overhead() {
+	echo "== overhead: $work under proftop -F 999 (median of $runs runs, interleaved)"
+	: >"$tmp/alone"; : >"$tmp/proftop"; : >"$tmp/perf"; : >"$tmp/perfdwarf"; : >"$tmp/overflow"
+	local have_perf=0
+	perf record -q -F 999 -o "$tmp/perf.data" -- true >/dev/null 2>&1 && have_perf=1
+	for _ in $(seq "$runs"); do
+		timed "$work" >>"$tmp/alone"
+		timed "$proftop" -b -n 0 -F 999 -- "$work" >>"$tmp/proftop"
+		grep -o 'overflow [0-9]*' "$tmp/out" | tail -1 | awk '{print $2}' >>"$tmp/overflow"
+		if [ $have_perf = 1 ]; then
+			timed perf record -q -F 999 -o "$tmp/perf.data" -- "$work" >>"$tmp/perf"
+			timed perf record -q -F 999 --call-graph dwarf -o "$tmp/perf.data" -- "$work" >>"$tmp/perfdwarf"
+		fi
+	done
+	local alone pt pf pd
+	alone=$(median <"$tmp/alone")
+	pt=$(median <"$tmp/proftop")
+	printf '  alone            %.3f s\n' "$alone"
+	printf '  proftop          %.3f s   slowdown %.2f%%   overflow max %s\n' "$pt" \
+		"$(echo "($pt / $alone - 1) * 100" | bc -l)" "$(sort -n "$tmp/overflow" | tail -1)"
+	if [ $have_perf = 1 ]; then
+		pf=$(median <"$tmp/perf")
+		pd=$(median <"$tmp/perfdwarf")
+		printf '  perf record      %.3f s   slowdown %.2f%%\n' "$pf" "$(echo "($pf / $alone - 1) * 100" | bc -l)"
+		printf '  perf record -g dwarf %.3f s   slowdown %.2f%%\n' "$pd" "$(echo "($pd / $alone - 1) * 100" | bc -l)"
+		printf '  proftop / perf record: %.3f\n' "$(echo "$pt / $pf" | bc -l)"
+	else
+		echo "  perf record: not available here"
+	fi
+}
+
+section_overhead
+for extra in bench/run_*.sh; do
+	[ -e "$extra" ] && bash "$extra" "$build"
+done
+exit 0
