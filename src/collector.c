@@ -103,8 +103,10 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 				r.mmap.maj, r.mmap.min, r.mmap.ino, r.mmap.prot, r.mmap.path);
 		break;
 	case SAMPLE_KIND_COMM:
-		if (r.comm.exec)
+		if (r.comm.exec) {
 			symbolizer_exec(c->symbolizer, (pid_t)r.pid);
+			unwinder_forget(c->unwinder, (pid_t)r.pid);
+		}
 		profile_set_comm(c->profile, (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
 		break;
 	case SAMPLE_KIND_FORK:
@@ -112,8 +114,10 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 			symbolizer_fork(c->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
 		break;
 	case SAMPLE_KIND_EXIT:
-		if (r.pid == r.tid)
+		if (r.pid == r.tid) {
 			symbolizer_exit(c->symbolizer, (pid_t)r.pid);
+			unwinder_forget(c->unwinder, (pid_t)r.pid);
+		}
 		break;
 	default:
 		break;

@@ -25,6 +25,7 @@ static const struct option long_options[] = {
 	{ "call-graph", required_argument, NULL, 'g' },
 	{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
 	{ "kernel", no_argument, NULL, OPT_KERNEL },
+	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -41,8 +42,10 @@ const char *options_help(void)
 	       "  -d, --duration SEC     stop after SEC seconds (fractions allowed); a launched\n"
 	       "                         command is then ended\n"
 	       "  -p, --pid PID[,PID...] attach to running processes and all their threads\n"
-	       "  -g, --call-graph MODE  none (the sampled function only) or fp (frame pointers,\n"
-	       "                         the kernel's callchain); default none\n"
+	       "  -g, --call-graph MODE  dwarf (default: unwind a copy of the user stack with the\n"
+	       "                         programs' DWARF CFI), fp (the kernel's frame-pointer\n"
+	       "                         callchain) or none (the sampled function only)\n"
+	       "      --stack-size BYTES user stack copied per sample for dwarf (default 16384)\n"
 	       "  -b, --batch            print tables instead of the interactive screen (implied when\n"
 	       "                         stdout is not a terminal)\n"
 	       "  -n, --interval SEC     seconds between periodic tables in batch mode (default 1;\n"
@@ -134,8 +137,17 @@ static char *parse_one(struct options *o, int opt, const char *arg)
 			o->sample.callgraph = CALLGRAPH_NONE;
 		else if (!strcmp(arg, "fp"))
 			o->sample.callgraph = CALLGRAPH_FP;
+		else if (!strcmp(arg, "dwarf"))
+			o->sample.callgraph = CALLGRAPH_DWARF;
 		else
-			return bad("call-graph mode (none or fp)", arg);
+			return bad("call-graph mode (dwarf, fp or none)", arg);
+		return NULL;
+	case OPT_STACK_SIZE:
+		/* The kernel wants a multiple of 8, and the record (with registers) must fit its
+		 * 16-bit size. */
+		if (!parse_long(arg, 64, OPTIONS_MAX_STACK, &value) || value % 8)
+			return bad("stack size (a multiple of 8 from 64 to 65000 bytes)", arg);
+		o->sample.stack_size = (uint32_t)value;
 		return NULL;
 	case OPT_MAX_ROWS:
 		if (!parse_long(arg, 0, LONG_MAX, &o->batch.max_rows))
@@ -160,7 +172,7 @@ enum options_result options_parse(struct options *o, int argc, char **argv, char
 	int opt;
 
 	memset(o, 0, sizeof(*o));
-	o->sample = (struct sample_config){ 999, false, CALLGRAPH_NONE, 8192 };
+	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
 	o->batch = (struct batch_options){ 1.0, 0, -1 };
 	*message = NULL;
 	optind = 0; /* reset getopt, also for repeated calls in tests */

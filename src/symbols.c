@@ -40,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -86,6 +87,20 @@ struct module_func {
 	const char *name;	/* in module->names */
 };
 
+/* A module's file image and unwind tables, mapped the first time a sample must be unwound
+ * through it (most modules are only ever symbolized). */
+struct module_unwind {
+	bool tried;
+	unsigned char *image;	/* the whole file, mapped privately, or the vdso's copy */
+	size_t size;
+	bool mapped;		/* image is an mmap (else malloc'd) */
+	uint64_t eh_frame_hdr;	/* link-time address; 0: none */
+	uint64_t eh_frame_hdr_size;
+	uint64_t code_start, code_end; /* link-time range of the executable segments */
+	unsigned char *debug_frame;
+	size_t debug_frame_size;
+};
+
 struct module {
 	struct module *next;	/* hash chain */
 	uint64_t hash;
@@ -97,6 +112,7 @@ struct module {
 	struct module_func *funcs;	/* sorted by start, starts unique */
 	size_t nfuncs;
 	char *names;
+	struct module_unwind unwind;
 };
 
 struct symbolizer_jit {
@@ -192,6 +208,11 @@ static uint64_t module_addr(const struct module *mod, const struct mapping *m, u
 
 static void module_free(struct module *mod)
 {
+	if (mod->unwind.mapped)
+		munmap(mod->unwind.image, mod->unwind.size);
+	else
+		free(mod->unwind.image);
+	free(mod->unwind.debug_frame);
 	free(mod->name);
 	free(mod->segs);
 	free(mod->funcs);
@@ -744,6 +765,117 @@ static void module_load_image(struct module *mod, void *image, size_t size)
 	elf_end(elf);
 }
 
+/* ---- modules: unwind data ----------------------------------------------------------------- */
+
+/* A copy of the named section's bytes (decompressed if need be), or NULL. */
+static unsigned char *module_section_copy(Elf *elf, const char *name, size_t *size)
+{
+	Elf_Scn *scn = module_section(elf, SHT_NULL, name);
+	GElf_Shdr shdr;
+	Elf_Data *data;
+	unsigned char *copy;
+
+	if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+		return NULL;
+	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return NULL;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || !data->d_size)
+		return NULL;
+	copy = xmalloc(data->d_size);
+	memcpy(copy, data->d_buf, data->d_size);
+	*size = data->d_size;
+	return copy;
+}
+
+/* .debug_frame from the module's separate debug file, for modules that carry none. */
+static unsigned char *module_debug_frame_from_debug_file(Elf *elf, struct module_file *file,
+							 size_t *size)
+{
+	unsigned char *copy = NULL;
+	Elf *debug;
+	int fd;
+
+	file->build_id_len = module_build_id(elf, file->build_id);
+	module_debuglink(elf, file);
+	debug = module_find_debug(file, &fd);
+	if (!debug)
+		return NULL;
+	copy = module_section_copy(debug, ".debug_frame", size);
+	elf_end(debug);
+	close(fd);
+	return copy;
+}
+
+static void module_read_unwind(struct module_unwind *uw, Elf *elf, struct module_file *file)
+{
+	size_t n;
+	GElf_Phdr phdr;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
+		return;
+	uw->code_start = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			continue;
+		if (phdr.p_type == PT_GNU_EH_FRAME) {
+			uw->eh_frame_hdr = phdr.p_vaddr;
+			uw->eh_frame_hdr_size = phdr.p_memsz;
+		} else if (phdr.p_type == PT_LOAD && (phdr.p_flags & PF_X)) {
+			if (phdr.p_vaddr < uw->code_start)
+				uw->code_start = phdr.p_vaddr;
+			if (phdr.p_vaddr + phdr.p_memsz > uw->code_end)
+				uw->code_end = phdr.p_vaddr + phdr.p_memsz;
+		}
+	}
+	if (uw->code_start == UINT64_MAX)
+		uw->code_start = 0;
+	uw->debug_frame = module_section_copy(elf, ".debug_frame", &uw->debug_frame_size);
+	if (!uw->debug_frame && !uw->eh_frame_hdr && file)
+		uw->debug_frame = module_debug_frame_from_debug_file(elf, file, &uw->debug_frame_size);
+}
+
+/* Map the module's file (or keep the vdso's image) and find its unwind tables. */
+static void module_load_unwind(struct module *mod, pid_t pid, const struct mapping *m)
+{
+	struct module_unwind *uw = &mod->unwind;
+	struct module_file file = { .pid = pid, .path = m->path };
+	struct stat st;
+	Elf *elf;
+	int fd;
+
+	uw->tried = true;
+	if (!mod->elf)
+		return;
+	if (mod->key.kind == MODULE_SPECIAL) { /* the vdso: its image is in the process */
+		uw->image = module_read_vdso(pid, m, &uw->size);
+	} else {
+		file.path_len = module_path_len(m->path);
+		fd = module_open(pid, m, file.path_len, &st);
+		if (fd < 0)
+			return;
+		file.dev = st.st_dev;
+		file.ino = st.st_ino;
+		/* Private and writable so libelf may convert in place without touching the file. */
+		uw->image = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+						  MAP_PRIVATE, fd, 0) : MAP_FAILED;
+		close(fd);
+		if (uw->image == MAP_FAILED) {
+			uw->image = NULL;
+			return;
+		}
+		uw->size = (size_t)st.st_size;
+		uw->mapped = true;
+	}
+	if (!uw->image)
+		return;
+	elf = elf_memory((char *)uw->image, uw->size);
+	if (!elf)
+		return;
+	module_read_unwind(uw, elf, mod->key.kind == MODULE_FILE ? &file : NULL);
+	elf_end(elf);
+}
+
 /* ---- the module cache --------------------------------------------------------------------- */
 
 static uint64_t symbolizer_key_hash(const struct module_key *key)
@@ -1061,4 +1193,62 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	 * memfd a JIT maps twice). */
 	if (!out->function && !mod->elf)
 		symbolizer_resolve_jit(s, pid, addr, out);
+}
+
+int symbolizer_unwind_info(struct symbolizer *s, pid_t pid, uint64_t addr, struct unwind_info *out)
+{
+	struct mapping *m = maps_find(s->maps, pid, addr);
+	struct module *mod;
+	uint64_t bias;
+
+	if (!m) {
+		uint64_t now = util_now_ns();
+
+		if (pid <= 0 || !maps_reload_due(s->maps, pid, now))
+			return -ENOENT;
+		maps_load_proc(s->maps, pid, now);
+		m = maps_find(s->maps, pid, addr);
+		if (!m)
+			return -ENOENT;
+	}
+	mod = m->cookie;
+	if (!mod)
+		m->cookie = mod = symbolizer_module(s, pid, m);
+	if (!mod->unwind.tried && s->elf_ok)
+		module_load_unwind(mod, pid, m);
+	if (!mod->unwind.image)
+		return -ENOENT;
+	bias = addr - module_addr(mod, m, addr);
+	*out = (struct unwind_info){
+		.bias = bias,
+		.code_start = mod->unwind.code_start + bias,
+		.code_end = mod->unwind.code_end + bias,
+		.eh_frame_hdr = mod->unwind.eh_frame_hdr ? mod->unwind.eh_frame_hdr + bias : 0,
+		.eh_frame_hdr_size = mod->unwind.eh_frame_hdr_size,
+		.debug_frame = mod->unwind.debug_frame,
+		.debug_frame_size = mod->unwind.debug_frame_size,
+		.module = mod,
+	};
+	return 0;
+}
+
+int symbolizer_read_module(const struct unwind_info *info, uint64_t addr, void *buf, size_t len)
+{
+	const struct module *mod = info->module;
+	uint64_t vaddr = addr - info->bias;
+
+	for (size_t i = 0; i < mod->nsegs; i++) {
+		const struct module_seg *seg = &mod->segs[i];
+		uint64_t at;
+
+		if (vaddr < seg->vaddr || vaddr - seg->vaddr >= seg->filesz ||
+		    len > seg->filesz - (vaddr - seg->vaddr))
+			continue;
+		at = seg->offset + (vaddr - seg->vaddr);
+		if (at > mod->unwind.size || len > mod->unwind.size - at)
+			return -EFAULT;
+		memcpy(buf, mod->unwind.image + at, len);
+		return 0;
+	}
+	return -EFAULT;
 }

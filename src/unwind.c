@@ -1,6 +1,8 @@
-/* unwind.c — the call-stack facade: leaf only, or the kernel's frame-pointer callchain. */
+/* unwind.c — the call-stack facade: leaf only, the kernel's frame-pointer callchain, or DWARF
+ * unwinding of the copied user stack (unwind_dwarf.c). */
 #include "proftop/unwind.h"
 
+#include "proftop/unwind_dwarf.h"
 #include "proftop/util.h"
 
 #include <stdlib.h>
@@ -8,7 +10,7 @@
 
 struct unwinder {
 	enum callgraph_mode mode;
-	struct symbolizer *symbolizer;
+	struct dwarf_unwinder *dwarf;
 };
 
 struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbolizer)
@@ -16,36 +18,44 @@ struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbo
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->mode = mode;
-	u->symbolizer = symbolizer;
+	if (mode == CALLGRAPH_DWARF)
+		u->dwarf = dwarf_unwinder_new(symbolizer);
 	return u;
 }
 
 void unwinder_free(struct unwinder *u)
 {
+	if (!u)
+		return;
+	dwarf_unwinder_free(u->dwarf);
 	free(u);
 }
 
-/* The kernel's callchain interleaves context markers (PERF_CONTEXT_USER, ...) with addresses. */
+void unwinder_forget(struct unwinder *u, pid_t pid)
+{
+	if (u->dwarf)
+		dwarf_unwinder_forget(u->dwarf, pid);
+}
+
+/* The kernel's callchain interleaves context markers (PERF_CONTEXT_USER, ...) with addresses.
+ * A chain that ends on a non-zero frame pointer walk stopped early; we cannot tell that from
+ * the chain, so fp mode never reports truncation. */
 static size_t unwind_callchain(const struct sample_record *r, uint64_t *ips, size_t max,
 			       bool *truncated)
 {
 	size_t n = 0;
-	bool user = false;
 
 	for (uint64_t i = 0; i < r->sample.callchain_nr; i++) {
 		uint64_t ip;
 
 		memcpy(&ip, &r->sample.callchain[i], sizeof(ip));
-		if (ip >= PERF_CONTEXT_MAX) {
-			user = ip == PERF_CONTEXT_USER;
+		if (ip >= PERF_CONTEXT_MAX)
 			continue;
-		}
 		if (n == max) {
 			*truncated = true;
 			break;
 		}
-		if (user || r->sample.user || n == 0)
-			ips[n++] = ip;
+		ips[n++] = ip;
 	}
 	if (n == 0)
 		ips[n++] = r->sample.ip;
@@ -55,11 +65,24 @@ static size_t unwind_callchain(const struct sample_record *r, uint64_t *ips, siz
 size_t unwinder_unwind(struct unwinder *u, const struct sample_record *r, uint64_t *ips, size_t max,
 		       bool *truncated)
 {
+	size_t n = 0;
+
 	*truncated = false;
 	if (max == 0)
 		return 0;
-	if (u->mode == CALLGRAPH_FP)
+	switch (u->mode) {
+	case CALLGRAPH_FP:
 		return unwind_callchain(r, ips, max, truncated);
-	ips[0] = r->sample.ip;
-	return 1;
+	case CALLGRAPH_DWARF:
+		/* A sample taken in the kernel starts with the kernel address, then the user stack. */
+		if (!r->sample.user)
+			ips[n++] = r->sample.ip;
+		n += dwarf_unwind(u->dwarf, r, ips + n, max - n, truncated);
+		if (n == 0)
+			ips[n++] = r->sample.ip;
+		return n;
+	default:
+		ips[0] = r->sample.ip;
+		return 1;
+	}
 }

@@ -20,6 +20,8 @@ struct options {
 };
 
 #define OPTIONS_MAX_FREQ 100000
+#define OPTIONS_DEFAULT_STACK 16384
+#define OPTIONS_MAX_STACK 65000
 
 enum options_result {
 	OPTIONS_OK,

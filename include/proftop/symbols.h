@@ -50,4 +50,25 @@ void symbolizer_exit(struct symbolizer *symbolizer, pid_t pid);
 void symbolizer_resolve(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,
 			struct symbol *out);
 
+/* What DWARF unwinding needs of the module mapped at an address: where its code and its unwind
+ * tables are in the process, and its bytes. The pointers stay valid until symbolizer_free(). */
+struct unwind_info {
+	uint64_t bias;               /* runtime address = link-time address + bias */
+	uint64_t code_start;         /* runtime range of the module's executable segments */
+	uint64_t code_end;
+	uint64_t eh_frame_hdr;       /* runtime address of .eh_frame_hdr; 0: none */
+	uint64_t eh_frame_hdr_size;
+	const unsigned char *debug_frame; /* .debug_frame (the module's or its debug file's) or NULL */
+	size_t debug_frame_size;
+	const void *module;          /* for symbolizer_read_module() */
+};
+
+/* The unwind information of the module holding addr in pid. Returns 0, or -ENOENT when no ELF
+ * module with a readable image maps addr. The module's file is mapped on first use. */
+int symbolizer_unwind_info(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,
+			   struct unwind_info *out);
+/* Copy len bytes at runtime address addr of info's module from its file image (any segment, not
+ * only the mapping that holds the code). Returns 0, or -EFAULT when the bytes are not in it. */
+int symbolizer_read_module(const struct unwind_info *info, uint64_t addr, void *buf, size_t len);
+
 #endif

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define UNWIND_MAX_FRAMES 256
 
@@ -16,6 +17,8 @@ struct unwinder;
 
 struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbolizer);
 void unwinder_free(struct unwinder *unwinder);
+/* pid exec'd or exited: drop what was cached about its address space. */
+void unwinder_forget(struct unwinder *unwinder, pid_t pid);
 
 /* Fill ips (leaf first) with the call stack of a SAMPLE record; returns the number of frames.
  * Frames after the first are return addresses. *truncated is set when the stack visibly stops

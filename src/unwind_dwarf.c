@@ -1,0 +1,326 @@
+/* unwind_dwarf.c — DWARF CFI unwinding of a copied user stack, with libunwind's remote API.
+ *
+ * libunwind asks us, through accessors, for registers and memory of the "remote" process. We
+ * answer from the sample alone: registers from PERF_SAMPLE_REGS_USER, stack memory from the
+ * PERF_SAMPLE_STACK_USER copy (which starts at the sampled sp), and any other address from the
+ * file image of the module mapped there — that is where libunwind reads .eh_frame_hdr and
+ * .eh_frame. Nothing is read from the live process, so unwinding works after it exited and
+ * costs no system call.
+ *
+ * Unwind tables: .eh_frame_hdr's binary search table, handed to dwarf_search_unwind_table() as a
+ * remote table. Modules with only .debug_frame get a search table built here over their
+ * .debug_frame, converted to .eh_frame form (see debug_frame.c).
+ *
+ * One libunwind address space per process, so its cache of parsed frames never mixes two
+ * processes' code at the same address. */
+#include "proftop/unwind_dwarf.h"
+
+#include "proftop/idmap.h"
+#include "proftop/symbols.h"
+#include "proftop/util.h"
+
+#include <asm/perf_regs.h>
+#include <errno.h>
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Declared by libunwind's sources but not by its public headers. */
+extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
+					       unw_dyn_info_t *di, unw_proc_info_t *pi,
+					       int need_unwind_info, void *arg);
+#define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
+
+#define MODULES_PER_UNWIND 16
+
+struct dwarf_unwinder {
+	struct symbolizer *symbolizer;
+	unw_accessors_t accessors;
+	struct idmap spaces_by_pid;    /* pid -> index in spaces */
+	unw_addr_space_t *spaces;
+	size_t nspaces, spaces_cap;
+};
+
+/* What the accessors see of one sample. */
+struct unwind_ctx {
+	struct dwarf_unwinder *unwinder;
+	const struct sample_record *sample;
+	pid_t pid;
+	uint64_t sp;
+	struct unwind_info modules[MODULES_PER_UNWIND]; /* modules met so far, newest last */
+	size_t nmodules;
+};
+
+/* libunwind's x86-64 register numbers → perf's. */
+static int perf_reg_of(int unw_reg)
+{
+	switch (unw_reg) {
+	case UNW_X86_64_RAX: return PERF_REG_X86_AX;
+	case UNW_X86_64_RDX: return PERF_REG_X86_DX;
+	case UNW_X86_64_RCX: return PERF_REG_X86_CX;
+	case UNW_X86_64_RBX: return PERF_REG_X86_BX;
+	case UNW_X86_64_RSI: return PERF_REG_X86_SI;
+	case UNW_X86_64_RDI: return PERF_REG_X86_DI;
+	case UNW_X86_64_RBP: return PERF_REG_X86_BP;
+	case UNW_X86_64_RSP: return PERF_REG_X86_SP;
+	case UNW_X86_64_RIP: return PERF_REG_X86_IP;
+	default:
+		if (unw_reg >= UNW_X86_64_R8 && unw_reg <= UNW_X86_64_R15)
+			return PERF_REG_X86_R8 + (unw_reg - UNW_X86_64_R8);
+		return -1;
+	}
+}
+
+/* The sample's value of a perf register: registers come packed in mask bit order. */
+static int sample_reg(const struct sample_record *r, int perf_reg, uint64_t *value)
+{
+	uint64_t mask = sample_regs_mask();
+	unsigned index;
+
+	if (perf_reg < 0 || !(mask & (1ull << perf_reg)))
+		return -EINVAL;
+	index = (unsigned)__builtin_popcountll(mask & ((1ull << perf_reg) - 1));
+	if (index >= r->sample.nregs)
+		return -EINVAL;
+	*value = r->sample.regs[index];
+	return 0;
+}
+
+static const struct unwind_info *ctx_module(struct unwind_ctx *ctx, uint64_t ip)
+{
+	struct unwind_info info;
+
+	for (size_t i = ctx->nmodules; i-- > 0;)
+		if (ip >= ctx->modules[i].code_start && ip < ctx->modules[i].code_end)
+			return &ctx->modules[i];
+	if (symbolizer_unwind_info(ctx->unwinder->symbolizer, ctx->pid, ip, &info) < 0)
+		return NULL;
+	if (ctx->nmodules == MODULES_PER_UNWIND) {
+		memmove(ctx->modules, ctx->modules + 1, sizeof(ctx->modules[0]) * (MODULES_PER_UNWIND - 1));
+		ctx->nmodules--;
+	}
+	ctx->modules[ctx->nmodules] = info;
+	return &ctx->modules[ctx->nmodules++];
+}
+
+static int read_u32(struct unwind_ctx *ctx, const struct unwind_info *m, uint64_t addr,
+		    uint32_t *out)
+{
+	(void)ctx;
+	return symbolizer_read_module(m, addr, out, sizeof(*out));
+}
+
+/* Build the remote-table description of .eh_frame_hdr: version 1, then the encoded pointer to
+ * .eh_frame, the FDE count and the table of (initial location, FDE) pairs, both datarel sdata4. */
+static int eh_frame_hdr_table(struct unwind_ctx *ctx, const struct unwind_info *m,
+			      unw_dyn_info_t *di)
+{
+	unsigned char head[4];
+	uint32_t fde_count;
+
+	if (symbolizer_read_module(m, m->eh_frame_hdr, head, sizeof(head)) < 0)
+		return -UNW_ENOINFO;
+	/* version 1; eh_frame_ptr pcrel|sdata4 (0x1b); fde_count udata4 (0x03); table
+	 * datarel|sdata4 (0x3b): what every linker writes, and all that libunwind's lookup takes. */
+	if (head[0] != 1 || head[3] != 0x3b || (head[1] & 0x0f) != 0x0b || head[2] != 0x03)
+		return -UNW_ENOINFO;
+	if (read_u32(ctx, m, m->eh_frame_hdr + 8, &fde_count) < 0 || !fde_count)
+		return -UNW_ENOINFO;
+	memset(di, 0, sizeof(*di));
+	di->format = UNW_INFO_FORMAT_REMOTE_TABLE;
+	di->start_ip = m->code_start;
+	di->end_ip = m->code_end;
+	di->u.rti.segbase = m->eh_frame_hdr;
+	di->u.rti.table_data = m->eh_frame_hdr + 12;
+	di->u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+	return 0;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
+			  int need_unwind_info, void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	const struct unwind_info *m = ctx_module(ctx, ip);
+	unw_dyn_info_t di;
+
+	if (!m || !m->eh_frame_hdr)
+		return -UNW_ENOINFO;
+	if (eh_frame_hdr_table(ctx, m, &di) < 0)
+		return -UNW_ENOINFO;
+	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
+{
+	(void)as;
+	(void)pi;
+	(void)arg;
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)arg;
+	return -UNW_ENOINFO;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, int write,
+		      void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	const struct sample_record *r = ctx->sample;
+
+	(void)as;
+	if (write)
+		return -UNW_EINVAL;
+	if (addr >= ctx->sp && addr - ctx->sp + sizeof(*value) <= r->sample.stack_size) {
+		memcpy(value, r->sample.stack + (addr - ctx->sp), sizeof(*value));
+		return 0;
+	}
+	/* Unwind tables and code: from the file of a module this unwind already met, whose other
+	 * segments (.eh_frame sits in the read-only one) need not be in our maps. */
+	for (size_t i = ctx->nmodules; i-- > 0;)
+		if (symbolizer_read_module(&ctx->modules[i], addr, value, sizeof(*value)) == 0)
+			return 0;
+	return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *value, int write,
+		      void *arg)
+{
+	struct unwind_ctx *ctx = arg;
+	uint64_t v;
+
+	(void)as;
+	if (write || sample_reg(ctx->sample, perf_reg_of(reg), &v) < 0)
+		return -UNW_EBADREG;
+	*value = v;
+	return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *value, int write,
+			void *arg)
+{
+	(void)as;
+	(void)reg;
+	(void)value;
+	(void)write;
+	(void)arg;
+	return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *cursor, void *arg)
+{
+	(void)as;
+	(void)cursor;
+	(void)arg;
+	return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len,
+			 unw_word_t *offset, void *arg)
+{
+	(void)as;
+	(void)addr;
+	(void)buf;
+	(void)len;
+	(void)offset;
+	(void)arg;
+	return -UNW_ENOINFO; /* names come from the symbolizer */
+}
+
+struct dwarf_unwinder *dwarf_unwinder_new(struct symbolizer *symbolizer)
+{
+	struct dwarf_unwinder *u = xcalloc(1, sizeof(*u));
+
+	u->symbolizer = symbolizer;
+	u->accessors = (unw_accessors_t){
+		.find_proc_info = find_proc_info,
+		.put_unwind_info = put_unwind_info,
+		.get_dyn_info_list_addr = get_dyn_info_list_addr,
+		.access_mem = access_mem,
+		.access_reg = access_reg,
+		.access_fpreg = access_fpreg,
+		.resume = resume,
+		.get_proc_name = get_proc_name,
+	};
+	idmap_init(&u->spaces_by_pid);
+	return u;
+}
+
+static unw_addr_space_t space_of(struct dwarf_unwinder *u, pid_t pid)
+{
+	uint32_t i = idmap_get(&u->spaces_by_pid, (uint64_t)(uint32_t)pid);
+	unw_addr_space_t as;
+
+	if (i != IDMAP_MISSING && u->spaces[i])
+		return u->spaces[i];
+	as = unw_create_addr_space(&u->accessors, 0);
+	if (!as)
+		fatal("libunwind could not create an address space");
+	unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
+	if (i == IDMAP_MISSING) {
+		xgrow((void **)&u->spaces, &u->spaces_cap, u->nspaces + 1, sizeof(*u->spaces));
+		i = (uint32_t)u->nspaces++;
+		idmap_put(&u->spaces_by_pid, (uint64_t)(uint32_t)pid, i);
+	}
+	u->spaces[i] = as;
+	return as;
+}
+
+void dwarf_unwinder_forget(struct dwarf_unwinder *u, pid_t pid)
+{
+	uint32_t i = idmap_get(&u->spaces_by_pid, (uint64_t)(uint32_t)pid);
+
+	if (i != IDMAP_MISSING && u->spaces[i]) {
+		unw_destroy_addr_space(u->spaces[i]);
+		u->spaces[i] = NULL;
+	}
+}
+
+void dwarf_unwinder_free(struct dwarf_unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nspaces; i++)
+		if (u->spaces[i])
+			unw_destroy_addr_space(u->spaces[i]);
+	free(u->spaces);
+	idmap_free(&u->spaces_by_pid);
+	free(u);
+}
+
+size_t dwarf_unwind(struct dwarf_unwinder *u, const struct sample_record *r, uint64_t *ips,
+		    size_t max, bool *truncated)
+{
+	struct unwind_ctx ctx = { .unwinder = u, .sample = r, .pid = (pid_t)r->pid };
+	unw_cursor_t cursor;
+	size_t n = 0;
+	int step = 0;
+
+	*truncated = false;
+	if (!r->sample.regs_abi || sample_reg(r, PERF_REG_X86_SP, &ctx.sp) < 0)
+		return 0;
+	if (unw_init_remote(&cursor, space_of(u, ctx.pid), &ctx) < 0) {
+		*truncated = true;
+		return 0;
+	}
+	do {
+		unw_word_t ip;
+
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		if (n == max) {
+			*truncated = true;
+			break;
+		}
+		ips[n++] = ip;
+		step = unw_step(&cursor);
+	} while (step > 0);
+	/* unw_step() returns 0 at the outermost frame (_start's CFI marks the return address
+	 * undefined); anything negative means the unwind lost its way. */
+	if (step < 0 || n == 0)
+		*truncated = true;
+	return n;
+}
