@@ -10,11 +10,8 @@
 #include <poll.h>
 #include <stdlib.h>
 
-void batch_print_table(FILE *out, const struct profile_snapshot *s, const char *title, long max_rows)
+static void print_header(FILE *out, const struct profile_snapshot *s, const char *title)
 {
-	struct view_top_query query = { VIEW_SORT_SELF, NULL, PROFILE_NO_NODE };
-	struct view_row *rows;
-	size_t n = view_top(s, &query, &rows);
 	const struct counters *c = &s->counters;
 
 	fprintf(out, "%s  elapsed %.2fs  freq %u Hz  samples %llu  overflow %llu  dropped %llu  "
@@ -22,19 +19,57 @@ void batch_print_table(FILE *out, const struct profile_snapshot *s, const char *
 		title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
 		(unsigned long long)c->overflow, (unsigned long long)c->dropped,
 		(unsigned long long)c->throttled, (unsigned long long)c->truncated);
+}
+
+static void print_functions(FILE *out, const struct profile_snapshot *s, long max_rows)
+{
+	struct view_top_query query = { VIEW_SORT_SELF, NULL, PROFILE_NO_NODE };
+	struct view_row *rows;
+	size_t n = view_top(s, &query, &rows);
+
 	fprintf(out, "  SELF%%  TOTAL%%  SAMPLES  FUNCTION  MODULE\n");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++)
 		fprintf(out, "%7.2f %7.2f %8llu  %s  %s\n", rows[i].self_pct, rows[i].total_pct,
 			(unsigned long long)rows[i].self, rows[i].name, rows[i].module);
-	fflush(out);
 	free(rows);
 }
 
-static void print_latest(struct session *session, const char *title, long max_rows)
+static void print_tree(FILE *out, const struct profile_snapshot *s, double min_percent,
+		       long max_rows)
+{
+	struct view_tree_query query = { .min_pct = min_percent };
+	struct view_tree_row *rows = NULL;
+	struct view_tree tree;
+	size_t cap = 0, n;
+
+	view_tree_of(&tree, s, PROFILE_NO_NODE);
+	n = view_tree(&tree, &query, &rows, &cap);
+
+	fprintf(out, " TOTAL%%   SELF%%  FUNCTION  MODULE\n");
+	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++)
+		fprintf(out, "%7.2f %7.2f  %*s%s  %s\n", rows[i].total_pct, rows[i].self_pct,
+			(int)rows[i].depth * 2, "", rows[i].name, rows[i].module);
+	free(rows);
+	view_tree_free(&tree);
+}
+
+void batch_print_table(FILE *out, const struct profile_snapshot *s, const char *title,
+		       const struct batch_options *o, long max_rows)
+{
+	print_header(out, s, title);
+	if (o->tree)
+		print_tree(out, s, o->min_percent, max_rows);
+	else
+		print_functions(out, s, max_rows);
+	fflush(out);
+}
+
+static void print_latest(struct session *session, const char *title,
+			 const struct batch_options *o, long max_rows)
 {
 	struct profile_snapshot *s = session_snapshot(session);
 
-	batch_print_table(stdout, s, title, max_rows);
+	batch_print_table(stdout, s, title, o, max_rows);
 	profile_snapshot_unref(s);
 }
 
@@ -73,12 +108,12 @@ int batch_run(struct session *session, const struct batch_options *o)
 		if (end && now >= end)
 			break;
 		if (next_table && now >= next_table) {
-			print_latest(session, "--- proftop", periodic_rows);
+			print_latest(session, "--- proftop", o, periodic_rows);
 			while (next_table <= now)
 				next_table += interval_ns;
 		}
 	}
 	session_stop(session);
-	print_latest(session, "=== proftop final", o->max_rows);
+	print_latest(session, "=== proftop final", o, o->max_rows);
 	return session_exit_code(session);
 }

@@ -1,8 +1,9 @@
 /* collector.c — the collector thread: drains the ring, keeps the address spaces current, turns
  * samples into call stacks of function ids and adds them to the profile.
  *
- * Threads: everything in struct collector but `published` (guarded by publish_lock) and `stop`
- * (atomic) belongs to the collector thread while it runs, and to the caller after it ended. */
+ * Threads: everything in struct collector but `published` and `published_window` (guarded by
+ * publish_lock), `stop` and `want_window` (atomics) belongs to the collector thread while it runs,
+ * and to the caller after it ended. */
 #include "proftop/collector.h"
 
 #include "proftop/ring.h"
@@ -33,12 +34,15 @@ struct collector {
 	struct profile *profile;
 	uint64_t truncated;
 	uint64_t start_ns, last_publish_ns, published_samples;
+	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	int wake_fd;
 	pthread_t thread;
 	bool running;
 	atomic_bool stop;
 	pthread_mutex_t publish_lock;
 	struct profile_snapshot *published;
+	struct profile_snapshot *published_window; /* NULL unless want_window */
+	atomic_bool want_window;
 };
 
 struct collector *collector_new(struct ring *ring, struct sampler *sampler,
@@ -132,6 +136,7 @@ static bool drain(struct collector *c)
 	bool any = false;
 
 	while ((data = ring_peek(c->ring, &len))) {
+		profile_set_time(c->profile, util_now_ns());
 		handle_record(c, data, len);
 		ring_release(c->ring);
 		any = true;
@@ -139,19 +144,34 @@ static bool drain(struct collector *c)
 	return any;
 }
 
-static void publish(struct collector *c)
+static void stamp(struct collector *c, struct profile_snapshot *s, uint64_t now)
 {
-	struct profile_snapshot *s = profile_snapshot(c->profile), *old;
-
 	sampler_counters(c->sampler, &s->counters);
 	s->counters.truncated = c->truncated;
-	s->elapsed_ns = util_now_ns() - c->start_ns;
+	s->elapsed_ns = now - c->start_ns;
 	s->freq = sampler_freq(c->sampler);
+}
+
+/* The cumulative snapshot, and the window one while a reader wants it. Once profiling ended the
+ * clock stops at its end, so a window made later still shows its last seconds. */
+static void publish(struct collector *c)
+{
+	uint64_t now = c->end_ns ? c->end_ns : util_now_ns();
+	struct profile_snapshot *s = profile_snapshot(c->profile), *old, *window = NULL, *old_window;
+
+	stamp(c, s, now);
+	if (atomic_load_explicit(&c->want_window, memory_order_relaxed)) {
+		window = profile_window_snapshot(c->profile, now);
+		stamp(c, window, now);
+	}
 	pthread_mutex_lock(&c->publish_lock);
 	old = c->published;
 	c->published = s;
+	old_window = c->published_window;
+	c->published_window = window;
 	pthread_mutex_unlock(&c->publish_lock);
 	profile_snapshot_unref(old);
+	profile_snapshot_unref(old_window);
 	c->last_publish_ns = util_now_ns();
 	c->published_samples = profile_samples(c->profile);
 }
@@ -200,7 +220,33 @@ void collector_finish(struct collector *c)
 		c->running = false;
 	}
 	drain(c);
+	if (!c->end_ns)
+		c->end_ns = util_now_ns();
 	publish(c);
+}
+
+void collector_set_window(struct collector *c, uint64_t window_ns)
+{
+	profile_set_window(c->profile, window_ns);
+}
+
+void collector_want_window(struct collector *c, bool want)
+{
+	atomic_store_explicit(&c->want_window, want, memory_order_relaxed);
+	/* After the end nobody else publishes: make the window now, on the caller's thread. */
+	if (want && c->end_ns && !c->running)
+		publish(c);
+}
+
+struct profile_snapshot *collector_window_snapshot(struct collector *c)
+{
+	struct profile_snapshot *s = NULL;
+
+	pthread_mutex_lock(&c->publish_lock);
+	if (c->published_window)
+		s = profile_snapshot_ref(c->published_window);
+	pthread_mutex_unlock(&c->publish_lock);
+	return s;
 }
 
 struct profile_snapshot *collector_snapshot(struct collector *c)
@@ -219,6 +265,7 @@ void collector_free(struct collector *c)
 		return;
 	collector_finish(c);
 	profile_snapshot_unref(c->published);
+	profile_snapshot_unref(c->published_window);
 	profile_free(c->profile);
 	unwinder_free(c->unwinder);
 	symbolizer_free(c->symbolizer);

@@ -14,6 +14,8 @@ enum {
 	OPT_MAX_ROWS = 256,
 	OPT_KERNEL,
 	OPT_STACK_SIZE,
+	OPT_TREE,
+	OPT_MIN_PERCENT,
 };
 
 static const struct option long_options[] = {
@@ -26,6 +28,8 @@ static const struct option long_options[] = {
 	{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
 	{ "kernel", no_argument, NULL, OPT_KERNEL },
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
+	{ "tree", no_argument, NULL, OPT_TREE },
+	{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -51,6 +55,8 @@ const char *options_help(void)
 	       "  -n, --interval SEC     seconds between periodic tables in batch mode (default 1;\n"
 	       "                         0 prints only the final table)\n"
 	       "      --max-rows N       rows per table (default 25 periodic, all in the final one)\n"
+	       "      --tree             batch mode prints the call tree (top-down) instead\n"
+	       "      --min-percent PCT  --tree leaves out nodes under PCT% of samples (default 0.5)\n"
 	       "      --kernel           sample kernel mode too (needs perf_event_paranoid <= 1)\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
@@ -63,7 +69,7 @@ static char *bad(const char *what, const char *value)
 	return xasprintf("invalid %s: '%s'", what, value);
 }
 
-static bool parse_seconds(const char *text, double *out)
+static bool parse_number(const char *text, double *out)
 {
 	char *end;
 	double v;
@@ -120,11 +126,11 @@ static char *parse_one(struct options *o, int opt, const char *arg)
 		o->sample.freq = (unsigned)value;
 		return NULL;
 	case 'd':
-		if (!parse_seconds(arg, &o->batch.duration) || o->batch.duration == 0)
+		if (!parse_number(arg, &o->batch.duration) || o->batch.duration == 0)
 			return bad("duration (seconds > 0)", arg);
 		return NULL;
 	case 'n':
-		if (!parse_seconds(arg, &o->batch.interval))
+		if (!parse_number(arg, &o->batch.interval))
 			return bad("interval (seconds >= 0)", arg);
 		return NULL;
 	case 'b':
@@ -148,6 +154,13 @@ static char *parse_one(struct options *o, int opt, const char *arg)
 		if (!parse_long(arg, 64, OPTIONS_MAX_STACK, &value) || value % 8)
 			return bad("stack size (a multiple of 8 from 64 to 65000 bytes)", arg);
 		o->sample.stack_size = (uint32_t)value;
+		return NULL;
+	case OPT_TREE:
+		o->batch.tree = true;
+		return NULL;
+	case OPT_MIN_PERCENT:
+		if (!parse_number(arg, &o->batch.min_percent) || o->batch.min_percent > 100)
+			return bad("percentage (0 to 100)", arg);
 		return NULL;
 	case OPT_MAX_ROWS:
 		if (!parse_long(arg, 0, LONG_MAX, &o->batch.max_rows))
@@ -173,7 +186,7 @@ enum options_result options_parse(struct options *o, int argc, char **argv, char
 
 	memset(o, 0, sizeof(*o));
 	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
-	o->batch = (struct batch_options){ 1.0, 0, -1 };
+	o->batch = (struct batch_options){ 1.0, 0, -1, false, 0.5 };
 	*message = NULL;
 	optind = 0; /* reset getopt, also for repeated calls in tests */
 	opterr = 0;

@@ -3,7 +3,11 @@
  * Invariants: nodes are only appended, and a node is always created after its parent, so a
  * parent's index is smaller than its children's. Snapshots rely on that to merge the per-thread
  * tries in one pass in index order. A node's total is the sum of its self and its children's
- * totals; profile_add() keeps that true by adding along the whole path. */
+ * totals; profile_add() keeps that true by adding along the whole path.
+ *
+ * The time window is a ring of (time, leaf node) pairs in two arrays, oldest at win_head, with a
+ * power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot counts each pair's
+ * node as one self sample and sums totals bottom-up, which the index order makes one reverse pass. */
 #include "proftop/profile.h"
 
 #include "proftop/idmap.h"
@@ -36,6 +40,11 @@ struct profile {
 	char **owned;              /* strings the profile made (names, comms) */
 	size_t nowned, owned_cap;
 	uint64_t samples;
+
+	uint64_t window_ns, now_ns;
+	uint64_t *win_time;
+	uint32_t *win_node;
+	size_t win_head, win_count, win_cap;
 };
 
 static const char *own(struct profile *p, char *s)
@@ -71,6 +80,8 @@ void profile_free(struct profile *p)
 	free(p->func_keys);
 	free(p->nodes);
 	free(p->threads);
+	free(p->win_time);
+	free(p->win_node);
 	idmap_free(&p->func_index);
 	idmap_free(&p->child_index);
 	idmap_free(&p->thread_index);
@@ -160,6 +171,77 @@ void profile_set_comm(struct profile *p, pid_t pid, pid_t tid, const char *comm)
 	t->pid = pid;
 }
 
+void profile_set_time(struct profile *p, uint64_t now_ns)
+{
+	p->now_ns = now_ns;
+}
+
+void profile_set_window(struct profile *p, uint64_t window_ns)
+{
+	p->window_ns = window_ns;
+	if (window_ns)
+		return;
+	free(p->win_time);
+	free(p->win_node);
+	p->win_time = NULL;
+	p->win_node = NULL;
+	p->win_head = p->win_count = p->win_cap = 0;
+}
+
+/* Forget the window's samples taken before since. */
+static void window_trim(struct profile *p, uint64_t since)
+{
+	while (p->win_count && p->win_time[p->win_head] < since) {
+		p->win_head = (p->win_head + 1) & (p->win_cap - 1);
+		p->win_count--;
+	}
+}
+
+static uint64_t window_start(const struct profile *p, uint64_t now_ns)
+{
+	return now_ns > p->window_ns ? now_ns - p->window_ns : 0;
+}
+
+/* Double the ring, moving its entries to the front of the new arrays. */
+static void window_grow(struct profile *p)
+{
+	size_t cap = p->win_cap ? p->win_cap * 2 : 1024;
+	uint64_t *time = xmalloc(cap * sizeof(*time));
+	uint32_t *node = xmalloc(cap * sizeof(*node));
+
+	for (size_t i = 0; i < p->win_count; i++) {
+		size_t j = (p->win_head + i) & (p->win_cap - 1);
+
+		time[i] = p->win_time[j];
+		node[i] = p->win_node[j];
+	}
+	free(p->win_time);
+	free(p->win_node);
+	p->win_time = time;
+	p->win_node = node;
+	p->win_head = 0;
+	p->win_cap = cap;
+}
+
+static void window_push(struct profile *p, uint32_t node)
+{
+	size_t tail;
+
+	window_trim(p, window_start(p, p->now_ns));
+	if (p->win_count == p->win_cap) {
+		if (p->win_cap < PROFILE_WINDOW_MAX) {
+			window_grow(p);
+		} else { /* full: the oldest sample makes room */
+			p->win_head = (p->win_head + 1) & (p->win_cap - 1);
+			p->win_count--;
+		}
+	}
+	tail = (p->win_head + p->win_count) & (p->win_cap - 1);
+	p->win_time[tail] = p->now_ns;
+	p->win_node[tail] = node;
+	p->win_count++;
+}
+
 void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth)
 {
 	struct profile_thread *t = thread_of(p, pid, tid);
@@ -177,6 +259,8 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
 		p->nodes[node].total++;
 	}
 	p->nodes[node].self++;
+	if (p->window_ns)
+		window_push(p, node);
 }
 
 uint64_t profile_samples(const struct profile *p)
@@ -260,10 +344,18 @@ void profile_snapshot_flat(const struct profile_snapshot *s, uint32_t top, uint6
 	free(on_path);
 }
 
-struct profile_snapshot *profile_snapshot(const struct profile *p)
+/* Room for the thread tries and the merged tree a snapshot makes of them. */
+static struct profile_node *snapshot_nodes(const struct profile *p)
+{
+	return xmalloc((2 * p->nnodes + 1) * sizeof(struct profile_node));
+}
+
+/* A snapshot over nodes (from snapshot_nodes(), taken over): the profile's tries with the counts
+ * to show, over samples samples. */
+static struct profile_snapshot *snapshot_of(const struct profile *p, struct profile_node *nodes,
+					    uint64_t samples)
 {
 	struct profile_snapshot *s = xcalloc(1, sizeof(*s));
-	struct profile_node *nodes = xmalloc((2 * p->nnodes + 1) * sizeof(*nodes));
 	struct profile_func *funcs = xmalloc(p->nfuncs * sizeof(*funcs));
 	struct profile_thread *threads = xmalloc((p->nthreads + 1) * sizeof(*threads));
 	uint64_t *self = xmalloc(p->nfuncs * sizeof(*self));
@@ -271,13 +363,13 @@ struct profile_snapshot *profile_snapshot(const struct profile *p)
 	size_t nnodes = p->nnodes;
 
 	atomic_init(&s->refs, 1);
-	if (p->nnodes)
-		memcpy(nodes, p->nodes, p->nnodes * sizeof(*nodes));
 	memcpy(funcs, p->funcs, p->nfuncs * sizeof(*funcs));
-	if (p->nthreads)
-		memcpy(threads, p->threads, p->nthreads * sizeof(*threads));
+	for (size_t i = 0; i < p->nthreads; i++) {
+		threads[i] = p->threads[i];
+		threads[i].samples = nodes[threads[i].root].total;
+	}
 	s->merged_root = merge_threads(nodes, p->nnodes, &nnodes);
-	s->samples = p->samples;
+	s->samples = samples;
 	s->nodes = nodes;
 	s->nnodes = nnodes;
 	s->funcs = funcs;
@@ -287,6 +379,38 @@ struct profile_snapshot *profile_snapshot(const struct profile *p)
 	profile_snapshot_flat(s, s->merged_root, self, total);
 	s->func_self = self;
 	s->func_total = total;
+	return s;
+}
+
+struct profile_snapshot *profile_snapshot(const struct profile *p)
+{
+	struct profile_node *nodes = snapshot_nodes(p);
+
+	if (p->nnodes)
+		memcpy(nodes, p->nodes, p->nnodes * sizeof(*nodes));
+	return snapshot_of(p, nodes, p->samples);
+}
+
+struct profile_snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
+{
+	struct profile_node *nodes = snapshot_nodes(p);
+	struct profile_snapshot *s;
+
+	window_trim(p, window_start(p, now_ns));
+	for (size_t i = 0; i < p->nnodes; i++) {
+		nodes[i] = p->nodes[i];
+		nodes[i].self = nodes[i].total = 0;
+	}
+	for (size_t i = 0; i < p->win_count; i++)
+		nodes[p->win_node[(p->win_head + i) & (p->win_cap - 1)]].self++;
+	/* Children come after their parent: one reverse pass sums every subtree. */
+	for (size_t i = p->nnodes; i-- > 0;) {
+		nodes[i].total += nodes[i].self;
+		if (nodes[i].parent != PROFILE_NO_NODE)
+			nodes[nodes[i].parent].total += nodes[i].total;
+	}
+	s = snapshot_of(p, nodes, p->win_count);
+	s->window_ns = p->window_ns;
 	return s;
 }
 

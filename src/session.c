@@ -83,6 +83,7 @@ int session_open(struct session **out, const struct session_options *o, char **m
 						      sampler_advice(err)));
 	}
 	s->collector = collector_new(s->ring, s->sampler, &o->sample);
+	collector_set_window(s->collector, o->window_ns);
 	err = collector_start(s->collector, s->target.pids, s->target.npids);
 	if (!err)
 		err = sampler_start(s->sampler, collector_wake_fd(s->collector));
@@ -134,6 +135,21 @@ unsigned session_events(struct session *s)
 struct profile_snapshot *session_snapshot(struct session *s)
 {
 	return collector_snapshot(s->collector);
+}
+
+void session_want_window(struct session *s, bool want)
+{
+	collector_want_window(s->collector, want);
+}
+
+struct profile_snapshot *session_window_snapshot(struct session *s)
+{
+	return collector_window_snapshot(s->collector);
+}
+
+bool session_launched(const struct session *s)
+{
+	return s->target.launched;
 }
 
 void session_set_freq(struct session *s, unsigned freq)

@@ -831,6 +831,7 @@ static void module_read_unwind(struct module_unwind *uw, Elf *elf, struct module
 	if (uw->code_start == UINT64_MAX)
 		uw->code_start = 0;
 	uw->debug_frame = module_section_copy(elf, ".debug_frame", &uw->debug_frame_size);
+	/* A stripped module without .eh_frame_hdr: its debug file may describe its frames. */
 	if (!uw->debug_frame && !uw->eh_frame_hdr && file)
 		uw->debug_frame = module_debug_frame_from_debug_file(elf, file, &uw->debug_frame_size);
 }

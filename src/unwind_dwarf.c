@@ -8,13 +8,15 @@
  * costs no system call.
  *
  * Unwind tables: .eh_frame_hdr's binary search table, handed to dwarf_search_unwind_table() as a
- * remote table. Modules with only .debug_frame get a search table built here over their
- * .debug_frame, converted to .eh_frame form (see debug_frame.c).
+ * remote table. Code that only .debug_frame describes is unwound through a converted copy in
+ * .eh_frame form (debug_frame.c) that the accessors serve at a made-up address: above
+ * 0x4000000000000000, which no x86-64 user address can be, one 4 GiB slot per image.
  *
  * One libunwind address space per process, so its cache of parsed frames never mixes two
  * processes' code at the same address. */
 #include "proftop/unwind_dwarf.h"
 
+#include "proftop/debug_frame.h"
 #include "proftop/idmap.h"
 #include "proftop/symbols.h"
 #include "proftop/util.h"
@@ -32,6 +34,16 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
 
 #define MODULES_PER_UNWIND 16
+#define SYNTH_BASE 0x4000000000000000ull
+#define SYNTH_SLOT_SHIFT 32
+
+/* A module's .debug_frame converted for one load address; it lives at synth_addr(index). */
+struct synth_image {
+	const void *module;
+	uint64_t bias;
+	bool ok;                     /* conversion found something */
+	struct eh_frame_image image;
+};
 
 struct dwarf_unwinder {
 	struct symbolizer *symbolizer;
@@ -39,6 +51,8 @@ struct dwarf_unwinder {
 	struct idmap spaces_by_pid;    /* pid -> index in spaces */
 	unw_addr_space_t *spaces;
 	size_t nspaces, spaces_cap;
+	struct synth_image *synths;
+	size_t nsynths, synths_cap;
 };
 
 /* What the accessors see of one sample. */
@@ -49,6 +63,7 @@ struct unwind_ctx {
 	uint64_t sp;
 	struct unwind_info modules[MODULES_PER_UNWIND]; /* modules met so far, newest last */
 	size_t nmodules;
+	bool lookup_failed; /* a frame had no unwind information: its caller would be a guess */
 };
 
 /* libunwind's x86-64 register numbers → perf's. */
@@ -136,18 +151,108 @@ static int eh_frame_hdr_table(struct unwind_ctx *ctx, const struct unwind_info *
 	return 0;
 }
 
+static uint64_t synth_addr(size_t index)
+{
+	return SYNTH_BASE + ((uint64_t)index << SYNTH_SLOT_SHIFT);
+}
+
+/* The converted .debug_frame of m (made on first use, kept for the unwinder's life). */
+static const struct synth_image *synth_of(struct dwarf_unwinder *u, const struct unwind_info *m,
+					  size_t *index)
+{
+	struct synth_image *img;
+
+	for (size_t i = 0; i < u->nsynths; i++) {
+		if (u->synths[i].module == m->module && u->synths[i].bias == m->bias) {
+			*index = i;
+			return u->synths[i].ok ? &u->synths[i] : NULL;
+		}
+	}
+	xgrow((void **)&u->synths, &u->synths_cap, u->nsynths + 1, sizeof(*u->synths));
+	img = &u->synths[u->nsynths];
+	*img = (struct synth_image){ .module = m->module, .bias = m->bias };
+	img->ok = debug_frame_convert(m->debug_frame, m->debug_frame_size, m->bias, m->code_start,
+				      &img->image) == 0;
+	*index = u->nsynths++;
+	return img->ok ? img : NULL;
+}
+
+/* Serve a read inside a converted image: the .eh_frame entries, then the search table. */
+static int synth_read(const struct dwarf_unwinder *u, uint64_t addr, unw_word_t *value)
+{
+	size_t index = (size_t)((addr - SYNTH_BASE) >> SYNTH_SLOT_SHIFT);
+	uint64_t off = addr & ((1ull << SYNTH_SLOT_SHIFT) - 1);
+	const struct eh_frame_image *img;
+	size_t table_size;
+
+	if (index >= u->nsynths || !u->synths[index].ok)
+		return -UNW_EINVAL;
+	img = &u->synths[index].image;
+	table_size = img->table_entries * 2 * sizeof(int32_t);
+	if (off + sizeof(*value) <= img->eh_frame_size) {
+		memcpy(value, img->eh_frame + off, sizeof(*value));
+		return 0;
+	}
+	if (off >= img->eh_frame_size && off - img->eh_frame_size + sizeof(*value) <= table_size) {
+		memcpy(value, (const unsigned char *)img->table + (off - img->eh_frame_size),
+		       sizeof(*value));
+		return 0;
+	}
+	/* A last word that straddles the end: what is there, zero-padded. */
+	if (off < img->eh_frame_size + table_size) {
+		unsigned char word[sizeof(*value)] = { 0 };
+
+		for (size_t i = 0; i < sizeof(word) && off + i < img->eh_frame_size + table_size; i++)
+			word[i] = off + i < img->eh_frame_size
+					  ? img->eh_frame[off + i]
+					  : ((const unsigned char *)img->table)[off + i - img->eh_frame_size];
+		memcpy(value, word, sizeof(word));
+		return 0;
+	}
+	return -UNW_EINVAL;
+}
+
+/* The table of a converted .debug_frame: entries relative to the code start (IP_OFFSET), FDE
+ * offsets relative to the image's made-up address. */
+static int debug_frame_table(struct unwind_ctx *ctx, const struct unwind_info *m,
+			     unw_dyn_info_t *di)
+{
+	size_t index;
+	const struct synth_image *img = synth_of(ctx->unwinder, m, &index);
+
+	if (!img)
+		return -UNW_ENOINFO;
+	memset(di, 0, sizeof(*di));
+	di->format = UNW_INFO_FORMAT_IP_OFFSET;
+	di->start_ip = m->code_start;
+	di->end_ip = m->code_end;
+	di->u.rti.segbase = synth_addr(index);
+	di->u.rti.table_data = synth_addr(index) + img->image.eh_frame_size;
+	di->u.rti.table_len = img->image.table_entries * 8 / sizeof(unw_word_t);
+	return 0;
+}
+
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi,
 			  int need_unwind_info, void *arg)
 {
 	struct unwind_ctx *ctx = arg;
 	const struct unwind_info *m = ctx_module(ctx, ip);
 	unw_dyn_info_t di;
+	int ret = -UNW_ENOINFO;
 
-	if (!m || !m->eh_frame_hdr)
+	if (!m) {
+		ctx->lookup_failed = true;
 		return -UNW_ENOINFO;
-	if (eh_frame_hdr_table(ctx, m, &di) < 0)
-		return -UNW_ENOINFO;
-	return dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	}
+	if (m->eh_frame_hdr && eh_frame_hdr_table(ctx, m, &di) == 0)
+		ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	/* Code .eh_frame does not cover (built without asynchronous unwind tables) may still be
+	 * in .debug_frame. */
+	if (ret == -UNW_ENOINFO && m->debug_frame && debug_frame_table(ctx, m, &di) == 0)
+		ret = dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+	if (ret < 0)
+		ctx->lookup_failed = true;
+	return ret;
 }
 
 static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
@@ -174,6 +279,8 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, i
 	(void)as;
 	if (write)
 		return -UNW_EINVAL;
+	if (addr >= SYNTH_BASE)
+		return synth_read(ctx->unwinder, addr, value);
 	if (addr >= ctx->sp && addr - ctx->sp + sizeof(*value) <= r->sample.stack_size) {
 		memcpy(value, r->sample.stack + (addr - ctx->sp), sizeof(*value));
 		return 0;
@@ -287,6 +394,9 @@ void dwarf_unwinder_free(struct dwarf_unwinder *u)
 		if (u->spaces[i])
 			unw_destroy_addr_space(u->spaces[i]);
 	free(u->spaces);
+	for (size_t i = 0; i < u->nsynths; i++)
+		debug_frame_free(&u->synths[i].image);
+	free(u->synths);
 	idmap_free(&u->spaces_by_pid);
 	free(u);
 }
@@ -317,6 +427,12 @@ size_t dwarf_unwind(struct dwarf_unwinder *u, const struct sample_record *r, uin
 		}
 		ips[n++] = ip;
 		step = unw_step(&cursor);
+		/* Without unwind information libunwind guesses the caller from rbp, which code built
+		 * without frame pointers uses for anything: stop at the last frame we know. */
+		if (ctx.lookup_failed) {
+			*truncated = true;
+			break;
+		}
 	} while (step > 0);
 	/* unw_step() returns 0 at the outermost frame (_start's CFI marks the return address
 	 * undefined); anything negative means the unwind lost its way. */

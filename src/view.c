@@ -1,4 +1,9 @@
-/* view.c — snapshot → rows. */
+/* view.c — snapshot → rows: the top functions, call trees flattened for display, callers trees
+ * and threads.
+ *
+ * Flattening a tree is a depth-first walk with an explicit stack: a node's children are pushed
+ * coolest first, so the hottest is popped, shown, and (when open) followed first. Only open nodes
+ * have their children sorted, so a frame costs the rows it shows, not the size of the tree. */
 #include "proftop/view.h"
 
 #include "proftop/util.h"
@@ -57,7 +62,7 @@ static int (*const comparators[])(const void *, const void *) = {
 	[VIEW_SORT_MODULE] = by_module,
 };
 
-static bool matches(const struct profile_func *f, const char *filter)
+bool view_matches(const struct profile_func *f, const char *filter)
 {
 	return !filter || !*filter || strcasestr(f->name, filter) || strcasestr(f->module, filter);
 }
@@ -80,7 +85,7 @@ size_t view_top(const struct profile_snapshot *s, const struct view_top_query *q
 		use_total = total;
 	}
 	for (uint32_t f = 1; f < s->nfuncs; f++) {
-		if (!use_total[f] || !matches(&s->funcs[f], q->filter))
+		if (!use_total[f] || !view_matches(&s->funcs[f], q->filter))
 			continue;
 		rows[n] = (struct view_row){
 			.func = f,
@@ -96,6 +101,446 @@ size_t view_top(const struct profile_snapshot *s, const struct view_top_query *q
 	qsort(rows, n, sizeof(*rows), comparators[q->sort]);
 	free(self);
 	free(total);
+	*rows_out = rows;
+	return n;
+}
+
+/* --- call trees -------------------------------------------------------------------------------- */
+
+/* The path hash of the root of every tree; a child's is its parent's mixed with its function. */
+#define ROOT_PATH 0x70726f66746f7021ull
+
+static uint64_t child_path(uint64_t parent, uint32_t func)
+{
+	return util_hash_u64(parent + 0x9e3779b97f4a7c15ull * ((uint64_t)func + 1));
+}
+
+void view_expansion_init(struct view_expansion *e)
+{
+	idmap_init(&e->state);
+	e->all = false;
+}
+
+void view_expansion_free(struct view_expansion *e)
+{
+	idmap_free(&e->state);
+}
+
+void view_expansion_reset(struct view_expansion *e, bool all)
+{
+	idmap_free(&e->state);
+	e->all = all;
+}
+
+void view_expansion_set(struct view_expansion *e, uint64_t path, bool open)
+{
+	idmap_put(&e->state, path, open);
+}
+
+void view_tree_of(struct view_tree *t, const struct profile_snapshot *s, uint32_t node)
+{
+	*t = (struct view_tree){
+		.nodes = s->nodes,
+		.nnodes = s->nnodes,
+		.funcs = s->funcs,
+		.nfuncs = s->nfuncs,
+		.root = node == PROFILE_NO_NODE ? s->merged_root : node,
+		.root_path = ROOT_PATH,
+	};
+}
+
+void view_tree_free(struct view_tree *t)
+{
+	free(t->owned);
+	t->owned = NULL;
+}
+
+size_t view_tree_funcs(const struct view_tree *t, uint32_t node, uint32_t *funcs, size_t max)
+{
+	size_t depth = 0;
+
+	for (uint32_t n = node; n != t->root && n != PROFILE_NO_NODE; n = t->nodes[n].parent)
+		depth++;
+	if (depth > max)
+		return 0;
+	for (uint32_t n = node, i = (uint32_t)depth; n != t->root && n != PROFILE_NO_NODE;
+	     n = t->nodes[n].parent)
+		funcs[--i] = t->nodes[n].func;
+	return depth;
+}
+
+uint64_t view_tree_path(const struct view_tree *t, uint32_t node)
+{
+	uint32_t funcs[512];
+	size_t depth = view_tree_funcs(t, node, funcs, sizeof(funcs) / sizeof(*funcs));
+	uint64_t path = t->root_path;
+
+	for (size_t i = 0; i < depth; i++)
+		path = child_path(path, funcs[i]);
+	return path;
+}
+
+uint32_t view_tree_find(const struct view_tree *t, const uint32_t *funcs, size_t depth)
+{
+	uint32_t n = t->root;
+
+	for (size_t i = 0; i < depth && n != PROFILE_NO_NODE; i++) {
+		uint32_t c = t->nodes[n].first_child;
+
+		while (c != PROFILE_NO_NODE && t->nodes[c].func != funcs[i])
+			c = t->nodes[c].next_sibling;
+		n = c;
+	}
+	return n;
+}
+
+struct frame {
+	uint32_t node;
+	unsigned depth;
+	uint64_t path;
+	bool hottest, last;
+};
+
+struct walk {
+	const struct view_tree *tree;
+	const struct view_tree_query *query;
+	uint64_t base;
+	const uint8_t *marks;      /* with a filter: MARK_* per node */
+	struct frame *stack;
+	size_t depth, cap;
+};
+
+enum {
+	MARK_MATCH = 1,            /* the node or one below matches the filter */
+	MARK_BELOW = 2,            /* a node strictly below matches */
+};
+
+/* Coolest first, so the hottest is on top of the stack; ties by name, shown alphabetically. */
+static int frame_order(const void *pa, const void *pb, void *arg)
+{
+	const struct view_tree *t = arg;
+	const struct frame *a = pa, *b = pb;
+	const struct profile_node *na = &t->nodes[a->node], *nb = &t->nodes[b->node];
+	int c;
+
+	if (na->total != nb->total)
+		return na->total < nb->total ? -1 : 1;
+	c = strcmp(t->funcs[nb->func].name, t->funcs[na->func].name);
+	if (c)
+		return c;
+	c = strcmp(t->funcs[nb->func].module, t->funcs[na->func].module);
+	return c ? c : (a->node < b->node ? 1 : -1);
+}
+
+static bool shown(const struct walk *w, uint32_t node)
+{
+	uint64_t total = w->tree->nodes[node].total;
+
+	if (!total || (w->marks && !(w->marks[node] & MARK_MATCH)))
+		return false;
+	return !w->query->min_pct || (double)total * 100.0 >= w->query->min_pct * (double)w->base;
+}
+
+static void push(struct walk *w, struct frame f)
+{
+	xgrow((void **)&w->stack, &w->cap, w->depth + 1, sizeof(*w->stack));
+	w->stack[w->depth++] = f;
+}
+
+/* Push the shown children of parent in pop order and return how many there are; when !open,
+ * only say whether there is one. */
+static size_t push_children(struct walk *w, const struct frame *parent, unsigned depth, bool open)
+{
+	const struct profile_node *nodes = w->tree->nodes;
+	size_t start = w->depth;
+
+	for (uint32_t c = nodes[parent->node].first_child; c != PROFILE_NO_NODE;
+	     c = nodes[c].next_sibling) {
+		if (!shown(w, c))
+			continue;
+		if (!open)
+			return 1;
+		push(w, (struct frame){ c, depth, child_path(parent->path, nodes[c].func), false, false });
+	}
+	if (w->depth == start)
+		return 0;
+	qsort_r(w->stack + start, w->depth - start, sizeof(*w->stack), frame_order,
+		(void *)w->tree);
+	w->stack[w->depth - 1].hottest = true;
+	w->stack[start].last = true;
+	return w->depth - start;
+}
+
+static bool is_open(const struct walk *w, const struct frame *f)
+{
+	const struct view_expansion *e = w->query->expansion;
+	uint32_t state;
+
+	if (!e)
+		return true;
+	state = idmap_get(&e->state, f->path);
+	if (state != IDMAP_MISSING)
+		return state != 0;
+	return e->all || f->hottest || (w->marks && (w->marks[f->node] & MARK_BELOW));
+}
+
+/* MARK_* for every node, from the functions that match the filter. Children come after their
+ * parents, so one reverse pass carries a match up to every ancestor. */
+static uint8_t *mark_matches(const struct view_tree *t, const char *filter)
+{
+	uint8_t *marks = xcalloc(t->nnodes ? t->nnodes : 1, 1);
+	uint8_t *func_match = xcalloc(t->nfuncs ? t->nfuncs : 1, 1);
+
+	for (size_t f = 1; f < t->nfuncs; f++)
+		func_match[f] = view_matches(&t->funcs[f], filter);
+	for (size_t i = t->nnodes; i-- > 0;) {
+		const struct profile_node *n = &t->nodes[i];
+
+		if (func_match[n->func])
+			marks[i] |= MARK_MATCH;
+		if ((marks[i] & MARK_MATCH) && n->parent != PROFILE_NO_NODE)
+			marks[n->parent] |= MARK_MATCH | MARK_BELOW;
+	}
+	free(func_match);
+	return marks;
+}
+
+static struct view_tree_row tree_row(const struct walk *w, const struct frame *f)
+{
+	const struct profile_node *n = &w->tree->nodes[f->node];
+	const struct profile_func *fn = &w->tree->funcs[n->func];
+	double scale = w->base ? 100.0 / (double)w->base : 0;
+
+	return (struct view_tree_row){
+		.node = f->node,
+		.func = n->func,
+		.name = fn->name,
+		.module = fn->module,
+		.depth = f->depth,
+		.self = n->self,
+		.total = n->total,
+		.self_pct = (double)n->self * scale,
+		.total_pct = (double)n->total * scale,
+		.path = f->path,
+		.last = f->last,
+	};
+}
+
+size_t view_tree(const struct view_tree *t, const struct view_tree_query *q,
+		 struct view_tree_row **rows, size_t *cap)
+{
+	struct walk w = { t, q, q->base ? q->base : t->nodes[t->root].total, NULL, NULL, 0, 0 };
+	struct frame top = { t->root, 0, t->root_path, true, true };
+	size_t n = 0;
+
+	if (q->filter && *q->filter)
+		w.marks = mark_matches(t, q->filter);
+	if (q->show_root) {
+		if (t->nodes[t->root].total && (!w.marks || (w.marks[t->root] & MARK_MATCH)))
+			push(&w, top);
+	} else {
+		push_children(&w, &top, 0, true);
+	}
+	while (w.depth) {
+		struct frame f = w.stack[--w.depth];
+		size_t start = w.depth;
+		bool open = is_open(&w, &f);
+		size_t children = push_children(&w, &f, f.depth + 1, open);
+
+		xgrow((void **)rows, cap, n + 1, sizeof(**rows));
+		(*rows)[n] = tree_row(&w, &f);
+		(*rows)[n].has_children = children > 0;
+		(*rows)[n].open = open && children > 0;
+		n++;
+		if (!open)
+			w.depth = start;
+	}
+	free(w.stack);
+	free((void *)w.marks);
+	return n;
+}
+
+/* --- callers ----------------------------------------------------------------------------------- */
+
+struct inverted {
+	struct profile_node *nodes;
+	size_t n, cap;
+	struct idmap children;     /* parent << 32 | func → node */
+};
+
+static uint32_t inverted_child(struct inverted *inv, uint32_t parent, uint32_t func)
+{
+	uint64_t key = (uint64_t)parent << 32 | func;
+	uint32_t c = idmap_get(&inv->children, key);
+
+	if (c != IDMAP_MISSING)
+		return c;
+	xgrow((void **)&inv->nodes, &inv->cap, inv->n + 1, sizeof(*inv->nodes));
+	c = (uint32_t)inv->n++;
+	inv->nodes[c] = (struct profile_node){ func, parent, PROFILE_NO_NODE,
+					       inv->nodes[parent].first_child, 0, 0 };
+	inv->nodes[parent].first_child = c;
+	idmap_put(&inv->children, key, c);
+	return c;
+}
+
+/* Add the samples through node (an outermost occurrence of the function) along its callers. */
+static void add_callers(struct inverted *inv, const struct profile_node *nodes, uint32_t node,
+			uint32_t top)
+{
+	uint64_t w = nodes[node].total;
+	uint32_t at = 0;
+
+	inv->nodes[0].total += w;
+	for (uint32_t a = nodes[node].parent; a != PROFILE_NO_NODE && a != top &&
+					     nodes[a].parent != PROFILE_NO_NODE;
+	     a = nodes[a].parent) {
+		at = inverted_child(inv, at, nodes[a].func);
+		inv->nodes[at].total += w;
+	}
+	inv->nodes[at].self += w;
+}
+
+void view_callers(struct view_tree *t, const struct profile_snapshot *s, uint32_t scope,
+		  uint32_t func)
+{
+	uint32_t top = scope == PROFILE_NO_NODE ? s->merged_root : scope;
+	const struct profile_node *nodes = s->nodes;
+	uint32_t *on_path = xcalloc(s->nfuncs, sizeof(*on_path));
+	struct inverted inv = { NULL, 0, 0, { 0 } };
+	uint32_t n = top;
+
+	idmap_init(&inv.children);
+	xgrow((void **)&inv.nodes, &inv.cap, 1, sizeof(*inv.nodes));
+	inv.nodes[inv.n++] = (struct profile_node){ func, PROFILE_NO_NODE, PROFILE_NO_NODE,
+						    PROFILE_NO_NODE, 0, 0 };
+	/* Depth first over the scope, as profile_snapshot_flat() walks it: only the outermost
+	 * occurrence of func on a path counts, so recursion adds its samples once. */
+	while (n != PROFILE_NO_NODE) {
+		if (nodes[n].func == func && n != top && !on_path[func])
+			add_callers(&inv, nodes, n, top);
+		on_path[nodes[n].func]++;
+		if (nodes[n].first_child != PROFILE_NO_NODE) {
+			n = nodes[n].first_child;
+			continue;
+		}
+		while (n != PROFILE_NO_NODE) {
+			on_path[nodes[n].func]--;
+			if (n == top) {
+				n = PROFILE_NO_NODE;
+				break;
+			}
+			if (nodes[n].next_sibling != PROFILE_NO_NODE) {
+				n = nodes[n].next_sibling;
+				break;
+			}
+			n = nodes[n].parent;
+		}
+	}
+	idmap_free(&inv.children);
+	free(on_path);
+	*t = (struct view_tree){
+		.nodes = inv.nodes,
+		.nnodes = inv.n,
+		.funcs = s->funcs,
+		.nfuncs = s->nfuncs,
+		.root = 0,
+		.root_path = ROOT_PATH,
+		.owned = inv.nodes,
+	};
+}
+
+/* --- threads ----------------------------------------------------------------------------------- */
+
+static int by_samples(const void *pa, const void *pb)
+{
+	const struct view_thread_row *a = pa, *b = pb;
+
+	if (a->samples != b->samples)
+		return a->samples < b->samples ? 1 : -1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+/* For each thread, the function with the most self samples in its trie. */
+static void hottest_per_thread(const struct profile_snapshot *s, uint32_t *hot, uint64_t *hot_self)
+{
+	size_t nthread_nodes = s->merged_root;
+	uint32_t *owner = xmalloc((nthread_nodes ? nthread_nodes : 1) * sizeof(*owner));
+	uint64_t *self = NULL;
+	size_t nslots = 0, cap = 0;
+	struct idmap slots;        /* thread << 32 | func → index in self */
+
+	idmap_init(&slots);
+	for (size_t t = 0; t < s->nthreads; t++)
+		owner[s->threads[t].root] = (uint32_t)t;
+	for (size_t i = 0; i < nthread_nodes; i++) {
+		const struct profile_node *n = &s->nodes[i];
+		uint64_t key;
+		uint32_t slot;
+
+		if (n->parent != PROFILE_NO_NODE)
+			owner[i] = owner[n->parent];
+		if (!n->self || n->func == PROFILE_ROOT_FUNC)
+			continue;
+		key = (uint64_t)owner[i] << 32 | n->func;
+		slot = idmap_get(&slots, key);
+		if (slot == IDMAP_MISSING) {
+			xgrow((void **)&self, &cap, nslots + 1, sizeof(*self));
+			self[nslots] = 0;
+			slot = (uint32_t)nslots++;
+			idmap_put(&slots, key, slot);
+		}
+		self[slot] += n->self;
+		if (self[slot] > hot_self[owner[i]] ||
+		    (self[slot] == hot_self[owner[i]] && n->func < hot[owner[i]])) {
+			hot_self[owner[i]] = self[slot];
+			hot[owner[i]] = n->func;
+		}
+	}
+	idmap_free(&slots);
+	free(self);
+	free(owner);
+}
+
+static bool thread_matches(const struct view_thread_row *r, const struct profile_snapshot *s,
+			   const char *filter)
+{
+	return !filter || !*filter || strcasestr(r->comm, filter) ||
+	       (r->hot_func && view_matches(&s->funcs[r->hot_func], filter));
+}
+
+size_t view_threads(const struct profile_snapshot *s, const char *filter,
+		    struct view_thread_row **rows_out)
+{
+	struct view_thread_row *rows = xmalloc((s->nthreads ? s->nthreads : 1) * sizeof(*rows));
+	uint32_t *hot = xcalloc(s->nthreads ? s->nthreads : 1, sizeof(*hot));
+	uint64_t *hot_self = xcalloc(s->nthreads ? s->nthreads : 1, sizeof(*hot_self));
+	size_t n = 0;
+
+	hottest_per_thread(s, hot, hot_self);
+	for (size_t i = 0; i < s->nthreads; i++) {
+		const struct profile_thread *t = &s->threads[i];
+
+		if (!t->samples)
+			continue;
+		rows[n] = (struct view_thread_row){
+			.pid = t->pid,
+			.tid = t->tid,
+			.comm = t->comm ? t->comm : "",
+			.root = t->root,
+			.samples = t->samples,
+			.pct = s->samples ? 100.0 * (double)t->samples / (double)s->samples : 0,
+			.hot_func = hot[i],
+			.hot_name = hot[i] ? s->funcs[hot[i]].name : "",
+			.hot_module = hot[i] ? s->funcs[hot[i]].module : "",
+			.hot_pct = 100.0 * (double)hot_self[i] / (double)t->samples,
+		};
+		if (thread_matches(&rows[n], s, filter))
+			n++;
+	}
+	qsort(rows, n, sizeof(*rows), by_samples);
+	free(hot);
+	free(hot_self);
 	*rows_out = rows;
 	return n;
 }

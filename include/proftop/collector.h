@@ -10,6 +10,8 @@
 #include "proftop/profile.h"
 #include "proftop/sample.h"
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct collector;
@@ -28,5 +30,12 @@ int collector_start(struct collector *collector, const pid_t *pids, size_t npids
 void collector_finish(struct collector *collector);
 /* The newest snapshot with a reference the caller drops with profile_snapshot_unref(). Never NULL. */
 struct profile_snapshot *collector_snapshot(struct collector *collector);
+
+/* Before collector_start(): how long a time window is (0: no window, the default). */
+void collector_set_window(struct collector *collector, uint64_t window_ns);
+/* Whether a reader wants window snapshots: while it does, each publication makes one too. */
+void collector_want_window(struct collector *collector, bool want);
+/* The newest window snapshot with a reference, or NULL when none was made yet. */
+struct profile_snapshot *collector_window_snapshot(struct collector *collector);
 
 #endif

@@ -11,6 +11,12 @@
  * per sample even when it recurses). The strings it points to belong to the profile, which must
  * outlive its snapshots.
  *
+ * Time windows: when a window length is set, the profile also remembers which trie leaf each recent
+ * sample ended at, with its time, in a bounded deque (at most PROFILE_WINDOW_MAX samples, the
+ * oldest forgotten first). A window snapshot has the same nodes, functions and threads as a
+ * cumulative one, counted over the samples of the last window only: nodes with no sample in the
+ * window are there with zero counts.
+ *
  * Only the collector thread touches a profile. */
 #ifndef PROFTOP_PROFILE_H
 #define PROFTOP_PROFILE_H
@@ -62,11 +68,20 @@ void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *
 /* Samples added so far. */
 uint64_t profile_samples(const struct profile *profile);
 
+#define PROFILE_WINDOW_MAX (1u << 20)
+
+/* Keep the samples of the last window_ns for window snapshots; 0 (the default) keeps none. */
+void profile_set_window(struct profile *profile, uint64_t window_ns);
+/* The profile's clock (CLOCK_MONOTONIC ns): samples added from now on carry this time. Its owner
+ * advances it as records arrive. */
+void profile_set_time(struct profile *profile, uint64_t now_ns);
+
 struct profile_snapshot {
 	atomic_int refs;
 	struct counters counters;  /* filled in by whoever publishes it */
 	uint64_t elapsed_ns;
 	unsigned freq;
+	uint64_t window_ns;        /* 0: every sample since the start; else the window's length */
 
 	uint64_t samples;          /* samples in the tree */
 	size_t nfuncs;
@@ -80,8 +95,14 @@ struct profile_snapshot {
 	const uint64_t *func_total;
 };
 
+/* Node layout: indices below merged_root are the per-thread tries, merged_root and above the
+ * merged tree. In both, a parent's index is smaller than its children's. */
+
 /* A new snapshot with one reference. */
 struct profile_snapshot *profile_snapshot(const struct profile *profile);
+/* A new snapshot of the samples taken in the window before now_ns (see above); forgets the older
+ * ones. */
+struct profile_snapshot *profile_window_snapshot(struct profile *profile, uint64_t now_ns);
 struct profile_snapshot *profile_snapshot_ref(struct profile_snapshot *snapshot);
 void profile_snapshot_unref(struct profile_snapshot *snapshot);
 

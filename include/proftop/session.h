@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct session_options {
@@ -20,6 +21,7 @@ struct session_options {
 	const pid_t *pids;     /* attach mode */
 	size_t npids;
 	size_t ring_size;      /* bytes of the sampler → collector ring */
+	uint64_t window_ns;    /* length of the time window (0: none) */
 };
 
 enum session_event {
@@ -39,6 +41,10 @@ int session_fd(const struct session *session);
 unsigned session_events(struct session *session);
 /* The newest snapshot, with a reference for the caller. */
 struct profile_snapshot *session_snapshot(struct session *session);
+/* Whether window snapshots are wanted (they cost a second snapshot per publication), and the
+ * newest one with a reference: NULL until one was made. */
+void session_want_window(struct session *session, bool want);
+struct profile_snapshot *session_window_snapshot(struct session *session);
 /* Change the sampling frequency while running. */
 void session_set_freq(struct session *session, unsigned freq);
 /* Stop profiling: a launched command still running is ended (SIGTERM, then SIGKILL), attached
@@ -46,6 +52,8 @@ void session_set_freq(struct session *session, unsigned freq);
 void session_stop(struct session *session);
 /* proftop's exit status: the command's (128+N if signal N killed it), or 0 in attach mode. */
 int session_exit_code(const struct session *session);
+/* True in launch mode, false in attach mode. */
+bool session_launched(const struct session *session);
 /* A one-line description of the target: the command line or the PIDs. malloc'd. */
 char *session_describe(const struct session *session);
 void session_free(struct session *session);

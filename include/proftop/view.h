@@ -1,12 +1,20 @@
 /* view.h — what frontends show, as plain rows computed from a snapshot: sorting, filtering and
- * percentages live here so the TUI and batch mode show the same thing. No curses here. */
+ * percentages live here so the TUI and batch mode show the same thing. No curses here.
+ *
+ * Four kinds of rows: the top functions (flat), a call tree flattened top-down, the callers of one
+ * function (the tree inverted below it) and the threads. Node indices change from one snapshot to
+ * the next; what stays is a node's path, the function ids from its tree's root down to it, so
+ * tree rows carry a hash of that path and expansion state is kept by path. */
 #ifndef PROFTOP_VIEW_H
 #define PROFTOP_VIEW_H
 
+#include "proftop/idmap.h"
 #include "proftop/profile.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 enum view_sort {
 	VIEW_SORT_SELF,
@@ -34,5 +42,101 @@ struct view_top_query {
  * malloc'd and belongs to the caller. */
 size_t view_top(const struct profile_snapshot *snapshot, const struct view_top_query *query,
 		struct view_row **rows);
+
+/* True when filter (a case-insensitive substring; NULL or "" matches all) is in the function's
+ * name or module. */
+bool view_matches(const struct profile_func *func, const char *filter);
+
+/* --- call trees -------------------------------------------------------------------------------- */
+
+/* A tree to flatten: the snapshot's own nodes, or a callers tree built by view_callers(). Nodes
+ * follow the snapshot's rule that a parent's index is smaller than its children's. */
+struct view_tree {
+	const struct profile_node *nodes;
+	size_t nnodes;
+	const struct profile_func *funcs;
+	size_t nfuncs;
+	uint32_t root;             /* the top node; rows are what lies below it */
+	uint64_t root_path;        /* its path hash (another tree's node's, for a subtree) */
+	struct profile_node *owned; /* nodes this tree allocated (callers); view_tree_free() */
+};
+
+/* Which nodes are open, by path. A node nobody toggled is open when `all` is set, or else when it
+ * is the hottest child of its (open) parent, so the hottest path is open by default. */
+struct view_expansion {
+	struct idmap state;        /* path → 1 open, 0 closed */
+	bool all;
+};
+
+void view_expansion_init(struct view_expansion *expansion);
+void view_expansion_free(struct view_expansion *expansion);
+/* Forget every toggle; all: open every node, else the hottest path. */
+void view_expansion_reset(struct view_expansion *expansion, bool all);
+void view_expansion_set(struct view_expansion *expansion, uint64_t path, bool open);
+
+struct view_tree_row {
+	uint32_t node;             /* in the view_tree the rows came from */
+	uint32_t func;
+	const char *name;
+	const char *module;
+	unsigned depth;            /* 0 for the top row(s) */
+	uint64_t self, total;      /* samples */
+	double self_pct, total_pct; /* of the query's base */
+	uint64_t path;             /* the node's path hash: the key for expansion and selection */
+	bool has_children;         /* children with samples (shown or not) */
+	bool open;                 /* its children follow as rows */
+	bool last;                 /* the last of its siblings among the rows */
+};
+
+struct view_tree_query {
+	double min_pct;            /* leave out nodes under this percent of the base */
+	const char *filter;        /* only paths to a function that matches, opened */
+	const struct view_expansion *expansion; /* NULL: every node open */
+	bool show_root;            /* the root itself is the first row (depth 0) */
+	uint64_t base;             /* samples that make 100%; 0: the root's total */
+};
+
+/* The snapshot's tree below node (a thread's root, or PROFILE_NO_NODE for all threads). */
+void view_tree_of(struct view_tree *tree, const struct profile_snapshot *snapshot, uint32_t node);
+/* Flatten the open part of a tree into rows, depth first, hottest child first. *rows (with
+ * capacity *cap; NULL and 0 to start) is grown as needed and stays the caller's. Returns the
+ * number of rows. Nodes without samples never show. */
+size_t view_tree(const struct view_tree *tree, const struct view_tree_query *query,
+		 struct view_tree_row **rows, size_t *cap);
+/* The path hash of a node of the tree (seen from tree->root), and the node with a path, found by
+ * walking down from the root; PROFILE_NO_NODE when the path does not lead anywhere. */
+uint64_t view_tree_path(const struct view_tree *tree, uint32_t node);
+uint32_t view_tree_find(const struct view_tree *tree, const uint32_t *funcs, size_t depth);
+/* The functions from below tree->root down to node, outermost first (at most max); returns the
+ * depth, so view_tree_find() can find the same node in another snapshot. */
+size_t view_tree_funcs(const struct view_tree *tree, uint32_t node, uint32_t *funcs, size_t max);
+void view_tree_free(struct view_tree *tree);
+
+/* The callers of func, bottom-up: the root is func itself (its total the samples it was on the
+ * stack for, counted once per sample), its children are the functions that called it, theirs the
+ * functions that called those, and so on up to the thread roots; a node's self is the samples
+ * whose stack started there. Built from the snapshot's tree below scope (PROFILE_NO_NODE: all
+ * threads). Free with view_tree_free(); the tree borrows the snapshot's functions. */
+void view_callers(struct view_tree *tree, const struct profile_snapshot *snapshot, uint32_t scope,
+		  uint32_t func);
+
+/* --- threads ----------------------------------------------------------------------------------- */
+
+struct view_thread_row {
+	pid_t pid, tid;
+	const char *comm;          /* "" when unknown */
+	uint32_t root;             /* the thread's root node, a view_top/view_tree scope */
+	uint64_t samples;
+	double pct;                /* of all samples */
+	uint32_t hot_func;         /* the function with the most self samples; 0 when none */
+	const char *hot_name;
+	const char *hot_module;
+	double hot_pct;            /* its self samples, of the thread's */
+};
+
+/* One row per thread with samples, most samples first (ties by tid). filter matches the command
+ * name or the hottest function. Returns the count; *rows is malloc'd and belongs to the caller. */
+size_t view_threads(const struct profile_snapshot *snapshot, const char *filter,
+		    struct view_thread_row **rows);
 
 #endif
