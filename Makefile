@@ -27,7 +27,9 @@ LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
-WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
+WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
+WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
+             $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%)
 
 .PHONY: all deps test test-body test-asan-body unit asan tsan demo bench fuzz install clean help
 # The sanitizer builds put their binary in their own tree so ./proftop stays the normal build.
@@ -49,6 +51,10 @@ $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
 # software users profile. Each may have link flags in tests/workloads/NAME.flags.
 $(BUILD)/workloads/%: tests/workloads/%.c | $(BUILD)/workloads
 	$(CC) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
+	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
+
+$(BUILD)/workloads/%: tests/workloads/%.cpp | $(BUILD)/workloads
+	$(CXX) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
 	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(BUILD)/tests
@@ -87,7 +93,14 @@ demo: deps
 	@$(MAKE) --no-print-directory proftop $(BUILD)/workloads/split
 	./proftop -- $(BUILD)/workloads/split 5
 
-bench: proftop $(WORKLOADS)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+
+$(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
+	@mkdir -p $(BUILD)/bench
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
+
+bench: proftop $(WORKLOADS) $(BENCH_BINS)
 	@sh bench/run.sh $(BUILD)
 
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))

@@ -52,7 +52,33 @@ section_overhead() {
 	fi
 }
 
+section_replay() {
+	echo "== collector throughput: raw samples replayed through unwind -> symbols -> profile, one core"
+	for w in "paths 2" "qsortcb 2" "threads4 1" "recurse 2"; do
+		set -- $w
+		"$build/bench/replay" "$build/workloads/$1" "$2" | awk -v w="$1" \
+			'/^replay [23]/ {gsub(":", ""); rate += $(NF-1); n++}
+			 END {if (n) printf "  %-10s %8.0f samples/s (warm, mean of %d)\n", w, rate / n, n}'
+	done
+}
+
+section_rss() {
+	local secs=${BENCH_RSS_SECONDS:-60}
+	echo "== peak RSS of proftop over a ${secs} s run at 999 Hz (dwarf stacks, threads4: 4 threads)"
+	python3 - "$proftop" "$build/workloads/threads4" "$secs" <<'PY'
+import resource, subprocess, sys
+proftop, work, secs = sys.argv[1:]
+out = subprocess.run([proftop, "-b", "-n", "0", "--", work, secs], capture_output=True, text=True).stdout
+rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024.0
+header = [l for l in out.splitlines() if l.startswith("=== proftop final")]
+print("  peak RSS %.1f MiB (the largest of proftop and its workload)" % rss)
+print("  " + (header[0] if header else "no final table"))
+PY
+}
+
 section_overhead
+section_replay
+section_rss
 for extra in bench/run_*.sh; do
 	[ -e "$extra" ] && bash "$extra" "$build"
 done

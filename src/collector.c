@@ -128,6 +128,16 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 	}
 }
 
+void collector_process(struct collector *c, const void *record, size_t len)
+{
+	handle_record(c, record, len);
+}
+
+uint64_t collector_samples(const struct collector *c)
+{
+	return profile_samples(c->profile);
+}
+
 /* Consume what the ring holds now; returns true if anything was there. */
 static bool drain(struct collector *c)
 {
@@ -146,10 +156,11 @@ static bool drain(struct collector *c)
 
 static void stamp(struct collector *c, struct profile_snapshot *s, uint64_t now)
 {
-	sampler_counters(c->sampler, &s->counters);
+	if (c->sampler) /* a replaying collector has none */
+		sampler_counters(c->sampler, &s->counters);
 	s->counters.truncated = c->truncated;
 	s->elapsed_ns = now - c->start_ns;
-	s->freq = sampler_freq(c->sampler);
+	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
 }
 
 /* The cumulative snapshot, and the window one while a reader wants it. Once profiling ended the

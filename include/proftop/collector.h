@@ -31,6 +31,12 @@ void collector_finish(struct collector *collector);
 /* The newest snapshot with a reference the caller drops with profile_snapshot_unref(). Never NULL. */
 struct profile_snapshot *collector_snapshot(struct collector *collector);
 
+/* Process one ring record synchronously, as the thread would: for replaying recorded records
+ * (benchmarks, tests) on a collector whose thread was never started. */
+void collector_process(struct collector *collector, const void *record, size_t len);
+/* Samples that reached the profile so far (same caveat). */
+uint64_t collector_samples(const struct collector *collector);
+
 /* Before collector_start(): how long a time window is (0: no window, the default). */
 void collector_set_window(struct collector *collector, uint64_t window_ns);
 /* Whether a reader wants window snapshots: while it does, each publication makes one too. */
