@@ -23,6 +23,14 @@
 #include <unistd.h>
 
 #define PUBLISH_INTERVAL_NS 100000000ull /* 10 snapshots a second at most */
+/* Samples of a process can still be in the ring (read from another CPU's kernel buffer) after
+ * its EXIT record: forget its address space only this much later. */
+#define EXIT_GRACE_NS 2000000000ull
+
+struct exited {
+	pid_t pid;
+	uint64_t at_ns;
+};
 
 struct collector {
 	struct ring *ring;
@@ -32,6 +40,8 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
 	struct profile *profile;
+	struct exited *exited;     /* processes to forget, oldest first */
+	size_t nexited, exited_cap;
 	uint64_t truncated;
 	uint64_t start_ns, last_publish_ns, published_samples;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
@@ -119,8 +129,8 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 		break;
 	case SAMPLE_KIND_EXIT:
 		if (r.pid == r.tid) {
-			symbolizer_exit(c->symbolizer, (pid_t)r.pid);
-			unwinder_forget(c->unwinder, (pid_t)r.pid);
+			xgrow((void **)&c->exited, &c->exited_cap, c->nexited + 1, sizeof(*c->exited));
+			c->exited[c->nexited++] = (struct exited){ (pid_t)r.pid, util_now_ns() };
 		}
 		break;
 	default:
@@ -187,6 +197,22 @@ static void publish(struct collector *c)
 	c->published_samples = profile_samples(c->profile);
 }
 
+/* Forget the processes that exited more than the grace period ago. */
+static void forget_exited(struct collector *c, uint64_t now)
+{
+	size_t done = 0;
+
+	while (done < c->nexited && now - c->exited[done].at_ns >= EXIT_GRACE_NS) {
+		symbolizer_exit(c->symbolizer, c->exited[done].pid);
+		unwinder_forget(c->unwinder, c->exited[done].pid);
+		done++;
+	}
+	if (done) {
+		memmove(c->exited, c->exited + done, (c->nexited - done) * sizeof(*c->exited));
+		c->nexited -= done;
+	}
+}
+
 static void *collector_main(void *arg)
 {
 	struct collector *c = arg;
@@ -200,6 +226,7 @@ static void *collector_main(void *arg)
 			/* nothing signalled: the poll timed out */
 		}
 		drain(c);
+		forget_exited(c, util_now_ns());
 		/* Publish when the figures moved, at most every interval. Counters change too when
 		 * nothing reaches the profile (overflow), so republish at least every interval then. */
 		if (util_now_ns() - c->last_publish_ns >= PUBLISH_INTERVAL_NS)
@@ -280,6 +307,7 @@ void collector_free(struct collector *c)
 	profile_free(c->profile);
 	unwinder_free(c->unwinder);
 	symbolizer_free(c->symbolizer);
+	free(c->exited);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
 	free(c);
