@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 		fatal("cannot start %s", argv[1]);
 	err = sampler_open(&sampler, &config, &target, ring, &what);
 	if (err)
-		fatal("%s: %s", what, sampler_advice(err));
+		fatal("%s: %s", what, sampler_advice(err, false));
 	if (sampler_start(sampler, -1) < 0 || target_start(&target))
 		fatal("cannot run %s", argv[1]);
 	while (!target_poll(&target)) {

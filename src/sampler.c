@@ -231,11 +231,15 @@ int sampler_open(struct sampler **out, const struct sample_config *config,
 	return 0;
 }
 
-const char *sampler_advice(int err)
+const char *sampler_advice(int err, bool attach)
 {
 	switch (-err) {
 	case EACCES:
 	case EPERM:
+		if (attach)
+			return "profiling another user's process needs root or CAP_PERFMON (and "
+			       "ptrace permission); /proc/sys/kernel/perf_event_paranoid must also "
+			       "be 2 or lower";
 		return "the kernel does not allow perf events here: "
 		       "/proc/sys/kernel/perf_event_paranoid must be 2 or lower to profile your own "
 		       "processes (-1 for --kernel), or run proftop with CAP_PERFMON";

@@ -80,7 +80,7 @@ int session_open(struct session **out, const struct session_options *o, char **m
 			return fail(s, 1, message, xstrdup("no such process: the target ended while proftop "
 							   "attached"));
 		return fail(s, 1, message, xasprintf("%s: %s (%s)", what, strerror(-err),
-						      sampler_advice(err)));
+						      sampler_advice(err, !o->argv)));
 	}
 	s->collector = collector_new(s->ring, s->sampler, &o->sample);
 	collector_set_window(s->collector, o->window_ns);

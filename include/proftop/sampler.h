@@ -19,8 +19,8 @@ struct sampler;
  * the step that failed (static string). */
 int sampler_open(struct sampler **out, const struct sample_config *config,
 		 const struct target *target, struct ring *ring, const char **what);
-/* A sentence of advice for an error from sampler_open(). */
-const char *sampler_advice(int err);
+/* A sentence of advice for an error from sampler_open() (attach: for existing processes). */
+const char *sampler_advice(int err, bool attach);
 /* Enable the events (attach mode; launch mode's arm on exec) and start the thread. wake_fd, an
  * eventfd, is signalled after each pass that pushed records. Returns 0 or -errno. */
 int sampler_start(struct sampler *sampler, int wake_fd);
