@@ -1,0 +1,26 @@
+#!/bin/sh
+# symbols.sh — names for what a real process maps besides its own ELF file: a library loaded
+# with dlopen() while it runs (known only from the kernel's MMAP2 record), JIT code described by
+# /tmp/perf-PID.map (trusted only when the target's user owns it), the vdso.
+. "$(dirname "$0")/lib.sh"
+require_perf_events
+need "$WL/dlopener" "$WL/jit" || finish
+
+run_proftop dlopen -b -n 0 -- "$WL/dlopener" 1
+check dlopen-exit-status-0 status "$RC" 0
+check dlopen-libm-hot awk '$NF == "libm.so.6" { s += $1 } END { if (s >= 80) exit 0; print "libm.so.6 self " s "%"; exit 1 }' "$OUT"
+check dlopen-main-total-100 between "$(total_pct "$OUT" main dlopener)" 99 100
+
+run_proftop jit -b -n 0 -- "$WL/jit" 1
+check jit-exit-status-0 status "$RC" 0
+check jit-named-from-perf-map approx "$(self_pct "$OUT" jit_hot_loop '[jit]')" 99 5
+
+if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
+	JIT_MAP_UID=$(id -u nobody) run_proftop jit_foreign -b -n 0 -- "$WL/jit" 1
+	check jit-foreign-map-exit-status-0 status "$RC" 0
+	check jit-foreign-map-ignored awk '/jit_hot_loop/ { print; bad = 1 } END { exit bad }' "$OUT"
+	check jit-foreign-map-still-named has "$OUT" '^ *[0-9.]+ +[0-9.]+ +[0-9]+  \[anon\]\+0x[0-9a-f]+  \[anon\]$'
+else
+	skip jit-foreign-map "needs root and the user nobody"
+fi
+finish

@@ -1,0 +1,52 @@
+/* jit.c — `jit [SECONDS]`: a tiny JIT. It writes x86-64 code for a counting loop into anonymous
+ * executable memory, describes it in /tmp/perf-PID.map (the format node --perf-basic-prof and
+ * others write) as jit_hot_loop, and spends SECONDS of CPU time (default 1) calling it. The map
+ * file is removed at exit. With JIT_MAP_UID set, the map file is given to that user, which a
+ * profiler must not trust for this process. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+static double thread_cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+	/* mov rcx, 200000; 1: dec rcx; jnz 1b; ret */
+	static const unsigned char code[] = { 0x48, 0xb9, 0x40, 0x0d, 0x03, 0, 0, 0, 0, 0,
+					      0x48, 0xff, 0xc9, 0x75, 0xfb, 0xc3 };
+	double secs = argc > 1 ? atof(argv[1]) : 1.0;
+	char path[64];
+	void (*hot)(void);
+	unsigned char *mem;
+	FILE *map;
+
+	mem = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return 1;
+	memcpy(mem, code, sizeof(code));
+	if (mprotect(mem, 4096, PROT_READ | PROT_EXEC))
+		return 1;
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	map = fopen(path, "w");
+	if (!map)
+		return 1;
+	fprintf(map, "%lx %zx jit_hot_loop\n", (unsigned long)(uintptr_t)mem, sizeof(code));
+	fclose(map);
+	if (getenv("JIT_MAP_UID") && chown(path, (uid_t)atoi(getenv("JIT_MAP_UID")), (gid_t)-1))
+		return 1;
+	*(void **)&hot = mem;
+	while (thread_cpu_seconds() < secs)
+		hot();
+	unlink(path);
+	return 0;
+}
