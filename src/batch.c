@@ -1,6 +1,7 @@
 /* batch.c — the batch frontend over the same view rows the TUI shows. */
 #include "proftop/batch.h"
 
+#include "proftop/export.h"
 #include "proftop/session.h"
 #include "proftop/util.h"
 #include "proftop/view.h"
@@ -9,6 +10,7 @@
 #include <math.h>
 #include <poll.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void print_header(FILE *out, const struct profile_snapshot *s, const char *title)
 {
@@ -64,12 +66,32 @@ void batch_print_table(FILE *out, const struct profile_snapshot *s, const char *
 	fflush(out);
 }
 
+/* stdout, unless the final snapshot goes there. */
+static FILE *tables_out(const struct batch_options *o)
+{
+	bool snapshot_on_stdout = o->export && o->export->output && !strcmp(o->export->output, "-");
+
+	return snapshot_on_stdout ? stderr : stdout;
+}
+
 static void print_latest(struct session *session, const char *title,
 			 const struct batch_options *o, long max_rows)
 {
 	struct profile_snapshot *s = session_snapshot(session);
 
-	batch_print_table(stdout, s, title, o, max_rows);
+	batch_print_table(tables_out(o), s, title, o, max_rows);
+	profile_snapshot_unref(s);
+}
+
+/* SIGUSR1: a snapshot now, profiling goes on. */
+static void save(struct session *session, const struct batch_options *o)
+{
+	struct profile_snapshot *s = session_snapshot(session);
+	char *message;
+
+	export_save(s, o->export, &message);
+	fprintf(stderr, "proftop: %s\n", message);
+	free(message);
 	profile_snapshot_unref(s);
 }
 
@@ -102,6 +124,8 @@ int batch_run(struct session *session, const struct batch_options *o)
 		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
 			break;
 		events = session_events(session);
+		if (events & SESSION_SAVE)
+			save(session, o);
 		if (events & (SESSION_QUIT | SESSION_ENDED))
 			break;
 		now = util_now_ns();

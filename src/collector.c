@@ -53,6 +53,7 @@ struct collector {
 	struct profile_snapshot *published;
 	struct profile_snapshot *published_window; /* NULL unless want_window */
 	atomic_bool want_window;
+	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
 };
 
 struct collector *collector_new(struct ring *ring, struct sampler *sampler,
@@ -171,6 +172,14 @@ static void stamp(struct collector *c, struct profile_snapshot *s, uint64_t now)
 	s->counters.truncated = c->truncated;
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
+	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
+	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
+}
+
+void collector_set_cpu_times(struct collector *c, uint64_t user_ns, uint64_t system_ns)
+{
+	atomic_store_explicit(&c->cpu_user_ns, user_ns, memory_order_relaxed);
+	atomic_store_explicit(&c->cpu_system_ns, system_ns, memory_order_relaxed);
 }
 
 /* The cumulative snapshot, and the window one while a reader wants it. Once profiling ended the

@@ -16,6 +16,8 @@ enum {
 	OPT_STACK_SIZE,
 	OPT_TREE,
 	OPT_MIN_PERCENT,
+	OPT_WINDOW,
+	OPT_PER_THREAD,
 };
 
 static const struct option long_options[] = {
@@ -30,6 +32,12 @@ static const struct option long_options[] = {
 	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
 	{ "tree", no_argument, NULL, OPT_TREE },
 	{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
+	{ "theme", required_argument, NULL, 't' },
+	{ "window", required_argument, NULL, OPT_WINDOW },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, 'f' },
+	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
+	{ "input", required_argument, NULL, 'i' },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -53,15 +61,34 @@ const char *options_help(void)
 	       "  -b, --batch            print tables instead of the interactive screen (implied when\n"
 	       "                         stdout is not a terminal)\n"
 	       "  -n, --interval SEC     seconds between periodic tables in batch mode (default 1;\n"
-	       "                         0 prints only the final table)\n"
+	       "                         0 prints only the final table), between screen refreshes\n"
+	       "                         otherwise (default 1, at least 0.1)\n"
+	       "  -t, --theme NAME|PATH  screen colours: default, light, mono, high-contrast, or a\n"
+	       "                         theme file (T cycles themes on the screen)\n"
+	       "      --window SEC       seconds of the screen's time window (key w; default 10)\n"
 	       "      --max-rows N       rows per table (default 25 periodic, all in the final one)\n"
 	       "      --tree             batch mode prints the call tree (top-down) instead\n"
 	       "      --min-percent PCT  --tree leaves out nodes under PCT% of samples (default 0.5)\n"
 	       "      --kernel           sample kernel mode too (needs perf_event_paranoid <= 1)\n"
+	       "  -o, --output FILE      write a snapshot to FILE when profiling ends (- for stdout,\n"
+	       "                         tables then go to stderr); SIGUSR1 writes one at any time\n"
+	       "  -f, --format FORMAT    tmon (Devel::DProf's tmon.out, the default), callgrind,\n"
+	       "                         folded or pprof; without -f, from the file name\n"
+	       "      --per-thread       one snapshot file per thread, FILE.TID\n"
+	       "  -i, --input FILE       show a saved tmon.out (screen, or the table with -b)\n"
 	       "  -h, --help             show this help\n"
 	       "  -V, --version          show the version\n"
 	       "\n"
-	       "Launch mode exits with the command's status (128+N if signal N killed it).\n";
+	       "Launch mode exits with the command's status (128+N if signal N killed it).\n"
+	       "Snapshots without -o (SIGUSR1, the screen's s key) go to tmon.out, then tmon.out.1,\n"
+	       "... never replacing a file; $PROFTOP_OUT_FILE names the first one.\n"
+	       "\n"
+	       "       proftop report [-O N] [-T | -t] [-l] [-u | -s | -r] [-F] [FILE]\n"
+	       "\n"
+	       "prints what dprofpp prints for a tmon.out (default ./tmon.out): the top N (15)\n"
+	       "subroutines by exclusive time (-l: by calls), or the call tree (-T; -t folds\n"
+	       "repeats), in user+system time (-u user, -s system, -r real); -F closes subs a\n"
+	       "truncated file left open.\n";
 }
 
 static char *bad(const char *what, const char *value)
@@ -162,12 +189,33 @@ static char *parse_one(struct options *o, int opt, const char *arg)
 		if (!parse_number(arg, &o->batch.min_percent) || o->batch.min_percent > 100)
 			return bad("percentage (0 to 100)", arg);
 		return NULL;
+	case 't':
+		o->tui.theme = arg;
+		return NULL;
+	case OPT_WINDOW:
+		if (!parse_number(arg, &o->tui.window) || o->tui.window <= 0 ||
+		    o->tui.window > OPTIONS_MAX_WINDOW)
+			return bad("window (seconds, more than 0 and at most 3600)", arg);
+		return NULL;
 	case OPT_MAX_ROWS:
 		if (!parse_long(arg, 0, LONG_MAX, &o->batch.max_rows))
 			return bad("row count", arg);
 		return NULL;
 	case OPT_KERNEL:
 		o->sample.kernel = true;
+		return NULL;
+	case 'o':
+		o->export.output = arg;
+		return NULL;
+	case 'f':
+		if (export_format_parse(arg, &o->export.format))
+			return bad("format (tmon, callgrind, folded or pprof)", arg);
+		return NULL;
+	case OPT_PER_THREAD:
+		o->export.per_thread = true;
+		return NULL;
+	case 'i':
+		o->input = arg;
 		return NULL;
 	case 'h':
 		o->help = true;
@@ -180,22 +228,95 @@ static char *parse_one(struct options *o, int opt, const char *arg)
 	}
 }
 
+/* `proftop report`: dprofpp's letters for what dprofpp's table and trees show. argv[0] is
+ * "report". */
+static enum options_result parse_report(struct options *o, int argc, char **argv, char **message)
+{
+	struct report_options *r = &o->report_options;
+	int opt;
+
+	o->report = true;
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt(argc, argv, "O:TtlusrFh")) != -1) {
+		switch (opt) {
+		case 'O':
+			if (!parse_long(optarg, LONG_MIN, LONG_MAX, &r->rows))
+				*message = bad("count for -O", optarg);
+			break;
+		case 'T':
+			r->tree = true;
+			break;
+		case 't':
+			r->compact_tree = true;
+			break;
+		case 'l':
+			r->by_calls = true;
+			break;
+		case 'u':
+			r->time = REPORT_USER;
+			break;
+		case 's':
+			r->time = REPORT_SYSTEM;
+			break;
+		case 'r':
+			r->time = REPORT_REAL;
+			break;
+		case 'F':
+			r->fake_exits = true;
+			break;
+		case 'h':
+			o->help = true;
+			break;
+		default:
+			*message = optopt == 'O' ? xstrdup("option '-O' needs a value")
+						 : xasprintf("unknown report option '-%c'", optopt);
+			break;
+		}
+		if (*message)
+			return OPTIONS_USAGE_ERROR;
+	}
+	if (optind < argc)
+		r->path = argv[optind++];
+	if (optind < argc) {
+		*message = xasprintf("report reads one file, not '%s' too", argv[optind]);
+		return OPTIONS_USAGE_ERROR;
+	}
+	return OPTIONS_OK;
+}
+
+/* What -o, -i and --per-thread allow together. */
+static char *check_files(const struct options *o)
+{
+	if (o->export.per_thread && o->export.output && !strcmp(o->export.output, "-"))
+		return xstrdup("--per-thread writes one file per thread: give -o a file name, not -");
+	if (o->input && (o->argv || o->npids))
+		return xstrdup("-i shows a saved profile: give no command and no -p with it");
+	return NULL;
+}
+
 enum options_result options_parse(struct options *o, int argc, char **argv, char **message)
 {
+	const char *out_file = getenv("PROFTOP_OUT_FILE");
 	int opt;
 
 	memset(o, 0, sizeof(*o));
 	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
 	o->batch = (struct batch_options){ 1.0, 0, -1, false, 0.5 };
+	o->tui = (struct tui_options){ 1.0, TUI_DEFAULT_WINDOW, 0, NULL };
 	*message = NULL;
+	if (out_file && *out_file)
+		o->export.base = out_file;
+	if (argc > 1 && !strcmp(argv[1], "report"))
+		return parse_report(o, argc - 1, argv + 1, message);
 	optind = 0; /* reset getopt, also for repeated calls in tests */
 	opterr = 0;
 	/* '+': stop at the first non-option, so the command's own options stay its own. */
-	while ((opt = getopt_long(argc, argv, "+F:d:bn:p:g:hV", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+F:d:bn:p:g:t:o:f:i:hV", long_options, NULL)) != -1) {
 		if (opt == '?' || opt == ':') {
 			const char *name = argv[optind - 1];
 
-			if (optopt && strchr("Fdnpg", optopt))
+			if (optopt && strchr("Fdnpgtofi", optopt))
 				*message = xasprintf("option '-%c' needs a value", optopt);
 			else if (optopt)
 				*message = xasprintf("unknown option '-%c'", optopt);
@@ -211,9 +332,12 @@ enum options_result options_parse(struct options *o, int argc, char **argv, char
 		return OPTIONS_OK;
 	if (optind < argc)
 		o->argv = argv + optind;
+	*message = check_files(o);
+	if (*message)
+		return OPTIONS_USAGE_ERROR;
 	if (o->argv && o->npids)
 		*message = xstrdup("give either a command or -p PID, not both");
-	else if (!o->argv && !o->npids)
+	else if (!o->argv && !o->npids && !o->input)
 		*message = xstrdup("no command to profile and no -p PID");
 	return *message ? OPTIONS_USAGE_ERROR : OPTIONS_OK;
 }

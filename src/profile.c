@@ -242,25 +242,40 @@ static void window_push(struct profile *p, uint32_t node)
 	p->win_count++;
 }
 
-void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth)
+/* Add count samples along funcs; returns the leaf's node. */
+static uint32_t add_stack(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
+			  size_t depth, uint64_t count)
 {
 	struct profile_thread *t = thread_of(p, pid, tid);
 	uint32_t node = t->root;
 
-	t->samples++;
-	p->samples++;
-	p->nodes[node].total++;
+	t->samples += count;
+	p->samples += count;
+	p->nodes[node].total += count;
 	for (size_t i = 0; i < depth; i++) {
 		uint32_t child = idmap_get(&p->child_index, (uint64_t)node << 32 | funcs[i]);
 
 		if (child == IDMAP_MISSING)
 			child = new_node(p, funcs[i], node);
 		node = child;
-		p->nodes[node].total++;
+		p->nodes[node].total += count;
 	}
-	p->nodes[node].self++;
+	p->nodes[node].self += count;
+	return node;
+}
+
+void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth)
+{
+	uint32_t node = add_stack(p, pid, tid, funcs, depth, 1);
+
 	if (p->window_ns)
 		window_push(p, node);
+}
+
+void profile_add_n(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth,
+		   uint64_t count)
+{
+	add_stack(p, pid, tid, funcs, depth, count);
 }
 
 uint64_t profile_samples(const struct profile *p)

@@ -108,6 +108,15 @@ int session_fd(const struct session *s)
 	return s->signal_fd;
 }
 
+/* The target's CPU time, for the snapshots' tmon.out headers. */
+static void update_cpu_times(struct session *s)
+{
+	uint64_t user_ns, system_ns;
+
+	target_cpu_times(&s->target, &user_ns, &system_ns);
+	collector_set_cpu_times(s->collector, user_ns, system_ns);
+}
+
 unsigned session_events(struct session *s)
 {
 	struct signalfd_siginfo info;
@@ -129,6 +138,7 @@ unsigned session_events(struct session *s)
 	}
 	if (s->target.launched ? target_poll(&s->target) : !target_any_alive(&s->target))
 		events |= SESSION_ENDED;
+	update_cpu_times(s);
 	return events;
 }
 
@@ -163,6 +173,7 @@ void session_stop(struct session *s)
 		return;
 	s->stopped = true;
 	target_terminate(&s->target, TERMINATE_GRACE_MS);
+	update_cpu_times(s);
 	sampler_stop(s->sampler);
 	collector_finish(s->collector);
 }

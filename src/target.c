@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -89,7 +90,8 @@ int target_start(struct target *target)
 	close(target->exec_status_fd);
 	target->exec_status_fd = -1;
 	if (n == (ssize_t)sizeof(err) && err) {
-		while (waitpid(target->child, &target->wait_status, 0) < 0 && errno == EINTR)
+		while (wait4(target->child, &target->wait_status, 0, &target->rusage) < 0 &&
+		       errno == EINTR)
 			;
 		target->exited = true;
 		return err;
@@ -112,6 +114,65 @@ void target_abandon(struct target *target)
 	target->exited = true;
 }
 
+/* utime + cutime and stime + cstime of pid, from /proc/PID/stat, in ns. The command name (field 2)
+ * may hold spaces and parentheses, so the fields are counted from its last ')'. */
+static int proc_cpu_times(pid_t pid, uint64_t ns[2])
+{
+	char path[64], buf[1024];
+	unsigned long long utime, stime, cutime, cstime;
+	long tick = sysconf(_SC_CLK_TCK);
+	const char *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	/* After ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt, then
+	 * utime stime cutime cstime. */
+	if (!p || tick <= 0 || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+				      "%llu %llu", &utime, &stime, &cutime, &cstime) != 4)
+		return -EINVAL;
+	ns[0] = (utime + cutime) * (1000000000ull / (unsigned long long)tick);
+	ns[1] = (stime + cstime) * (1000000000ull / (unsigned long long)tick);
+	return 0;
+}
+
+static uint64_t timeval_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000ull;
+}
+
+void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system_ns)
+{
+	uint64_t ns[2] = { 0, 0 };
+
+	*user_ns = *system_ns = 0;
+	if (target->launched) {
+		if (target->exited) {
+			*user_ns = timeval_ns(&target->rusage.ru_utime);
+			*system_ns = timeval_ns(&target->rusage.ru_stime);
+		} else if (proc_cpu_times(target->child, ns) == 0) {
+			*user_ns = ns[0];
+			*system_ns = ns[1];
+		}
+		return;
+	}
+	for (size_t i = 0; i < target->npids; i++) {
+		uint64_t *first = &target->cpu_first[2 * i], *last = &target->cpu_last[2 * i];
+
+		if (proc_cpu_times(target->pids[i], ns) == 0 && ns[0] >= first[0] && ns[1] >= first[1])
+			memcpy(last, ns, sizeof(ns));
+		*user_ns += last[0] - first[0];
+		*system_ns += last[1] - first[1];
+	}
+}
+
 int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t *missing)
 {
 	memset(target, 0, sizeof(*target));
@@ -125,6 +186,11 @@ int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t 
 	target->pids = xmalloc(npids * sizeof(*pids));
 	memcpy(target->pids, pids, npids * sizeof(*pids));
 	target->npids = npids;
+	target->cpu_first = xcalloc(2 * npids, sizeof(uint64_t));
+	target->cpu_last = xcalloc(2 * npids, sizeof(uint64_t));
+	for (size_t i = 0; i < npids; i++)
+		if (proc_cpu_times(pids[i], &target->cpu_first[2 * i]) == 0)
+			memcpy(&target->cpu_last[2 * i], &target->cpu_first[2 * i], 2 * sizeof(uint64_t));
 	return 0;
 }
 
@@ -134,7 +200,7 @@ bool target_poll(struct target *target)
 
 	if (!target->launched || target->exited)
 		return target->exited;
-	r = waitpid(target->child, &target->wait_status, WNOHANG);
+	r = wait4(target->child, &target->wait_status, WNOHANG, &target->rusage);
 	if (r == target->child)
 		target->exited = true;
 	return target->exited;
@@ -159,7 +225,7 @@ void target_terminate(struct target *target, unsigned grace_ms)
 		sleep_ms(10);
 	}
 	kill(target->child, SIGKILL);
-	while (waitpid(target->child, &target->wait_status, 0) < 0 && errno == EINTR)
+	while (wait4(target->child, &target->wait_status, 0, &target->rusage) < 0 && errno == EINTR)
 		;
 	target->exited = true;
 }
@@ -186,5 +252,8 @@ bool target_any_alive(const struct target *target)
 void target_free(struct target *target)
 {
 	free(target->pids);
+	free(target->cpu_first);
+	free(target->cpu_last);
 	target->pids = NULL;
+	target->cpu_first = target->cpu_last = NULL;
 }

@@ -198,6 +198,8 @@ struct frame {
 	uint32_t node;
 	unsigned depth;
 	uint64_t path;
+	uint64_t total;            /* the node's, kept here so sorting reads no node */
+	uint32_t func;
 	bool hottest, last;
 };
 
@@ -205,6 +207,7 @@ struct walk {
 	const struct view_tree *tree;
 	const struct view_tree_query *query;
 	uint64_t base;
+	double scale;              /* 100 / base */
 	const uint8_t *marks;      /* with a filter: MARK_* per node */
 	struct frame *stack;
 	size_t depth, cap;
@@ -215,21 +218,19 @@ enum {
 	MARK_BELOW = 2,            /* a node strictly below matches */
 };
 
-/* Coolest first, so the hottest is on top of the stack; ties by name, shown alphabetically. */
+/* Coolest first, so the hottest is on top of the stack. Ties (common among one-sample leaves)
+ * go by function id, the order functions were first seen: stable from one snapshot to the next
+ * and cheaper than comparing names, which dominated flattening large trees. */
 static int frame_order(const void *pa, const void *pb, void *arg)
 {
-	const struct view_tree *t = arg;
 	const struct frame *a = pa, *b = pb;
-	const struct profile_node *na = &t->nodes[a->node], *nb = &t->nodes[b->node];
-	int c;
 
-	if (na->total != nb->total)
-		return na->total < nb->total ? -1 : 1;
-	c = strcmp(t->funcs[nb->func].name, t->funcs[na->func].name);
-	if (c)
-		return c;
-	c = strcmp(t->funcs[nb->func].module, t->funcs[na->func].module);
-	return c ? c : (a->node < b->node ? 1 : -1);
+	(void)arg;
+	if (a->total != b->total)
+		return a->total < b->total ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? 1 : -1;
+	return a->node < b->node ? 1 : -1;
 }
 
 static bool shown(const struct walk *w, uint32_t node)
@@ -243,8 +244,27 @@ static bool shown(const struct walk *w, uint32_t node)
 
 static void push(struct walk *w, struct frame f)
 {
-	xgrow((void **)&w->stack, &w->cap, w->depth + 1, sizeof(*w->stack));
+	if (w->depth == w->cap)
+		xgrow((void **)&w->stack, &w->cap, w->depth + 1, sizeof(*w->stack));
 	w->stack[w->depth++] = f;
+}
+
+/* Most nodes have a handful of children: an insertion sort then beats qsort_r's merge sort and
+ * its allocation; long lists (a leaf-only profile's root) still get an O(n log n) sort. */
+static void sort_frames(struct frame *f, size_t n, const struct view_tree *t)
+{
+	if (n > 16) {
+		qsort_r(f, n, sizeof(*f), frame_order, (void *)t);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct frame x = f[i];
+		size_t j = i;
+
+		for (; j > 0 && frame_order(&f[j - 1], &x, (void *)t) > 0; j--)
+			f[j] = f[j - 1];
+		f[j] = x;
+	}
 }
 
 /* Push the shown children of parent in pop order and return how many there are; when !open,
@@ -260,12 +280,12 @@ static size_t push_children(struct walk *w, const struct frame *parent, unsigned
 			continue;
 		if (!open)
 			return 1;
-		push(w, (struct frame){ c, depth, child_path(parent->path, nodes[c].func), false, false });
+		push(w, (struct frame){ c, depth, child_path(parent->path, nodes[c].func), nodes[c].total,
+					nodes[c].func, false, false });
 	}
 	if (w->depth == start)
 		return 0;
-	qsort_r(w->stack + start, w->depth - start, sizeof(*w->stack), frame_order,
-		(void *)w->tree);
+	sort_frames(w->stack + start, w->depth - start, w->tree);
 	w->stack[w->depth - 1].hottest = true;
 	w->stack[start].last = true;
 	return w->depth - start;
@@ -305,34 +325,36 @@ static uint8_t *mark_matches(const struct view_tree *t, const char *filter)
 	return marks;
 }
 
-static struct view_tree_row tree_row(const struct walk *w, const struct frame *f)
+static void fill_row(struct view_tree_row *r, const struct walk *w, const struct frame *f,
+		     bool has_children, bool open)
 {
 	const struct profile_node *n = &w->tree->nodes[f->node];
 	const struct profile_func *fn = &w->tree->funcs[n->func];
-	double scale = w->base ? 100.0 / (double)w->base : 0;
 
-	return (struct view_tree_row){
-		.node = f->node,
-		.func = n->func,
-		.name = fn->name,
-		.module = fn->module,
-		.depth = f->depth,
-		.self = n->self,
-		.total = n->total,
-		.self_pct = (double)n->self * scale,
-		.total_pct = (double)n->total * scale,
-		.path = f->path,
-		.last = f->last,
-	};
+	r->node = f->node;
+	r->func = n->func;
+	r->name = fn->name;
+	r->module = fn->module;
+	r->depth = f->depth;
+	r->self = n->self;
+	r->total = n->total;
+	r->self_pct = (double)n->self * w->scale;
+	r->total_pct = (double)n->total * w->scale;
+	r->path = f->path;
+	r->has_children = has_children;
+	r->open = open && has_children;
+	r->last = f->last;
 }
 
 size_t view_tree(const struct view_tree *t, const struct view_tree_query *q,
 		 struct view_tree_row **rows, size_t *cap)
 {
-	struct walk w = { t, q, q->base ? q->base : t->nodes[t->root].total, NULL, NULL, 0, 0 };
-	struct frame top = { t->root, 0, t->root_path, true, true };
+	struct walk w = { t, q, q->base ? q->base : t->nodes[t->root].total, 0, NULL, NULL, 0, 0 };
+	struct frame top = { t->root, 0, t->root_path, t->nodes[t->root].total,
+			     t->nodes[t->root].func, true, true };
 	size_t n = 0;
 
+	w.scale = w.base ? 100.0 / (double)w.base : 0;
 	if (q->filter && *q->filter)
 		w.marks = mark_matches(t, q->filter);
 	if (q->show_root) {
@@ -347,11 +369,9 @@ size_t view_tree(const struct view_tree *t, const struct view_tree_query *q,
 		bool open = is_open(&w, &f);
 		size_t children = push_children(&w, &f, f.depth + 1, open);
 
-		xgrow((void **)rows, cap, n + 1, sizeof(**rows));
-		(*rows)[n] = tree_row(&w, &f);
-		(*rows)[n].has_children = children > 0;
-		(*rows)[n].open = open && children > 0;
-		n++;
+		if (n == *cap)
+			xgrow((void **)rows, cap, n + 1, sizeof(**rows));
+		fill_row(&(*rows)[n++], &w, &f, children > 0, open);
 		if (!open)
 			w.depth = start;
 	}
@@ -445,7 +465,7 @@ void view_callers(struct view_tree *t, const struct profile_snapshot *s, uint32_
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
 		.root = 0,
-		.root_path = ROOT_PATH,
+		.root_path = child_path(ROOT_PATH, func), /* each function's callers open apart */
 		.owned = inv.nodes,
 	};
 }
@@ -509,14 +529,33 @@ static bool thread_matches(const struct view_thread_row *r, const struct profile
 	       (r->hot_func && view_matches(&s->funcs[r->hot_func], filter));
 }
 
+/* A thread's name, or else its process's: threads created without exec or prctl(PR_SET_NAME) get
+ * no COMM record of their own. by_tid maps a tid to its index in s->threads. */
+static const char *thread_name(const struct profile_snapshot *s, const struct profile_thread *t,
+			       const struct idmap *by_tid)
+{
+	uint32_t main_thread;
+
+	if (t->comm)
+		return t->comm;
+	main_thread = idmap_get(by_tid, (uint64_t)(uint32_t)t->pid);
+	if (main_thread != IDMAP_MISSING && s->threads[main_thread].comm)
+		return s->threads[main_thread].comm;
+	return "";
+}
+
 size_t view_threads(const struct profile_snapshot *s, const char *filter,
 		    struct view_thread_row **rows_out)
 {
 	struct view_thread_row *rows = xmalloc((s->nthreads ? s->nthreads : 1) * sizeof(*rows));
 	uint32_t *hot = xcalloc(s->nthreads ? s->nthreads : 1, sizeof(*hot));
 	uint64_t *hot_self = xcalloc(s->nthreads ? s->nthreads : 1, sizeof(*hot_self));
+	struct idmap by_tid;
 	size_t n = 0;
 
+	idmap_init(&by_tid);
+	for (size_t i = 0; i < s->nthreads; i++)
+		idmap_put(&by_tid, (uint64_t)(uint32_t)s->threads[i].tid, (uint32_t)i);
 	hottest_per_thread(s, hot, hot_self);
 	for (size_t i = 0; i < s->nthreads; i++) {
 		const struct profile_thread *t = &s->threads[i];
@@ -526,7 +565,7 @@ size_t view_threads(const struct profile_snapshot *s, const char *filter,
 		rows[n] = (struct view_thread_row){
 			.pid = t->pid,
 			.tid = t->tid,
-			.comm = t->comm ? t->comm : "",
+			.comm = thread_name(s, t, &by_tid),
 			.root = t->root,
 			.samples = t->samples,
 			.pct = s->samples ? 100.0 * (double)t->samples / (double)s->samples : 0,
@@ -539,6 +578,7 @@ size_t view_threads(const struct profile_snapshot *s, const char *filter,
 			n++;
 	}
 	qsort(rows, n, sizeof(*rows), by_samples);
+	idmap_free(&by_tid);
 	free(hot);
 	free(hot_self);
 	*rows_out = rows;

@@ -9,6 +9,7 @@
 
 struct session;
 struct profile_snapshot;
+struct export_options;
 
 struct batch_options {
 	double interval;       /* seconds between periodic tables; 0: only the final table */
@@ -16,6 +17,9 @@ struct batch_options {
 	long max_rows;         /* rows per table; -1: the default (25 periodic, all at the end) */
 	bool tree;             /* print the call tree instead of the function table */
 	double min_percent;    /* --tree: leave out nodes under this share of all samples */
+	/* Where SIGUSR1 writes a snapshot (NULL: the defaults); when its output is "-" (the final
+	 * snapshot goes to stdout), the tables go to stderr. */
+	const struct export_options *export;
 };
 
 #define BATCH_DEFAULT_ROWS 25

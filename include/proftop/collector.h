@@ -28,6 +28,9 @@ int collector_start(struct collector *collector, const pid_t *pids, size_t npids
 /* Call after sampler_stop(): consume everything left in the ring, publish a final snapshot and
  * end the thread. */
 void collector_finish(struct collector *collector);
+/* The target's CPU time so far (user, system ns), for the snapshots published from now on. Any
+ * thread. */
+void collector_set_cpu_times(struct collector *collector, uint64_t user_ns, uint64_t system_ns);
 /* The newest snapshot with a reference the caller drops with profile_snapshot_unref(). Never NULL. */
 struct profile_snapshot *collector_snapshot(struct collector *collector);
 

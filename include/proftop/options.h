@@ -4,7 +4,10 @@
 #define PROFTOP_OPTIONS_H
 
 #include "proftop/batch.h"
+#include "proftop/export.h"
+#include "proftop/report.h"
 #include "proftop/sample.h"
+#include "proftop/tui.h"
 
 #include <stdbool.h>
 #include <sys/types.h>
@@ -12,14 +15,20 @@
 struct options {
 	struct sample_config sample;
 	struct batch_options batch;
+	struct tui_options tui;  /* theme and window; main fills in refresh and duration */
 	bool batch_mode;
 	bool help, version;
 	pid_t *pids;           /* -p; malloc'd */
 	size_t npids;
 	char **argv;           /* the command (points into the argv given to options_parse) */
+	struct export_options export; /* -o, -f, --per-thread; base from $PROFTOP_OUT_FILE */
+	const char *input;     /* -i FILE: show a saved tmon.out instead of profiling */
+	bool report;           /* `proftop report [options] [FILE]`: report_options below */
+	struct report_options report_options;
 };
 
 #define OPTIONS_MAX_FREQ 100000
+#define OPTIONS_MAX_WINDOW 3600
 #define OPTIONS_DEFAULT_STACK 16384
 #define OPTIONS_MAX_STACK 65000
 

@@ -65,6 +65,9 @@ uint32_t profile_func(struct profile *profile, const struct symbol *symbol);
 void profile_set_comm(struct profile *profile, pid_t pid, pid_t tid, const char *comm);
 /* Add one sample: funcs is the call stack, outermost first, leaf last. */
 void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth);
+/* Add count samples with the same stack at once (a profile read back from a file; no window). */
+void profile_add_n(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
+		   size_t depth, uint64_t count);
 /* Samples added so far. */
 uint64_t profile_samples(const struct profile *profile);
 
@@ -80,6 +83,7 @@ struct profile_snapshot {
 	atomic_int refs;
 	struct counters counters;  /* filled in by whoever publishes it */
 	uint64_t elapsed_ns;
+	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
 	unsigned freq;
 	uint64_t window_ns;        /* 0: every sample since the start; else the window's length */
 

@@ -8,6 +8,8 @@
 #define PROFTOP_TARGET_H
 
 #include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct target {
@@ -20,6 +22,9 @@ struct target {
 	int exec_status_fd;     /* read end: errno of a failed exec, or EOF */
 	bool exited;            /* launch mode: the command has been reaped */
 	int wait_status;        /* its waitpid() status */
+	struct rusage rusage;   /* launch mode: its resource use, once reaped */
+	uint64_t *cpu_first;    /* attach mode: user, system ns of each pid when attached ... */
+	uint64_t *cpu_last;     /* ... and when last seen */
 };
 
 /* Fork the command; the child waits on the barrier. Returns 0 or -errno. */
@@ -38,6 +43,11 @@ void target_terminate(struct target *target, unsigned grace_ms);
 void target_abandon(struct target *target);
 /* The exit status proftop returns for the command: its code, or 128+signal. */
 int target_exit_code(const struct target *target);
+/* The CPU time the target used, user and system, in ns: the command's with the children it
+ * waited for (launch mode), or each attached process's since it was attached (attach mode; a
+ * process gone counts as when last seen). The kernel counts in clock ticks until the command is
+ * reaped. */
+void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system_ns);
 /* True while at least one attached process still exists. */
 bool target_any_alive(const struct target *target);
 

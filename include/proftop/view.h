@@ -124,7 +124,7 @@ void view_callers(struct view_tree *tree, const struct profile_snapshot *snapsho
 
 struct view_thread_row {
 	pid_t pid, tid;
-	const char *comm;          /* "" when unknown */
+	const char *comm;          /* its process's when it has none of its own; "" when unknown */
 	uint32_t root;             /* the thread's root node, a view_top/view_tree scope */
 	uint64_t samples;
 	double pct;                /* of all samples */

@@ -102,13 +102,130 @@ static void help_and_version(void **state)
 	options_free(&o);
 }
 
+static void screen_options(void **state)
+{
+	(void)state;
+	struct options o;
+	char *msg;
+
+	assert_int_equal(parse(&o, &msg, 2, "proftop", "./prog"), OPTIONS_OK);
+	assert_null(o.tui.theme);
+	assert_true(o.tui.window == TUI_DEFAULT_WINDOW);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 6, "proftop", "-t", "light", "--window", "2.5", "./prog"),
+			 OPTIONS_OK);
+	assert_string_equal(o.tui.theme, "light");
+	assert_true(o.tui.window == 2.5);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "--theme=themes/mono.theme", "-p", "1"),
+			 OPTIONS_OK);
+	assert_string_equal(o.tui.theme, "themes/mono.theme");
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "--window", "0", "./prog"), OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "invalid window (seconds, more than 0 and at most 3600): '0'");
+	free(msg);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 2, "proftop", "-t"), OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "option '-t' needs a value");
+	free(msg);
+	options_free(&o);
+}
+
+static void snapshot_options(void **state)
+{
+	(void)state;
+	struct options o;
+	char *msg;
+
+	unsetenv("PROFTOP_OUT_FILE");
+	assert_int_equal(parse(&o, &msg, 2, "proftop", "./prog"), OPTIONS_OK);
+	assert_null(o.export.output);
+	assert_null(o.export.base);
+	assert_int_equal(o.export.format, EXPORT_AUTO);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 7, "proftop", "-o", "cpu.out", "-f", "pprof", "--per-thread",
+			       "./prog"), OPTIONS_OK);
+	assert_string_equal(o.export.output, "cpu.out");
+	assert_int_equal(o.export.format, EXPORT_PPROF);
+	assert_true(o.export.per_thread);
+	options_free(&o);
+	setenv("PROFTOP_OUT_FILE", "snap.folded", 1);
+	assert_int_equal(parse(&o, &msg, 3, "proftop", "--input=t.out", "-b"), OPTIONS_OK);
+	assert_string_equal(o.input, "t.out");
+	assert_string_equal(o.export.base, "snap.folded");
+	assert_null(o.argv);
+	options_free(&o);
+	unsetenv("PROFTOP_OUT_FILE");
+
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "-f", "json", "./prog"), OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "invalid format (tmon, callgrind, folded or pprof): 'json'");
+	free(msg);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 5, "proftop", "--per-thread", "-o", "-", "./prog"),
+			 OPTIONS_USAGE_ERROR);
+	assert_non_null(strstr(msg, "--per-thread"));
+	free(msg);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "-i", "t.out", "./prog"), OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "-i shows a saved profile: give no command and no -p with it");
+	free(msg);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 2, "proftop", "-o"), OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "option '-o' needs a value");
+	free(msg);
+	options_free(&o);
+}
+
+static void report_options(void **state)
+{
+	(void)state;
+	struct options o;
+	char *msg;
+
+	assert_int_equal(parse(&o, &msg, 2, "proftop", "report"), OPTIONS_OK);
+	assert_true(o.report);
+	assert_null(o.report_options.path);
+	assert_int_equal(o.report_options.rows, 0);
+	assert_int_equal(o.report_options.time, REPORT_USER_SYSTEM);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 9, "proftop", "report", "-O", "-1", "-T", "-l", "-r", "-F",
+			       "x.out"), OPTIONS_OK);
+	assert_int_equal(o.report_options.rows, -1);
+	assert_true(o.report_options.tree && o.report_options.by_calls && o.report_options.fake_exits);
+	assert_int_equal(o.report_options.time, REPORT_REAL);
+	assert_string_equal(o.report_options.path, "x.out");
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "report", "x.out", "-u"), OPTIONS_OK);
+	assert_int_equal(o.report_options.time, REPORT_USER);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 3, "proftop", "report", "-q"), OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "unknown report option '-q'");
+	free(msg);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "report", "a", "b"), OPTIONS_USAGE_ERROR);
+	free(msg);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "report", "-O", "many"), OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "invalid count for -O: 'many'");
+	free(msg);
+	options_free(&o);
+	/* A command named "report" still runs after "--". */
+	assert_int_equal(parse(&o, &msg, 3, "proftop", "--", "report"), OPTIONS_OK);
+	assert_false(o.report);
+	assert_string_equal(o.argv[0], "report");
+	options_free(&o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(snapshot_options),
+		cmocka_unit_test(report_options),
 		cmocka_unit_test(defaults_and_command),
 		cmocka_unit_test(values),
 		cmocka_unit_test(usage_errors),
 		cmocka_unit_test(help_and_version),
+		cmocka_unit_test(screen_options),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

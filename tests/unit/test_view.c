@@ -333,15 +333,27 @@ static void threads_rows(void **state)
 	profile_set_comm(p, 1, 11, "one");
 	profile_set_comm(p, 1, 12, "two");
 	profile_set_comm(p, 1, 13, "silent"); /* no samples: no row */
+	profile_set_comm(p, 20, 20, "proc");  /* a process whose other thread has no name */
+	profile_add(p, 20, 20, s3, 2);
+	profile_add(p, 20, 21, s3, 2);
 	struct profile_snapshot *s = profile_snapshot(p);
 	size_t n = view_threads(s, NULL, &rows);
+	assert_int_equal(n, 4);
+	assert_int_equal(rows[3].tid, 21);
+	assert_string_equal(rows[3].comm, "proc");
+	free(rows);
+	n = view_threads(s, "PROC", &rows); /* the unnamed thread matches by its process's name */
 	assert_int_equal(n, 2);
+	assert_int_equal(rows[0].tid, 20);
+	assert_int_equal(rows[1].tid, 21);
+	free(rows);
+	n = view_threads(s, NULL, &rows);
 	assert_int_equal(rows[0].tid, 12);
 	assert_string_equal(rows[0].comm, "two");
 	assert_int_equal(rows[0].samples, 65);
 	assert_string_equal(rows[0].hot_name, "worker_two");
 	assert_true(rows[0].hot_pct > 92.3 && rows[0].hot_pct < 92.4);
-	assert_true(rows[0].pct > 64.9 && rows[0].pct < 65.1);
+	assert_true(rows[0].pct > 100.0 * 65 / 102 - 0.01 && rows[0].pct < 100.0 * 65 / 102 + 0.01);
 	assert_string_equal(rows[1].hot_name, "worker_one");
 	assert_int_equal(s->nodes[rows[1].root].total, 35);
 	free(rows);

@@ -1,0 +1,99 @@
+/* export.h — snapshots as files that other tools read: tmon.out (Devel::DProf's format, for
+ * dprofpp and `proftop report`), callgrind (callgrind_annotate, KCachegrind), folded stacks
+ * (flamegraph.pl, speedscope) and pprof (gzipped protobuf: go tool pprof, Pyroscope, Parca).
+ *
+ * export.c picks the format, names the files and writes them atomically: a temporary file in the
+ * target's directory, fsync, rename. A failure at any point leaves the previous file as it was and
+ * says what failed; a symbolic link at the target path is refused, never followed. The writers
+ * (export_tmon.c, ...) only turn one tree of a snapshot into bytes on a stream.
+ *
+ * A snapshot keeps no time order of its samples, so the writers walk its call tree depth first,
+ * hottest child first, and emit each node's self samples as if they were consecutive. */
+#ifndef PROFTOP_EXPORT_H
+#define PROFTOP_EXPORT_H
+
+#include "proftop/profile.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum export_format {
+	EXPORT_AUTO,      /* from the file name */
+	EXPORT_TMON,
+	EXPORT_CALLGRIND,
+	EXPORT_FOLDED,
+	EXPORT_PPROF,
+};
+
+struct export_options {
+	const char *output;       /* -o: written when profiling ends; "-" is stdout; NULL: none */
+	enum export_format format; /* -f; EXPORT_AUTO: from the file name */
+	bool per_thread;          /* --per-thread: one file per thread, FILE.TID */
+	const char *base;         /* $PROFTOP_OUT_FILE: where numbered saves start; NULL: default */
+};
+
+/* "tmon", "callgrind", "folded" or "pprof". Returns 0 or -EINVAL. */
+int export_format_parse(const char *name, enum export_format *format);
+const char *export_format_name(enum export_format format);
+/* The format a file name asks for: callgrind.out*, *.callgrind, *.folded, *.collapsed, *.pb.gz,
+ * *.pprof, *.pb (a trailing .N counter or .TID is ignored); anything else is tmon.out. */
+enum export_format export_format_of_path(const char *path);
+/* The name numbered saves start from when neither -o nor $PROFTOP_OUT_FILE gives one. */
+const char *export_default_path(enum export_format format);
+
+/* Write the snapshot to path ("-": standard output) in format (EXPORT_AUTO: from path). With
+ * per_thread, one file per thread with samples, path.TID. Returns 0, or -errno with a malloc'd
+ * *message saying what failed. */
+int export_write(const struct profile_snapshot *snapshot, const char *path,
+		 enum export_format format, bool per_thread, char **message);
+
+/* A snapshot on demand (the TUI's `s` key, SIGUSR1): to the -o file, replacing it, when one was
+ * given (not "-"); otherwise to the first free name of base, base.1, base.2, ... (base is
+ * options->base or the format's default name, tmon.out for tmon), never replacing a file. options
+ * may be NULL for the defaults. Returns 0 with *message "saved FILE", or -errno with the error;
+ * *message is malloc'd either way. */
+int export_save(const struct profile_snapshot *snapshot, const struct export_options *options,
+		char **message);
+
+/* --- the writers ------------------------------------------------------------------------------ */
+
+/* One tree of a snapshot: the merged tree (thread NULL, root merged_root) or one thread's. */
+struct export_scope {
+	uint32_t root;
+	const struct profile_thread *thread;
+};
+
+void export_scope_merged(struct export_scope *scope, const struct profile_snapshot *snapshot);
+
+/* Each writes the scope's tree to out and returns 0 or -errno (a write error on out). */
+int export_tmon(FILE *out, const struct profile_snapshot *snapshot,
+		const struct export_scope *scope);
+int export_callgrind(FILE *out, const struct profile_snapshot *snapshot,
+		     const struct export_scope *scope);
+int export_folded(FILE *out, const struct profile_snapshot *snapshot,
+		  const struct export_scope *scope);
+int export_pprof(FILE *out, const struct profile_snapshot *snapshot,
+		 const struct export_scope *scope);
+
+/* The nodes below root (root itself left out) in depth-first pre-order, the hottest child first
+ * (ties by function name, then id); nodes without samples are left out. Returns the count;
+ * *order is malloc'd and the caller's. */
+size_t export_preorder(const struct profile_snapshot *snapshot, uint32_t root, uint32_t **order);
+
+/* A walk's current path: export_path_enter() pops what is not an ancestor of node and pushes node;
+ * the nodes popped are reported through leave (may be NULL). */
+struct export_path {
+	uint32_t *nodes;
+	size_t depth, cap;
+};
+
+void export_path_enter(struct export_path *path, const struct profile_snapshot *snapshot,
+		       uint32_t node, void (*leave)(void *arg, uint32_t node), void *arg);
+void export_path_free(struct export_path *path);
+
+/* Ticks of hz in ns nanoseconds, rounded. */
+uint64_t export_ns_to_ticks(uint64_t ns, unsigned hz);
+
+#endif

@@ -1,0 +1,236 @@
+/* export_callgrind.c — a snapshot in callgrind's format, for callgrind_annotate and KCachegrind.
+ *
+ * One event, Samples. Each function gets a block with its self samples and one call record per
+ * function it calls, whose cost is the inclusive cost of those calls; tools compute a function's
+ * inclusive cost as its self cost plus the costs of its calls. Positions are line 0: a snapshot
+ * knows functions, not lines. fl= and ob= both name the module (the ELF file), the closest thing to
+ * a source file a snapshot has. Names are compressed ("fn=(7) name" once, "fn=(7)" after), with
+ * ob/cob, fl/cfl and fn/cfn each a name space of its own.
+ *
+ * Recursion: if every call edge carried the full total of the callee's subtree, a recursive
+ * function's inclusive cost would count the same samples once per level. So a sample is charged
+ * to one edge out of each function on its stack: the edge out of that function's innermost frame.
+ * Then self + calls = proftop's TOTAL for every function, and direct self-calls (f → f) carry
+ * nothing and are left out. In the tree walk: a node n of function g under parent p (function f,
+ * f != g) adds n.total to f → g; and when n's function already has a frame a higher on the path,
+ * n.total leaves the edge out of a (a → the next node after a on the path). #calls is the number
+ * of distinct call paths through the edge, as in tmon.out. */
+#include "proftop/export.h"
+
+#include "proftop/idmap.h"
+#include "proftop/strpool.h"
+#include "proftop/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct edge {
+	uint32_t caller, callee;
+	uint64_t cost, calls;
+};
+
+struct callgrind {
+	const struct profile_snapshot *s;
+	struct edge *edges;
+	size_t nedges, edges_cap;
+	struct idmap edge_index;   /* caller << 32 | callee → edge */
+	int32_t *innermost;        /* function → depth of its innermost frame on the path, or -1 */
+	int32_t *saved;            /* per path depth: innermost[] of its function before it */
+	size_t saved_cap;
+	struct export_path path;
+};
+
+static struct edge *edge_of(struct callgrind *c, uint32_t caller, uint32_t callee)
+{
+	uint64_t key = (uint64_t)caller << 32 | callee;
+	uint32_t i = idmap_get(&c->edge_index, key);
+
+	if (i == IDMAP_MISSING) {
+		xgrow((void **)&c->edges, &c->edges_cap, c->nedges + 1, sizeof(*c->edges));
+		i = (uint32_t)c->nedges++;
+		c->edges[i] = (struct edge){ caller, callee, 0, 0 };
+		idmap_put(&c->edge_index, key, i);
+	}
+	return &c->edges[i];
+}
+
+static void leave(void *arg, uint32_t node)
+{
+	struct callgrind *c = arg;
+
+	c->innermost[c->s->nodes[node].func] = c->saved[c->path.depth];
+}
+
+static void visit(struct callgrind *c, uint32_t n)
+{
+	const struct profile_node *node = &c->s->nodes[n];
+	const struct profile_node *parent;
+	size_t depth;
+	int32_t above;
+
+	export_path_enter(&c->path, c->s, n, leave, c);
+	depth = c->path.depth - 1;
+	parent = &c->s->nodes[node->parent];
+	if (depth > 0 && parent->func != node->func) {
+		struct edge *e = edge_of(c, parent->func, node->func);
+
+		e->cost += node->total;
+		e->calls++;
+	}
+	above = c->innermost[node->func];
+	if (above >= 0 && (size_t)above + 1 < depth) {
+		uint32_t next = c->path.nodes[above + 1];
+
+		edge_of(c, node->func, c->s->nodes[next].func)->cost -= node->total;
+	}
+	xgrow((void **)&c->saved, &c->saved_cap, depth + 1, sizeof(*c->saved));
+	c->saved[depth] = above;
+	c->innermost[node->func] = (int32_t)depth;
+}
+
+static int by_total(const void *a, const void *b, void *arg)
+{
+	const uint64_t *total = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (total[x] != total[y])
+		return total[x] > total[y] ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+static int by_caller_then_cost(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->caller != y->caller)
+		return x->caller < y->caller ? -1 : 1;
+	if (x->cost != y->cost)
+		return x->cost > y->cost ? -1 : 1;
+	return x->callee < y->callee ? -1 : x->callee > y->callee;
+}
+
+/* A name on one line: line breaks become spaces. */
+static void put_name(FILE *out, const char *name)
+{
+	for (const char *p = *name ? name : "[unknown]"; *p; p++)
+		putc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
+	putc('\n', out);
+}
+
+/* "(id) name" the first time, "(id)" after: callgrind's name compression. */
+static void put_ref(FILE *out, const char *key, uint32_t id, bool *seen, const char *name)
+{
+	fprintf(out, "%s=(%u)", key, id);
+	if (seen[id]) {
+		putc('\n', out);
+		return;
+	}
+	seen[id] = true;
+	putc(' ', out);
+	put_name(out, name);
+}
+
+/* Number the modules of the functions in the scope: functions with the same module string share
+ * an id (the first such function's). */
+static void number_modules(const struct profile_snapshot *s, const uint64_t *total, uint32_t *id)
+{
+	struct strpool *pool = strpool_new();
+	struct idmap first;
+
+	idmap_init(&first);
+	for (uint32_t f = 1; f < s->nfuncs; f++) {
+		const char *m;
+		uint32_t g;
+
+		if (!total[f])
+			continue;
+		m = strpool_intern(pool, s->funcs[f].module, strlen(s->funcs[f].module));
+		g = idmap_get(&first, (uint64_t)(uintptr_t)m);
+		if (g == IDMAP_MISSING)
+			idmap_put(&first, (uint64_t)(uintptr_t)m, g = f);
+		id[f] = g;
+	}
+	idmap_free(&first);
+	strpool_free(pool);
+}
+
+struct names {
+	bool *ob, *fl, *fn;        /* ids whose name was given already, per name space */
+};
+
+static void put_function(FILE *out, const struct profile_snapshot *s, struct names *seen,
+			 const uint32_t *module_id, uint32_t f, bool called)
+{
+	put_ref(out, called ? "cob" : "ob", module_id[f], seen->ob, s->funcs[f].module);
+	put_ref(out, called ? "cfl" : "fl", module_id[f], seen->fl, s->funcs[f].module);
+	put_ref(out, called ? "cfn" : "fn", f, seen->fn, s->funcs[f].name);
+}
+
+int export_callgrind(FILE *out, const struct profile_snapshot *s, const struct export_scope *scope)
+{
+	struct callgrind c = { .s = s };
+	uint64_t *self = xmalloc(s->nfuncs * sizeof(*self));
+	uint64_t *total = xmalloc(s->nfuncs * sizeof(*total));
+	uint32_t *funcs = xmalloc(s->nfuncs * sizeof(*funcs));
+	size_t *first_edge = xcalloc(s->nfuncs + 1, sizeof(*first_edge));
+	uint32_t *module_id = xcalloc(s->nfuncs, sizeof(*module_id));
+	struct names seen = { xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1) };
+	uint32_t *order;
+	size_t n = export_preorder(s, scope->root, &order), nfuncs = 0;
+
+	idmap_init(&c.edge_index);
+	c.innermost = xmalloc(s->nfuncs * sizeof(*c.innermost));
+	memset(c.innermost, 0xff, s->nfuncs * sizeof(*c.innermost));
+	for (size_t i = 0; i < n; i++)
+		visit(&c, order[i]);
+	profile_snapshot_flat(s, scope->root, self, total);
+	number_modules(s, total, module_id);
+	for (uint32_t f = 1; f < s->nfuncs; f++)
+		if (total[f])
+			funcs[nfuncs++] = f;
+	qsort_r(funcs, nfuncs, sizeof(*funcs), by_total, total);
+	qsort(c.edges, c.nedges, sizeof(*c.edges), by_caller_then_cost);
+	/* first_edge[f] .. first_edge[f + 1]: the edges out of f. */
+	for (size_t e = 0; e < c.nedges; e++)
+		first_edge[c.edges[e].caller + 1]++;
+	for (size_t f = 0; f < s->nfuncs; f++)
+		first_edge[f + 1] += first_edge[f];
+
+	fprintf(out, "# callgrind format\nversion: 1\ncreator: proftop %s\n", PROFTOP_VERSION);
+	if (scope->thread)
+		fprintf(out, "pid: %d\nthread: %d\n", (int)scope->thread->pid, (int)scope->thread->tid);
+	fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"
+		     "summary: %llu\n\n",
+		s->freq, (unsigned long long)s->nodes[scope->root].total);
+	for (size_t i = 0; i < nfuncs; i++) {
+		uint32_t f = funcs[i];
+
+		put_function(out, s, &seen, module_id, f, false);
+		if (self[f])
+			fprintf(out, "0 %llu\n", (unsigned long long)self[f]);
+		for (size_t e = first_edge[f]; e < first_edge[f + 1]; e++) {
+			put_function(out, s, &seen, module_id, c.edges[e].callee, true);
+			fprintf(out, "calls=%llu 0\n0 %llu\n", (unsigned long long)c.edges[e].calls,
+				(unsigned long long)c.edges[e].cost);
+		}
+		putc('\n', out);
+	}
+	fprintf(out, "totals: %llu\n", (unsigned long long)s->nodes[scope->root].total);
+
+	export_path_free(&c.path);
+	idmap_free(&c.edge_index);
+	free(c.edges);
+	free(c.innermost);
+	free(c.saved);
+	free(order);
+	free(self);
+	free(total);
+	free(funcs);
+	free(first_edge);
+	free(module_id);
+	free(seen.ob);
+	free(seen.fl);
+	free(seen.fn);
+	return ferror(out) ? -(errno ? errno : EIO) : 0;
+}

@@ -1,0 +1,62 @@
+/* export_folded.c — a snapshot as folded stacks, one line per distinct stack with self samples:
+ * "outer;...;leaf COUNT", the input of flamegraph.pl and speedscope. The counts add up to the
+ * samples of the scope. A frame is the function's name; ';' in a name (which would split it) becomes
+ * ':' and line breaks become spaces. Samples with no function at all are counted as "[unknown]". */
+#include "proftop/export.h"
+
+#include "proftop/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct folded {
+	char *line;              /* the current path, "a;b;c" */
+	size_t len, cap;
+	size_t *end;             /* per path depth: where that frame's text ends in line */
+	size_t end_cap;
+};
+
+static void append_frame(struct folded *f, size_t depth, const char *name)
+{
+	size_t at = depth ? f->end[depth - 1] : 0, n = strlen(name);
+
+	xgrow((void **)&f->line, &f->cap, at + n + 2, 1);
+	if (depth)
+		f->line[at++] = ';';
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		f->line[at++] = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+	}
+	f->line[at] = '\0';
+	xgrow((void **)&f->end, &f->end_cap, depth + 1, sizeof(*f->end));
+	f->end[depth] = f->len = at;
+}
+
+int export_folded(FILE *out, const struct profile_snapshot *s, const struct export_scope *scope)
+{
+	struct folded f = { 0 };
+	struct export_path path = { 0 };
+	uint32_t *order;
+	size_t n = export_preorder(s, scope->root, &order);
+
+	if (s->nodes[scope->root].self)
+		fprintf(out, "[unknown] %llu\n", (unsigned long long)s->nodes[scope->root].self);
+	for (size_t i = 0; i < n; i++) {
+		const struct profile_node *node = &s->nodes[order[i]];
+		const char *name = s->funcs[node->func].name;
+
+		export_path_enter(&path, s, order[i], NULL, NULL);
+		append_frame(&f, path.depth - 1, *name ? name : "[unknown]");
+		if (!node->self)
+			continue;
+		fwrite(f.line, 1, f.len, out);
+		fprintf(out, " %llu\n", (unsigned long long)node->self);
+	}
+	export_path_free(&path);
+	free(order);
+	free(f.line);
+	free(f.end);
+	return ferror(out) ? -(errno ? errno : EIO) : 0;
+}

@@ -1,0 +1,556 @@
+/* tui_draw.c — one frame of the TUI from its state: header, tab bar, column headings, rows, the
+ * bottom line and the help. Every string goes through put(), which clips it to the screen, so any
+ * terminal size draws what fits and nothing else.
+ *
+ * Layout, top to bottom, each line only when the terminal is tall enough for it:
+ *   title (target, state, elapsed, frequency, window)     always
+ *   counters and sparkline                                 7 lines or more
+ *   tab bar                                                4 or more
+ *   column headings                                        5 or more
+ *   rows                                                   what is left
+ *   key hints, the filter being typed, or a message        3 or more */
+#include "proftop/tui_screen.h"
+
+#include "proftop/util.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+
+#define HOT_PCT 10.0
+#define WARM_PCT 1.0
+/* The numeric columns of the top and tree views: "%7.2f %7.2f %8llu  " as batch mode prints. */
+#define NUM_W 26
+
+static const char *const view_names[TUI_NVIEWS] = { "Top", "Tree", "Callers", "Threads" };
+
+/* --- colours ---------------------------------------------------------------------------------- */
+
+/* A theme colour as this terminal can show it: bright colours become bold on 8-colour terminals,
+ * 256-colour ones their nearest basic colour. */
+static short terminal_color(int c, bool fg, unsigned long *extra)
+{
+	if (c < 0)
+		return -1;
+	if (c < COLORS)
+		return (short)c;
+	if (c < 16) {
+		if (fg)
+			*extra |= A_BOLD;
+		return (short)(c - 8);
+	}
+	if (c >= 232)
+		return c >= 244 ? COLOR_WHITE : COLOR_BLACK;
+	c -= 16;
+	return (short)((c / 36 >= 3 ? COLOR_RED : 0) | ((c / 6) % 6 >= 3 ? COLOR_GREEN : 0) |
+		       (c % 6 >= 3 ? COLOR_BLUE : 0));
+}
+
+static unsigned long attributes(uint8_t a)
+{
+	return (a & THEME_BOLD ? A_BOLD : 0) | (a & THEME_DIM ? A_DIM : 0) |
+	       (a & THEME_UNDERLINE ? A_UNDERLINE : 0) | (a & THEME_REVERSE ? A_REVERSE : 0) |
+	       (a & THEME_ITALIC ? A_ITALIC : 0);
+}
+
+void tui_draw_theme(struct tui_screen *s, const struct theme *t)
+{
+	bool colors = has_colors();
+
+	s->theme = *t;
+	for (int r = 0; r < THEME_NROLES; r++) {
+		const struct theme_style *st = &t->styles[r];
+		unsigned long a = attributes(st->attrs);
+
+		if (colors && (st->fg >= 0 || st->bg >= 0) && r + 1 < COLOR_PAIRS) {
+			short fg = terminal_color(st->fg, true, &a), bg = terminal_color(st->bg, false, &a);
+
+			init_pair((short)(r + 1), fg, bg);
+			a |= COLOR_PAIR(r + 1);
+		}
+		s->attrs[r] = a;
+	}
+	bkgdset(' ' | (chtype)s->attrs[THEME_NORMAL]);
+}
+
+/* --- primitives ------------------------------------------------------------------------------- */
+
+/* Bytes of text that fill at most width columns (a UTF-8 sequence counts as one column). */
+static int fit(const char *text, int width, int *columns)
+{
+	int bytes = 0, cols = 0;
+
+	while (text[bytes] && cols < width) {
+		bytes++;
+		while ((text[bytes] & 0xc0) == 0x80)
+			bytes++;
+		cols++;
+	}
+	*columns = cols;
+	return bytes;
+}
+
+/* Text at (y, x), clipped to width columns and to the screen; returns the columns used. */
+static int put(int y, int x, int width, unsigned long attr, const char *text)
+{
+	int cols, bytes;
+
+	if (y < 0 || y >= LINES || x < 0 || x >= COLS)
+		return 0;
+	if (width > COLS - x)
+		width = COLS - x;
+	if (width <= 0)
+		return 0;
+	bytes = fit(text, width, &cols);
+	attrset((attr_t)attr);
+	mvaddnstr(y, x, text, bytes);
+	return cols;
+}
+
+static void fill(int y, int x, int width, unsigned long attr)
+{
+	if (y < 0 || y >= LINES || x < 0 || x >= COLS)
+		return;
+	if (width > COLS - x)
+		width = COLS - x;
+	if (width <= 0)
+		return;
+	attrset((attr_t)attr);
+	mvhline(y, x, ' ', width);
+}
+
+static unsigned long pct_attr(const struct tui_screen *s, double pct)
+{
+	return s->attrs[pct >= HOT_PCT ? THEME_HOT : pct >= WARM_PCT ? THEME_WARM : THEME_COLD];
+}
+
+/* --- the header ------------------------------------------------------------------------------- */
+
+static void draw_title(struct tui_screen *s, int y)
+{
+	const struct profile_snapshot *p = s->live;
+	unsigned long a = s->attrs[THEME_HEADER];
+	char text[512], mode[64];
+	int x;
+
+	fill(y, 0, COLS, a);
+	if (p && p->window_ns)
+		snprintf(mode, sizeof(mode), "window %.0fs", (double)p->window_ns / 1e9);
+	else
+		snprintf(mode, sizeof(mode), s->window ? "window (starting)" : "cumulative");
+	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %u Hz  %s", s->target, s->state,
+		 p ? (double)p->elapsed_ns / 1e9 : 0.0, p ? p->freq : 0, mode);
+	x = put(y, 0, COLS, a, text);
+	if (s->paused)
+		put(y, x + 2, COLS, s->attrs[THEME_WARNING], " PAUSED ");
+}
+
+static int counter(struct tui_screen *s, int y, int x, const char *label, uint64_t value, double rate,
+		   bool loss)
+{
+	char num[64];
+	unsigned long a = !loss ? s->attrs[THEME_NORMAL] | A_BOLD
+			  : value ? s->attrs[THEME_COUNTER_NONZERO] : s->attrs[THEME_COUNTER_ZERO];
+
+	x += put(y, x, COLS, s->attrs[THEME_NORMAL], label);
+	if (value && rate >= 0.5)
+		snprintf(num, sizeof(num), "%llu (%.0f/s)", (unsigned long long)value, rate);
+	else
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)value);
+	x += put(y, x, COLS, a, num);
+	return x + put(y, x, COLS, s->attrs[THEME_NORMAL], "  ");
+}
+
+static void draw_sparkline(struct tui_screen *s, int y, int x)
+{
+	static const char *const blocks[8] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
+	static const char ascii[] = "_.-:=+*#";
+	int width = COLS - x - 1;
+	size_t n = s->nspark, from;
+	uint64_t max = 1;
+
+	if (width < 4 || !n)
+		return;
+	if ((size_t)width > n)
+		width = (int)n;
+	from = n - (size_t)width;
+	for (size_t i = from; i < n; i++)
+		if (s->spark[i] > max)
+			max = s->spark[i];
+	x = COLS - 1 - width;
+	for (size_t i = from; i < n; i++) {
+		int level = (int)(s->spark[i] * 7 / max);
+		char c[2] = { ascii[level], 0 };
+
+		put(y, x++, 1, s->attrs[THEME_SPARKLINE], s->utf8 ? blocks[level] : c);
+	}
+}
+
+static void draw_counters(struct tui_screen *s, int y)
+{
+	const struct counters *c = s->live ? &s->live->counters : NULL;
+	struct counters none = { 0 };
+	int x = 1;
+
+	if (!c)
+		c = &none;
+	fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
+	x = counter(s, y, x, "samples ", c->samples, s->rate[0], false);
+	x = counter(s, y, x, "overflow ", c->overflow, s->rate[1], true);
+	x = counter(s, y, x, "dropped ", c->dropped, s->rate[2], true);
+	x = counter(s, y, x, "throttled ", c->throttled, s->rate[3], true);
+	x = counter(s, y, x, "truncated ", c->truncated, s->rate[4], true);
+	draw_sparkline(s, y, x + 1);
+}
+
+static void draw_tabs(struct tui_screen *s, int y)
+{
+	char text[TUI_FILTER_MAX + 160];
+	int x = 0, n = 0;
+
+	fill(y, 0, COLS, s->attrs[THEME_TAB]);
+	for (int v = 0; v < TUI_NVIEWS; v++) {
+		char tab[32];
+
+		snprintf(tab, sizeof(tab), " %d %s ", v + 1, view_names[v]);
+		s->tab_x[v] = x;
+		x += put(y, x, COLS, s->attrs[v == (int)s->view ? THEME_TAB_ACTIVE : THEME_TAB], tab);
+		x += put(y, x, 1, s->attrs[THEME_TAB], " ");
+	}
+	s->tab_x[TUI_NVIEWS] = x;
+	text[0] = 0;
+	if (s->thread)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " thread %d", (int)s->thread);
+	if (s->view == TUI_CALLERS && s->lists[TUI_CALLERS].rows)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " callers of %s", s->callers[0].name);
+	if (s->view == TUI_TREE && s->focused && s->lists[TUI_TREE].rows)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " %% of %s", s->tree[0].name);
+	if (s->filter[0] && !s->editing && s->view != TUI_CALLERS)
+		snprintf(text + n, sizeof(text) - (size_t)n, " filter: %s", s->filter);
+	put(y, x + 1, COLS, s->attrs[THEME_TAB], text);
+}
+
+/* --- the views -------------------------------------------------------------------------------- */
+
+struct columns {
+	int fn_x, fn_w;            /* the function column */
+	int mod_x, mod_w;          /* the module column; mod_w 0 when it does not fit */
+};
+
+/* The function column takes what the numbers leave, the module column its longest entry (at most
+ * 24) when the function column keeps 16 columns or more. */
+static struct columns layout(int module_len)
+{
+	struct columns c = { NUM_W, COLS - NUM_W, 0, 0 };
+	int mod = module_len > 24 ? 24 : module_len;
+
+	if (mod && COLS - NUM_W - 2 - mod >= 16) {
+		c.fn_w = COLS - NUM_W - 2 - mod;
+		c.mod_x = NUM_W + c.fn_w + 2;
+		c.mod_w = mod;
+	}
+	return c;
+}
+
+static void draw_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
+			 unsigned long sel)
+{
+	char text[64];
+
+	snprintf(text, sizeof(text), "%7.2f ", a);
+	put(y, 0, 8, sel ? sel : pct_attr(s, a), text);
+	snprintf(text, sizeof(text), "%7.2f ", b);
+	put(y, 8, 8, sel ? sel : pct_attr(s, b), text);
+	snprintf(text, sizeof(text), "%8llu  ", (unsigned long long)n);
+	put(y, 16, 10, sel ? sel : s->attrs[THEME_NORMAL], text);
+}
+
+static void draw_headings(struct tui_screen *s, int y, const struct columns *c, const char *first,
+			  const char *second, const char *third)
+{
+	static const enum view_sort sorted_by[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, (enum view_sort)-1,
+						    VIEW_SORT_NAME, VIEW_SORT_MODULE };
+	const char *names[5] = { first, second, third, "FUNCTION", c->mod_w ? "MODULE" : "" };
+	int xs[6] = { 0, 8, 16, NUM_W, c->mod_w ? c->mod_x : COLS, COLS };
+
+	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
+	for (int i = 0; i < 5; i++) {
+		bool sorted = s->view == TUI_TOP && sorted_by[i] == s->sort;
+		char text[32];
+
+		snprintf(text, sizeof(text), "%*s", i < 3 ? (i == 2 ? 8 : 7) : 0, names[i]);
+		put(y, xs[i], xs[i + 1] - xs[i], s->attrs[sorted ? THEME_COLUMN_SORTED : THEME_COLUMNS],
+		    text);
+		s->column_x[i] = xs[i];
+	}
+	s->column_x[5] = COLS;
+}
+
+/* The longest module name among the rows on screen (not all rows: a tree may have 100,000). */
+static int longest_module(const char *const *modules, size_t stride, size_t first, size_t n)
+{
+	int len = 0;
+
+	for (size_t i = first; i < n; i++) {
+		const char *m = *(const char *const *)((const char *)modules + i * stride);
+		int l = (int)strlen(m);
+
+		if (l > len)
+			len = l;
+	}
+	return len;
+}
+
+/* The first row shown: the cursor stays on screen, scrolling as little as possible. */
+static size_t first_shown(struct tui_list *l, int height)
+{
+	size_t h = height > 0 ? (size_t)height : 1;
+
+	if (l->cursor < l->top)
+		l->top = l->cursor;
+	else if (l->cursor >= l->top + h)
+		l->top = l->cursor - h + 1;
+	if (l->top + h > l->rows)
+		l->top = l->rows > h ? l->rows - h : 0;
+	return l->top;
+}
+
+static void draw_top(struct tui_screen *s)
+{
+	struct tui_list *l = &s->lists[TUI_TOP];
+	size_t first = first_shown(l, s->list_h), n = l->rows;
+	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
+	struct columns c = layout(n ? longest_module(&s->top[0].module, sizeof(*s->top), first,
+						     last < n ? last : n) : 0);
+
+	if (s->columns_y >= 0)
+		draw_headings(s, s->columns_y, &c, "SELF%", "TOTAL%", "SAMPLES");
+	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++) {
+		const struct view_row *r = &s->top[first + (size_t)i];
+		int y = s->list_y + i;
+		unsigned long sel = first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0;
+
+		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+		draw_numbers(s, y, r->self_pct, r->total_pct, r->self, sel);
+		put(y, c.fn_x, c.fn_w, sel ? sel : s->attrs[THEME_NORMAL], r->name);
+		if (c.mod_w)
+			put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
+	}
+	if (!n && s->list_h > 0)
+		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL],
+		    s->filter[0] ? "no function matches the filter" : "no samples yet");
+}
+
+/* Indentation and the open/closed mark of a tree row; the indentation stops growing at a third of
+ * the function column so deep stacks keep their names visible. */
+static int draw_tree_prefix(const struct tui_screen *s, int y, int x, int width,
+			    const struct view_tree_row *r, unsigned long sel)
+{
+	int indent = (int)r->depth * 2, max = width / 3;
+	const char *mark = !r->has_children ? "  " : r->open ? (s->utf8 ? "▾ " : "- ")
+							    : (s->utf8 ? "▸ " : "+ ");
+
+	if (indent > max)
+		indent = max - max % 2;
+	fill(y, x, indent, sel ? sel : s->attrs[THEME_NORMAL]);
+	return indent + put(y, x + indent, width - indent, sel ? sel : s->attrs[THEME_TREE], mark);
+}
+
+static void draw_tree_rows(struct tui_screen *s, enum tui_view v, const struct view_tree_row *rows)
+{
+	struct tui_list *l = &s->lists[v];
+	size_t first = first_shown(l, s->list_h), n = l->rows;
+	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
+	struct columns c = layout(n ? longest_module(&rows[0].module, sizeof(*rows), first,
+						     last < n ? last : n) : 0);
+
+	if (s->columns_y >= 0)
+		draw_headings(s, s->columns_y, &c, "TOTAL%", "SELF%", "SAMPLES");
+	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++) {
+		const struct view_tree_row *r = &rows[first + (size_t)i];
+		int y = s->list_y + i, used;
+		unsigned long sel = first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0;
+
+		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+		draw_numbers(s, y, r->total_pct, r->self_pct, r->total, sel);
+		used = draw_tree_prefix(s, y, c.fn_x, c.fn_w, r, sel);
+		put(y, c.fn_x + used, c.fn_w - used, sel ? sel : s->attrs[THEME_NORMAL], r->name);
+		if (c.mod_w)
+			put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
+	}
+	if (!n && s->list_h > 0)
+		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL],
+		    s->filter[0] && v == TUI_TREE ? "no function matches the filter" : "no samples yet");
+}
+
+static void draw_threads(struct tui_screen *s)
+{
+	struct tui_list *l = &s->lists[TUI_THREADS];
+	size_t first = first_shown(l, s->list_h);
+	uint64_t all = s->shown ? s->shown->samples : 0;
+
+	if (s->columns_y >= 0) {
+		fill(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS]);
+		put(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS],
+		    "  SAMPLES   SHARE%      TID      PID  COMMAND            SELF%  HOTTEST FUNCTION");
+	}
+	for (int i = 0; i < s->list_h && first + (size_t)i < l->rows; i++) {
+		size_t row = first + (size_t)i;
+		int y = s->list_y + i;
+		unsigned long sel = row == l->cursor ? s->attrs[THEME_SELECTED] : 0;
+		char text[160];
+
+		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+		if (row == 0) {
+			snprintf(text, sizeof(text), "%c%8llu  %7.2f  %s", s->thread ? ' ' : '*',
+				 (unsigned long long)all, all ? 100.0 : 0.0, "all threads");
+			put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
+			continue;
+		}
+		const struct view_thread_row *t = &s->threads[row - 1];
+
+		snprintf(text, sizeof(text), "%c%8llu  %7.2f %8d %8d  %-15.15s  ",
+			 s->thread == t->tid ? '*' : ' ', (unsigned long long)t->samples, t->pct,
+			 (int)t->tid, (int)t->pid, t->comm);
+		put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
+		snprintf(text, sizeof(text), "%6.2f%%  ", t->hot_pct);
+		put(y, 55, 9, sel ? sel : pct_attr(s, t->hot_pct), text);
+		put(y, 64, COLS - 64, sel ? sel : s->attrs[THEME_NORMAL], t->hot_name);
+	}
+}
+
+/* --- the bottom line and the help ------------------------------------------------------------- */
+
+static const char *hints(const struct tui_screen *s)
+{
+	switch (s->view) {
+	case TUI_TOP:
+		return " ?:help  Tab:view  /:filter  <>:sort  Enter:callers  space:pause  w:window  "
+		       "+-:freq  s:save  q:quit";
+	case TUI_TREE:
+		return " ?:help  Tab:view  Enter/Left/Right:open/close  *:all  %:relative  c:callers  "
+		       "/:filter  q:quit";
+	case TUI_CALLERS:
+		return " ?:help  Tab:view  Enter/Left/Right:open/close  *:all  space:pause  w:window  "
+		       "q:quit";
+	default:
+		return " ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  "
+		       "q:quit";
+	}
+}
+
+static void draw_bottom(struct tui_screen *s, int y)
+{
+	char text[TUI_FILTER_MAX + 64];
+
+	if (s->editing) {
+		snprintf(text, sizeof(text), " Filter: %s_", s->filter);
+		fill(y, 0, COLS, s->attrs[THEME_FILTER]);
+		put(y, 0, COLS, s->attrs[THEME_FILTER], text);
+		put(y, (int)strlen(text) + 2, COLS, s->attrs[THEME_FILTER],
+		    "(Enter keeps it, Esc clears it)");
+	} else if (s->message[0]) {
+		unsigned long a = s->attrs[s->message_is_error ? THEME_WARNING : THEME_MESSAGE];
+
+		fill(y, 0, COLS, a);
+		put(y, 1, COLS - 1, a, s->message);
+	} else {
+		fill(y, 0, COLS, s->attrs[THEME_STATUS]);
+		put(y, 0, COLS, s->attrs[THEME_STATUS], hints(s));
+	}
+}
+
+static const char *const help_lines[] = {
+	"proftop keys (any key closes this help)",
+	"",
+	"Tab  Shift-Tab  1-4   views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads",
+	"Up Down PgUp PgDn     move the cursor (also j k, Home End g G; the mouse selects rows)",
+	"/                     filter by function or module name as you type",
+	"                      (Enter keeps it, Esc clears it, Ctrl-U empties it)",
+	"Esc                   clear the filter, then leave relative percentages",
+	"< >                   Top: sort by the previous / next column (or click a heading)",
+	"Enter                 Top: show the callers of the function",
+	"                      Tree, Callers: open / close the node",
+	"                      Threads: only this thread in every view (\"all threads\" undoes)",
+	"Right  +  l           Tree, Callers: open the node; on an open one, go to its child",
+	"Left   -              Tree, Callers: close the node; on a closed one, go to its parent",
+	"*                     Tree, Callers: open everything / only the hottest path",
+	"%                     Tree: percentages relative to the selected node / the whole",
+	"c                     Top, Tree: callers of the selected function",
+	"w                     time window: the last seconds only / since the start",
+	"space                 pause the display (sampling and counters go on)",
+	"+ -                   Top, Threads: raise / lower the sampling frequency",
+	"] [                   raise / lower the sampling frequency in any view",
+	"s                     save a snapshot of the profile",
+	"T                     next theme",
+	"Ctrl-L                repaint the whole screen (if the command wrote over it)",
+	"? h F1                this help",
+	"q F10                 quit: a launched command is ended, attached processes run on",
+};
+
+static void draw_help(struct tui_screen *s)
+{
+	int n = (int)(sizeof(help_lines) / sizeof(*help_lines)), w = 0;
+	int top, left;
+
+	for (int i = 0; i < n; i++)
+		if ((int)strlen(help_lines[i]) > w)
+			w = (int)strlen(help_lines[i]);
+	w += 4;
+	top = LINES > n + 2 ? (LINES - n - 2) / 2 : 0;
+	left = COLS > w ? (COLS - w) / 2 : 0;
+	for (int i = -1; i <= n && top + i + 1 < LINES; i++) {
+		unsigned long a = i == 0 ? s->attrs[THEME_HEADER] : s->attrs[THEME_NORMAL];
+
+		fill(top + i + 1, left, w, a);
+		if (i >= 0 && i < n)
+			put(top + i + 1, left + 2, w - 2, i == 0 ? a : s->attrs[THEME_NORMAL],
+			    help_lines[i]);
+	}
+}
+
+/* --- the frame -------------------------------------------------------------------------------- */
+
+static void draw_rows(struct tui_screen *s)
+{
+	switch (s->view) {
+	case TUI_TOP:
+		draw_top(s);
+		break;
+	case TUI_TREE:
+		draw_tree_rows(s, TUI_TREE, s->tree);
+		break;
+	case TUI_CALLERS:
+		draw_tree_rows(s, TUI_CALLERS, s->callers);
+		break;
+	default:
+		draw_threads(s);
+		break;
+	}
+}
+
+void tui_draw(struct tui_screen *s)
+{
+	int h = LINES, y = 0, bottom = h >= 3 ? h - 1 : h;
+
+	erase();
+	if (h >= 1)
+		draw_title(s, y++);
+	if (h >= 7)
+		draw_counters(s, y++);
+	s->tabs_y = h >= 4 ? y++ : -1;
+	if (s->tabs_y >= 0)
+		draw_tabs(s, s->tabs_y);
+	s->columns_y = h >= 5 ? y++ : -1;
+	s->list_y = y;
+	s->list_h = bottom > y ? bottom - y : 0;
+	memset(s->column_x, 0, sizeof(s->column_x));
+	draw_rows(s);
+	if (h >= 3)
+		draw_bottom(s, h - 1);
+	if (s->help)
+		draw_help(s);
+	attrset(A_NORMAL);
+	wnoutrefresh(stdscr);
+	doupdate();
+}

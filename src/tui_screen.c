@@ -1,0 +1,640 @@
+/* tui_screen.c — the TUI's state: which view, what is selected, filtered, open or paused, and the
+ * rows of the current view rebuilt from the shown snapshot when any of that changes.
+ *
+ * Only the current view's rows are kept up to date: switching views marks them stale, and the
+ * rebuild after it finds each view's selection again by its key. */
+#include "proftop/tui_screen.h"
+
+#include "proftop/util.h"
+
+#include <curses.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tui_screen_init(struct tui_screen *s, const char *target)
+{
+	memset(s, 0, sizeof(*s));
+	s->target = xstrdup(target);
+	s->sort = VIEW_SORT_SELF;
+	s->stale = true;
+	s->tabs_y = s->columns_y = -1;
+	snprintf(s->state, sizeof(s->state), "running");
+	view_expansion_init(&s->tree_open);
+	view_expansion_init(&s->callers_open);
+	theme_builtin(&s->theme, "default");
+}
+
+void tui_screen_free(struct tui_screen *s)
+{
+	profile_snapshot_unref(s->shown);
+	profile_snapshot_unref(s->live);
+	free(s->top);
+	free(s->tree);
+	free(s->callers);
+	free(s->threads);
+	view_tree_free(&s->callers_src);
+	view_expansion_free(&s->tree_open);
+	view_expansion_free(&s->callers_open);
+	free(s->target);
+	memset(s, 0, sizeof(*s));
+}
+
+void tui_screen_message(struct tui_screen *s, bool error, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->message, sizeof(s->message), fmt, ap);
+	va_end(ap);
+	s->message_is_error = error;
+	s->message_ns = util_now_ns();
+}
+
+/* Rates per second and the sparkline, from the previous newest snapshot to this one. */
+static void update_rates(struct tui_screen *s, const struct profile_snapshot *next)
+{
+	const struct profile_snapshot *prev = s->live;
+	const uint64_t *a, *b;
+	double dt;
+
+	if (!prev || next->elapsed_ns <= prev->elapsed_ns || next->window_ns != prev->window_ns)
+		return;
+	dt = (double)(next->elapsed_ns - prev->elapsed_ns) / 1e9;
+	a = &prev->counters.samples;
+	b = &next->counters.samples;
+	/* struct counters is five uint64_t in a row */
+	for (int i = 0; i < 5; i++)
+		s->rate[i] = b[i] >= a[i] ? (double)(b[i] - a[i]) / dt : 0;
+	if (s->nspark == TUI_SPARK_MAX) {
+		memmove(s->spark, s->spark + 1, (TUI_SPARK_MAX - 1) * sizeof(*s->spark));
+		s->nspark--;
+	}
+	s->spark[s->nspark++] = b[0] - a[0];
+}
+
+void tui_screen_set_snapshot(struct tui_screen *s, struct profile_snapshot *snapshot)
+{
+	if (snapshot == s->live) {
+		profile_snapshot_unref(snapshot);
+		return;
+	}
+	update_rates(s, snapshot);
+	profile_snapshot_unref(s->live);
+	s->live = snapshot;
+	if (s->paused && s->shown)
+		return;
+	profile_snapshot_unref(s->shown);
+	s->shown = profile_snapshot_ref(snapshot);
+	s->stale = true;
+}
+
+/* --- rows ------------------------------------------------------------------------------------- */
+
+static uint32_t scope_root(const struct tui_screen *s)
+{
+	for (size_t i = 0; s->thread && i < s->shown->nthreads; i++)
+		if (s->shown->threads[i].tid == s->thread)
+			return s->shown->threads[i].root;
+	return PROFILE_NO_NODE;
+}
+
+static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
+{
+	switch (v) {
+	case TUI_TOP:
+		return s->top[i].func;
+	case TUI_TREE:
+		return s->tree[i].path;
+	case TUI_CALLERS:
+		return s->callers[i].path;
+	default:
+		return i ? (uint64_t)s->threads[i - 1].tid : 0;
+	}
+}
+
+/* After a rebuild: put the cursor back on what it was on, or as near as the rows allow. */
+static void restore_cursor(struct tui_screen *s, enum tui_view v, size_t rows)
+{
+	struct tui_list *l = &s->lists[v];
+	bool found = false;
+
+	l->rows = rows;
+	for (size_t i = 0; l->has_key && i < rows && !found; i++) {
+		if (row_key(s, v, i) == l->key) {
+			l->cursor = i;
+			found = true;
+		}
+	}
+	if (!found && l->cursor >= rows)
+		l->cursor = rows ? rows - 1 : 0;
+	l->has_key = rows > 0;
+	l->key = rows ? row_key(s, v, l->cursor) : 0;
+}
+
+static void rebuild_top(struct tui_screen *s)
+{
+	struct view_top_query q = { s->sort, s->filter, scope_root(s) };
+
+	free(s->top);
+	restore_cursor(s, TUI_TOP, view_top(s->shown, &q, &s->top));
+}
+
+static void rebuild_tree(struct tui_screen *s)
+{
+	struct view_tree_query q = { 0, s->filter, &s->tree_open, false, 0 };
+	struct view_tree tree;
+
+	view_tree_of(&s->tree_src, s->shown, scope_root(s));
+	tree = s->tree_src;
+	if (s->focused) {
+		uint32_t node = view_tree_find(&s->tree_src, s->focus, s->nfocus);
+
+		if (node == PROFILE_NO_NODE) {
+			s->focused = false;
+		} else {
+			tree.root = node;
+			tree.root_path = view_tree_path(&s->tree_src, node);
+			q.show_root = true;
+		}
+	}
+	restore_cursor(s, TUI_TREE, view_tree(&tree, &q, &s->tree, &s->tree_cap));
+}
+
+/* The function the callers view is about: the chosen one, else the hottest in scope. */
+static uint32_t callers_subject(struct tui_screen *s, uint32_t scope)
+{
+	struct view_top_query q = { VIEW_SORT_SELF, NULL, scope };
+	struct view_row *rows;
+	uint32_t f;
+
+	if (s->callers_func && s->callers_func < s->shown->nfuncs)
+		return s->callers_func;
+	f = view_top(s->shown, &q, &rows) ? rows[0].func : PROFILE_ROOT_FUNC;
+	free(rows);
+	return f;
+}
+
+/* The filter picks functions in the other views; here every caller of the subject shows. */
+static void rebuild_callers(struct tui_screen *s)
+{
+	uint32_t scope = scope_root(s);
+	uint32_t top = scope == PROFILE_NO_NODE ? s->shown->merged_root : scope;
+	struct view_tree_query q = { 0, NULL, &s->callers_open, true, s->shown->nodes[top].total };
+	size_t n = 0;
+
+	view_tree_free(&s->callers_src);
+	memset(&s->callers_src, 0, sizeof(s->callers_src));
+	uint32_t f = callers_subject(s, scope);
+	if (f != PROFILE_ROOT_FUNC) {
+		view_callers(&s->callers_src, s->shown, scope, f);
+		n = view_tree(&s->callers_src, &q, &s->callers, &s->callers_cap);
+	}
+	restore_cursor(s, TUI_CALLERS, n);
+}
+
+static void rebuild_threads(struct tui_screen *s)
+{
+	free(s->threads);
+	restore_cursor(s, TUI_THREADS, view_threads(s->shown, s->filter, &s->threads) + 1);
+}
+
+void tui_screen_rebuild(struct tui_screen *s)
+{
+	static void (*const rebuild[TUI_NVIEWS])(struct tui_screen *) = {
+		[TUI_TOP] = rebuild_top,
+		[TUI_TREE] = rebuild_tree,
+		[TUI_CALLERS] = rebuild_callers,
+		[TUI_THREADS] = rebuild_threads,
+	};
+
+	if (!s->stale || !s->shown)
+		return;
+	rebuild[s->view](s);
+	s->stale = false;
+}
+
+/* --- keys ------------------------------------------------------------------------------------- */
+
+static struct tui_list *list(struct tui_screen *s)
+{
+	return &s->lists[s->view];
+}
+
+static void select_row(struct tui_screen *s, size_t row)
+{
+	struct tui_list *l = list(s);
+
+	if (!l->rows)
+		return;
+	l->cursor = row < l->rows ? row : l->rows - 1;
+	l->key = row_key(s, s->view, l->cursor);
+	l->has_key = true;
+}
+
+static void move_cursor(struct tui_screen *s, long delta)
+{
+	struct tui_list *l = list(s);
+	long row = (long)l->cursor + delta;
+
+	select_row(s, row < 0 ? 0 : (size_t)row);
+}
+
+static uint32_t selected_func(const struct tui_screen *s);
+
+/* Going from the Top view to Callers shows the callers of the function selected there. */
+static void switch_view(struct tui_screen *s, int v)
+{
+	enum tui_view next = (enum tui_view)((v + TUI_NVIEWS) % TUI_NVIEWS);
+	uint32_t f = s->view == TUI_TOP && next == TUI_CALLERS ? selected_func(s) : 0;
+
+	if (f && f != s->callers_func) {
+		s->callers_func = f;
+		s->lists[TUI_CALLERS] = (struct tui_list){ 0 };
+	}
+	s->view = next;
+	s->stale = true;
+}
+
+static bool is_tree_view(const struct tui_screen *s)
+{
+	return s->view == TUI_TREE || s->view == TUI_CALLERS;
+}
+
+static const struct view_tree_row *tree_row(const struct tui_screen *s)
+{
+	const struct tui_list *l = &s->lists[s->view];
+
+	if (!is_tree_view(s) || l->cursor >= l->rows || s->stale)
+		return NULL;
+	return s->view == TUI_TREE ? &s->tree[l->cursor] : &s->callers[l->cursor];
+}
+
+static struct view_expansion *expansion(struct tui_screen *s)
+{
+	return s->view == TUI_TREE ? &s->tree_open : &s->callers_open;
+}
+
+/* Right/+: open the node; on an open one, go to its first child. Left/-: close it; on a closed
+ * one, go to its parent. */
+static void open_node(struct tui_screen *s, bool open)
+{
+	const struct view_tree_row *r = tree_row(s);
+	const struct view_tree_row *rows = s->view == TUI_TREE ? s->tree : s->callers;
+	size_t at = list(s)->cursor;
+
+	if (!r || (open && !r->has_children))
+		return;
+	if (open == r->open) {
+		if (open) {
+			move_cursor(s, 1);
+			return;
+		}
+		while (at-- > 0) {
+			if (rows[at].depth < r->depth) {
+				select_row(s, at);
+				return;
+			}
+		}
+		return;
+	}
+	view_expansion_set(expansion(s), r->path, open);
+	s->stale = true;
+}
+
+static void toggle_node(struct tui_screen *s)
+{
+	const struct view_tree_row *r = tree_row(s);
+
+	if (r && r->has_children) {
+		view_expansion_set(expansion(s), r->path, !r->open);
+		s->stale = true;
+	}
+}
+
+/* The function under the cursor in the top or tree view; 0 when none. */
+static uint32_t selected_func(const struct tui_screen *s)
+{
+	const struct tui_list *l = &s->lists[s->view];
+
+	if (s->stale || l->cursor >= l->rows)
+		return 0;
+	if (s->view == TUI_TOP)
+		return s->top[l->cursor].func;
+	if (s->view == TUI_TREE || s->view == TUI_CALLERS)
+		return tree_row(s)->func;
+	return 0;
+}
+
+static void show_callers(struct tui_screen *s)
+{
+	uint32_t f = selected_func(s);
+
+	if (!f)
+		return;
+	s->callers_func = f;
+	s->lists[TUI_CALLERS] = (struct tui_list){ 0 };
+	s->view = TUI_CALLERS;
+	s->stale = true;
+}
+
+static void toggle_focus(struct tui_screen *s)
+{
+	const struct view_tree_row *r = tree_row(s);
+
+	if (s->focused) {
+		s->focused = false;
+		tui_screen_message(s, false, "percentages of the whole profile");
+	} else if (r && s->view == TUI_TREE) {
+		s->nfocus = view_tree_funcs(&s->tree_src, r->node, s->focus, TUI_FOCUS_MAX);
+		s->focused = s->nfocus > 0;
+		if (s->focused)
+			tui_screen_message(s, false, "percentages relative to %s (%% again: the whole)",
+					   r->name);
+	}
+	s->stale = true;
+}
+
+static void choose_thread(struct tui_screen *s)
+{
+	const struct tui_list *l = &s->lists[TUI_THREADS];
+
+	if (s->stale || l->cursor >= l->rows)
+		return;
+	if (l->cursor == 0) {
+		s->thread = 0;
+		tui_screen_message(s, false, "all threads");
+	} else {
+		const struct view_thread_row *t = &s->threads[l->cursor - 1];
+
+		s->thread = t->tid;
+		tui_screen_message(s, false, "only thread %d (%s) in every view; Enter on \"all threads\" "
+					     "to undo", (int)t->tid, t->comm);
+	}
+	s->stale = true;
+}
+
+static void cycle_sort(struct tui_screen *s, int delta)
+{
+	static const enum view_sort order[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, VIEW_SORT_NAME,
+						VIEW_SORT_MODULE };
+	int i = 0;
+
+	while (i < 4 && order[i] != s->sort)
+		i++;
+	s->sort = order[((i + delta) % 4 + 4) % 4];
+	s->stale = true;
+}
+
+static void filter_key(struct tui_screen *s, int key)
+{
+	size_t n = strlen(s->filter);
+
+	if (key == KEY_BACKSPACE || key == 127 || key == 8) {
+		if (n)
+			s->filter[n - 1] = 0;
+	} else if (key == 21) { /* ^U */
+		s->filter[0] = 0;
+	} else if (key >= 32 && key < 127 && n + 1 < sizeof(s->filter)) {
+		s->filter[n] = (char)key;
+		s->filter[n + 1] = 0;
+	} else {
+		return;
+	}
+	s->stale = true;
+	s->lists[s->view].cursor = 0;
+	s->lists[s->view].has_key = false;
+}
+
+static bool editing_key(struct tui_screen *s, int key)
+{
+	if (key == 27) { /* Esc: drop the filter */
+		s->filter[0] = 0;
+		s->editing = false;
+		s->stale = true;
+		return true;
+	}
+	if (key == '\n' || key == '\r' || key == KEY_ENTER) {
+		s->editing = false;
+		return true;
+	}
+	if (key == KEY_UP || key == KEY_DOWN || key == KEY_NPAGE || key == KEY_PPAGE || key == '\t' ||
+	    key == KEY_BTAB) {
+		s->editing = false;
+		return false; /* and the key does what it does */
+	}
+	filter_key(s, key);
+	return true;
+}
+
+static enum tui_action plus_minus(struct tui_screen *s, bool plus)
+{
+	if (is_tree_view(s)) {
+		open_node(s, plus);
+		return TUI_ACT_NONE;
+	}
+	return plus ? TUI_ACT_FREQ_UP : TUI_ACT_FREQ_DOWN;
+}
+
+static enum tui_action enter_key(struct tui_screen *s)
+{
+	if (s->view == TUI_TOP)
+		show_callers(s);
+	else if (s->view == TUI_THREADS)
+		choose_thread(s);
+	else
+		toggle_node(s);
+	return TUI_ACT_NONE;
+}
+
+static long page(const struct tui_screen *s)
+{
+	return s->list_h > 1 ? s->list_h - 1 : 1;
+}
+
+static enum tui_action moving_key(struct tui_screen *s, int key)
+{
+	switch (key) {
+	case KEY_UP:
+	case 'k':
+		move_cursor(s, -1);
+		break;
+	case KEY_DOWN:
+	case 'j':
+		move_cursor(s, 1);
+		break;
+	case KEY_PPAGE:
+		move_cursor(s, -page(s));
+		break;
+	case KEY_NPAGE:
+		move_cursor(s, page(s));
+		break;
+	case KEY_HOME:
+	case 'g':
+		select_row(s, 0);
+		break;
+	case KEY_END:
+	case 'G':
+		select_row(s, SIZE_MAX);
+		break;
+	case KEY_RIGHT:
+	case 'l':
+		open_node(s, true);
+		break;
+	case KEY_LEFT:
+		open_node(s, false);
+		break;
+	default:
+		break;
+	}
+	return TUI_ACT_NONE;
+}
+
+enum tui_action tui_screen_key(struct tui_screen *s, int key)
+{
+	if (key == KEY_RESIZE)
+		return TUI_ACT_NONE;
+	s->message[0] = 0;
+	if (s->help) {
+		s->help = false;
+		return key == 'q' ? TUI_ACT_QUIT : TUI_ACT_NONE;
+	}
+	if (s->editing && editing_key(s, key))
+		return TUI_ACT_NONE;
+	switch (key) {
+	case 'q':
+	case KEY_F(10):
+		return TUI_ACT_QUIT;
+	case '\t':
+		switch_view(s, s->view + 1);
+		break;
+	case KEY_BTAB:
+		switch_view(s, s->view - 1);
+		break;
+	case '1':
+	case '2':
+	case '3':
+	case '4':
+		switch_view(s, key - '1');
+		break;
+	case '/':
+		s->editing = true;
+		s->filter[0] = 0;
+		s->stale = true;
+		break;
+	case 27:
+		if (s->filter[0]) {
+			s->filter[0] = 0;
+			s->stale = true;
+		} else if (s->focused) {
+			toggle_focus(s);
+		}
+		break;
+	case ' ':
+		s->paused = !s->paused;
+		if (!s->paused && s->live && s->live != s->shown) {
+			profile_snapshot_unref(s->shown);
+			s->shown = profile_snapshot_ref(s->live);
+			s->stale = true;
+		}
+		return TUI_ACT_PAUSE;
+	case 'w':
+		s->window = !s->window;
+		return TUI_ACT_WINDOW;
+	case 's':
+		return TUI_ACT_SAVE;
+	case 'T':
+		return TUI_ACT_THEME;
+	case 12: /* Ctrl-L */
+		return TUI_ACT_REDRAW;
+	case '?':
+	case 'h':
+	case KEY_F(1):
+		s->help = true;
+		break;
+	case '+':
+		return plus_minus(s, true);
+	case '-':
+		return plus_minus(s, false);
+	case ']':
+		return TUI_ACT_FREQ_UP;
+	case '[':
+		return TUI_ACT_FREQ_DOWN;
+	case '<':
+		cycle_sort(s, -1);
+		break;
+	case '>':
+		cycle_sort(s, 1);
+		break;
+	case '\n':
+	case '\r':
+	case KEY_ENTER:
+		return enter_key(s);
+	case '*':
+		if (is_tree_view(s)) {
+			struct view_expansion *e = expansion(s);
+
+			view_expansion_reset(e, !e->all);
+			tui_screen_message(s, false, e->all ? "everything open" : "the hottest path open");
+			s->stale = true;
+		}
+		break;
+	case '%':
+		toggle_focus(s);
+		break;
+	case 'c':
+		show_callers(s);
+		break;
+	default:
+		return moving_key(s, key);
+	}
+	return TUI_ACT_NONE;
+}
+
+/* --- the mouse -------------------------------------------------------------------------------- */
+
+static void click_heading(struct tui_screen *s, int x)
+{
+	static const enum view_sort by_column[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, VIEW_SORT_SELF,
+						    VIEW_SORT_NAME, VIEW_SORT_MODULE };
+
+	for (int c = 0; c < 5; c++) {
+		if (x >= s->column_x[c] && x < s->column_x[c + 1] && s->column_x[c + 1] > s->column_x[c]) {
+			s->sort = by_column[c];
+			s->stale = true;
+			return;
+		}
+	}
+}
+
+enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_up, bool wheel_down)
+{
+	struct tui_list *l = list(s);
+
+	s->message[0] = 0;
+	if (s->help) {
+		s->help = false;
+		return TUI_ACT_NONE;
+	}
+	if (wheel_up || wheel_down) {
+		move_cursor(s, wheel_up ? -3 : 3);
+		return TUI_ACT_NONE;
+	}
+	if (y == s->tabs_y) {
+		for (int v = 0; v < TUI_NVIEWS; v++)
+			if (x >= s->tab_x[v] && x < s->tab_x[v + 1])
+				switch_view(s, v);
+	} else if (y == s->columns_y && s->view == TUI_TOP) {
+		click_heading(s, x);
+	} else if (y >= s->list_y && y < s->list_y + s->list_h) {
+		size_t row = l->top + (size_t)(y - s->list_y);
+
+		if (row >= l->rows)
+			return TUI_ACT_NONE;
+		if (row == l->cursor && is_tree_view(s))
+			toggle_node(s);
+		select_row(s, row);
+	}
+	return TUI_ACT_NONE;
+}

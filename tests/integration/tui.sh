@@ -1,0 +1,333 @@
+#!/bin/sh
+# tui.sh — the interactive screen driven like a user would: the real binary in a tmux pane of a
+# fixed size, keys sent with send-keys, the screen read back with capture-pane. The hot function
+# tops the Top view; Tab reaches the call tree with main above its callees; / filters; the screen
+# survives resizing to 40x10 and smaller; q, SIGINT and SIGTERM restore the terminal and return the
+# command's exit status; attaching and quitting leaves the process running; themes and TERM=dumb.
+#
+# Every wait is bounded; each pane runs proftop under timeout(1) too.
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP" "$WL/split" "$WL/fptree" "$WL/spin" "$WL/exitwith"
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "all" "tmux is not installed"
+	finish
+fi
+require_perf_events
+
+SOCK=proftop-test-$$
+LIMIT=${PROFTOP_TIMEOUT:-60}
+# Sanitizer builds start slower.
+WAIT=${PROFTOP_TUI_WAIT:-15}
+
+tm()
+{
+	tmux -L "$SOCK" -f /dev/null "$@"
+}
+trap 'tm kill-server >/dev/null 2>&1; lib_cleanup' EXIT
+
+# pane NAME COLS LINES ARG... — run proftop ARG... in a new tmux session NAME of that size. When
+# proftop ends, its exit status goes to $TMPD/NAME.status and the terminal modes to NAME.stty;
+# the pane then stays (sleeping) so its screen can still be read. stderr goes to NAME.err.
+pane()
+{
+	local name cols lines script
+	name=$1 cols=$2 lines=$3
+	shift 3
+	script=$TMPD/$name.sh
+	{
+		echo "cd '$ROOT'"
+		# Ctrl-C reaches the whole foreground group: this shell must outlive it (a handler,
+		# not SIG_IGN, which proftop and the command would inherit).
+		echo "trap : INT"
+		printf "timeout --foreground -k 5 %s '%s'" "$LIMIT" "$PROFTOP"
+		for a in "$@"; do printf " '%s'" "$a"; done
+		echo " 2>'$TMPD/$name.err'"
+		echo "echo \$? >'$TMPD/$name.status.tmp'"
+		echo "stty -a >'$TMPD/$name.stty' 2>&1"
+		echo "mv '$TMPD/$name.status.tmp' '$TMPD/$name.status'"
+		echo "exec sleep $LIMIT"
+	} >"$script"
+	tm new-session -d -s "$name" -x "$cols" -y "$lines" "sh '$script'"
+}
+
+screen()
+{
+	tm capture-pane -p -t "$1"
+}
+
+# wait_screen NAME ERE [SECONDS] — until some line of the screen matches; prints it on failure.
+wait_screen()
+{
+	local i limit
+	limit=$((${3:-$WAIT} * 5))
+	i=0
+	while [ $i -lt $limit ]; do
+		screen "$1" | grep -Eq -- "$2" && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "no line matches /$2/ after ${3:-$WAIT}s; the screen:"
+	screen "$1" | sed '/^ *$/d' | head -n 20
+	return 1
+}
+
+# wait_gone NAME ERE — until no line matches.
+wait_gone()
+{
+	local i
+	i=0
+	while [ $i -lt $((WAIT * 5)) ]; do
+		screen "$1" | grep -Eq -- "$2" || return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "a line still matches /$2/; the screen:"
+	screen "$1" | sed '/^ *$/d' | head -n 20
+	return 1
+}
+
+# ended NAME [SECONDS] — proftop in pane NAME has exited.
+ended()
+{
+	local i
+	i=0
+	while [ $i -lt $((${2:-$WAIT} * 5)) ]; do
+		[ -e "$TMPD/$1.status" ] && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "proftop still running after ${2:-$WAIT}s; the screen:"
+	screen "$1" | sed '/^ *$/d' | head -n 20
+	return 1
+}
+
+exit_status()
+{
+	status "$(cat "$TMPD/$1.status" 2>/dev/null || echo -1)" "$2" "$TMPD/$1.err"
+}
+
+# restored NAME — the pane left the alternate screen, and the tty is back in canonical mode
+# with echo.
+restored()
+{
+	local alt
+	alt=$(tm display -p -t "$1" '#{alternate_on}')
+	[ "$alt" = 0 ] || { echo "the pane is still on the alternate screen"; return 1; }
+	grep -Eq '(^| )icanon( |$)' "$TMPD/$1.stty" && grep -Eq '(^| )echo( |$)' "$TMPD/$1.stty" &&
+		return 0
+	echo "terminal modes not restored:"
+	cat "$TMPD/$1.stty"
+	return 1
+}
+
+# line NAME N — line N (from 1) of the screen.
+line()
+{
+	screen "$1" | sed -n "${2}p"
+}
+
+line_has()
+{
+	line "$1" "$2" | grep -Eq -- "$3" && return 0
+	echo "line $2 does not match /$3/; it is: $(line "$1" "$2")"
+	return 1
+}
+
+no_sanitizer_report()
+{
+	! grep -Eq 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$TMPD/$1.err" && return 0
+	grep -E -A12 'ERROR: |runtime error:' "$TMPD/$1.err"
+	return 1
+}
+
+# proftop_pid NAME — proftop's pid in pane NAME (the pane runs sh → timeout → proftop).
+proftop_pid()
+{
+	local sh to
+	sh=$(tm display -p -t "$1" '#{pane_pid}')
+	to=$(ps -o pid= --ppid "$sh" | head -n 1 | tr -d ' ')
+	ps -o pid= --ppid "$to" | head -n 1 | tr -d ' '
+}
+
+# columns of the first match of NAME as a word in the screen line: where a tree row's name starts.
+indent_of()
+{
+	awk -v w="$2" '{ if (match($0, "[ ]" w "( |$)")) { print RSTART; exit } }'
+}
+
+# --- the top view, filtering, resizing, q ---------------------------------------------------------
+pane top 100 30 -- "$WL/split" 30
+check "top-shows-hot-function" wait_screen top '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
+# Line 5 is the first row: title, counters, tab bar, headings above it.
+check "top-hottest-first" line_has top 5 'burn_a'
+check "top-header-running" line_has top 1 'proftop .*split 30.*\[running\].*999 Hz'
+check "top-header-counters" line_has top 2 'samples [0-9]+.*overflow [0-9]+.*dropped [0-9]+.*throttled [0-9]+.*truncated [0-9]+'
+check "top-tab-bar" line_has top 3 '1 Top +2 Tree +3 Callers +4 Threads'
+
+tm send-keys -t top / b u r n _ b
+check "filter-incremental" wait_gone top ' burn_a '
+check "filter-keeps-match" line_has top 5 'burn_b'
+check "filter-prompt" wait_screen top 'Filter: burn_b_'
+tm send-keys -t top Enter
+check "filter-shown-in-tab-bar" wait_screen top 'filter: burn_b'
+tm send-keys -t top Escape
+check "filter-cleared" wait_screen top ' burn_a '
+
+tm resize-window -t top -x 40 -y 10
+check "resize-small-redraws" wait_screen top '^ proftop'
+check "resize-small-fits" sh -c "[ \$(tmux -L '$SOCK' display -p -t top '#{window_width}x#{window_height}') = 40x10 ]"
+check "resize-small-rows" wait_screen top '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_'
+tm resize-window -t top -x 8 -y 2
+sleep 0.5
+tm resize-window -t top -x 1 -y 1
+sleep 0.5
+tm resize-window -t top -x 100 -y 30
+check "resize-back-rows" wait_screen top '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
+check "resize-back-status-line" wait_screen top '^ \?:help  Tab:view'
+check "resize-still-running" sh -c "[ ! -e '$TMPD/top.status' ]"
+
+# The mouse: a click (xterm X10 report, as tmux forwards it) on the second row selects it, and
+# Enter on the Top view shows that function's callers.
+tm send-keys -t top -l "$(printf '\033[M %s%s' "$(printf "\\$(printf %o $((32 + 1 + 30)))")" \
+	"$(printf "\\$(printf %o $((32 + 1 + 5)))")")"
+tm send-keys -t top -l "$(printf '\033[M#%s%s' "$(printf "\\$(printf %o $((32 + 1 + 30)))")" \
+	"$(printf "\\$(printf %o $((32 + 1 + 5)))")")"
+tm send-keys -t top Enter
+check "mouse-click-selects-row" wait_screen top 'callers of burn_b'
+
+tm send-keys -t top q
+check "q-ends" ended top
+check "q-status-of-command" exit_status top 143 # split ended by SIGTERM
+check "q-restores-terminal" restored top
+check "q-no-sanitizer-report" no_sanitizer_report top
+
+# --- the call tree ---------------------------------------------------------------------------------
+pane tree 100 30 -g fp -- "$WL/fptree" 30
+check "tree-top-view-first" wait_screen tree ' work_hot '
+tm send-keys -t tree Tab
+check "tree-reached-with-tab" wait_screen tree '^ +[0-9.]+ +[0-9.]+ +[0-9]+ .* work_hot '
+check "tree-tab-active" line_has tree 4 'TOTAL% +SELF%'
+# main above run above work_hot, each indented further: the hottest path is open by default.
+tree_order()
+{
+	local s m r h mi ri hi
+	# one column per mark, so awk's byte offsets are columns
+	s=$(screen tree | sed 's/▾/-/g; s/▸/+/g')
+	m=$(printf '%s\n' "$s" | grep -n ' main ' | head -n 1 | cut -d: -f1)
+	r=$(printf '%s\n' "$s" | grep -n ' run ' | head -n 1 | cut -d: -f1)
+	h=$(printf '%s\n' "$s" | grep -n ' work_hot ' | head -n 1 | cut -d: -f1)
+	mi=$(printf '%s\n' "$s" | sed -n "${m:-1}p" | indent_of tree main)
+	ri=$(printf '%s\n' "$s" | sed -n "${r:-1}p" | indent_of tree run)
+	hi=$(printf '%s\n' "$s" | sed -n "${h:-1}p" | indent_of tree work_hot)
+	if [ -n "$m" ] && [ -n "$r" ] && [ -n "$h" ] && [ "$m" -lt "$r" ] && [ "$r" -lt "$h" ] &&
+	    [ "$mi" -lt "$ri" ] && [ "$ri" -lt "$hi" ]; then
+		return 0
+	fi
+	echo "want main above run above work_hot, each indented more (lines $m $r $h, columns $mi $ri $hi):"
+	printf '%s\n' "$s" | sed '/^ *$/d' | head -n 20
+	return 1
+}
+check "tree-main-above-callees" tree_order
+check "tree-helper-closed" wait_screen tree '^ +(2[5-9]|3[0-5])\.[0-9]+ .* [+▸] helper '
+check "tree-cold-hidden" wait_gone tree ' work_cold '
+# Open helper: select it (it follows work_hot), then Right.
+helper_row=$(screen tree | grep -n ' helper ' | head -n 1 | cut -d: -f1)
+first_row=5
+i=$first_row
+while [ "$i" -lt "${helper_row:-$first_row}" ]; do
+	tm send-keys -t tree Down
+	i=$((i + 1))
+done
+tm send-keys -t tree Right
+check "tree-open-node" wait_screen tree ' work_cold '
+tm send-keys -t tree Down c
+check "tree-c-shows-callers" wait_screen tree 'callers of work_cold'
+check "callers-helper-above-run" sh -c "tmux -L '$SOCK' capture-pane -p -t tree | grep -A1 ' work_cold ' | tail -n 1 | grep -q ' helper '"
+tm send-keys -t tree 1 3
+check "callers-of-top-selection" wait_screen tree 'callers of work_hot'
+tm send-keys -t tree 4
+check "threads-view" wait_screen tree 'fptree +[0-9.]+% +work_hot'
+tm send-keys -t tree 1 w
+check "window-toggle" wait_screen tree 'window 10s'
+tm send-keys -t tree q
+check "tree-q-ends" ended tree
+check "tree-no-sanitizer-report" no_sanitizer_report tree
+
+# --- the command exits by itself: the final profile stays until q ------------------------------
+pane exit3 100 30 -- "$WL/exitwith" 3
+check "exit-stays-with-final-profile" wait_screen exit3 'exited with status 3'
+check "exit-shows-profile" wait_screen exit3 ' busy +exitwith'
+check "exit-waits-for-q" sh -c "sleep 0.5; [ ! -e '$TMPD/exit3.status' ]"
+tm send-keys -t exit3 q
+check "exit-q-ends" ended exit3
+check "exit-status-3" exit_status exit3 3
+check "exit-restores-terminal" restored exit3
+
+# --- signals restore the terminal ------------------------------------------------------------------
+pane sigterm 100 30 -- "$WL/split" 30
+wait_screen sigterm ' burn_a ' >/dev/null
+pid=$(proftop_pid sigterm)
+[ -n "$pid" ] && kill -TERM "$pid"
+check "sigterm-ends" ended sigterm
+check "sigterm-status-of-command" exit_status sigterm 143
+check "sigterm-restores-terminal" restored sigterm
+
+pane sigint 100 30 -- "$WL/split" 30
+wait_screen sigint ' burn_a ' >/dev/null
+tm send-keys -t sigint C-c # the whole foreground group: proftop and the command
+check "ctrl-c-ends" ended sigint
+check "ctrl-c-status-of-command" exit_status sigint 130
+check "ctrl-c-restores-terminal" restored sigint
+
+# --- attach, then quit: the process runs on --------------------------------------------------------
+if start_spin 60; then
+	pane attach 100 30 -p "$SPIN_PID"
+	check "attach-shows-target" wait_screen attach ' spin_forever +spin'
+	check "attach-header" line_has attach 1 "pid $SPIN_PID.*\\[attached\\]"
+	tm send-keys -t attach q
+	check "attach-q-ends" ended attach
+	check "attach-status-0" exit_status attach 0
+	check "attach-restores-terminal" restored attach
+	still_running()
+	{
+		kill -0 "$SPIN_PID" 2>/dev/null || { echo "spin is gone"; return 1; }
+		state=$(awk '{ sub(/^.*\) /, ""); print $1 }' "/proc/$SPIN_PID/stat")
+		case $state in [Tt]) echo "spin is stopped or traced ($state)"; return 1 ;; esac
+	}
+	check "detach-leaves-process-running" still_running
+	kill -TERM "$SPIN_PID" 2>/dev/null
+else
+	fail "attach-setup" "spin did not print its pid"
+fi
+
+# --- themes and terminals --------------------------------------------------------------------------
+printf 'normal = default\nhot = purple\n' >"$TMPD/bad.theme"
+pane badtheme 120 30 -t "$TMPD/bad.theme" -- "$WL/split" 30
+check "bad-theme-names-file-and-line" wait_screen badtheme 'bad\.theme:2: unknown colour or attribute .purple.'
+check "bad-theme-still-runs" wait_screen badtheme ' burn_a '
+tm send-keys -t badtheme T
+check "theme-cycles" wait_screen badtheme 'theme [a-z-]+'
+tm send-keys -t badtheme q
+check "bad-theme-q-ends" ended badtheme
+check "bad-theme-on-stderr" has "$TMPD/badtheme.err" 'bad\.theme:2: '
+
+# Colours: the default theme sets some; NO_COLOR leaves only attributes.
+colours()
+{
+	tm capture-pane -p -e -t "$1" | grep -Eq '\[([0-9;]*;)?(3[0-7]|4[0-7]|9[0-7])(;[0-9;]*)?m'
+}
+pane colour 100 30 -- "$WL/split" 30
+wait_screen colour ' burn_a ' >/dev/null
+check "default-theme-has-colours" colours colour
+tm send-keys -t colour q
+ended colour >/dev/null
+tm new-session -d -s nocolor -x 100 -y 30 \
+	"NO_COLOR=1 timeout --foreground -k 5 $LIMIT '$PROFTOP' -- '$WL/split' 30; exec sleep $LIMIT"
+check "no-color-shows-screen" wait_screen nocolor ' burn_a '
+check "no-color-is-mono" sh -c "! tmux -L '$SOCK' capture-pane -p -e -t nocolor | grep -Eq '\\[([0-9;]*;)?(3[0-7]|4[0-7]|9[0-7])(;[0-9;]*)?m'"
+tm send-keys -t nocolor q
+
+tm new-session -d -s dumb -x 100 -y 30 \
+	"TERM=dumb timeout --foreground -k 5 $LIMIT '$PROFTOP' -d 0.5 -- '$WL/split' 5; exec sleep $LIMIT"
+check "term-dumb-is-batch" wait_screen dumb '^=== proftop final'
+finish

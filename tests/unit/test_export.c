@@ -1,0 +1,568 @@
+/* Unit tests of the snapshot writers (tmon.out, callgrind, folded, pprof) on synthetic profiles
+ * whose counts are known, read back by independent means: tmon.out through `proftop report`'s
+ * parser, callgrind and folded by parsing their text here, pprof by inflating it with zlib and
+ * decoding the protobuf with a reader written for this test. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/export.h"
+#include "proftop/profile.h"
+#include "proftop/report.h"
+#include "proftop/symbols.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define HZ 100
+
+struct fixture {
+	struct profile *p;
+	struct profile_snapshot *s;
+	uint32_t main_, path_a, path_b, mid, burn, solo, rec, leaf, spaced, dup1, dup2;
+};
+
+static uint32_t func(struct profile *p, const char *module, const char *name)
+{
+	struct symbol s = { name, module, 0 };
+
+	return profile_func(p, &s);
+}
+
+static void add(struct profile *p, pid_t tid, int count, size_t depth, ...)
+{
+	uint32_t stack[16];
+	va_list ap;
+
+	va_start(ap, depth);
+	for (size_t i = 0; i < depth; i++)
+		stack[i] = va_arg(ap, uint32_t);
+	va_end(ap);
+	for (int i = 0; i < count; i++)
+		profile_add(p, 7, tid, stack, depth);
+}
+
+/* Thread 7: main → path_a → burn 60, main → path_b → mid → burn 30, main → solo 10.
+ * Thread 8: main → rec → rec → rec → leaf 20, main → rec 5 (recursion), main → spaced 4,
+ * main → dup 3 + 2 (two functions named alike in modules named alike). */
+static struct fixture *fixture_new(void)
+{
+	static const char m[] = "prog", libc[] = "libc.so.6";
+	static const char other_prog[] = "prog", other_dup[] = "dup"; /* equal text, other pointers */
+	struct fixture *f = calloc(1, sizeof(*f));
+	struct profile *p = profile_new();
+
+	f->p = p;
+	f->main_ = func(p, m, "main");
+	f->path_a = func(p, m, "path_a");
+	f->path_b = func(p, m, "path_b");
+	f->mid = func(p, m, "mid_b");
+	f->burn = func(p, libc, "burn");
+	f->solo = func(p, m, "solo");
+	f->rec = func(p, m, "rec");
+	f->leaf = func(p, m, "leaf");
+	f->spaced = func(p, m, "operator new(unsigned long)");
+	f->dup1 = func(p, m, "dup");
+	f->dup2 = func(p, other_prog, other_dup);
+	add(p, 7, 60, 3, f->main_, f->path_a, f->burn);
+	add(p, 7, 30, 4, f->main_, f->path_b, f->mid, f->burn);
+	add(p, 7, 10, 2, f->main_, f->solo);
+	add(p, 8, 20, 5, f->main_, f->rec, f->rec, f->rec, f->leaf);
+	add(p, 8, 5, 2, f->main_, f->rec);
+	add(p, 8, 4, 2, f->main_, f->spaced);
+	add(p, 8, 3, 2, f->main_, f->dup1);
+	add(p, 8, 2, 2, f->main_, f->dup2);
+	profile_set_comm(p, 7, 7, "prog");
+	profile_set_comm(p, 7, 8, "worker");
+	f->s = profile_snapshot(p);
+	f->s->freq = HZ;
+	f->s->elapsed_ns = 2000000000ull;
+	f->s->user_ns = 1230000000ull;
+	f->s->system_ns = 20000000ull;
+	f->s->counters.samples = 134;
+	return f;
+}
+
+static void fixture_free(struct fixture *f)
+{
+	profile_snapshot_unref(f->s);
+	profile_free(f->p);
+	free(f);
+}
+
+static int setup(void **state)
+{
+	*state = fixture_new();
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	fixture_free(*state);
+	return 0;
+}
+
+/* The writer's output for the merged tree, NUL-terminated; *len its size. */
+static char *render(const struct profile_snapshot *s,
+		    int (*writer)(FILE *, const struct profile_snapshot *, const struct export_scope *),
+		    const struct export_scope *scope, size_t *len)
+{
+	struct export_scope merged;
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *out = open_memstream(&buf, &n);
+
+	assert_non_null(out);
+	if (!scope) {
+		export_scope_merged(&merged, s);
+		scope = &merged;
+	}
+	assert_int_equal(writer(out, s, scope), 0);
+	assert_int_equal(fclose(out), 0);
+	if (len)
+		*len = n;
+	return buf;
+}
+
+static uint32_t func_named(const struct profile_snapshot *s, const char *module, const char *name)
+{
+	for (uint32_t i = 1; i < s->nfuncs; i++)
+		if (!strcmp(s->funcs[i].name, name) && !strcmp(s->funcs[i].module, module))
+			return i;
+	return 0;
+}
+
+/* --- tmon.out ---------------------------------------------------------------------------------- */
+
+static struct report *parse_tmon(const char *text, size_t len)
+{
+	struct report_options o = { 0 };
+	struct report *r;
+	char *message = NULL;
+
+	if (report_parse(text, len, &o, NULL, &r, &message))
+		fail_msg("tmon.out does not parse: %s", message);
+	return r;
+}
+
+/* Read back, every function's self and total samples are the snapshot's. */
+static void tmon_reads_back_exactly(void **state)
+{
+	struct fixture *f = *state;
+	size_t len;
+	char *text = render(f->s, export_tmon, NULL, &len);
+	struct report *r = parse_tmon(text, len);
+	struct profile *p2;
+	struct profile_snapshot *s2 = report_snapshot(r, &p2);
+
+	assert_int_equal(s2->samples, f->s->samples);
+	assert_int_equal(s2->freq, HZ);
+	assert_int_equal(s2->elapsed_ns, f->s->elapsed_ns);
+	assert_int_equal(s2->user_ns, f->s->user_ns);
+	assert_int_equal(s2->system_ns, f->s->system_ns);
+	assert_int_equal(s2->counters.samples, 134);
+	for (uint32_t i = 1; i < f->s->nfuncs; i++) {
+		const char *name = f->s->funcs[i].name;
+		uint32_t j = func_named(s2, f->s->funcs[i].module, name);
+
+		if (i == f->dup2) /* the second "prog::dup" got a suffix to stay apart */
+			j = func_named(s2, "prog", "dup#2");
+		assert_int_not_equal(j, 0);
+		assert_int_equal(s2->func_self[j], f->s->func_self[i]);
+		assert_int_equal(s2->func_total[j], f->s->func_total[i]);
+	}
+	profile_snapshot_unref(s2);
+	profile_free(p2);
+	report_free(r);
+	free(text);
+}
+
+/* Writing what was read back gives the same file again. */
+static void tmon_round_trip_is_identical(void **state)
+{
+	struct fixture *f = *state;
+	size_t len, len2;
+	char *text = render(f->s, export_tmon, NULL, &len);
+	struct report *r = parse_tmon(text, len);
+	struct profile *p2;
+	struct profile_snapshot *s2 = report_snapshot(r, &p2);
+	char *again = render(s2, export_tmon, NULL, &len2);
+
+	/* Only the & names of the renamed duplicate differ: it is read back as "dup#2" and so
+	 * written as that, which is what it was written as. */
+	assert_int_equal(len, len2);
+	assert_memory_equal(text, again, len);
+	profile_snapshot_unref(s2);
+	profile_free(p2);
+	report_free(r);
+	free(text);
+	free(again);
+}
+
+/* dprofpp's table for the file: exclusive = self / hz, cumulative = total / hz, #Calls = the
+ * call paths into the function, %Time over the header's user+system time. */
+static void tmon_table_numbers(void **state)
+{
+	struct fixture *f = *state;
+	struct report_options o = { .rows = -1 };
+	size_t len, n = 0;
+	char *text = render(f->s, export_tmon, NULL, &len), *out = NULL;
+	struct report *r = parse_tmon(text, len);
+	FILE *fp = open_memstream(&out, &n);
+
+	report_print(fp, r, &o);
+	fclose(fp);
+	/* burn: 90 self of 125 cpu ticks = 72%, reached by 2 paths. */
+	assert_non_null(strstr(out, "Total Elapsed Time =        2 Seconds\n"
+				    "  User+System Time =     1.25 Seconds\n"));
+	assert_non_null(strstr(out, " 72.0   0.900  0.900      2   0.4500 0.4500  libc.so.6::burn\n"));
+	/* rec: 5 self, 25 total however deep the recursion, entered along 3 paths. */
+	assert_non_null(strstr(out, " 4.00   0.050  0.250      3   0.0167 0.0833  prog::rec\n"));
+	assert_non_null(strstr(out, " 0.00   0.000  1.340      1   0.0000 1.3400  prog::main\n"));
+	report_free(r);
+	free(text);
+	free(out);
+}
+
+/* Whitespace in a name becomes U+00A0 on the & line (dprofpp splits fields on ASCII whitespace)
+ * and comes back as a space; the header holds nothing from the target. */
+static void tmon_names_and_header(void **state)
+{
+	struct fixture *f = *state;
+	static const char evil_module[] = "x';system('id');'\n$hz=1;";
+	struct profile *p = profile_new();
+	uint32_t evil = func(p, evil_module, "a b\tc\x01");
+	char *text, *part2, *line;
+	size_t len;
+
+	add(p, 1, 3, 1, evil);
+	struct profile_snapshot *s = profile_snapshot(p);
+	s->freq = HZ;
+	text = render(s, export_tmon, NULL, &len);
+	part2 = strstr(text, "\nPART2\n");
+	assert_non_null(part2);
+	*part2 = '\0';
+	assert_null(strstr(text, "system"));
+	assert_null(strstr(text, "a b"));
+	*part2 = '\n';
+	line = strstr(part2, "\n& 1 ");
+	assert_non_null(line);
+	assert_non_null(strstr(line, "& 1 x';system('id');'\xc2\xa0$hz=1; a\xc2\xa0" "b\xc2\xa0" "c?\n"));
+	free(text);
+	profile_snapshot_unref(s);
+	profile_free(p);
+
+	text = render(f->s, export_tmon, NULL, &len);
+	assert_non_null(strstr(text, " prog operator\xc2\xa0new(unsigned\xc2\xa0long)\n"));
+	free(text);
+}
+
+/* A thread's own tree: only its functions, its samples. */
+static void tmon_one_thread(void **state)
+{
+	struct fixture *f = *state;
+	const struct profile_thread *t = &f->s->threads[0];
+	struct export_scope scope = { t->root, t };
+	size_t len;
+	char *text = render(f->s, export_tmon, &scope, &len);
+	struct report *r = parse_tmon(text, len);
+	struct profile *p2;
+	struct profile_snapshot *s2 = report_snapshot(r, &p2);
+
+	assert_int_equal(t->tid, 7);
+	assert_int_equal(s2->samples, 100);
+	assert_int_equal(func_named(s2, "prog", "rec"), 0);
+	assert_int_equal(s2->func_total[func_named(s2, "libc.so.6", "burn")], 90);
+	profile_snapshot_unref(s2);
+	profile_free(p2);
+	report_free(r);
+	free(text);
+}
+
+/* --- folded ------------------------------------------------------------------------------------- */
+
+static void folded_lines_and_sum(void **state)
+{
+	struct fixture *f = *state;
+	char *text = render(f->s, export_folded, NULL, NULL), *save = NULL;
+	uint64_t sum = 0;
+	int lines = 0;
+
+	assert_non_null(strstr(text, "main;path_a;burn 60\n"));
+	assert_non_null(strstr(text, "main;path_b;mid_b;burn 30\n"));
+	assert_non_null(strstr(text, "main;rec;rec;rec;leaf 20\n"));
+	assert_non_null(strstr(text, "main;operator new(unsigned long) 4\n"));
+	for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		sum += strtoull(strrchr(l, ' ') + 1, NULL, 10);
+		lines++;
+	}
+	assert_int_equal(sum, f->s->samples);
+	assert_int_equal(lines, 8);
+	free(text);
+}
+
+/* --- callgrind ---------------------------------------------------------------------------------- */
+
+/* Inclusive cost per function as callgrind_annotate computes it: self lines plus the cost line
+ * after each calls= line, under the current fn. Names come from "fn=(id) name" compression. */
+static void callgrind_inclusive(const char *text, const struct profile_snapshot *s,
+				const char *name, uint64_t *self, uint64_t *incl)
+{
+	char names[64][128] = { { 0 } };
+	char *copy = strdup(text), *save = NULL;
+	int cur = -1, want = -1;
+	bool after_calls = false;
+
+	*self = *incl = 0;
+	for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		int id;
+		char nm[128];
+
+		if (sscanf(l, "fn=(%d) %127[^\n]", &id, nm) == 2 && id < 64)
+			strcpy(names[id], nm);
+		if (sscanf(l, "cfn=(%d) %127[^\n]", &id, nm) == 2 && id < 64)
+			strcpy(names[id], nm);
+		if (sscanf(l, "fn=(%d)", &id) == 1) {
+			cur = id;
+			if (!strcmp(names[id], name))
+				want = id;
+			continue;
+		}
+		if (!strncmp(l, "calls=", 6)) {
+			after_calls = true;
+			continue;
+		}
+		if (l[0] == '0' && l[1] == ' ' && cur >= 0 && cur == want) {
+			uint64_t v = strtoull(l + 2, NULL, 10);
+
+			*incl += v;
+			if (!after_calls)
+				*self += v;
+		}
+		if (l[0] == '0' && l[1] == ' ')
+			after_calls = false;
+	}
+	(void)s;
+	free(copy);
+}
+
+static void callgrind_costs(void **state)
+{
+	struct fixture *f = *state;
+	char *text = render(f->s, export_callgrind, NULL, NULL);
+	static const char *const names[] = { "main", "path_a", "path_b", "mid_b", "burn", "solo",
+					     "rec", "leaf" };
+
+	assert_non_null(strstr(text, "# callgrind format\n"));
+	assert_non_null(strstr(text, "events: Samples\n"));
+	assert_non_null(strstr(text, "summary: 134\n"));
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		uint32_t id = func_named(f->s, i == 4 ? "libc.so.6" : "prog", names[i]);
+		uint64_t self, incl;
+
+		callgrind_inclusive(text, f->s, names[i], &self, &incl);
+		assert_int_equal(self, f->s->func_self[id]);
+		/* Inclusive equals TOTAL, recursion included (rec: 25, not 5 + 3 x 20). */
+		assert_int_equal(incl, f->s->func_total[id]);
+	}
+	/* No self-call edge for the recursion. */
+	assert_null(strstr(text, "fn=(7) rec\n0 5\ncob=(1)\ncfl=(1)\ncfn=(7)\n"));
+	free(text);
+}
+
+/* --- pprof -------------------------------------------------------------------------------------- */
+
+struct pb_reader {
+	const uint8_t *p, *end;
+};
+
+static uint64_t pb_varint(struct pb_reader *r)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; r->p < r->end && shift < 64; shift += 7) {
+		uint8_t b = *r->p++;
+
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	fail_msg("bad varint");
+	return 0;
+}
+
+/* The next field: its number, and for a length-delimited one its bytes in *sub. */
+static bool pb_next(struct pb_reader *r, unsigned *field, uint64_t *value, struct pb_reader *sub)
+{
+	uint64_t key;
+
+	if (r->p >= r->end)
+		return false;
+	key = pb_varint(r);
+	*field = (unsigned)(key >> 3);
+	switch (key & 7) {
+	case 0:
+		*value = pb_varint(r);
+		return true;
+	case 2:
+		*value = pb_varint(r);
+		assert_true(*value <= (uint64_t)(r->end - r->p));
+		sub->p = r->p;
+		sub->end = r->p + *value;
+		r->p += *value;
+		return true;
+	default:
+		fail_msg("unexpected wire type %u", (unsigned)(key & 7));
+		return false;
+	}
+}
+
+static uint8_t *gunzip(const char *data, size_t len, size_t *out_len)
+{
+	z_stream z = { 0 };
+	size_t cap = 1 << 20;
+	uint8_t *out = malloc(cap);
+
+	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
+	z.next_in = (Bytef *)data;
+	z.avail_in = (uInt)len;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
+	*out_len = z.total_out;
+	inflateEnd(&z);
+	return out;
+}
+
+static void pprof_decodes(void **state)
+{
+	struct fixture *f = *state;
+	size_t len, plen;
+	char *gz = render(f->s, export_pprof, NULL, &len);
+	uint8_t *pb = gunzip(gz, len, &plen);
+	struct pb_reader r = { pb, pb + plen }, sub;
+	unsigned field;
+	uint64_t value, count_sum = 0, cpu_sum = 0, period = 0;
+	size_t nsamples = 0, nstrings = 0, nlocations = 0, nfunctions = 0, nmappings = 0;
+	size_t labelled = 0;
+	char first_string[8] = "x";
+
+	assert_true((unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
+	while (pb_next(&r, &field, &value, &sub)) {
+		if (field == 2) { /* Sample: location_id (packed), value (packed), label */
+			struct pb_reader s = sub, vals;
+			unsigned sf;
+			uint64_t sv;
+
+			nsamples++;
+			while (pb_next(&s, &sf, &sv, &vals)) {
+				if (sf == 2) {
+					count_sum += pb_varint(&vals);
+					cpu_sum += pb_varint(&vals);
+				} else if (sf == 3) {
+					labelled++;
+				}
+			}
+		} else if (field == 6) {
+			if (!nstrings++)
+				snprintf(first_string, sizeof(first_string), "%.*s",
+					 (int)(sub.end - sub.p), (const char *)sub.p);
+		} else if (field == 4) {
+			nlocations++;
+		} else if (field == 5) {
+			nfunctions++;
+		} else if (field == 3) {
+			nmappings++;
+		} else if (field == 12) {
+			period = value;
+		}
+	}
+	assert_int_equal(count_sum, f->s->samples);
+	assert_int_equal(period, 10000000); /* 1 s / 100 Hz */
+	assert_int_equal(cpu_sum, f->s->samples * period);
+	assert_int_equal(nsamples, 8);
+	assert_true(labelled >= 3 * nsamples); /* pid, tid, thread name */
+	assert_string_equal(first_string, "");
+	assert_int_equal(nlocations, f->s->nfuncs - 1);
+	assert_int_equal(nfunctions, f->s->nfuncs - 1);
+	assert_int_equal(nmappings, 2); /* prog, libc.so.6 */
+	free(pb);
+	free(gz);
+}
+
+/* --- file names and formats ---------------------------------------------------------------------- */
+
+static void formats_from_names(void **state)
+{
+	(void)state;
+	enum export_format fmt;
+
+	assert_int_equal(export_format_of_path("tmon.out"), EXPORT_TMON);
+	assert_int_equal(export_format_of_path("tmon.out.3"), EXPORT_TMON);
+	assert_int_equal(export_format_of_path("out/whatever.txt"), EXPORT_TMON);
+	assert_int_equal(export_format_of_path("callgrind.out.1234"), EXPORT_CALLGRIND);
+	assert_int_equal(export_format_of_path("x.callgrind"), EXPORT_CALLGRIND);
+	assert_int_equal(export_format_of_path("a/b.folded"), EXPORT_FOLDED);
+	assert_int_equal(export_format_of_path("b.collapsed.17"), EXPORT_FOLDED);
+	assert_int_equal(export_format_of_path("cpu.pb.gz"), EXPORT_PPROF);
+	assert_int_equal(export_format_of_path("cpu.pb.gz.2"), EXPORT_PPROF);
+	assert_int_equal(export_format_of_path("x.pprof"), EXPORT_PPROF);
+	assert_int_equal(export_format_parse("folded", &fmt), 0);
+	assert_int_equal(fmt, EXPORT_FOLDED);
+	assert_int_not_equal(export_format_parse("json", &fmt), 0);
+	assert_string_equal(export_format_name(EXPORT_PPROF), "pprof");
+	assert_string_equal(export_default_path(EXPORT_TMON), "tmon.out");
+}
+
+/* The walk: hottest child first, each node once, parents before children. */
+static void preorder_is_hottest_first(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t *order;
+	size_t n = export_preorder(f->s, f->s->merged_root, &order);
+
+	assert_true(n > 0);
+	assert_int_equal(f->s->nodes[order[0]].func, f->main_);
+	assert_int_equal(f->s->nodes[order[1]].func, f->path_a); /* 60, the hottest */
+	assert_int_equal(f->s->nodes[order[2]].func, f->burn);
+	assert_int_equal(f->s->nodes[order[3]].func, f->path_b);
+	for (size_t i = 1; i < n; i++) {
+		bool parent_seen = f->s->nodes[order[i]].parent == f->s->merged_root;
+
+		for (size_t j = 0; j < i && !parent_seen; j++)
+			parent_seen = order[j] == f->s->nodes[order[i]].parent;
+		assert_true(parent_seen);
+	}
+	free(order);
+}
+
+static void ticks(void **state)
+{
+	(void)state;
+	assert_int_equal(export_ns_to_ticks(1000000000ull, 999), 999);
+	assert_int_equal(export_ns_to_ticks(1500000ull, 1000), 2);
+	assert_int_equal(export_ns_to_ticks(86400ull * 1000000000ull * 365, 100000),
+			 86400ull * 365 * 100000);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(tmon_reads_back_exactly, setup, teardown),
+		cmocka_unit_test_setup_teardown(tmon_round_trip_is_identical, setup, teardown),
+		cmocka_unit_test_setup_teardown(tmon_table_numbers, setup, teardown),
+		cmocka_unit_test_setup_teardown(tmon_names_and_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(tmon_one_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(folded_lines_and_sum, setup, teardown),
+		cmocka_unit_test_setup_teardown(callgrind_costs, setup, teardown),
+		cmocka_unit_test_setup_teardown(pprof_decodes, setup, teardown),
+		cmocka_unit_test(formats_from_names),
+		cmocka_unit_test_setup_teardown(preorder_is_hottest_first, setup, teardown),
+		cmocka_unit_test(ticks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

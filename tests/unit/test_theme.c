@@ -1,0 +1,214 @@
+/* Unit tests of the theme parser, the shipped themes and theme lookup. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/theme.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int parse(struct theme *t, const char *text, char **error)
+{
+	*error = NULL;
+	return theme_parse(t, text, strlen(text), error);
+}
+
+static void styles_and_defaults(void **state)
+{
+	(void)state;
+	struct theme t;
+	char *error;
+
+	assert_int_equal(parse(&t, "# a comment\n\n"
+				   "normal = white on black\n"
+				   "  header=black on color214 bold underline # trailing comment\n"
+				   "hot = bright-red\n"
+				   "selected = reverse\n"
+				   "cold = on gray dim\n",
+			       &error), 0);
+	assert_null(error);
+	assert_int_equal(t.styles[THEME_NORMAL].fg, 7);
+	assert_int_equal(t.styles[THEME_NORMAL].bg, 0);
+	assert_int_equal(t.styles[THEME_HEADER].fg, 0);
+	assert_int_equal(t.styles[THEME_HEADER].bg, 214);
+	assert_int_equal(t.styles[THEME_HEADER].attrs, THEME_BOLD | THEME_UNDERLINE);
+	assert_int_equal(t.styles[THEME_HOT].fg, 9);
+	assert_int_equal(t.styles[THEME_HOT].bg, THEME_COLOR_DEFAULT);
+	assert_int_equal(t.styles[THEME_SELECTED].fg, THEME_COLOR_DEFAULT);
+	assert_int_equal(t.styles[THEME_SELECTED].attrs, THEME_REVERSE);
+	assert_int_equal(t.styles[THEME_COLD].fg, THEME_COLOR_DEFAULT);
+	assert_int_equal(t.styles[THEME_COLD].bg, 8);
+	assert_int_equal(t.styles[THEME_COLD].attrs, THEME_DIM);
+	/* Roles left out look like normal. */
+	assert_int_equal(t.styles[THEME_TREE].fg, 7);
+	assert_int_equal(t.styles[THEME_TREE].bg, 0);
+	assert_string_equal(t.name, "");
+	/* No final newline, CRLF line ends. */
+	assert_int_equal(parse(&t, "warm = yellow\r\nmodule = cyan", &error), 0);
+	assert_int_equal(t.styles[THEME_MODULE].fg, 6);
+	assert_int_equal(parse(&t, "", &error), 0);
+}
+
+static void expect_error(const char *text, const char *message)
+{
+	struct theme t;
+	char *error;
+
+	assert_int_not_equal(parse(&t, text, &error), 0);
+	assert_non_null(error);
+	if (strcmp(error, message))
+		fail_msg("'%s': got \"%s\", want \"%s\"", text, error, message);
+	free(error);
+}
+
+static void errors_name_the_line(void **state)
+{
+	(void)state;
+	expect_error("normal = default\nheadr = red\n", "line 2: unknown role 'headr'");
+	expect_error("hot red\n", "line 1: expected 'ROLE = STYLE' after 'hot'");
+	expect_error("hot =\n", "line 1: no style after '='");
+	expect_error("\n\nhot = rouge\n", "line 3: unknown colour or attribute 'rouge'");
+	expect_error("hot = red blue\n",
+		     "line 1: a second foreground colour (write 'on' before a background): 'blue'");
+	expect_error("hot = red on\n", "line 1: 'on' needs a colour after it");
+	expect_error("hot = on red on blue\n", "line 1: a second background after 'on'");
+	expect_error("hot = color256\n", "line 1: unknown colour or attribute 'color256'");
+	expect_error("hot = red\nhot = blue\n", "line 2: role set twice: 'hot'");
+	expect_error("hot = r\001d\n", "line 1: unknown colour or attribute 'r?d'");
+	/* A long word is cut at 32 bytes (the fuzzer found the ellipsis overflowing once). */
+	expect_error("hot = abcdefghijklmnopqrstuvwxyz0123456789\n",
+		     "line 1: unknown colour or attribute 'abcdefghijklmnopqrstuvwxyz012345'…");
+	/* A NUL is a bad character, not the end of the text. */
+	struct theme t;
+	char *error = NULL;
+	static const char nul[] = "hot = red\nwarm = ye\0low\n";
+	assert_int_not_equal(theme_parse(&t, nul, sizeof(nul) - 1, &error), 0);
+	assert_string_equal(error, "line 2: unknown colour or attribute 'ye?low'");
+	free(error);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = calloc(1, 65536);
+
+	assert_non_null(f);
+	*len = fread(buf, 1, 65535, f);
+	fclose(f);
+	return buf;
+}
+
+/* The source tree's themes/ (unit tests run from the repository root). */
+static void shipped_themes_parse(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "default", "light", "mono", "high-contrast" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
+		char path[64], *text, *error = NULL;
+		size_t len;
+		struct theme t;
+
+		snprintf(path, sizeof(path), "themes/%s.theme", names[i]);
+		text = slurp(path, &len);
+		if (theme_parse(&t, text, len, &error))
+			fail_msg("%s: %s", path, error);
+		free(text);
+		/* Every role is named in the file: it would otherwise silently look like normal. */
+		text = slurp(path, &len);
+		for (int r = 0; r < THEME_NROLES; r++) {
+			char needle[40];
+
+			snprintf(needle, sizeof(needle), "\n%s ", theme_role_name(r));
+			if (!strstr(text, needle))
+				fail_msg("%s does not set %s", path, theme_role_name(r));
+		}
+		free(text);
+		/* Loading by path names it after the file. */
+		assert_int_equal(theme_load(&t, path, &error), 0);
+		assert_string_equal(t.name, names[i]);
+	}
+}
+
+static void builtins_match_their_files(void **state)
+{
+	(void)state;
+	static const char *const names[] = { "default", "mono" };
+
+	for (size_t i = 0; i < 2; i++) {
+		struct theme file, builtin;
+		char path[64], *error = NULL;
+
+		snprintf(path, sizeof(path), "themes/%s.theme", names[i]);
+		assert_int_equal(theme_load(&file, path, &error), 0);
+		assert_int_equal(theme_builtin(&builtin, names[i]), 0);
+		assert_string_equal(builtin.name, names[i]);
+		assert_memory_equal(file.styles, builtin.styles, sizeof(file.styles));
+	}
+	struct theme t;
+	assert_int_equal(theme_builtin(&t, "light"), -ENOENT);
+}
+
+static void load_reports_file_and_line(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/proftop-theme-XXXXXX.theme", *error = NULL;
+	int fd = mkstemps(path, 6);
+	struct theme t;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "normal = default\nhot = purple\n", 30), 30);
+	close(fd);
+	assert_int_equal(theme_load(&t, path, &error), -EINVAL);
+	char *want;
+	assert_true(asprintf(&want, "%s:2: unknown colour or attribute 'purple'", path) > 0);
+	assert_string_equal(error, want);
+	free(want);
+	free(error);
+	unlink(path);
+	assert_int_equal(theme_load(&t, path, &error), -ENOENT);
+	assert_non_null(strstr(error, "No such file"));
+	free(error);
+	/* Names: not found anywhere, found as a built-in. */
+	assert_int_equal(theme_load(&t, "no-such-theme-here", &error), -ENOENT);
+	assert_non_null(strstr(error, "no theme named 'no-such-theme-here' (looked in "));
+	free(error);
+	setenv("XDG_CONFIG_HOME", "/nonexistent", 1);
+	assert_int_equal(theme_load(&t, "mono", &error), 0);
+	assert_string_equal(t.name, "mono");
+}
+
+static void names_are_listed(void **state)
+{
+	(void)state;
+	char **names;
+	size_t n = theme_names(&names);
+
+	assert_true(n >= 2);
+	for (size_t i = 1; i < n; i++)
+		assert_true(strcmp(names[i - 1], names[i]) < 0);
+	int found = 0;
+	for (size_t i = 0; i < n; i++)
+		found += !strcmp(names[i], "default") || !strcmp(names[i], "mono");
+	assert_int_equal(found, 2);
+	theme_names_free(names, n);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(styles_and_defaults),
+		cmocka_unit_test(errors_name_the_line),
+		cmocka_unit_test(shipped_themes_parse),
+		cmocka_unit_test(builtins_match_their_files),
+		cmocka_unit_test(load_reports_file_and_line),
+		cmocka_unit_test(names_are_listed),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

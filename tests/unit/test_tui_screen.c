@@ -1,0 +1,308 @@
+/* Unit tests of the TUI's state without a terminal: keys, the selection kept across snapshots,
+ * the filter, thread scope, the callers subject, pause and mouse clicks. Only curses' key codes
+ * are used here; nothing is drawn. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/profile.h"
+#include "proftop/symbols.h"
+#include "proftop/tui_screen.h"
+
+#include <curses.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char module[] = "prog";
+
+struct fixture {
+	struct profile *p;
+	uint32_t main_, pa, pb, burn, solo;
+	struct tui_screen s;
+};
+
+static uint32_t func(struct profile *p, const char *name)
+{
+	struct symbol sym = { name, module, 0 };
+
+	return profile_func(p, &sym);
+}
+
+static void add_n(struct profile *p, pid_t tid, const uint32_t *stack, size_t depth, int n)
+{
+	for (int i = 0; i < n; i++)
+		profile_add(p, 1, tid, stack, depth);
+}
+
+/* Thread 11: main → path_a → burn 60, main → solo 10; thread 12: main → path_b → burn 30. */
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	f->p = profile_new();
+	f->main_ = func(f->p, "main");
+	f->pa = func(f->p, "path_a");
+	f->pb = func(f->p, "path_b");
+	f->burn = func(f->p, "burn");
+	f->solo = func(f->p, "solo");
+	uint32_t s1[] = { f->main_, f->pa, f->burn }, s2[] = { f->main_, f->pb, f->burn };
+	uint32_t s3[] = { f->main_, f->solo };
+	add_n(f->p, 11, s1, 3, 60);
+	add_n(f->p, 12, s2, 3, 30);
+	add_n(f->p, 11, s3, 2, 10);
+	profile_set_comm(f->p, 1, 11, "main-thread");
+	profile_set_comm(f->p, 1, 12, "worker");
+	tui_screen_init(&f->s, "prog");
+	f->s.list_h = 20; /* as a frame of 20 rows would leave it */
+	tui_screen_set_snapshot(&f->s, profile_snapshot(f->p));
+	tui_screen_rebuild(&f->s);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	tui_screen_free(&f->s);
+	profile_free(f->p);
+	free(f);
+	return 0;
+}
+
+static enum tui_action key(struct fixture *f, int k)
+{
+	enum tui_action a = tui_screen_key(&f->s, k);
+
+	tui_screen_rebuild(&f->s);
+	return a;
+}
+
+static void keys(struct fixture *f, const char *text)
+{
+	for (const char *c = text; *c; c++)
+		key(f, (unsigned char)*c);
+}
+
+static const struct tui_list *list(const struct fixture *f)
+{
+	return &f->s.lists[f->s.view];
+}
+
+static void selection_follows_its_function(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(f->s.view, TUI_TOP);
+	assert_string_equal(f->s.top[0].name, "burn");
+	key(f, KEY_DOWN);
+	assert_int_equal(list(f)->cursor, 1);
+	assert_string_equal(f->s.top[1].name, "solo");
+	/* solo becomes the hottest: the cursor moves with it to the first row */
+	uint32_t s3[] = { f->main_, f->solo };
+	add_n(f->p, 11, s3, 2, 200);
+	tui_screen_set_snapshot(&f->s, profile_snapshot(f->p));
+	tui_screen_rebuild(&f->s);
+	assert_string_equal(f->s.top[0].name, "solo");
+	assert_int_equal(list(f)->cursor, 0);
+	/* sorting by name */
+	key(f, '>');
+	key(f, '>');
+	assert_int_equal(f->s.sort, VIEW_SORT_NAME);
+	assert_string_equal(f->s.top[0].name, "burn");
+	key(f, KEY_END);
+	assert_int_equal(list(f)->cursor, list(f)->rows - 1);
+	key(f, KEY_HOME);
+	assert_int_equal(list(f)->cursor, 0);
+}
+
+static void filter_as_typed(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '/');
+	assert_true(f->s.editing);
+	keys(f, "PATH");
+	assert_string_equal(f->s.filter, "PATH");
+	assert_int_equal(list(f)->rows, 2);
+	key(f, KEY_BACKSPACE);
+	assert_string_equal(f->s.filter, "PAT");
+	assert_int_equal(key(f, 'q'), TUI_ACT_NONE); /* typed, not quit */
+	assert_string_equal(f->s.filter, "PATq");
+	assert_int_equal(list(f)->rows, 0);
+	key(f, KEY_BACKSPACE);
+	key(f, '\n');
+	assert_false(f->s.editing);
+	assert_int_equal(list(f)->rows, 2);
+	key(f, 27);
+	assert_string_equal(f->s.filter, "");
+	assert_int_equal(list(f)->rows, 5);
+}
+
+static void tree_keys_open_and_close(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '\t');
+	assert_int_equal(f->s.view, TUI_TREE);
+	/* main, path_a (open, hottest), burn, path_b (closed), solo */
+	assert_int_equal(list(f)->rows, 5);
+	assert_string_equal(f->s.tree[3].name, "path_b");
+	assert_false(f->s.tree[3].open);
+	for (int i = 0; i < 3; i++)
+		key(f, KEY_DOWN);
+	assert_int_equal(key(f, '+'), TUI_ACT_NONE); /* opens, does not change the frequency */
+	assert_int_equal(list(f)->rows, 6);
+	assert_true(f->s.tree[3].open);
+	key(f, KEY_RIGHT); /* on an open node: to its child */
+	assert_string_equal(f->s.tree[list(f)->cursor].name, "burn");
+	key(f, KEY_LEFT); /* a leaf: to its parent */
+	assert_string_equal(f->s.tree[list(f)->cursor].name, "path_b");
+	key(f, KEY_LEFT);
+	assert_int_equal(list(f)->rows, 5);
+	key(f, '*');
+	assert_int_equal(list(f)->rows, 6);
+	/* % shows path_b's subtree alone, relative to it */
+	assert_string_equal(f->s.tree[list(f)->cursor].name, "path_b");
+	key(f, '%');
+	assert_true(f->s.focused);
+	assert_string_equal(f->s.tree[0].name, "path_b");
+	assert_true(f->s.tree[0].total_pct > 99.9);
+	key(f, 27);
+	assert_false(f->s.focused);
+	/* c: the callers of the selected function */
+	key(f, KEY_HOME);
+	key(f, KEY_DOWN);
+	key(f, KEY_DOWN); /* burn under path_a */
+	key(f, 'c');
+	assert_int_equal(f->s.view, TUI_CALLERS);
+	assert_string_equal(f->s.callers[0].name, "burn");
+	assert_int_equal(f->s.callers[0].total, 90);
+}
+
+static void callers_follow_the_top_selection(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '3');
+	assert_string_equal(f->s.callers[0].name, "burn"); /* the hottest at first */
+	key(f, '1');
+	key(f, KEY_DOWN);
+	assert_string_equal(f->s.top[1].name, "solo");
+	key(f, '3');
+	assert_string_equal(f->s.callers[0].name, "solo");
+	assert_string_equal(f->s.callers[1].name, "main");
+	key(f, '1');
+	key(f, KEY_HOME);
+	key(f, '\n'); /* Enter on Top: callers of burn */
+	assert_int_equal(f->s.view, TUI_CALLERS);
+	assert_string_equal(f->s.callers[0].name, "burn");
+}
+
+static void threads_scope_every_view(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '4');
+	assert_int_equal(list(f)->rows, 3); /* all threads, 11, 12 */
+	assert_int_equal(f->s.threads[0].tid, 11);
+	key(f, KEY_DOWN);
+	key(f, KEY_DOWN);
+	key(f, '\n');
+	assert_int_equal(f->s.thread, 12);
+	key(f, '1');
+	assert_int_equal(list(f)->rows, 3); /* burn, main, path_b: thread 12 only */
+	assert_string_equal(f->s.top[0].name, "burn");
+	assert_true(f->s.top[0].self_pct > 99.9);
+	key(f, '4');
+	key(f, KEY_HOME);
+	key(f, '\n');
+	assert_int_equal(f->s.thread, 0);
+}
+
+static void pause_keeps_the_shown_profile(void **state)
+{
+	struct fixture *f = *state;
+	struct profile_snapshot *before = f->s.shown;
+
+	assert_int_equal(key(f, ' '), TUI_ACT_PAUSE);
+	assert_true(f->s.paused);
+	uint32_t s3[] = { f->main_, f->solo };
+	add_n(f->p, 11, s3, 2, 5);
+	tui_screen_set_snapshot(&f->s, profile_snapshot(f->p));
+	assert_ptr_equal(f->s.shown, before);
+	assert_ptr_not_equal(f->s.live, before);
+	key(f, ' ');
+	assert_false(f->s.paused);
+	assert_ptr_equal(f->s.shown, f->s.live);
+}
+
+static void actions_for_the_loop(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(key(f, 'q'), TUI_ACT_QUIT);
+	assert_int_equal(key(f, KEY_F(10)), TUI_ACT_QUIT);
+	assert_int_equal(key(f, '+'), TUI_ACT_FREQ_UP); /* Top: the frequency */
+	assert_int_equal(key(f, '-'), TUI_ACT_FREQ_DOWN);
+	assert_int_equal(key(f, ']'), TUI_ACT_FREQ_UP);
+	assert_int_equal(key(f, 's'), TUI_ACT_SAVE);
+	assert_int_equal(key(f, 'T'), TUI_ACT_THEME);
+	assert_int_equal(key(f, 'w'), TUI_ACT_WINDOW);
+	assert_true(f->s.window);
+	key(f, '?');
+	assert_true(f->s.help);
+	assert_int_equal(key(f, 'x'), TUI_ACT_NONE); /* any key closes the help */
+	assert_false(f->s.help);
+	key(f, KEY_BTAB);
+	assert_int_equal(f->s.view, TUI_THREADS);
+}
+
+static void clicks_select(void **state)
+{
+	struct fixture *f = *state;
+
+	/* the geometry a frame leaves: tabs on line 2, headings on 3, rows from 4 */
+	f->s.tabs_y = 2;
+	f->s.columns_y = 3;
+	f->s.list_y = 4;
+	f->s.list_h = 10;
+	for (int v = 0; v <= TUI_NVIEWS; v++)
+		f->s.tab_x[v] = v * 10;
+	f->s.column_x[0] = 0;
+	f->s.column_x[1] = 8;
+	f->s.column_x[2] = 16;
+	f->s.column_x[3] = 26;
+	f->s.column_x[4] = 60;
+	f->s.column_x[5] = 80;
+	tui_screen_click(&f->s, 6, 30, false, false);
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(list(f)->cursor, 2);
+	tui_screen_click(&f->s, 3, 30, false, false); /* the FUNCTION heading */
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.sort, VIEW_SORT_NAME);
+	tui_screen_click(&f->s, 2, 15, false, false); /* the second tab */
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.view, TUI_TREE);
+	tui_screen_click(&f->s, 0, 0, false, true); /* the wheel */
+	assert_int_equal(list(f)->cursor, 3);
+	tui_screen_click(&f->s, 50, 0, false, false); /* below the rows: nothing */
+	assert_int_equal(list(f)->cursor, 3);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(selection_follows_its_function, setup, teardown),
+		cmocka_unit_test_setup_teardown(filter_as_typed, setup, teardown),
+		cmocka_unit_test_setup_teardown(tree_keys_open_and_close, setup, teardown),
+		cmocka_unit_test_setup_teardown(callers_follow_the_top_selection, setup, teardown),
+		cmocka_unit_test_setup_teardown(threads_scope_every_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(pause_keeps_the_shown_profile, setup, teardown),
+		cmocka_unit_test_setup_teardown(actions_for_the_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(clicks_select, setup, teardown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
