@@ -225,13 +225,16 @@ static int open_temp(struct out_file *f, char **message)
 			*message = fail_text(f->path, what, err);
 			free(what);
 			free(f->tmp);
-			f->tmp = NULL;
+			free(f->dir);
+			f->tmp = f->dir = NULL;
 			return -err;
 		}
 		free(f->tmp);
 		f->tmp = NULL;
 	}
 	*message = fail_text(f->path, "no free temporary name", EEXIST);
+	free(f->dir);
+	f->dir = NULL;
 	return -EEXIST;
 }
 

@@ -21,6 +21,7 @@ static int run_screen(struct session *session, const struct options *options)
 
 	o.refresh = options->batch.interval > 0 ? options->batch.interval : 1.0;
 	o.duration = options->batch.duration;
+	o.export = &options->export;
 	return tui_run(session, &o);
 }
 

@@ -39,6 +39,7 @@
 #define PAGE_LINES 60          /* Perl's $= */
 #define NAME_WIDTH 34
 #define FORMAT_WIDTH 79
+#define MAX_TICKS (1ull << 62)     /* a snapshot's samples, at most */
 
 struct rfunc {
 	const char *full;       /* interned "package::name", as the marks name it */
@@ -1004,6 +1005,14 @@ static uint32_t profile_func_of(const struct report *r, struct profile *p, struc
 	return id;
 }
 
+/* x rounded to a count; what no count holds (negative, too large, NaN) is 0 or the largest. */
+static uint64_t to_count(double x)
+{
+	if (!(x > 0))
+		return 0;
+	return x < 1e19 ? (uint64_t)(x + 0.5) : (uint64_t)1e19;
+}
+
 struct profile_snapshot *report_snapshot(const struct report *r, struct profile **out)
 {
 	struct profile *p = profile_new();
@@ -1013,16 +1022,18 @@ struct profile_snapshot *report_snapshot(const struct report *r, struct profile 
 	uint32_t *stack = NULL;
 	size_t cap = 0;
 	struct profile_snapshot *s;
-	double total = 0;
+	uint64_t total = 0;
 
 	memset(ids, 0xff, (r->nfuncs + 1) * sizeof(*ids));
 	/* Nodes are made parent first, so a parent's depth is known before its children's. */
 	for (size_t n = 1; n < r->nnodes; n++) {
 		const struct rnode *node = &r->nodes[n];
-		uint64_t ticks = node->self > 0 ? (uint64_t)(node->self + 0.5) : 0;
+		uint64_t ticks = to_count(node->self);
 		size_t depth;
 		uint32_t up;
 
+		if (ticks > MAX_TICKS - total) /* so that no sum over the tree overflows */
+			ticks = MAX_TICKS - total;
 		depth_of[n] = depth_of[node->parent] + 1;
 		if (!ticks)
 			continue;
@@ -1037,17 +1048,17 @@ struct profile_snapshot *report_snapshot(const struct report *r, struct profile 
 			stack[d - 1] = ids[f];
 		}
 		profile_add_n(p, 0, 0, stack, depth, ticks);
-		total += (double)ticks;
+		total += ticks;
 	}
 	s = profile_snapshot(p);
 	s->freq = r->hz < 1 ? 1 : r->hz > 1e9 ? 1000000000u : (unsigned)(r->hz + 0.5);
-	s->elapsed_ns = r->rrun[2] > 0 ? (uint64_t)(r->rrun[2] * 1e9 / r->hz + 0.5) : 0;
-	s->user_ns = r->rrun[0] > 0 ? (uint64_t)(r->rrun[0] * 1e9 / r->hz + 0.5) : 0;
-	s->system_ns = r->rrun[1] > 0 ? (uint64_t)(r->rrun[1] * 1e9 / r->hz + 0.5) : 0;
+	s->elapsed_ns = to_count(r->rrun[2] * 1e9 / r->hz);
+	s->user_ns = to_count(r->rrun[0] * 1e9 / r->hz);
+	s->system_ns = to_count(r->rrun[1] * 1e9 / r->hz);
 	if (r->have_counters)
 		s->counters = r->counters;
 	else
-		s->counters.samples = (uint64_t)total;
+		s->counters.samples = total;
 	free(stack);
 	free(depth_of);
 	free(ids);

@@ -11,6 +11,7 @@
  * one sleeps in poll(). Fatal errors restore the terminal through util_set_fatal_hook(). */
 #include "proftop/tui.h"
 
+#include "proftop/export.h"
 #include "proftop/session.h"
 #include "proftop/theme.h"
 #include "proftop/tui_screen.h"
@@ -226,10 +227,19 @@ static void next_theme(struct tui *t)
 /* --- actions ---------------------------------------------------------------------------------- */
 
 /* The one place `s` and SIGUSR1 save a snapshot: the export module's writer is called here. */
+/* `s` and SIGUSR1: the cumulative profile as it is now (sampling goes on). */
 static void save_snapshot(struct tui *t)
 {
-	tui_screen_message(&t->screen, true,
-			   "cannot save: no snapshot writer is available in this build yet");
+	char *message;
+	int err;
+
+	if (!t->screen.live) {
+		tui_screen_message(&t->screen, true, "nothing to save yet");
+		return;
+	}
+	err = export_save(t->screen.live, t->o->export, &message);
+	tui_screen_message(&t->screen, err != 0, "%s", message);
+	free(message);
 }
 
 static void change_freq(struct tui *t, bool up)

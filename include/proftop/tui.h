@@ -12,11 +12,14 @@
 struct profile_snapshot;
 struct session;
 
+struct export_options;
+
 struct tui_options {
 	double refresh;        /* seconds between screen refreshes (at least TUI_MIN_REFRESH) */
 	double window;         /* seconds in the time window `w` shows */
 	double duration;       /* stop profiling after this many seconds; 0: never */
 	const char *theme;     /* name or path; NULL: default (mono under NO_COLOR) */
+	const struct export_options *export; /* where `s` saves; NULL: tmon.out, tmon.out.1, ... */
 };
 
 #define TUI_DEFAULT_WINDOW 10.0

@@ -201,6 +201,16 @@ check "q-status-of-command" exit_status top 143 # split ended by SIGTERM
 check "q-restores-terminal" restored top
 check "q-no-sanitizer-report" no_sanitizer_report top
 
+# --- s: a snapshot now, while sampling goes on ------------------------------------------------------
+pane save 100 30 -o "$TMPD/snap.tmon" -- "$WL/split" 30
+check "save-waits-for-rows" wait_screen save '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
+tm send-keys -t save s
+check "save-says-where" wait_screen save "saved .*snap\.tmon"
+check "save-wrote-tmon" has "$TMPD/snap.tmon" '^& [0-9]+ split burn_a$'
+check "save-still-running" sh -c "[ ! -e '$TMPD/save.status' ]"
+tm send-keys -t save q
+check "save-q-ends" ended save
+
 # --- the call tree ---------------------------------------------------------------------------------
 pane tree 100 30 -g fp -- "$WL/fptree" 30
 check "tree-top-view-first" wait_screen tree ' work_hot '
