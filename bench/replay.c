@@ -63,7 +63,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ring = ring_create(64u << 20);
-	if (target_launch(&target, argv + 1) < 0)
+	if (target_launch(&target, argv + 1, -1) < 0)
 		fatal("cannot start %s", argv[1]);
 	err = sampler_open(&sampler, &config, &target, ring, &what);
 	if (err)

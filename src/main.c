@@ -7,12 +7,47 @@
 #include "proftop/tui.h"
 #include "proftop/util.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define RING_BYTES (8u << 20)
+
+/* The screen owns the terminal, so a launched command's output goes to a file instead, kept
+ * (and named on exit) only if the command wrote anything. */
+struct command_output {
+	int fd;
+	char path[64];
+};
+
+static void command_output_open(struct command_output *out, bool wanted)
+{
+	const char *dir = getenv("TMPDIR");
+
+	out->fd = -1;
+	if (!wanted)
+		return;
+	snprintf(out->path, sizeof(out->path), "%s/proftop-output.XXXXXX",
+		 dir && *dir && strlen(dir) < 32 ? dir : "/tmp");
+	out->fd = mkostemp(out->path, O_CLOEXEC);
+}
+
+static void command_output_close(struct command_output *out)
+{
+	struct stat st;
+
+	if (out->fd < 0)
+		return;
+	if (fstat(out->fd, &st) == 0 && st.st_size > 0)
+		fprintf(stderr, "proftop: the command's output is in %s\n", out->path);
+	else
+		unlink(out->path);
+	close(out->fd);
+}
 
 /* The screen's refresh is -n (0, "final table only" in batch mode, means the default there). */
 static int run_screen(struct session *session, const struct options *options)
@@ -69,6 +104,7 @@ int main(int argc, char **argv)
 	struct options options;
 	struct session_options so;
 	struct session *session = NULL;
+	struct command_output output;
 	char *message = NULL;
 	int status;
 	bool interactive;
@@ -96,13 +132,16 @@ int main(int argc, char **argv)
 		options_free(&options);
 		return status;
 	}
+	command_output_open(&output, interactive && options.argv);
 	so = (struct session_options){ options.sample, options.argv, options.pids, options.npids,
 				       RING_BYTES,
-				       interactive ? (uint64_t)llround(options.tui.window * 1e9) : 0 };
+				       interactive ? (uint64_t)llround(options.tui.window * 1e9) : 0,
+				       output.fd };
 	status = session_open(&session, &so, &message);
 	if (status) {
 		fprintf(stderr, "proftop: %s\n", message);
 		free(message);
+		command_output_close(&output);
 		options_free(&options);
 		return status;
 	}
@@ -118,6 +157,7 @@ int main(int argc, char **argv)
 		profile_snapshot_unref(s);
 	}
 	session_free(session);
+	command_output_close(&output);
 	options_free(&options);
 	return status;
 }

@@ -60,7 +60,7 @@ int session_open(struct session **out, const struct session_options *o, char **m
 	if (s->signal_fd < 0)
 		return fail(s, 1, message, xasprintf("signalfd: %s", strerror(errno)));
 	if (o->argv) {
-		err = target_launch(&s->target, o->argv);
+		err = target_launch(&s->target, o->argv, o->command_output_fd);
 		if (err)
 			return fail(s, 1, message, xasprintf("cannot start '%s': %s", o->argv[0],
 							      strerror(-err)));

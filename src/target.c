@@ -14,7 +14,21 @@
 #include <time.h>
 #include <unistd.h>
 
-static void child_run(char **argv, int barrier_fd, int status_fd)
+/* Give the command /dev/null as input and output_fd as its output, for a screen that owns the
+ * terminal. Best effort: on failure the command keeps proftop's. */
+static void child_redirect(int output_fd)
+{
+	int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (null_fd >= 0) {
+		dup2(null_fd, STDIN_FILENO);
+		close(null_fd);
+	}
+	dup2(output_fd, STDOUT_FILENO);
+	dup2(output_fd, STDERR_FILENO);
+}
+
+static void child_run(char **argv, int barrier_fd, int status_fd, int output_fd)
 {
 	sigset_t none;
 	char byte;
@@ -24,6 +38,8 @@ static void child_run(char **argv, int barrier_fd, int status_fd)
 	while (read(barrier_fd, &byte, 1) < 0 && errno == EINTR)
 		;
 	close(barrier_fd);
+	if (output_fd >= 0)
+		child_redirect(output_fd);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
@@ -34,7 +50,7 @@ static void child_run(char **argv, int barrier_fd, int status_fd)
 	_exit(err == ENOENT ? 127 : 126);
 }
 
-int target_launch(struct target *target, char **argv)
+int target_launch(struct target *target, char **argv, int output_fd)
 {
 	int barrier[2], status[2];
 	pid_t pid;
@@ -62,7 +78,7 @@ int target_launch(struct target *target, char **argv)
 	if (pid == 0) {
 		close(barrier[1]);
 		close(status[0]);
-		child_run(argv, barrier[0], status[1]);
+		child_run(argv, barrier[0], status[1], output_fd);
 	}
 	close(barrier[0]);
 	close(status[1]);

@@ -22,6 +22,7 @@ struct session_options {
 	size_t npids;
 	size_t ring_size;      /* bytes of the sampler → collector ring */
 	uint64_t window_ns;    /* length of the time window (0: none) */
+	int command_output_fd; /* launch mode: the command's stdout/stderr (-1: proftop's) */
 };
 
 enum session_event {

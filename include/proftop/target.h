@@ -27,8 +27,10 @@ struct target {
 	uint64_t *cpu_last;     /* ... and when last seen */
 };
 
-/* Fork the command; the child waits on the barrier. Returns 0 or -errno. */
-int target_launch(struct target *target, char **argv);
+/* Fork the command; the child waits on the barrier. With output_fd >= 0 the command's standard
+ * output and error go there and its input is /dev/null (the screen owns the terminal).
+ * Returns 0 or -errno. */
+int target_launch(struct target *target, char **argv, int output_fd);
 /* Release the barrier. Returns 0 when the command runs, or the (positive) errno of its failed
  * exec, in which case the child has already been reaped. */
 int target_start(struct target *target);

@@ -263,6 +263,17 @@ tm send-keys -t tree q
 check "tree-q-ends" ended tree
 check "tree-no-sanitizer-report" no_sanitizer_report tree
 
+# --- the screen owns the terminal: the command's output goes to a file, named at exit ---------------
+pane cmdout 100 20 -- sh -c 'printf "%s-%s\n" marker output; exec "$0" 30' "$WL/split"
+check "cmdout-rows" wait_screen cmdout '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
+check "cmdout-not-on-screen" sh -c "! tmux -L '$SOCK' capture-pane -p -t cmdout | grep -q marker-output"
+tm send-keys -t cmdout q
+check "cmdout-q-ends" ended cmdout
+check "cmdout-file-named" has "$TMPD/cmdout.err" "^proftop: the command's output is in /"
+outfile=$(sed -n "s/^proftop: the command's output is in //p" "$TMPD/cmdout.err")
+check "cmdout-file-has-output" has "${outfile:-/nonexistent}" '^marker-output$'
+rm -f "$outfile"
+
 # --- the command exits by itself: the final profile stays until q ------------------------------
 pane exit3 100 30 -- "$WL/exitwith" 3
 check "exit-stays-with-final-profile" wait_screen exit3 'exited with status 3'
