@@ -9,10 +9,12 @@
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/symbols.h"
+#include "proftop/target.h"
 #include "proftop/unwind.h"
 #include "proftop/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #define PUBLISH_INTERVAL_NS 100000000ull /* 10 snapshots a second at most */
+#define IDLE_PUBLISH_NS 1000000000ull
 /* Samples of a process can still be in the ring (read from another CPU's kernel buffer) after
  * its EXIT record: forget its address space only this much later. */
 #define EXIT_GRACE_NS 2000000000ull
@@ -43,7 +46,8 @@ struct collector {
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	uint64_t truncated;
-	uint64_t start_ns, last_publish_ns, published_samples;
+	uint64_t start_ns, last_publish_ns, publish_cost_ns;
+	uint64_t published_samples, published_lost; /* what the last snapshot showed */
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	int wake_fd;
 	pthread_t thread;
@@ -129,7 +133,8 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 			symbolizer_fork(c->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
 		break;
 	case SAMPLE_KIND_EXIT:
-		if (r.pid == r.tid) {
+		/* Any thread's exit may be its process's last (the main thread can end first). */
+		if (!c->nexited || c->exited[c->nexited - 1].pid != (pid_t)r.pid) {
 			xgrow((void **)&c->exited, &c->exited_cap, c->nexited + 1, sizeof(*c->exited));
 			c->exited[c->nexited++] = (struct exited){ (pid_t)r.pid, util_now_ns() };
 		}
@@ -203,17 +208,42 @@ static void publish(struct collector *c)
 	profile_snapshot_unref(old);
 	profile_snapshot_unref(old_window);
 	c->last_publish_ns = util_now_ns();
+	c->publish_cost_ns = c->last_publish_ns - now;
 	c->published_samples = profile_samples(c->profile);
+	c->published_lost = s->counters.overflow + s->counters.dropped;
 }
 
-/* Forget the processes that exited more than the grace period ago. */
+/* Whether to publish now: at most every interval, and at least five intervals of collecting per
+ * snapshot made, so a huge tree does not spend the collector on copies. Only when something
+ * changed (or the window moves on); else once a second, so readers see time pass. */
+static bool publish_due(struct collector *c, uint64_t now)
+{
+	uint64_t since = now - c->last_publish_ns, interval = PUBLISH_INTERVAL_NS;
+	struct counters counters = { 0 };
+
+	if (interval < 5 * c->publish_cost_ns)
+		interval = 5 * c->publish_cost_ns;
+	if (since < interval)
+		return false;
+	if (since >= IDLE_PUBLISH_NS || atomic_load_explicit(&c->want_window, memory_order_relaxed))
+		return true;
+	if (c->sampler)
+		sampler_counters(c->sampler, &counters);
+	return profile_samples(c->profile) != c->published_samples ||
+	       counters.overflow + counters.dropped != c->published_lost;
+}
+
+/* Forget the processes that had a thread exit more than the grace period ago and are gone; one
+ * still running gets checked again at its next thread's exit. */
 static void forget_exited(struct collector *c, uint64_t now)
 {
 	size_t done = 0;
 
 	while (done < c->nexited && now - c->exited[done].at_ns >= EXIT_GRACE_NS) {
-		symbolizer_exit(c->symbolizer, c->exited[done].pid);
-		unwinder_forget(c->unwinder, c->exited[done].pid);
+		if (target_pid_gone(c->exited[done].pid)) {
+			symbolizer_exit(c->symbolizer, c->exited[done].pid);
+			unwinder_forget(c->unwinder, c->exited[done].pid);
+		}
 		done++;
 	}
 	if (done) {
@@ -236,9 +266,7 @@ static void *collector_main(void *arg)
 		}
 		drain(c);
 		forget_exited(c, util_now_ns());
-		/* Publish when the figures moved, at most every interval. Counters change too when
-		 * nothing reaches the profile (overflow), so republish at least every interval then. */
-		if (util_now_ns() - c->last_publish_ns >= PUBLISH_INTERVAL_NS)
+		if (publish_due(c, util_now_ns()))
 			publish(c);
 	}
 	return NULL;

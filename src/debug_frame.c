@@ -8,6 +8,7 @@
  * addresses are absolute 8-byte values, as in .debug_frame. */
 #include "proftop/debug_frame.h"
 
+#include "proftop/idmap.h"
 #include "proftop/util.h"
 
 #include <errno.h>
@@ -15,18 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct cie_map {
-	uint64_t df_offset;  /* where the CIE was in .debug_frame */
-	uint64_t eh_offset;  /* where it is in the output; UINT64_MAX: not converted */
-};
 
 struct converter {
 	const unsigned char *in;
 	size_t size;
 	unsigned char *out;
 	size_t out_len, out_cap;
-	struct cie_map *cies;
-	size_t ncies, cies_cap;
+	struct idmap cies;         /* .debug_frame offset of a converted CIE -> its output offset */
 	int32_t *table;
 	size_t nentries, table_cap;   /* entries, each two int32 */
 };
@@ -90,17 +86,9 @@ static bool convert_cie(struct converter *c, const unsigned char *body, size_t l
 		emit(c, body + 2, len - 2);
 	}
 	patch_u32(c, start, (uint32_t)(c->out_len - start - 4));
-	xgrow((void **)&c->cies, &c->cies_cap, c->ncies + 1, sizeof(*c->cies));
-	c->cies[c->ncies++] = (struct cie_map){ df_offset, start };
+	if (start < IDMAP_MISSING)
+		idmap_put(&c->cies, df_offset, (uint32_t)start);
 	return true;
-}
-
-static const struct cie_map *find_cie(const struct converter *c, uint64_t df_offset)
-{
-	for (size_t i = c->ncies; i-- > 0;)
-		if (c->cies[i].df_offset == df_offset)
-			return &c->cies[i];
-	return NULL;
 }
 
 /* An FDE's body (after length and CIE pointer): initial location and range (8 bytes each), then
@@ -108,12 +96,12 @@ static const struct cie_map *find_cie(const struct converter *c, uint64_t df_off
 static bool convert_fde(struct converter *c, const unsigned char *body, size_t len,
 			uint64_t cie_df_offset, uint64_t bias, uint64_t code_start)
 {
-	const struct cie_map *cie = find_cie(c, cie_df_offset);
+	uint32_t cie = idmap_get(&c->cies, cie_df_offset);
 	uint64_t location, range, runtime;
 	size_t start = c->out_len;
 	int64_t ip_offset;
 
-	if (!cie || len < 16)
+	if (cie == IDMAP_MISSING || len < 16)
 		return false;
 	memcpy(&location, body, 8);
 	memcpy(&range, body + 8, 8);
@@ -124,7 +112,7 @@ static bool convert_fde(struct converter *c, const unsigned char *body, size_t l
 	if (ip_offset < INT32_MIN || ip_offset > INT32_MAX || start > INT32_MAX)
 		return false;
 	emit_u32(c, 0);
-	emit_u32(c, (uint32_t)(start + 4 - cie->eh_offset));
+	emit_u32(c, (uint32_t)(start + 4 - cie));
 	emit(c, &runtime, 8);
 	emit(c, body + 8, len - 8);
 	patch_u32(c, start, (uint32_t)(c->out_len - start - 4));
@@ -148,6 +136,7 @@ int debug_frame_convert(const unsigned char *in, size_t size, uint64_t bias, uin
 	struct converter c = { .in = in, .size = size };
 	size_t off = 0;
 
+	idmap_init(&c.cies);
 	memset(out, 0, sizeof(*out));
 	while (size - off >= 8) {
 		uint32_t len = get_u32(in + off), id;
@@ -161,7 +150,7 @@ int debug_frame_convert(const unsigned char *in, size_t size, uint64_t bias, uin
 			convert_fde(&c, in + off + 8, len - 4, id, bias, code_start);
 		off += 4 + (size_t)len;
 	}
-	free(c.cies);
+	idmap_free(&c.cies);
 	if (!c.nentries) {
 		free(c.out);
 		free(c.table);

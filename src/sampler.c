@@ -40,6 +40,17 @@ struct kernel_ring {
 	size_t data_size;
 };
 
+/* A kernel ring being drained: records between data_tail and data_head, which the kernel
+ * publishes with a release store; storing the new tail tells it the space is free again. */
+struct ring_cursor {
+	struct kernel_ring *kr;
+	const unsigned char *data;
+	uint64_t head, tail;
+	struct perf_event_header next; /* valid when has_next */
+	uint64_t next_time;
+	bool has_next;
+};
+
 struct pending {
 	struct pending *next;
 	size_t len;
@@ -60,8 +71,10 @@ struct sampler {
 	pthread_t thread;
 	bool running;
 	atomic_bool stop;
-	atomic_uint requested_freq;
-	unsigned applied_freq;
+	atomic_uint requested_freq; /* at most config.freq: samples beyond it are thinned out */
+	unsigned thin_credit;
+	struct ring_cursor *cursors; /* one per ring, for drain_rings() */
+	bool launched;          /* the events arm at the command's exec */
 	_Atomic uint64_t samples, overflow, dropped, throttled;
 };
 
@@ -82,7 +95,7 @@ static int online_cpus(int **out)
 		char path[64];
 
 		snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
-		FILE *f = fopen(path, "r");
+		FILE *f = fopen(path, "re");
 		int online = 1; /* cpu0 often has no "online" file: it cannot go offline */
 
 		if (f) {
@@ -118,7 +131,7 @@ static size_t ring_pages_allowed(size_t want)
 
 	if (geteuid() == 0)
 		return want;
-	f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "r");
+	f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "re");
 	if (f) {
 		if (fscanf(f, "%lu", &kb) != 1)
 			kb = 516;
@@ -234,16 +247,17 @@ int sampler_open(struct sampler **out, const struct sample_config *config,
 	int *cpus, ncpus, err = 0;
 
 	s->config = *config;
+	s->launched = target->launched;
 	s->sample_type = sample_type_for(config);
 	s->ring = ring;
 	s->wake_fd = -1;
 	s->pending_tail = &s->pending;
 	s->bounce = xmalloc(65536);
-	s->applied_freq = config->freq;
 	atomic_init(&s->requested_freq, config->freq);
 	raise_fd_limit();
 	ncpus = online_cpus(&cpus);
 	s->rings = xcalloc((size_t)ncpus, sizeof(*s->rings));
+	s->cursors = xcalloc((size_t)ncpus, sizeof(*s->cursors));
 	*what = "perf_event_open";
 	if (target->launched) {
 		err = open_task(s, target->child, cpus, ncpus, true);
@@ -252,6 +266,8 @@ int sampler_open(struct sampler **out, const struct sample_config *config,
 			err = open_process(s, target->pids[i], cpus, ncpus);
 	}
 	free(cpus);
+	if (!err && !s->nfds)
+		err = -ESRCH; /* every thread of the attached processes ended meanwhile */
 	if (err) {
 		sampler_free(s);
 		return err;
@@ -291,6 +307,24 @@ const char *sampler_advice(int err, bool attach)
 
 /* Copy a kernel record into the proftop ring. Samples are counted as overflow when it is full;
  * address-space records queue instead, because losing one would misname every later sample. */
+/* A lower frequency than the events sample at keeps requested/config.freq of the samples,
+ * evenly. The kernel cannot change the period of the events it inherited into new threads
+ * (PERF_EVENT_IOC_PERIOD reaches only the event it is called on), so the rate is changed here,
+ * the same for every thread. */
+static bool thin_out(struct sampler *s)
+{
+	unsigned want = atomic_load_explicit(&s->requested_freq, memory_order_relaxed);
+
+	if (want >= s->config.freq)
+		return false;
+	s->thin_credit += want;
+	if (s->thin_credit >= s->config.freq) {
+		s->thin_credit -= s->config.freq;
+		return false;
+	}
+	return true;
+}
+
 static void forward(struct sampler *s, const struct perf_event_header *h)
 {
 	void *dst = s->pending ? NULL : ring_reserve(s->ring, h->size);
@@ -340,6 +374,9 @@ static void handle_record(struct sampler *s, const struct perf_event_header *h)
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
+		if (!thin_out(s))
+			forward(s, h);
+		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
@@ -363,64 +400,97 @@ static void handle_record(struct sampler *s, const struct perf_event_header *h)
 	}
 }
 
-/* Drain one kernel ring: records between data_tail and data_head, which the kernel publishes
- * with a release store; our tail store tells it the space is free again. */
-static bool drain_ring(struct sampler *s, struct kernel_ring *kr)
+/* Copy len bytes at ring position pos, across the end of the buffer if need be. */
+static void cursor_copy(const struct ring_cursor *c, uint64_t pos, void *dst, size_t len)
 {
-	struct perf_event_mmap_page *meta = kr->base;
-	unsigned char *data = (unsigned char *)kr->base + sysconf(_SC_PAGESIZE);
-	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = meta->data_tail;
-	uint64_t mask = kr->data_size - 1;
-	bool any = tail != head;
+	size_t off = (size_t)(pos & (c->kr->data_size - 1)), first = c->kr->data_size - off;
 
-	while (tail < head) {
-		struct perf_event_header h;
-		size_t off = (size_t)(tail & mask), first;
-
-		if (head - tail < sizeof(h))
-			break;
-		first = kr->data_size - off;
-		if (first >= sizeof(h)) {
-			memcpy(&h, data + off, sizeof(h));
-		} else {
-			memcpy(&h, data + off, first);
-			memcpy((char *)&h + first, data, sizeof(h) - first);
-		}
-		if (h.size < sizeof(h) || h.size > head - tail)
-			break; /* cannot happen with a sane kernel; never loop on it */
-		if (first >= h.size) {
-			handle_record(s, (const struct perf_event_header *)(data + off));
-		} else {
-			memcpy(s->bounce, data + off, first);
-			memcpy(s->bounce + first, data, h.size - first);
-			handle_record(s, (const struct perf_event_header *)s->bounce);
-		}
-		tail += h.size;
+	if (first >= len) {
+		memcpy(dst, c->data + off, len);
+	} else {
+		memcpy(dst, c->data + off, first);
+		memcpy((char *)dst + first, c->data, len - first);
 	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
-	return any;
 }
 
-static void apply_freq(struct sampler *s)
+/* Every record proftop asks for carries its time: a sample right after ip and pid/tid, the
+ * others at the end of their sample_id trailer (tid, time). */
+static void cursor_peek(struct ring_cursor *c)
 {
-	unsigned want = atomic_load_explicit(&s->requested_freq, memory_order_relaxed);
-	uint64_t period;
+	const size_t sample_time_at = sizeof(struct perf_event_header) + 16;
 
-	if (want == s->applied_freq)
+	c->has_next = false;
+	if (c->head - c->tail < sizeof(c->next))
 		return;
-	period = sample_period_ns(want);
-	for (size_t i = 0; i < s->nfds; i++)
-		ioctl(s->fds[i], PERF_EVENT_IOC_PERIOD, &period);
-	s->applied_freq = want;
+	cursor_copy(c, c->tail, &c->next, sizeof(c->next));
+	if (c->next.size < sizeof(c->next) || c->next.size > c->head - c->tail)
+		return; /* cannot happen with a sane kernel; never loop on it */
+	c->next_time = 0;
+	if (c->next.type == PERF_RECORD_SAMPLE) {
+		if (c->next.size >= sample_time_at + 8)
+			cursor_copy(c, c->tail + sample_time_at, &c->next_time, 8);
+	} else if (c->next.size >= sizeof(c->next) + 8) {
+		cursor_copy(c, c->tail + c->next.size - 8, &c->next_time, 8);
+	}
+	c->has_next = true;
+}
+
+/* The record at the cursor, in place or (when it wraps) in the bounce buffer. */
+static const struct perf_event_header *cursor_record(struct sampler *s, const struct ring_cursor *c)
+{
+	size_t off = (size_t)(c->tail & (c->kr->data_size - 1));
+
+	if (c->kr->data_size - off >= c->next.size)
+		return (const struct perf_event_header *)(c->data + off);
+	cursor_copy(c, c->tail, s->bounce, c->next.size);
+	return (const struct perf_event_header *)s->bounce;
+}
+
+/* Drain every CPU's ring, merging their records by time: a process that exec'd on one CPU and
+ * was sampled on another must have its new maps before its samples. (Records a CPU writes
+ * after this pass began wait for the next one.) */
+static bool drain_rings(struct sampler *s)
+{
+	struct ring_cursor *cursors = s->cursors;
+	bool any = false;
+
+	for (size_t i = 0; i < s->nrings; i++) {
+		struct perf_event_mmap_page *meta = s->rings[i].base;
+
+		cursors[i] = (struct ring_cursor){
+			.kr = &s->rings[i],
+			.data = (const unsigned char *)s->rings[i].base + sysconf(_SC_PAGESIZE),
+			.head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
+			.tail = meta->data_tail,
+		};
+		cursor_peek(&cursors[i]);
+	}
+	for (;;) {
+		struct ring_cursor *oldest = NULL;
+
+		for (size_t i = 0; i < s->nrings; i++)
+			if (cursors[i].has_next && (!oldest || cursors[i].next_time < oldest->next_time))
+				oldest = &cursors[i];
+		if (!oldest)
+			break;
+		handle_record(s, cursor_record(s, oldest));
+		oldest->tail += oldest->next.size;
+		cursor_peek(oldest);
+		any = true;
+	}
+	for (size_t i = 0; i < s->nrings; i++) {
+		struct perf_event_mmap_page *meta = s->rings[i].base;
+
+		__atomic_store_n(&meta->data_tail, cursors[i].tail, __ATOMIC_RELEASE);
+	}
+	return any;
 }
 
 static bool drain_all(struct sampler *s)
 {
 	bool pushed = flush_pending(s);
 
-	for (size_t i = 0; i < s->nrings; i++)
-		pushed |= drain_ring(s, &s->rings[i]);
+	pushed |= drain_rings(s);
 	if (pushed && s->wake_fd >= 0) {
 		uint64_t one = 1;
 
@@ -440,7 +510,11 @@ static void *sampler_main(void *arg)
 		pfds[i] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
 	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
 		poll(pfds, s->nrings, POLL_MS);
-		apply_freq(s);
+		/* The task that owns a ring's event exited: its fd reports POLLHUP forever. Stop
+		 * polling it; its ring is still drained every pass. */
+		for (size_t i = 0; i < s->nrings; i++)
+			if (pfds[i].revents & (POLLHUP | POLLERR | POLLNVAL))
+				pfds[i].fd = -1;
 		drain_all(s);
 	}
 	free(pfds);
@@ -452,10 +526,11 @@ int sampler_start(struct sampler *s, int wake_fd)
 	int err;
 
 	s->wake_fd = wake_fd;
-	if (!s->nfds)
-		return -EINVAL;
-	for (size_t i = 0; i < s->nfds; i++)
-		ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	/* A launched command's events arm themselves at its exec (enable_on_exec): enabling them
+	 * now would sample proftop's own child searching PATH. */
+	if (!s->launched)
+		for (size_t i = 0; i < s->nfds; i++)
+			ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 	err = pthread_create(&s->thread, NULL, sampler_main, s);
 	if (err)
 		return -err;
@@ -494,6 +569,7 @@ void sampler_free(struct sampler *s)
 	}
 	free(s->fds);
 	free(s->rings);
+	free(s->cursors);
 	free(s->bounce);
 	free(s);
 }
@@ -507,17 +583,17 @@ void sampler_counters(const struct sampler *s, struct counters *out)
 	out->throttled = atomic_load_explicit(&s->throttled, memory_order_relaxed);
 }
 
-void sampler_set_freq(struct sampler *s, unsigned freq)
+unsigned sampler_set_freq(struct sampler *s, unsigned freq)
 {
+	if (freq > s->config.freq)
+		freq = s->config.freq;
+	if (freq < 1)
+		freq = 1;
 	atomic_store_explicit(&s->requested_freq, freq, memory_order_relaxed);
+	return freq;
 }
 
 unsigned sampler_freq(const struct sampler *s)
 {
 	return atomic_load_explicit(&((struct sampler *)s)->requested_freq, memory_order_relaxed);
-}
-
-uint64_t sampler_sample_type(const struct sampler *s)
-{
-	return s->sample_type;
 }

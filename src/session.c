@@ -24,6 +24,7 @@ struct session {
 	struct collector *collector;
 	int signal_fd;
 	bool stopped;
+	bool interrupted;      /* SIGINT: the command got it from the terminal too */
 };
 
 static int open_signals(void)
@@ -84,9 +85,10 @@ int session_open(struct session **out, const struct session_options *o, char **m
 	}
 	s->collector = collector_new(s->ring, s->sampler, &o->sample);
 	collector_set_window(s->collector, o->window_ns);
-	err = collector_start(s->collector, s->target.pids, s->target.npids);
+	/* Events first, then /proc/PID/maps: a mapping made in between is then in both. */
+	err = sampler_start(s->sampler, collector_wake_fd(s->collector));
 	if (!err)
-		err = sampler_start(s->sampler, collector_wake_fd(s->collector));
+		err = collector_start(s->collector, s->target.pids, s->target.npids);
 	if (err)
 		return fail(s, 1, message, xasprintf("cannot start threads: %s", strerror(-err)));
 	if (o->argv) {
@@ -125,6 +127,9 @@ unsigned session_events(struct session *s)
 	while (read(s->signal_fd, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
 		switch (info.ssi_signo) {
 		case SIGINT:
+			s->interrupted = true;
+			events |= SESSION_QUIT;
+			break;
 		case SIGTERM:
 		case SIGHUP:
 			events |= SESSION_QUIT;
@@ -162,9 +167,9 @@ bool session_launched(const struct session *s)
 	return s->target.launched;
 }
 
-void session_set_freq(struct session *s, unsigned freq)
+unsigned session_set_freq(struct session *s, unsigned freq)
 {
-	sampler_set_freq(s->sampler, freq);
+	return sampler_set_freq(s->sampler, freq);
 }
 
 void session_stop(struct session *s)
@@ -172,6 +177,10 @@ void session_stop(struct session *s)
 	if (s->stopped)
 		return;
 	s->stopped = true;
+	/* A Ctrl-C reached the command as well: give it the grace period to finish its own way
+	 * (and exit with its own status) before SIGTERM. */
+	if (s->interrupted && s->target.launched)
+		target_wait(&s->target, TERMINATE_GRACE_MS);
 	target_terminate(&s->target, TERMINATE_GRACE_MS);
 	update_cpu_times(s);
 	sampler_stop(s->sampler);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -28,15 +29,26 @@ static void child_redirect(int output_fd)
 	dup2(output_fd, STDERR_FILENO);
 }
 
-static void child_run(char **argv, int barrier_fd, int status_fd, int output_fd)
+static void child_run(char **argv, int barrier_fd, int status_fd, int output_fd, pid_t parent)
 {
 	sigset_t none;
 	char byte;
 	int err;
 
-	/* Block until the parent armed the events (or closed the barrier after a failure). */
-	while (read(barrier_fd, &byte, 1) < 0 && errno == EINTR)
-		;
+	ssize_t n;
+
+	/* Die with proftop: a command it can no longer end must not run on unprofiled. The check
+	 * after it covers a proftop that died before the prctl. */
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(127);
+	/* Block until the parent armed the events. End of file means proftop gave up or died:
+	 * then the command must not run at all. */
+	do
+		n = read(barrier_fd, &byte, 1);
+	while (n < 0 && errno == EINTR);
+	if (n != 1)
+		_exit(127);
 	close(barrier_fd);
 	if (output_fd >= 0)
 		child_redirect(output_fd);
@@ -53,7 +65,7 @@ static void child_run(char **argv, int barrier_fd, int status_fd, int output_fd)
 int target_launch(struct target *target, char **argv, int output_fd)
 {
 	int barrier[2], status[2];
-	pid_t pid;
+	pid_t pid, parent = getpid();
 
 	memset(target, 0, sizeof(*target));
 	if (pipe2(barrier, O_CLOEXEC) < 0)
@@ -78,7 +90,7 @@ int target_launch(struct target *target, char **argv, int output_fd)
 	if (pid == 0) {
 		close(barrier[1]);
 		close(status[0]);
-		child_run(argv, barrier[0], status[1], output_fd);
+		child_run(argv, barrier[0], status[1], output_fd, parent);
 	}
 	close(barrier[0]);
 	close(status[1]);
@@ -95,9 +107,11 @@ int target_start(struct target *target)
 	ssize_t n;
 	int err = 0;
 
-	/* The child waits for a byte (EOF would release it just the same). */
-	if (write(target->barrier_fd, "g", 1) < 0)
-		err = 0;
+	/* The child execs on this byte. Should it have died already, the write fails and the read
+	 * below sees end of file: the session then finds it exited. */
+	if (write(target->barrier_fd, "g", 1) < 0) {
+		/* see above */
+	}
 	close(target->barrier_fd);
 	target->barrier_fd = -1;
 	do
@@ -189,6 +203,24 @@ void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system
 	}
 }
 
+/* The process a pid belongs to: a thread id names its thread group. */
+static pid_t thread_group_of(pid_t pid)
+{
+	char path[64], line[128];
+	pid_t tgid = pid;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Tgid: %d", &tgid) == 1)
+			break;
+	fclose(f);
+	return tgid > 0 ? tgid : pid;
+}
+
 int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t *missing)
 {
 	memset(target, 0, sizeof(*target));
@@ -199,9 +231,20 @@ int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t 
 			return -ESRCH;
 		}
 	}
+	/* Each process once, whether named twice or by one of its threads: two events on one
+	 * thread would count its samples twice. */
 	target->pids = xmalloc(npids * sizeof(*pids));
-	memcpy(target->pids, pids, npids * sizeof(*pids));
-	target->npids = npids;
+	for (size_t i = 0; i < npids; i++) {
+		pid_t tgid = thread_group_of(pids[i]);
+		size_t j;
+
+		for (j = 0; j < target->npids && target->pids[j] != tgid; j++)
+			;
+		if (j == target->npids)
+			target->pids[target->npids++] = tgid;
+	}
+	npids = target->npids;
+	pids = target->pids;
 	target->cpu_first = xcalloc(2 * npids, sizeof(uint64_t));
 	target->cpu_last = xcalloc(2 * npids, sizeof(uint64_t));
 	for (size_t i = 0; i < npids; i++)
@@ -230,16 +273,23 @@ static void sleep_ms(unsigned ms)
 		;
 }
 
+bool target_wait(struct target *target, unsigned ms)
+{
+	for (unsigned waited = 0; waited < ms; waited += 10) {
+		if (target_poll(target))
+			return true;
+		sleep_ms(10);
+	}
+	return target_poll(target);
+}
+
 void target_terminate(struct target *target, unsigned grace_ms)
 {
 	if (!target->launched || target_poll(target))
 		return;
 	kill(target->child, SIGTERM);
-	for (unsigned waited = 0; waited < grace_ms; waited += 10) {
-		if (target_poll(target))
-			return;
-		sleep_ms(10);
-	}
+	if (target_wait(target, grace_ms))
+		return;
 	kill(target->child, SIGKILL);
 	while (wait4(target->child, &target->wait_status, 0, &target->rusage) < 0 && errno == EINTR)
 		;
@@ -257,10 +307,35 @@ int target_exit_code(const struct target *target)
 	return 1;
 }
 
+/* Whether pid is gone: no /proc entry, or a zombie with no other thread. (A main thread that
+ * called pthread_exit() leaves a zombie leader while the other threads run on.) */
+bool target_pid_gone(pid_t pid)
+{
+	char path[64], buf[2048];
+	const char *state, *threads;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	state = strstr(buf, "\nState:\t");
+	threads = strstr(buf, "\nThreads:\t");
+	if (!state || (state[8] != 'Z' && state[8] != 'X'))
+		return false;
+	return !threads || atoi(threads + 10) <= 1;
+}
+
 bool target_any_alive(const struct target *target)
 {
 	for (size_t i = 0; i < target->npids; i++)
-		if (kill(target->pids[i], 0) == 0 || errno == EPERM)
+		if (!target_pid_gone(target->pids[i]))
 			return true;
 	return false;
 }

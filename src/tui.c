@@ -247,7 +247,7 @@ static void change_freq(struct tui *t, bool up)
 	static const unsigned steps[] = { 1, 10, 49, 99, 199, 499, 999, 1999, 4999, 9999, 19999,
 					  49999, 99999 };
 	size_t n = sizeof(steps) / sizeof(*steps), i;
-	unsigned freq = t->screen.live ? t->screen.live->freq : 999, next;
+	unsigned freq = t->screen.live ? t->screen.live->freq : 999, next, got;
 
 	if (!t->session || t->screen.ended) {
 		tui_screen_message(&t->screen, true, "not sampling: the frequency cannot change");
@@ -262,8 +262,12 @@ static void change_freq(struct tui *t, bool up)
 			;
 		next = i > 0 ? steps[i - 1] : steps[0];
 	}
-	session_set_freq(t->session, next);
-	tui_screen_message(&t->screen, false, "sampling at %u Hz per thread", next);
+	got = session_set_freq(t->session, next);
+	if (got < next)
+		tui_screen_message(&t->screen, true, "sampling at %u Hz per thread: the most this "
+				   "run allows (start with a higher -F to go higher)", got);
+	else
+		tui_screen_message(&t->screen, false, "sampling at %u Hz per thread", got);
 	t->next_refresh = util_now_ns() + WINDOW_WAIT_NS;
 }
 

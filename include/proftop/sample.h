@@ -61,7 +61,7 @@ struct sample_record {
 			uint64_t ip;
 			bool user;                 /* the sampled ip was in user mode */
 			uint64_t callchain_nr;
-			const uint64_t *callchain; /* unaligned-safe: copied fields below are not */
+			const uint64_t *callchain; /* into the record: read entries with memcpy */
 			uint64_t regs_abi;         /* 0: no user registers (kernel thread) */
 			uint64_t regs[SAMPLE_MAX_REGS];
 			unsigned nregs;

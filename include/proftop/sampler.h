@@ -3,8 +3,9 @@
  * The sampler thread owns the perf event file descriptors and their kernel ring buffers. It copies
  * each record it needs into the proftop ring (the only data it shares, besides atomic counters)
  * and never waits for the consumer: a sample that does not fit is counted as overflow. Records
- * that describe the address space (MMAP2, COMM, FORK, EXIT) are never dropped: when the ring is
- * full they wait in a queue owned by the sampler and go first on the next pass. */
+ * that describe the address space (MMAP2, COMM, FORK, EXIT) are not dropped while sampling:
+ * when the ring is full they wait in a queue owned by the sampler and go first on the next
+ * pass. */
 #ifndef PROFTOP_SAMPLER_H
 #define PROFTOP_SAMPLER_H
 
@@ -21,7 +22,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config,
 		 const struct target *target, struct ring *ring, const char **what);
 /* A sentence of advice for an error from sampler_open() (attach: for existing processes). */
 const char *sampler_advice(int err, bool attach);
-/* Enable the events (attach mode; launch mode's arm on exec) and start the thread. wake_fd, an
+/* Start the thread, and enable the events in attach mode (a launched command's arm at exec). wake_fd, an
  * eventfd, is signalled after each pass that pushed records. Returns 0 or -errno. */
 int sampler_start(struct sampler *sampler, int wake_fd);
 /* Disable the events, drain what the kernel still holds, join the thread, close the events. */
@@ -30,10 +31,10 @@ void sampler_free(struct sampler *sampler);
 
 /* Counters (truncated stays 0: unwinding happens downstream). Safe from any thread. */
 void sampler_counters(const struct sampler *sampler, struct counters *out);
-/* Ask for a new sampling frequency; the sampler thread applies it. Safe from any thread. */
-void sampler_set_freq(struct sampler *sampler, unsigned freq);
+/* Ask for a new sampling frequency, at most the one the events were opened with (the kernel
+ * cannot change inherited events: the sampler thins samples out instead). Returns the frequency
+ * in effect. Safe from any thread. */
+unsigned sampler_set_freq(struct sampler *sampler, unsigned freq);
 unsigned sampler_freq(const struct sampler *sampler);
-/* The sample_type and regs mask the records are parsed with. */
-uint64_t sampler_sample_type(const struct sampler *sampler);
 
 #endif

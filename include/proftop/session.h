@@ -46,8 +46,9 @@ struct profile_snapshot *session_snapshot(struct session *session);
  * newest one with a reference: NULL until one was made. */
 void session_want_window(struct session *session, bool want);
 struct profile_snapshot *session_window_snapshot(struct session *session);
-/* Change the sampling frequency while running. */
-void session_set_freq(struct session *session, unsigned freq);
+/* Change the sampling frequency while running; returns the one in effect (at most the -F the
+ * session started with). */
+unsigned session_set_freq(struct session *session, unsigned freq);
 /* Stop profiling: a launched command still running is ended (SIGTERM, then SIGKILL), attached
  * processes are left running; the events are drained and the final snapshot published. */
 void session_stop(struct session *session);

@@ -39,6 +39,8 @@ int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t 
 
 /* Reap the command if it has exited (non-blocking). True once it has. */
 bool target_poll(struct target *target);
+/* Wait up to ms for the command to exit by itself; true once it has. */
+bool target_wait(struct target *target, unsigned ms);
 /* End the command: SIGTERM, then SIGKILL after grace_ms; waits for it. */
 void target_terminate(struct target *target, unsigned grace_ms);
 /* A target that was launched but never started (events could not be armed): kill and reap it. */
@@ -50,7 +52,10 @@ int target_exit_code(const struct target *target);
  * process gone counts as when last seen). The kernel counts in clock ticks until the command is
  * reaped. */
 void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system_ns);
-/* True while at least one attached process still exists. */
+/* Whether pid has ended: no /proc entry, or a zombie (with no thread left running). */
+bool target_pid_gone(pid_t pid);
+/* True while at least one attached process has not ended (zombies waiting for their parent
+ * have). */
 bool target_any_alive(const struct target *target);
 
 void target_free(struct target *target);

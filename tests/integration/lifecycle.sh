@@ -1,0 +1,54 @@
+#!/bin/sh
+# lifecycle.sh — processes and threads coming and going: short-lived processes whose exec and
+# samples land on different CPUs, a main thread that exits before its process, a command with
+# its own Ctrl-C handling, the same process named twice with -p, an attached process that dies
+# and is left a zombie.
+. "$(dirname "$0")/lib.sh"
+require_perf_events
+need "$WL/hopper" "$WL/mainexit" "$WL/graceful" "$WL/spin" || finish
+
+# 150 processes, each exec'd by a shell on CPU 1 and moving itself to CPU 0 to run.
+if [ "$CORES" -ge 2 ] && command -v taskset >/dev/null; then
+	run_proftop hopper -b -n 0 -g none -- taskset -c 1 sh -c \
+	    "for i in \$(seq 150); do '$WL/hopper' 0; done"
+	check hopper-exit-status-0 status "$RC" 0
+	check hopper-named-across-cpus between "$(self_pct "$OUT" hop_burn hopper)" 90 100
+	check hopper-no-unknown awk '$NF == "[unknown]" { s += $1 } END { if (s < 2) exit 0; print s "% [unknown]"; exit 1 }' "$OUT"
+else
+	skip hopper "needs two CPUs and taskset"
+fi
+
+run_proftop mainexit -b -n 0 -- "$WL/mainexit" 4
+check mainexit-exit-status-0 status "$RC" 0
+check mainexit-work-named between "$(self_pct "$OUT" exit_work mainexit)" 98 100
+check mainexit-no-unknown awk '$NF == "[unknown]" { s += $1 } END { if (s < 1) exit 0; print s "% [unknown]"; exit 1 }' "$OUT"
+
+# Ctrl-C reaches proftop and the command alike: the command's own exit status comes back.
+"$PROFTOP" -b -n 0 -- "$WL/graceful" >"$TMPD/graceful.out" 2>&1 &
+pt=$!
+BG_PIDS="$BG_PIDS $pt"
+sleep 1
+kill -INT $(pgrep -P "$pt") "$pt" 2>/dev/null
+wait "$pt"
+check sigint-command-finishes-its-way status $? 3
+
+start_spin 30 || { fail setup "spin did not print its pid"; finish; }
+run_proftop twice -b -n 0 -d 1 -p "$SPIN_PID,$SPIN_PID"
+run_proftop once -b -n 0 -d 1 -p "$SPIN_PID"
+check pid-twice-counts-once awk -v a="$(header_value "$TMPD/twice.out" samples)" \
+    -v b="$(header_value "$TMPD/once.out" samples)" \
+    'BEGIN { if (a <= b * 1.2) exit 0; print a " samples with -p X,X, " b " with -p X"; exit 1 }'
+
+# An attached process killed while its parent does not reap it: proftop ends at once.
+sh -c "'$WL/spin' 30 >'$TMPD/zspin' & exec sleep 20" &
+parent=$!
+BG_PIDS="$BG_PIDS $parent"
+sleep 0.5
+zpid=$(head -n 1 "$TMPD/zspin")
+( sleep 1; kill -9 "$zpid" ) &
+t0=$(date +%s)
+run_proftop zombie -b -n 0 -p "$zpid"
+check zombie-ends-profiling awk -v d="$(($(date +%s) - t0))" 'BEGIN { if (d <= 5) exit 0; print "ran " d " s"; exit 1 }'
+check zombie-exit-status-0 status "$RC" 0
+kill "$parent" 2>/dev/null
+finish
