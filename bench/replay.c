@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define REPLAYS 3
+#define REPLAYS 7
 
 struct recording {
 	unsigned char *data;

@@ -30,6 +30,18 @@
  * its EXIT record: forget its address space only this much later. */
 #define EXIT_GRACE_NS 2000000000ull
 
+/* Resolved frames: (pid, address) -> function id. Unwinding a deep stack resolves the same
+ * return addresses sample after sample; each resolution is two binary searches and a hash. Any
+ * change to an address space bumps the generation, which empties the cache at once. */
+#define FRAME_CACHE_SIZE 8192
+
+struct frame_cache_entry {
+	uint64_t addr;
+	pid_t pid;
+	uint32_t func;
+	uint32_t generation;
+};
+
 struct exited {
 	pid_t pid;
 	uint64_t at_ns;
@@ -43,6 +55,8 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
 	struct profile *profile;
+	struct frame_cache_entry *frames;
+	uint32_t frames_generation;
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	uint64_t truncated;
@@ -73,6 +87,8 @@ struct collector *collector_new(struct ring *ring, struct sampler *sampler,
 	c->symbolizer = symbolizer_new();
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer);
 	c->profile = profile_new();
+	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
+	c->frames_generation = 1; /* zeroed entries are of no generation */
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0)
 		fatal("eventfd: %s", strerror(errno));
@@ -86,6 +102,29 @@ int collector_wake_fd(const struct collector *c)
 	return c->wake_fd;
 }
 
+static uint32_t resolve_frame(struct collector *c, pid_t pid, uint64_t addr)
+{
+	struct frame_cache_entry *e =
+		&c->frames[util_hash_u64(addr ^ ((uint64_t)(uint32_t)pid << 40)) & (FRAME_CACHE_SIZE - 1)];
+	struct symbol sym;
+	uint32_t func;
+
+	if (e->generation == c->frames_generation && e->addr == addr && e->pid == pid)
+		return e->func;
+	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
+	func = profile_func(c->profile, &sym);
+	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
+	if (sym.function)
+		*e = (struct frame_cache_entry){ addr, pid, func, c->frames_generation };
+	return func;
+}
+
+/* An address space changed: what the cache says may no longer hold. */
+static void forget_frames(struct collector *c)
+{
+	c->frames_generation++;
+}
+
 static void handle_sample(struct collector *c, const struct sample_record *r)
 {
 	uint64_t ips[UNWIND_MAX_FRAMES];
@@ -97,13 +136,8 @@ static void handle_sample(struct collector *c, const struct sample_record *r)
 		c->truncated++;
 	/* The profile wants the outermost frame first; return addresses point after the call, so
 	 * look up the byte before them to stay inside the calling function. */
-	for (size_t i = 0; i < n; i++) {
-		struct symbol sym;
-		uint64_t addr = i == 0 ? ips[i] : ips[i] - 1;
-
-		symbolizer_resolve(c->symbolizer, (pid_t)r->pid, addr, &sym);
-		funcs[n - 1 - i] = profile_func(c->profile, &sym);
-	}
+	for (size_t i = 0; i < n; i++)
+		funcs[n - 1 - i] = resolve_frame(c, (pid_t)r->pid, i == 0 ? ips[i] : ips[i] - 1);
 	profile_add(c->profile, (pid_t)r->pid, (pid_t)r->tid, funcs, n);
 }
 
@@ -118,11 +152,13 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 		handle_sample(c, &r);
 		break;
 	case SAMPLE_KIND_MMAP:
+		forget_frames(c);
 		symbolizer_mmap(c->symbolizer, (pid_t)r.pid, r.mmap.start, r.mmap.len, r.mmap.pgoff,
 				r.mmap.maj, r.mmap.min, r.mmap.ino, r.mmap.prot, r.mmap.path);
 		break;
 	case SAMPLE_KIND_COMM:
 		if (r.comm.exec) {
+			forget_frames(c);
 			symbolizer_exec(c->symbolizer, (pid_t)r.pid);
 			unwinder_forget(c->unwinder, (pid_t)r.pid);
 		}
@@ -241,6 +277,7 @@ static void forget_exited(struct collector *c, uint64_t now)
 
 	while (done < c->nexited && now - c->exited[done].at_ns >= EXIT_GRACE_NS) {
 		if (target_pid_gone(c->exited[done].pid)) {
+			forget_frames(c);
 			symbolizer_exit(c->symbolizer, c->exited[done].pid);
 			unwinder_forget(c->unwinder, c->exited[done].pid);
 		}
@@ -345,6 +382,7 @@ void collector_free(struct collector *c)
 	unwinder_free(c->unwinder);
 	symbolizer_free(c->symbolizer);
 	free(c->exited);
+	free(c->frames);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
 	free(c);
