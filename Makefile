@@ -28,6 +28,7 @@ LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%)
@@ -71,8 +72,8 @@ unit: $(UNIT_BINS)
 test: deps
 	@$(MAKE) --no-print-directory test-body
 
-test-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
-	@PROFTOP=./$(PROFTOP_BIN) sh tests/run_all.sh $(BUILD)
+test-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS) $(FUZZ_TARGETS)
+	@PROFTOP=./$(PROFTOP_BIN) PROFTOP_FUZZ_TARGETS="$(FUZZ_TARGETS)" sh tests/run_all.sh $(BUILD)
 
 # The whole suite again with AddressSanitizer + UndefinedBehaviorSanitizer in a separate tree.
 asan:
@@ -104,7 +105,6 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 bench: proftop $(WORKLOADS) $(BENCH_BINS)
 	@sh bench/run.sh $(BUILD)
 
-FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 fuzz: $(FUZZ_TARGETS)
 	@sh tests/run_fuzz.sh $${FUZZ_SECONDS:-60} $(FUZZ_TARGETS)
 

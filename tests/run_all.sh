@@ -35,5 +35,10 @@ for script in "$here"/integration/*.sh; do
 	fi
 done
 
+# A short run of every fuzz target (make test builds them; PROFTOP_FUZZ_SECONDS=0 skips).
+if [ -n "${PROFTOP_FUZZ_TARGETS:-}" ] && [ "${PROFTOP_FUZZ_SECONDS:-10}" -gt 0 ]; then
+	sh "$here/run_fuzz.sh" "${PROFTOP_FUZZ_SECONDS:-10}" $PROFTOP_FUZZ_TARGETS
+fi
+
 results_summary "$results"
 [ "$(results_failed "$results")" -eq 0 ]

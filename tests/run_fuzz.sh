@@ -5,8 +5,12 @@
 # present. New inputs go to a scratch corpus beside the binary (WORKDIR/corpus/NAME), never into
 # the repository; crashing inputs go to WORKDIR/artifacts/NAME/. Exit status is nonzero if any
 # target crashed, leaked, timed out on an input or could not run.
+#
+# Under run_all.sh (PROFTOP_RESULTS set) each target also counts as one test in the summary.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/results.sh"
+record() { [ -n "${PROFTOP_RESULTS:-}" ] && results_add "$PROFTOP_RESULTS" "$1" 1 "fuzz/$2"; true; }
 
 if [ $# -lt 2 ] || ! [ "$1" -gt 0 ] 2>/dev/null; then
 	echo "usage: run_fuzz.sh SECONDS TARGET..." >&2
@@ -21,6 +25,7 @@ for bin in "$@"; do
 	total=$((total + 1))
 	if ! [ -x "$bin" ]; then
 		echo "FAIL  fuzz/$name: $bin is not an executable (build it with make fuzz)"
+		record fail "$name"
 		failed=$((failed + 1))
 		continue
 	fi
@@ -39,9 +44,11 @@ for bin in "$@"; do
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	if [ $rc -eq 0 ]; then
 		echo "ok    fuzz/$name: ${runs:-?} runs in ${secs}s"
+		record pass "$name"
 		continue
 	fi
 	failed=$((failed + 1))
+	record fail "$name"
 	echo "FAIL  fuzz/$name: exit status $rc (log: $log)"
 	grep -E 'ERROR: |SUMMARY: |Test unit written to' "$log" | head -n 10 | sed 's/^/      | /'
 	find "$work/artifacts/$name" -type f ! -name ".*" -newer "$start" | while read -r a; do
@@ -49,5 +56,5 @@ for bin in "$@"; do
 	done
 done
 
-echo "$((total - failed)) passed, $failed failed"
+[ -n "${PROFTOP_RESULTS:-}" ] || echo "$((total - failed)) passed, $failed failed"
 [ $failed -eq 0 ]
