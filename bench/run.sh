@@ -23,24 +23,27 @@ median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 section_overhead() {
 	echo "== overhead: $work under proftop -F 999 (median of $runs runs, interleaved)"
-	: >"$tmp/alone"; : >"$tmp/proftop"; : >"$tmp/perf"; : >"$tmp/perfdwarf"; : >"$tmp/overflow"
+	: >"$tmp/alone"; : >"$tmp/proftop"; : >"$tmp/proftopnone"; : >"$tmp/perf"; : >"$tmp/perfdwarf"; : >"$tmp/overflow"
 	local have_perf=0
 	perf record -q -F 999 -o "$tmp/perf.data" -- true >/dev/null 2>&1 && have_perf=1
 	for _ in $(seq "$runs"); do
 		timed "$work" >>"$tmp/alone"
 		timed "$proftop" -b -n 0 -F 999 -- "$work" >>"$tmp/proftop"
 		grep -o 'overflow [0-9]*' "$tmp/out" | tail -1 | awk '{print $2}' >>"$tmp/overflow"
+		timed "$proftop" -b -n 0 -F 999 -g none -- "$work" >>"$tmp/proftopnone"
 		if [ $have_perf = 1 ]; then
 			timed perf record -q -F 999 -o "$tmp/perf.data" -- "$work" >>"$tmp/perf"
 			timed perf record -q -F 999 --call-graph dwarf -o "$tmp/perf.data" -- "$work" >>"$tmp/perfdwarf"
 		fi
 	done
-	local alone pt pf pd
+	local alone pt pn pf pd
 	alone=$(median <"$tmp/alone")
 	pt=$(median <"$tmp/proftop")
 	printf '  alone            %.3f s\n' "$alone"
-	printf '  proftop          %.3f s   slowdown %.2f%%   overflow max %s\n' "$pt" \
+	printf '  proftop          %.3f s   slowdown %.2f%%   overflow max %s   (dwarf stacks)\n' "$pt" \
 		"$(echo "($pt / $alone - 1) * 100" | bc -l)" "$(sort -n "$tmp/overflow" | tail -1)"
+	pn=$(median <"$tmp/proftopnone")
+	printf '  proftop -g none  %.3f s   slowdown %.2f%%\n' "$pn" "$(echo "($pn / $alone - 1) * 100" | bc -l)"
 	if [ $have_perf = 1 ]; then
 		pf=$(median <"$tmp/perf")
 		pd=$(median <"$tmp/perfdwarf")

@@ -215,31 +215,14 @@ void maps_exit(struct maps *maps, pid_t pid)
 	}
 }
 
-/* Strict hex (no sign, no "0x", no blanks), at least one digit. Advances *s past the digits. */
+/* Strict hex, at least one digit. Advances *s past the digits. */
 static int maps_parse_hex(char **s, uint64_t *out)
 {
-	uint64_t v = 0;
-	char *p = *s;
+	const char *after;
 
-	for (; ; p++) {
-		unsigned d;
-
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else if (*p >= 'A' && *p <= 'F')
-			d = (unsigned)(*p - 'A' + 10);
-		else
-			break;
-		if (v >> 60)
-			return -EINVAL;
-		v = v << 4 | d;
-	}
-	if (p == *s)
+	if (util_parse_hex(*s, NULL, &after, out))
 		return -EINVAL;
-	*s = p;
-	*out = v;
+	*s += after - *s;
 	return 0;
 }
 

@@ -54,31 +54,11 @@ static bool perfmap_blank(char c)
 /* Hex with an optional 0x; at least one digit; no overflow. */
 static int perfmap_hex(const char **s, const char *end, uint64_t *out)
 {
-	const char *p = *s, *digits;
-	uint64_t v = 0;
+	const char *p = *s;
 
 	if (end - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
 		p += 2;
-	for (digits = p; p < end; p++) {
-		unsigned d;
-
-		if (*p >= '0' && *p <= '9')
-			d = (unsigned)(*p - '0');
-		else if (*p >= 'a' && *p <= 'f')
-			d = (unsigned)(*p - 'a' + 10);
-		else if (*p >= 'A' && *p <= 'F')
-			d = (unsigned)(*p - 'A' + 10);
-		else
-			break;
-		if (v >> 60)
-			return -EINVAL;
-		v = v << 4 | d;
-	}
-	if (p == digits)
-		return -EINVAL;
-	*s = p;
-	*out = v;
-	return 0;
+	return util_parse_hex(p, end, s, out);
 }
 
 /* At least one blank, then any more. */

@@ -332,31 +332,31 @@ void profile_snapshot_flat(const struct profile_snapshot *s, uint32_t top, uint6
 
 	memset(self, 0, s->nfuncs * sizeof(*self));
 	memset(total, 0, s->nfuncs * sizeof(*total));
-	while (n != PROFILE_NO_NODE) {
+	for (; n != PROFILE_NO_NODE; n = profile_walk_next(nodes, top, n, on_path)) {
 		const struct profile_node *node = &nodes[n];
 
 		self[node->func] += node->self;
 		if (!on_path[node->func]++)
 			total[node->func] += node->total;
-		if (node->first_child != PROFILE_NO_NODE) {
-			n = node->first_child;
-			continue;
-		}
-		/* Leave finished nodes until one has a next sibling. */
-		while (n != PROFILE_NO_NODE) {
-			on_path[nodes[n].func]--;
-			if (n == top) {
-				n = PROFILE_NO_NODE;
-				break;
-			}
-			if (nodes[n].next_sibling != PROFILE_NO_NODE) {
-				n = nodes[n].next_sibling;
-				break;
-			}
-			n = nodes[n].parent;
-		}
 	}
 	free(on_path);
+}
+
+uint32_t profile_walk_next(const struct profile_node *nodes, uint32_t top, uint32_t n,
+			   uint32_t *on_path)
+{
+	if (nodes[n].first_child != PROFILE_NO_NODE)
+		return nodes[n].first_child;
+	/* Leave finished nodes until one has a next sibling. */
+	for (;;) {
+		if (on_path)
+			on_path[nodes[n].func]--;
+		if (n == top)
+			return PROFILE_NO_NODE;
+		if (nodes[n].next_sibling != PROFILE_NO_NODE)
+			return nodes[n].next_sibling;
+		n = nodes[n].parent;
+	}
 }
 
 /* Room for the thread tries and the merged tree a snapshot makes of them. */

@@ -1,6 +1,7 @@
 /* util.c — allocation that cannot fail, the fatal-error path, clocks. */
 #include "proftop/util.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,4 +96,31 @@ uint64_t util_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int util_parse_hex(const char *p, const char *end, const char **after, uint64_t *out)
+{
+	const char *start = p;
+	uint64_t v = 0;
+
+	for (; !end || p < end; p++) {
+		unsigned d;
+
+		if (*p >= '0' && *p <= '9')
+			d = (unsigned)(*p - '0');
+		else if (*p >= 'a' && *p <= 'f')
+			d = (unsigned)(*p - 'a' + 10);
+		else if (*p >= 'A' && *p <= 'F')
+			d = (unsigned)(*p - 'A' + 10);
+		else
+			break;
+		if (v >> 60)
+			return -EINVAL;
+		v = v << 4 | d;
+	}
+	if (p == start)
+		return -EINVAL;
+	*after = p;
+	*out = v;
+	return 0;
 }

@@ -436,26 +436,10 @@ void view_callers(struct view_tree *t, const struct profile_snapshot *s, uint32_
 						    PROFILE_NO_NODE, 0, 0 };
 	/* Depth first over the scope, as profile_snapshot_flat() walks it: only the outermost
 	 * occurrence of func on a path counts, so recursion adds its samples once. */
-	while (n != PROFILE_NO_NODE) {
+	for (; n != PROFILE_NO_NODE; n = profile_walk_next(nodes, top, n, on_path)) {
 		if (nodes[n].func == func && n != top && !on_path[func])
 			add_callers(&inv, nodes, n, top);
 		on_path[nodes[n].func]++;
-		if (nodes[n].first_child != PROFILE_NO_NODE) {
-			n = nodes[n].first_child;
-			continue;
-		}
-		while (n != PROFILE_NO_NODE) {
-			on_path[nodes[n].func]--;
-			if (n == top) {
-				n = PROFILE_NO_NODE;
-				break;
-			}
-			if (nodes[n].next_sibling != PROFILE_NO_NODE) {
-				n = nodes[n].next_sibling;
-				break;
-			}
-			n = nodes[n].parent;
-		}
 	}
 	idmap_free(&inv.children);
 	free(on_path);

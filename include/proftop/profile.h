@@ -110,6 +110,12 @@ struct profile_snapshot *profile_window_snapshot(struct profile *profile, uint64
 struct profile_snapshot *profile_snapshot_ref(struct profile_snapshot *snapshot);
 void profile_snapshot_unref(struct profile_snapshot *snapshot);
 
+/* Depth-first, pre-order walk of the subtree under top (start with n = top): the node after n,
+ * or PROFILE_NO_NODE at the end. With on_path, each node's function count there is decremented
+ * as its subtree is left (the caller increments it on the visit). */
+uint32_t profile_walk_next(const struct profile_node *nodes, uint32_t top, uint32_t n,
+			   uint32_t *on_path);
+
 /* Flat totals (self, total per function) of the subtree under node, e.g. one thread's root.
  * self and total are arrays of snapshot->nfuncs, zeroed here. */
 void profile_snapshot_flat(const struct profile_snapshot *snapshot, uint32_t node, uint64_t *self,

@@ -23,6 +23,10 @@ _Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock perf timestamps use). */
 uint64_t util_now_ns(void);
 
+/* Hex digits (no sign, no "0x", no blanks; at least one) from p, up to end (NULL: up to the
+ * first non-digit). Returns 0 with *after past the digits, or -EINVAL (no digit, overflow). */
+int util_parse_hex(const char *p, const char *end, const char **after, uint64_t *out);
+
 /* FNV-1a over bytes, the hash every table in proftop uses. */
 static inline uint64_t util_hash_bytes(const void *data, size_t len, uint64_t seed)
 {
