@@ -33,7 +33,8 @@ WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%)
 
-.PHONY: all deps test test-body test-asan-body unit asan tsan demo bench fuzz install clean help
+
+.PHONY: FORCE all deps test test-body test-asan-body unit asan tsan demo bench fuzz install clean help
 # The sanitizer builds put their binary in their own tree so ./proftop stays the normal build.
 PROFTOP_BIN ?= proftop
 all: $(PROFTOP_BIN)
@@ -43,6 +44,13 @@ $(PROFTOP_BIN): $(OBJS)
 
 $(BUILD)/%.o: src/%.c $(wildcard include/proftop/*.h) | $(BUILD)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -c -o $@ $<
+
+# theme.c has the themes directory built in: rebuild it when PREFIX (or THEMEDIR) changes, so
+# `make install PREFIX=...` installs a binary that looks where the themes went.
+$(BUILD)/themedir.stamp: FORCE | $(BUILD)
+	@echo '$(THEMEDIR)' | cmp -s - $@ || echo '$(THEMEDIR)' > $@
+$(BUILD)/theme.o: $(BUILD)/themedir.stamp
+FORCE:
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
 	mkdir -p $@
