@@ -17,7 +17,7 @@ LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread -lm
 # Debian packages the build and the tests need (pkg-config names are checked by `make deps`).
 DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev libcmocka-dev \
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
-            libdevel-dprof-perl valgrind
+            libdevel-dprof-perl valgrind procps bc python3
 
 BUILD    ?= build
 SRCS     := $(wildcard src/*.c)
