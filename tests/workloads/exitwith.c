@@ -3,38 +3,13 @@
  * a launcher reports the command's own exit status (128+SIG for a signal). */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
 
-#ifdef __clang__
-#define HOT __attribute__((noinline))
-#else
-#define HOT __attribute__((noipa))
-#endif
-
-volatile uint64_t sink;
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "burn.h"
 
 HOT void busy(uint64_t budget_ns)
 {
-	uint64_t x = sink, until = thread_cpu_ns() + budget_ns;
-
-	while (thread_cpu_ns() < until)
-		for (int i = 0; i < 50000; i++) {
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(thread_cpu_ns() + budget_ns, 6364136223846793005ull, 1442695040888963407ull);
 }
 
 /* Die by sig with its default action, whatever the inherited disposition and mask. */

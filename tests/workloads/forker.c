@@ -5,53 +5,19 @@
  * parent_work and child_work at 50% each, one row apiece. The parent exits 0 when both children
  * exited 0. */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#ifdef __clang__
-#define HOT __attribute__((noinline))
-#else
-#define HOT __attribute__((noipa))
-#endif
-
-volatile uint64_t sink;
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "burn.h"
 
 HOT void parent_work(uint64_t budget_ns)
 {
-	uint64_t x = 1, until = thread_cpu_ns() + budget_ns;
-
-	while (thread_cpu_ns() < until)
-		for (int i = 0; i < 50000; i++) {
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(thread_cpu_ns() + budget_ns, 6364136223846793005ull, 1442695040888963407ull);
 }
 
 HOT void child_work(uint64_t budget_ns)
 {
-	uint64_t x = 2, until = thread_cpu_ns() + budget_ns;
-
-	while (thread_cpu_ns() < until)
-		for (int i = 0; i < 50000; i++) {
-			x = x * 2862933555777941757ull + 3037000493ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(thread_cpu_ns() + budget_ns, 2862933555777941757ull, 3037000493ull);
 }
 
 int main(int argc, char **argv)

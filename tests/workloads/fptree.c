@@ -6,58 +6,25 @@
  *
  * Like split.c, the time is cut into short cycles of thread CPU time split 70/30, so any window of
  * the profile shows the same tree. */
-#include <errno.h>
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
+#include "burn.h"
 
-#ifdef __clang__
-#define KEEP __attribute__((noinline))
-#else
-#define KEEP __attribute__((noipa))
-#endif
-
-volatile uint64_t sink;
-
-static uint64_t thread_cpu_ns(void)
+HOT void work_hot(uint64_t until_ns)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	burn_until(until_ns, 6364136223846793005ull, 1442695040888963407ull);
 }
 
-static void spin_until(uint64_t until_ns, uint64_t mul)
+HOT void work_cold(uint64_t until_ns)
 {
-	uint64_t x = sink;
-
-	while (thread_cpu_ns() < until_ns)
-		for (int i = 0; i < 20000; i++) {
-			x = x * mul + 1442695040888963407ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(until_ns, 2862933555777941757ull, 1442695040888963407ull);
 }
 
-KEEP void work_hot(uint64_t until_ns)
-{
-	spin_until(until_ns, 6364136223846793005ull);
-}
-
-KEEP void work_cold(uint64_t until_ns)
-{
-	spin_until(until_ns, 2862933555777941757ull);
-}
-
-KEEP void helper(uint64_t until_ns)
+HOT void helper(uint64_t until_ns)
 {
 	work_cold(until_ns);
 	__asm__ volatile("");
 }
 
-KEEP void run(uint64_t total_ns)
+HOT void run(uint64_t total_ns)
 {
 	uint64_t start = thread_cpu_ns();
 

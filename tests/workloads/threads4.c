@@ -5,79 +5,29 @@
  * four get exactly equal CPU even when they share fewer than four cores (on two cores each gets
  * about half a core and the run still lasts about SECONDS). */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <math.h>
 #include <pthread.h>
 #include <sched.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <time.h>
 
-#ifdef __clang__
-#define HOT __attribute__((noinline))
-#else
-#define HOT __attribute__((noipa)) /* no inlining, cloning or folding of identical bodies */
-#endif
-
-#define CHUNK 50000 /* iterations between clock reads: keeps the syscall's share under 2% */
-
-volatile uint64_t sink;
-
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "burn.h"
 
 HOT void worker_one(uint64_t budget_ns)
 {
-	uint64_t x = 1, until = thread_cpu_ns() + budget_ns;
-
-	while (thread_cpu_ns() < until)
-		for (int i = 0; i < CHUNK; i++) {
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(thread_cpu_ns() + budget_ns, 6364136223846793005ull, 1442695040888963407ull);
 }
 
 HOT void worker_two(uint64_t budget_ns)
 {
-	uint64_t x = 2, until = thread_cpu_ns() + budget_ns;
-
-	while (thread_cpu_ns() < until)
-		for (int i = 0; i < CHUNK; i++) {
-			x = x * 2862933555777941757ull + 3037000493ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(thread_cpu_ns() + budget_ns, 2862933555777941757ull, 3037000493ull);
 }
 
 HOT void worker_three(uint64_t budget_ns)
 {
-	uint64_t x = 3, until = thread_cpu_ns() + budget_ns;
-
-	while (thread_cpu_ns() < until)
-		for (int i = 0; i < CHUNK; i++) {
-			x = x * 3935559000370003845ull + 2691343689449507681ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(thread_cpu_ns() + budget_ns, 3935559000370003845ull, 2691343689449507681ull);
 }
 
 HOT void worker_four(uint64_t budget_ns)
 {
-	uint64_t x = 4, until = thread_cpu_ns() + budget_ns;
-
-	while (thread_cpu_ns() < until)
-		for (int i = 0; i < CHUNK; i++) {
-			x = x * 3202034522624059733ull + 4354685564936845319ull;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
+	burn_until(thread_cpu_ns() + budget_ns, 3202034522624059733ull, 4354685564936845319ull);
 }
 
 struct job {
