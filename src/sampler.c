@@ -37,6 +37,7 @@
 struct kernel_ring {
 	int fd;
 	void *base;             /* the perf_event_mmap_page, then the data pages */
+	const unsigned char *data; /* the data pages */
 	size_t data_size;
 };
 
@@ -44,7 +45,6 @@ struct kernel_ring {
  * publishes with a release store; storing the new tail tells it the space is free again. */
 struct ring_cursor {
 	struct kernel_ring *kr;
-	const unsigned char *data;
 	uint64_t head, tail;
 	struct perf_event_header next; /* valid when has_next */
 	uint64_t next_time;
@@ -154,6 +154,7 @@ static int map_ring(struct kernel_ring *kr, int fd, size_t max_pages)
 		if (base != MAP_FAILED) {
 			kr->fd = fd;
 			kr->base = base;
+			kr->data = (const unsigned char *)base + page;
 			kr->data_size = pages * (size_t)page;
 			return 0;
 		}
@@ -406,10 +407,10 @@ static void cursor_copy(const struct ring_cursor *c, uint64_t pos, void *dst, si
 	size_t off = (size_t)(pos & (c->kr->data_size - 1)), first = c->kr->data_size - off;
 
 	if (first >= len) {
-		memcpy(dst, c->data + off, len);
+		memcpy(dst, c->kr->data + off, len);
 	} else {
-		memcpy(dst, c->data + off, first);
-		memcpy((char *)dst + first, c->data, len - first);
+		memcpy(dst, c->kr->data + off, first);
+		memcpy((char *)dst + first, c->kr->data, len - first);
 	}
 }
 
@@ -441,7 +442,7 @@ static const struct perf_event_header *cursor_record(struct sampler *s, const st
 	size_t off = (size_t)(c->tail & (c->kr->data_size - 1));
 
 	if (c->kr->data_size - off >= c->next.size)
-		return (const struct perf_event_header *)(c->data + off);
+		return (const struct perf_event_header *)(c->kr->data + off);
 	cursor_copy(c, c->tail, s->bounce, c->next.size);
 	return (const struct perf_event_header *)s->bounce;
 }
@@ -459,7 +460,6 @@ static bool drain_rings(struct sampler *s)
 
 		cursors[i] = (struct ring_cursor){
 			.kr = &s->rings[i],
-			.data = (const unsigned char *)s->rings[i].base + sysconf(_SC_PAGESIZE),
 			.head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
 			.tail = meta->data_tail,
 		};

@@ -709,19 +709,30 @@ static int module_open(pid_t pid, const struct mapping *m, size_t path_len, stru
 	return -ENOENT;
 }
 
-static void module_load_file(struct module *mod, pid_t pid, const struct mapping *m)
+/* Open the file m maps and describe it in *file (for its debug file). Returns the fd or -ENOENT. */
+static int module_open_file(pid_t pid, const struct mapping *m, struct module_file *file,
+			    struct stat *st)
 {
-	struct module_file file = { .pid = pid, .path = m->path };
-	struct stat st;
-	Elf *elf;
 	int fd;
 
-	file.path_len = module_path_len(m->path);
-	fd = module_open(pid, m, file.path_len, &st);
+	*file = (struct module_file){ .pid = pid, .path = m->path, .path_len = module_path_len(m->path) };
+	fd = module_open(pid, m, file->path_len, st);
+	if (fd >= 0) {
+		file->dev = st->st_dev;
+		file->ino = st->st_ino;
+	}
+	return fd;
+}
+
+static void module_load_file(struct module *mod, pid_t pid, const struct mapping *m)
+{
+	struct module_file file;
+	struct stat st;
+	Elf *elf;
+	int fd = module_open_file(pid, m, &file, &st);
+
 	if (fd < 0)
 		return;
-	file.dev = st.st_dev;
-	file.ino = st.st_ino;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (elf) {
 		module_load_elf(mod, elf, &file);
@@ -851,12 +862,9 @@ static void module_load_unwind(struct module *mod, pid_t pid, const struct mappi
 	if (mod->key.kind == MODULE_SPECIAL) { /* the vdso: its image is in the process */
 		uw->image = module_read_vdso(pid, m, &uw->size);
 	} else {
-		file.path_len = module_path_len(m->path);
-		fd = module_open(pid, m, file.path_len, &st);
+		fd = module_open_file(pid, m, &file, &st);
 		if (fd < 0)
 			return;
-		file.dev = st.st_dev;
-		file.ino = st.st_ino;
 		/* Private and writable so libelf may convert in place without touching the file. */
 		uw->image = st.st_size > 0 ? mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
 						  MAP_PRIVATE, fd, 0) : MAP_FAILED;
