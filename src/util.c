@@ -1,36 +1,127 @@
-/* util.c — allocation that cannot fail, the fatal-error path, clocks. */
+/* util.c — allocation that cannot fail, the fatal-error path, clocks.
+ *
+ * The fatal path on a worker thread: the hook (the TUI's terminal restore) must run on the thread
+ * that registered it, which may be inside curses right now. So a worker formats its message into
+ * fatal_text, makes fatal_fd readable and waits; the hook's thread notices (util_fatal_check()
+ * from its poll loop, util_join() while it joins a worker), runs the hook, prints and exits. A
+ * worker that is not taken care of within FATAL_WAIT_NS prints and exits by itself. */
 #include "proftop/util.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
+#include <unistd.h>
+
+#define FATAL_WAIT_NS 5000000000ull
 
 static void (*fatal_hook)(void);
+static pthread_t hook_thread;
+static int fatal_fd = -1;
+static atomic_flag fatal_claimed = ATOMIC_FLAG_INIT;
+static atomic_bool fatal_ready;
+static char fatal_text[512];
 
 void util_set_fatal_hook(void (*hook)(void))
 {
 	fatal_hook = hook;
+	hook_thread = pthread_self();
 }
 
-_Noreturn void fatal(const char *fmt, ...)
+int util_fatal_fd(void)
 {
-	va_list ap;
+	if (fatal_fd < 0)
+		fatal_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	return fatal_fd;
+}
 
+static _Noreturn void die(void)
+{
 	if (fatal_hook) {
 		void (*hook)(void) = fatal_hook;
 
 		fatal_hook = NULL; /* a failure inside the hook must not recurse */
 		hook();
 	}
-	fputs("proftop: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
+	fprintf(stderr, "proftop: %s\n", fatal_text);
 	exit(1);
+}
+
+static void sleep_ns(uint64_t ns)
+{
+	struct timespec ts = { (time_t)(ns / 1000000000u), (long)(ns % 1000000000u) };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* A worker's fatal error: hand it to the hook's thread and wait to be ended with the process. */
+static _Noreturn void hand_over(void)
+{
+	uint64_t one = 1;
+
+	atomic_store(&fatal_ready, true);
+	if (fatal_fd >= 0 && write(fatal_fd, &one, sizeof(one)) < 0) {
+		/* saturated: the hook's thread has been told already */
+	}
+	sleep_ns(FATAL_WAIT_NS);
+	fprintf(stderr, "proftop: %s\n", fatal_text);
+	_exit(1);
+}
+
+_Noreturn void fatal(const char *fmt, ...)
+{
+	va_list ap;
+
+	/* Only the first fatal error is told; a second thread failing meanwhile waits for the end. */
+	if (atomic_flag_test_and_set(&fatal_claimed)) {
+		if (fatal_hook && pthread_equal(pthread_self(), hook_thread) && atomic_load(&fatal_ready))
+			die();
+		for (;;)
+			sleep_ns(FATAL_WAIT_NS);
+	}
+	va_start(ap, fmt);
+	vsnprintf(fatal_text, sizeof(fatal_text), fmt, ap);
+	va_end(ap);
+	if (fatal_hook && !pthread_equal(pthread_self(), hook_thread))
+		hand_over();
+	die();
+}
+
+void util_fatal_check(void)
+{
+	uint64_t value;
+
+	if (fatal_fd >= 0 && read(fatal_fd, &value, sizeof(value)) < 0) {
+		/* nothing was written: see the flag */
+	}
+	if (atomic_load(&fatal_ready))
+		die();
+}
+
+int util_join(pthread_t thread)
+{
+	for (;;) {
+		struct timespec until;
+		int err;
+
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 50 * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		err = pthread_timedjoin_np(thread, NULL, &until);
+		if (err != ETIMEDOUT)
+			return -err;
+		util_fatal_check();
+	}
 }
 
 static void *check(void *ptr, size_t size)

@@ -1,10 +1,16 @@
 /* util.h — allocation that cannot fail and the one fatal-error path.
  *
- * Allocation failure is fatal: xmalloc() and friends call fatal(), which runs the cleanup hook a
- * frontend registered (the TUI restores the terminal there) before printing and exiting 1. */
+ * Allocation failure is the only fatal error: xmalloc() and friends call fatal(), which runs the
+ * cleanup hook a frontend registered (the TUI restores the terminal there) before printing and
+ * exiting 1. Everything else an engine thread meets is reported through diag.h.
+ *
+ * The hook runs only on the thread that registered it. fatal() on another thread hands the
+ * message over and waits: that thread must poll util_fatal_fd() and call util_fatal_check(), and
+ * join workers with util_join(). */
 #ifndef PROFTOP_UTIL_H
 #define PROFTOP_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -16,9 +22,15 @@ void xgrow(void **array, size_t *capacity, size_t needed, size_t elem_size);
 char *xstrdup(const char *s);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Called once by fatal() before it prints; NULL clears it. */
+/* Called once by fatal() before it prints, on the calling thread; NULL clears it. */
 void util_set_fatal_hook(void (*hook)(void));
 _Noreturn void fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Readable once a worker thread's fatal() waits for the hook's thread (made on the first call). */
+int util_fatal_fd(void);
+/* On the hook's thread: if a worker failed fatally, run the hook, print its message, exit 1. */
+void util_fatal_check(void);
+/* pthread_join() that runs util_fatal_check() while it waits. Returns 0 or -errno. */
+int util_join(pthread_t thread);
 
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock perf timestamps use). */
 uint64_t util_now_ns(void);
