@@ -13,7 +13,6 @@
  *
  * Prints figures; asserts nothing about them. */
 #include "proftop/profile.h"
-#include "proftop/symbols.h"
 #include "proftop/tui_screen.h"
 #include "proftop/util.h"
 
@@ -38,7 +37,7 @@
 static struct profile *synthetic_profile(void)
 {
 	static const char module[] = "synthetic";
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t funcs[DEPTH][FANOUT], stack[DEPTH];
 	char names[DEPTH][FANOUT][32];
 	unsigned leaves = 1;
@@ -46,10 +45,8 @@ static struct profile *synthetic_profile(void)
 	for (int d = 0; d < DEPTH; d++) {
 		leaves *= FANOUT;
 		for (int i = 0; i < FANOUT; i++) {
-			struct symbol s = { names[d][i], module, 0 };
-
 			snprintf(names[d][i], sizeof(names[d][i]), "level%d_function_%d", d, i);
-			funcs[d][i] = profile_func(p, &s);
+			funcs[d][i] = profile_func(p, module, names[d][i], 0);
 		}
 	}
 	for (unsigned leaf = 0; leaf < leaves; leaf++) {
@@ -94,7 +91,7 @@ static void time_frames(struct tui_screen *s, const char *what)
 static int bench_frame(void)
 {
 	struct profile *p = synthetic_profile();
-	struct profile_snapshot *snap = profile_snapshot(p);
+	struct snapshot *snap = profile_snapshot(p);
 	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
 	SCREEN *screen;
 	struct tui_screen s;

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void print_header(FILE *out, const struct profile_snapshot *s, const char *title)
+static void print_header(FILE *out, const struct snapshot *s, const char *title)
 {
 	const struct counters *c = &s->counters;
 
@@ -23,9 +23,9 @@ static void print_header(FILE *out, const struct profile_snapshot *s, const char
 		(unsigned long long)c->throttled, (unsigned long long)c->truncated);
 }
 
-static void print_functions(FILE *out, const struct profile_snapshot *s, long max_rows)
+static void print_functions(FILE *out, const struct snapshot *s, long max_rows)
 {
-	struct view_top_query query = { VIEW_SORT_SELF, NULL, PROFILE_NO_NODE };
+	struct view_top_query query = { VIEW_SORT_SELF, NULL, SNAPSHOT_NO_NODE };
 	struct view_row *rows;
 	size_t n = view_top(s, &query, &rows);
 
@@ -36,7 +36,7 @@ static void print_functions(FILE *out, const struct profile_snapshot *s, long ma
 	free(rows);
 }
 
-static void print_tree(FILE *out, const struct profile_snapshot *s, double min_percent,
+static void print_tree(FILE *out, const struct snapshot *s, double min_percent,
 		       long max_rows)
 {
 	struct view_tree_query query = { .min_pct = min_percent };
@@ -44,7 +44,7 @@ static void print_tree(FILE *out, const struct profile_snapshot *s, double min_p
 	struct view_tree tree;
 	size_t cap = 0, n;
 
-	view_tree_of(&tree, s, PROFILE_NO_NODE);
+	view_tree_of(&tree, s, SNAPSHOT_NO_NODE);
 	n = view_tree(&tree, &query, &rows, &cap);
 
 	fprintf(out, " TOTAL%%   SELF%%  FUNCTION  MODULE\n");
@@ -55,7 +55,7 @@ static void print_tree(FILE *out, const struct profile_snapshot *s, double min_p
 	view_tree_free(&tree);
 }
 
-void batch_print_table(FILE *out, const struct profile_snapshot *s, const char *title,
+void batch_print_table(FILE *out, const struct snapshot *s, const char *title,
 		       const struct batch_options *o, long max_rows)
 {
 	print_header(out, s, title);
@@ -77,22 +77,22 @@ static FILE *tables_out(const struct batch_options *o)
 static void print_latest(struct session *session, const char *title,
 			 const struct batch_options *o, long max_rows)
 {
-	struct profile_snapshot *s = session_snapshot(session);
+	struct snapshot *s = session_snapshot(session);
 
 	batch_print_table(tables_out(o), s, title, o, max_rows);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 }
 
 /* SIGUSR1: a snapshot now, profiling goes on. */
 static void save(struct session *session, const struct batch_options *o)
 {
-	struct profile_snapshot *s = session_snapshot(session);
+	struct snapshot *s = session_snapshot(session);
 	char *message;
 
 	export_save(s, o->export, &message);
 	fprintf(stderr, "proftop: %s\n", message);
 	free(message);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 }
 
 static int remaining_ms(uint64_t deadline, uint64_t now)

@@ -6,6 +6,7 @@
  * and to the caller after it ended. */
 #include "proftop/collector.h"
 
+#include "proftop/profile.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/symbols.h"
@@ -68,8 +69,8 @@ struct collector {
 	bool running;
 	atomic_bool stop;
 	pthread_mutex_t publish_lock;
-	struct profile_snapshot *published;
-	struct profile_snapshot *published_window; /* NULL unless want_window */
+	struct snapshot *published;
+	struct snapshot *published_window; /* NULL unless want_window */
 	atomic_bool want_window;
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
 };
@@ -86,7 +87,7 @@ struct collector *collector_new(struct ring *ring, struct sampler *sampler,
 	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
 	c->symbolizer = symbolizer_new();
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer);
-	c->profile = profile_new();
+	c->profile = profile_new(NULL);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -112,7 +113,8 @@ static uint32_t resolve_frame(struct collector *c, pid_t pid, uint64_t addr)
 	if (e->generation == c->frames_generation && e->addr == addr && e->pid == pid)
 		return e->func;
 	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
-	func = profile_func(c->profile, &sym);
+	func = profile_func(c->profile, sym.module, sym.function,
+			    sym.function ? sym.function_addr : sym.module_addr);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
 	if (sym.function)
 		*e = (struct frame_cache_entry){ addr, pid, func, c->frames_generation };
@@ -206,7 +208,7 @@ static bool drain(struct collector *c)
 	return any;
 }
 
-static void stamp(struct collector *c, struct profile_snapshot *s, uint64_t now)
+static void stamp(struct collector *c, struct snapshot *s, uint64_t now)
 {
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
@@ -228,7 +230,7 @@ void collector_set_cpu_times(struct collector *c, uint64_t user_ns, uint64_t sys
 static void publish(struct collector *c)
 {
 	uint64_t now = c->end_ns ? c->end_ns : util_now_ns();
-	struct profile_snapshot *s = profile_snapshot(c->profile), *old, *window = NULL, *old_window;
+	struct snapshot *s = profile_snapshot(c->profile), *old, *window = NULL, *old_window;
 
 	stamp(c, s, now);
 	if (atomic_load_explicit(&c->want_window, memory_order_relaxed)) {
@@ -241,8 +243,8 @@ static void publish(struct collector *c)
 	old_window = c->published_window;
 	c->published_window = window;
 	pthread_mutex_unlock(&c->publish_lock);
-	profile_snapshot_unref(old);
-	profile_snapshot_unref(old_window);
+	snapshot_unref(old);
+	snapshot_unref(old_window);
 	c->last_publish_ns = util_now_ns();
 	c->publish_cost_ns = c->last_publish_ns - now;
 	c->published_samples = profile_samples(c->profile);
@@ -350,23 +352,23 @@ void collector_want_window(struct collector *c, bool want)
 		publish(c);
 }
 
-struct profile_snapshot *collector_window_snapshot(struct collector *c)
+struct snapshot *collector_window_snapshot(struct collector *c)
 {
-	struct profile_snapshot *s = NULL;
+	struct snapshot *s = NULL;
 
 	pthread_mutex_lock(&c->publish_lock);
 	if (c->published_window)
-		s = profile_snapshot_ref(c->published_window);
+		s = snapshot_ref(c->published_window);
 	pthread_mutex_unlock(&c->publish_lock);
 	return s;
 }
 
-struct profile_snapshot *collector_snapshot(struct collector *c)
+struct snapshot *collector_snapshot(struct collector *c)
 {
-	struct profile_snapshot *s;
+	struct snapshot *s;
 
 	pthread_mutex_lock(&c->publish_lock);
-	s = profile_snapshot_ref(c->published);
+	s = snapshot_ref(c->published);
 	pthread_mutex_unlock(&c->publish_lock);
 	return s;
 }
@@ -376,8 +378,8 @@ void collector_free(struct collector *c)
 	if (!c)
 		return;
 	collector_finish(c);
-	profile_snapshot_unref(c->published);
-	profile_snapshot_unref(c->published_window);
+	snapshot_unref(c->published);
+	snapshot_unref(c->published_window);
 	profile_free(c->profile);
 	unwinder_free(c->unwinder);
 	symbolizer_free(c->symbolizer);

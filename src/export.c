@@ -99,80 +99,18 @@ uint64_t export_ns_to_ticks(uint64_t ns, unsigned hz)
 	return (uint64_t)(((unsigned __int128)ns * hz + 500000000u) / 1000000000u);
 }
 
-void export_scope_merged(struct export_scope *scope, const struct profile_snapshot *s)
+void export_scope_merged(struct export_scope *scope, const struct snapshot *s)
 {
 	scope->root = s->merged_root;
 	scope->thread = NULL;
 }
 
-/* --- the walk ----------------------------------------------------------------------------------- */
-
-static int hotter_first(const void *a, const void *b, void *arg)
+void export_walk_begin(struct snapshot_walk *w, const struct snapshot *s,
+		       const struct export_scope *scope, void (*leave)(void *arg, uint32_t node),
+		       void *arg)
 {
-	const struct profile_snapshot *s = arg;
-	const struct profile_node *x = &s->nodes[*(const uint32_t *)a];
-	const struct profile_node *y = &s->nodes[*(const uint32_t *)b];
-	int c;
-
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	c = strcmp(s->funcs[x->func].name, s->funcs[y->func].name);
-	if (c)
-		return c;
-	return x->func < y->func ? -1 : x->func > y->func;
-}
-
-size_t export_preorder(const struct profile_snapshot *s, uint32_t root, uint32_t **order)
-{
-	uint32_t *out = NULL, *stack = NULL, *kids = NULL;
-	size_t n = 0, out_cap = 0, depth = 0, stack_cap = 0, kids_cap = 0;
-	uint32_t node = root;
-
-	for (;;) {
-		size_t nkids = 0;
-
-		for (uint32_t c = s->nodes[node].first_child; c != PROFILE_NO_NODE;
-		     c = s->nodes[c].next_sibling) {
-			if (!s->nodes[c].total)
-				continue;
-			xgrow((void **)&kids, &kids_cap, nkids + 1, sizeof(*kids));
-			kids[nkids++] = c;
-		}
-		qsort_r(kids, nkids, sizeof(*kids), hotter_first, (void *)s);
-		/* Pushed coldest first, so the hottest is popped next. */
-		xgrow((void **)&stack, &stack_cap, depth + nkids, sizeof(*stack));
-		for (size_t i = nkids; i > 0; i--)
-			stack[depth++] = kids[i - 1];
-		if (!depth)
-			break;
-		node = stack[--depth];
-		xgrow((void **)&out, &out_cap, n + 1, sizeof(*out));
-		out[n++] = node;
-	}
-	free(stack);
-	free(kids);
-	*order = out;
-	return n;
-}
-
-void export_path_enter(struct export_path *path, const struct profile_snapshot *s, uint32_t node,
-		       void (*leave)(void *arg, uint32_t node), void *arg)
-{
-	uint32_t parent = s->nodes[node].parent;
-
-	while (path->depth && path->nodes[path->depth - 1] != parent) {
-		path->depth--;
-		if (leave)
-			leave(arg, path->nodes[path->depth]);
-	}
-	xgrow((void **)&path->nodes, &path->cap, path->depth + 1, sizeof(*path->nodes));
-	path->nodes[path->depth++] = node;
-}
-
-void export_path_free(struct export_path *path)
-{
-	free(path->nodes);
-	memset(path, 0, sizeof(*path));
+	*w = (struct snapshot_walk){ .nodes = s->nodes, .leave = leave, .arg = arg };
+	snapshot_walk_begin(w, scope->root, false);
 }
 
 /* --- files -------------------------------------------------------------------------------------- */
@@ -365,7 +303,7 @@ static int out_close(struct out_file *f, bool replace, char **message)
 	return 0;
 }
 
-static int write_format(FILE *out, const struct profile_snapshot *s, enum export_format format,
+static int write_format(FILE *out, const struct snapshot *s, enum export_format format,
 			const struct export_scope *scope)
 {
 	switch (format) {
@@ -380,7 +318,7 @@ static int write_format(FILE *out, const struct profile_snapshot *s, enum export
 	}
 }
 
-static int write_one(const struct profile_snapshot *s, const char *path, enum export_format format,
+static int write_one(const struct snapshot *s, const char *path, enum export_format format,
 		     const struct export_scope *scope, bool replace, char **message)
 {
 	struct out_file f;
@@ -397,13 +335,13 @@ static int write_one(const struct profile_snapshot *s, const char *path, enum ex
 	return out_close(&f, replace, message);
 }
 
-static char *thread_path(const char *path, const struct profile_thread *t)
+static char *thread_path(const char *path, const struct snapshot_thread *t)
 {
 	return xasprintf("%s.%d", path, (int)t->tid);
 }
 
 /* Every file of one save: path, or path.TID for each thread with samples. */
-static int write_files(const struct profile_snapshot *s, const char *path, enum export_format format,
+static int write_files(const struct snapshot *s, const char *path, enum export_format format,
 		       bool per_thread, bool replace, char **message)
 {
 	struct export_scope scope;
@@ -435,7 +373,7 @@ static int write_files(const struct profile_snapshot *s, const char *path, enum 
 	return 0;
 }
 
-int export_write(const struct profile_snapshot *s, const char *path, enum export_format format,
+int export_write(const struct snapshot *s, const char *path, enum export_format format,
 		 bool per_thread, char **message)
 {
 	*message = NULL;
@@ -443,7 +381,7 @@ int export_write(const struct profile_snapshot *s, const char *path, enum export
 }
 
 /* Whether any file a numbered save would write under name exists already. */
-static bool taken(const struct profile_snapshot *s, const char *name, bool per_thread)
+static bool taken(const struct snapshot *s, const char *name, bool per_thread)
 {
 	struct stat st;
 	bool any = false;
@@ -459,7 +397,7 @@ static bool taken(const struct profile_snapshot *s, const char *name, bool per_t
 	return any;
 }
 
-int export_save(const struct profile_snapshot *s, const struct export_options *o, char **message)
+int export_save(const struct snapshot *s, const struct export_options *o, char **message)
 {
 	static const struct export_options defaults = { NULL, EXPORT_AUTO, false, NULL };
 	enum export_format format;

@@ -31,14 +31,14 @@ struct edge {
 };
 
 struct callgrind {
-	const struct profile_snapshot *s;
+	const struct snapshot *s;
 	struct edge *edges;
 	size_t nedges, edges_cap;
 	struct idmap edge_index;   /* caller << 32 | callee → edge */
 	int32_t *innermost;        /* function → depth of its innermost frame on the path, or -1 */
 	int32_t *saved;            /* per path depth: innermost[] of its function before it */
 	size_t saved_cap;
-	struct export_path path;
+	const struct snapshot_walk *walk;
 };
 
 static struct edge *edge_of(struct callgrind *c, uint32_t caller, uint32_t callee)
@@ -55,23 +55,25 @@ static struct edge *edge_of(struct callgrind *c, uint32_t caller, uint32_t calle
 	return &c->edges[i];
 }
 
+/* The walk left node: its function's innermost frame is again the one before it. The walk's path
+ * is already without node, so its length is node's depth. */
 static void leave(void *arg, uint32_t node)
 {
 	struct callgrind *c = arg;
+	size_t depth;
 
-	c->innermost[c->s->nodes[node].func] = c->saved[c->path.depth];
+	snapshot_walk_path(c->walk, &depth);
+	c->innermost[c->s->nodes[node].func] = c->saved[depth];
 }
 
-static void visit(struct callgrind *c, uint32_t n)
+static void visit(struct callgrind *c, const struct snapshot_walk_step *step)
 {
-	const struct profile_node *node = &c->s->nodes[n];
-	const struct profile_node *parent;
-	size_t depth;
+	const struct snapshot_node *node = &c->s->nodes[step->node];
+	const struct snapshot_node *parent = &c->s->nodes[node->parent];
+	size_t depth = step->depth, len;
+	const uint32_t *path = snapshot_walk_path(c->walk, &len);
 	int32_t above;
 
-	export_path_enter(&c->path, c->s, n, leave, c);
-	depth = c->path.depth - 1;
-	parent = &c->s->nodes[node->parent];
 	if (depth > 0 && parent->func != node->func) {
 		struct edge *e = edge_of(c, parent->func, node->func);
 
@@ -80,7 +82,7 @@ static void visit(struct callgrind *c, uint32_t n)
 	}
 	above = c->innermost[node->func];
 	if (above >= 0 && (size_t)above + 1 < depth) {
-		uint32_t next = c->path.nodes[above + 1];
+		uint32_t next = path[above + 1];
 
 		edge_of(c, node->func, c->s->nodes[next].func)->cost -= node->total;
 	}
@@ -133,7 +135,7 @@ static void put_ref(FILE *out, const char *key, uint32_t id, bool *seen, const c
 
 /* Number the modules of the functions in the scope: functions with the same module string share
  * an id (the first such function's). */
-static void number_modules(const struct profile_snapshot *s, const uint64_t *total, uint32_t *id)
+static void number_modules(const struct snapshot *s, const uint64_t *total, uint32_t *id)
 {
 	struct strpool *pool = strpool_new();
 	struct idmap first;
@@ -159,7 +161,7 @@ struct names {
 	bool *ob, *fl, *fn;        /* ids whose name was given already, per name space */
 };
 
-static void put_function(FILE *out, const struct profile_snapshot *s, struct names *seen,
+static void put_function(FILE *out, const struct snapshot *s, struct names *seen,
 			 const uint32_t *module_id, uint32_t f, bool called)
 {
 	put_ref(out, called ? "cob" : "ob", module_id[f], seen->ob, s->funcs[f].module);
@@ -167,7 +169,7 @@ static void put_function(FILE *out, const struct profile_snapshot *s, struct nam
 	put_ref(out, called ? "cfn" : "fn", f, seen->fn, s->funcs[f].name);
 }
 
-int export_callgrind(FILE *out, const struct profile_snapshot *s, const struct export_scope *scope)
+int export_callgrind(FILE *out, const struct snapshot *s, const struct export_scope *scope)
 {
 	struct callgrind c = { .s = s };
 	uint64_t *self = xmalloc(s->nfuncs * sizeof(*self));
@@ -176,15 +178,19 @@ int export_callgrind(FILE *out, const struct profile_snapshot *s, const struct e
 	size_t *first_edge = xcalloc(s->nfuncs + 1, sizeof(*first_edge));
 	uint32_t *module_id = xcalloc(s->nfuncs, sizeof(*module_id));
 	struct names seen = { xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1) };
-	uint32_t *order;
-	size_t n = export_preorder(s, scope->root, &order), nfuncs = 0;
+	struct snapshot_walk w;
+	struct snapshot_walk_step step;
+	size_t nfuncs = 0;
 
 	idmap_init(&c.edge_index);
 	c.innermost = xmalloc(s->nfuncs * sizeof(*c.innermost));
 	memset(c.innermost, 0xff, s->nfuncs * sizeof(*c.innermost));
-	for (size_t i = 0; i < n; i++)
-		visit(&c, order[i]);
-	profile_snapshot_flat(s, scope->root, self, total);
+	c.walk = &w;
+	export_walk_begin(&w, s, scope, leave, &c);
+	while (snapshot_walk_next(&w, &step))
+		visit(&c, &step);
+	snapshot_walk_end(&w);
+	snapshot_flat(s, scope->root, self, total);
 	number_modules(s, total, module_id);
 	for (uint32_t f = 1; f < s->nfuncs; f++)
 		if (total[f])
@@ -218,12 +224,10 @@ int export_callgrind(FILE *out, const struct profile_snapshot *s, const struct e
 	}
 	fprintf(out, "totals: %llu\n", (unsigned long long)s->nodes[scope->root].total);
 
-	export_path_free(&c.path);
 	idmap_free(&c.edge_index);
 	free(c.edges);
 	free(c.innermost);
 	free(c.saved);
-	free(order);
 	free(self);
 	free(total);
 	free(funcs);

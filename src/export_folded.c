@@ -34,28 +34,26 @@ static void append_frame(struct folded *f, size_t depth, const char *name)
 	f->end[depth] = f->len = at;
 }
 
-int export_folded(FILE *out, const struct profile_snapshot *s, const struct export_scope *scope)
+int export_folded(FILE *out, const struct snapshot *s, const struct export_scope *scope)
 {
 	struct folded f = { 0 };
-	struct export_path path = { 0 };
-	uint32_t *order;
-	size_t n = export_preorder(s, scope->root, &order);
+	struct snapshot_walk w;
+	struct snapshot_walk_step step;
 
 	if (s->nodes[scope->root].self)
 		fprintf(out, "[unknown] %llu\n", (unsigned long long)s->nodes[scope->root].self);
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_node *node = &s->nodes[order[i]];
+	export_walk_begin(&w, s, scope, NULL, NULL);
+	while (snapshot_walk_next(&w, &step)) {
+		const struct snapshot_node *node = &s->nodes[step.node];
 		const char *name = s->funcs[node->func].name;
 
-		export_path_enter(&path, s, order[i], NULL, NULL);
-		append_frame(&f, path.depth - 1, *name ? name : "[unknown]");
+		append_frame(&f, step.depth, *name ? name : "[unknown]");
 		if (!node->self)
 			continue;
 		fwrite(f.line, 1, f.len, out);
 		fprintf(out, " %llu\n", (unsigned long long)node->self);
 	}
-	export_path_free(&path);
-	free(order);
+	snapshot_walk_end(&w);
 	free(f.line);
 	free(f.end);
 	return ferror(out) ? -(errno ? errno : EIO) : 0;

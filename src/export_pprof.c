@@ -24,11 +24,11 @@
 
 enum { WIRE_VARINT = 0, WIRE_BYTES = 2 };
 
-/* Profile's fields (profile.proto). */
+/* The fields of profile.proto's Profile message. */
 enum {
-	PROFILE_SAMPLE_TYPE = 1, PROFILE_SAMPLE = 2, PROFILE_MAPPING = 3, PROFILE_LOCATION = 4,
-	PROFILE_FUNCTION = 5, PROFILE_STRING_TABLE = 6, PROFILE_DURATION_NANOS = 10,
-	PROFILE_PERIOD_TYPE = 11, PROFILE_PERIOD = 12, PROFILE_COMMENT = 13,
+	PPROF_SAMPLE_TYPE = 1, PPROF_SAMPLE = 2, PPROF_MAPPING = 3, PPROF_LOCATION = 4,
+	PPROF_FUNCTION = 5, PPROF_STRING_TABLE = 6, PPROF_DURATION_NANOS = 10,
+	PPROF_PERIOD_TYPE = 11, PPROF_PERIOD = 12, PPROF_COMMENT = 13,
 };
 
 struct pb {
@@ -147,7 +147,7 @@ static void gz_varint_field(struct gz *g, unsigned field, uint64_t v)
 /* --- the profile -------------------------------------------------------------------------------- */
 
 struct pprof {
-	const struct profile_snapshot *s;
+	const struct snapshot *s;
 	struct strpool *pool;
 	struct idmap string_index;  /* interned string → index in strings */
 	const char **strings;
@@ -194,10 +194,8 @@ static void use_function(struct pprof *p, uint32_t func)
 }
 
 struct tree {
-	const struct profile_thread *thread; /* NULL: no thread labels */
+	const struct snapshot_thread *thread; /* NULL: no thread labels */
 	uint32_t root;
-	uint32_t *order;
-	size_t n;
 };
 
 static void value_type(struct pb *msg, struct pprof *p, const char *type, const char *unit)
@@ -231,64 +229,78 @@ static void sample(struct gz *g, struct pprof *p, const struct tree *t, const ui
 		if (t->thread->comm && *t->thread->comm)
 			label(msg, tmp, p, "thread_name", t->thread->comm, 0);
 	}
-	gz_record(g, PROFILE_SAMPLE, msg);
+	gz_record(g, PPROF_SAMPLE, msg);
 }
 
 /* The samples of one tree: each node with self samples, its stack leaf first. */
 static void samples_of(struct gz *g, struct pprof *p, const struct tree *t, uint64_t period,
 		       struct pb *msg, struct pb *tmp)
 {
-	const struct profile_snapshot *s = p->s;
-	struct export_path path = { 0 };
+	const struct snapshot *s = p->s;
+	struct export_scope scope = { t->root, t->thread };
+	struct snapshot_walk w;
+	struct snapshot_walk_step step;
 	uint64_t *stack = NULL;
 	size_t cap = 0;
 
 	if (s->nodes[t->root].self)
 		sample(g, p, t, NULL, 0, s->nodes[t->root].self, period, msg, tmp);
-	for (size_t i = 0; i < t->n && !g->err; i++) {
-		const struct profile_node *node = &s->nodes[t->order[i]];
+	export_walk_begin(&w, s, &scope, NULL, NULL);
+	while (!g->err && snapshot_walk_next(&w, &step)) {
+		size_t depth;
+		const uint32_t *path = snapshot_walk_path(&w, &depth);
 
-		export_path_enter(&path, s, t->order[i], NULL, NULL);
-		if (!node->self)
+		if (!s->nodes[step.node].self)
 			continue;
-		xgrow((void **)&stack, &cap, path.depth, sizeof(*stack));
-		for (size_t d = 0; d < path.depth; d++)
-			stack[d] = s->nodes[path.nodes[path.depth - 1 - d]].func;
-		sample(g, p, t, stack, path.depth, node->self, period, msg, tmp);
+		xgrow((void **)&stack, &cap, depth, sizeof(*stack));
+		for (size_t d = 0; d < depth; d++)
+			stack[d] = s->nodes[path[depth - 1 - d]].func;
+		sample(g, p, t, stack, depth, s->nodes[step.node].self, period, msg, tmp);
 	}
+	snapshot_walk_end(&w);
 	free(stack);
-	export_path_free(&path);
+}
+
+/* Give every function of a tree its mapping and strings, in the order the samples meet them. */
+static void use_functions(struct pprof *p, const struct tree *t)
+{
+	struct export_scope scope = { t->root, t->thread };
+	struct snapshot_walk w;
+	struct snapshot_walk_step step;
+
+	export_walk_begin(&w, p->s, &scope, NULL, NULL);
+	while (snapshot_walk_next(&w, &step))
+		use_function(p, p->s->nodes[step.node].func);
+	snapshot_walk_end(&w);
 }
 
 /* Which trees to write: the scope's, or for the merged scope each thread's. */
-static size_t trees_of(const struct profile_snapshot *s, const struct export_scope *scope,
+static size_t trees_of(const struct snapshot *s, const struct export_scope *scope,
 		       struct tree **out)
 {
 	struct tree *trees = xcalloc(s->nthreads + 1, sizeof(*trees));
 	size_t n = 0;
 
 	if (scope->thread || !s->nthreads) {
-		trees[n++] = (struct tree){ scope->thread, scope->root, NULL, 0 };
+		trees[n++] = (struct tree){ scope->thread, scope->root };
 	} else {
 		for (size_t i = 0; i < s->nthreads; i++)
 			if (s->nodes[s->threads[i].root].total)
-				trees[n++] = (struct tree){ &s->threads[i], s->threads[i].root, NULL, 0 };
+				trees[n++] = (struct tree){ &s->threads[i], s->threads[i].root };
 	}
-	for (size_t i = 0; i < n; i++)
-		trees[i].n = export_preorder(s, trees[i].root, &trees[i].order);
 	*out = trees;
 	return n;
 }
 
 static void tables(struct gz *g, struct pprof *p, struct pb *msg, struct pb *tmp)
 {
-	const struct profile_snapshot *s = p->s;
+	const struct snapshot *s = p->s;
 
 	for (size_t m = 0; m < p->nmappings && !g->err; m++) {
 		pb_uint(msg, 1, m + 1);
 		pb_uint(msg, 5, str_index(p, p->mappings[m]));
 		pb_uint(msg, 7, 1); /* has_functions */
-		gz_record(g, PROFILE_MAPPING, msg);
+		gz_record(g, PPROF_MAPPING, msg);
 	}
 	for (uint32_t f = 1; f < s->nfuncs && !g->err; f++) {
 		if (!p->mapping_of[f])
@@ -298,7 +310,7 @@ static void tables(struct gz *g, struct pprof *p, struct pb *msg, struct pb *tmp
 		pb_uint(msg, 1, f);
 		pb_uint(msg, 2, p->mapping_of[f]);
 		pb_bytes(msg, 4, tmp->buf, tmp->len);
-		gz_record(g, PROFILE_LOCATION, msg);
+		gz_record(g, PPROF_LOCATION, msg);
 	}
 	for (uint32_t f = 1; f < s->nfuncs && !g->err; f++) {
 		if (!p->mapping_of[f])
@@ -306,16 +318,16 @@ static void tables(struct gz *g, struct pprof *p, struct pb *msg, struct pb *tmp
 		pb_uint(msg, 1, f);
 		pb_uint(msg, 2, str_index(p, s->funcs[f].name));
 		pb_uint(msg, 3, str_index(p, s->funcs[f].name));
-		gz_record(g, PROFILE_FUNCTION, msg);
+		gz_record(g, PPROF_FUNCTION, msg);
 	}
 	for (size_t i = 0; i < p->nstrings && !g->err; i++) {
 		g->head.len = 0;
-		pb_bytes(&g->head, PROFILE_STRING_TABLE, p->strings[i], strlen(p->strings[i]));
+		pb_bytes(&g->head, PPROF_STRING_TABLE, p->strings[i], strlen(p->strings[i]));
 		gz_feed(g, g->head.buf, g->head.len, Z_NO_FLUSH);
 	}
 }
 
-int export_pprof(FILE *out, const struct profile_snapshot *s, const struct export_scope *scope)
+int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope *scope)
 {
 	struct pprof p = { .s = s, .pool = strpool_new() };
 	struct gz *g = xcalloc(1, sizeof(*g));
@@ -332,8 +344,7 @@ int export_pprof(FILE *out, const struct profile_snapshot *s, const struct expor
 	/* Strings are numbered as records use them; the table goes out after them all. */
 	str_index(&p, "");
 	for (size_t i = 0; i < ntrees; i++)
-		for (size_t j = 0; j < trees[i].n; j++)
-			use_function(&p, s->nodes[trees[i].order[j]].func);
+		use_functions(&p, &trees[i]);
 	comment = xasprintf("proftop %s: samples %llu overflow %llu dropped %llu throttled %llu "
 			    "truncated %llu", PROFTOP_VERSION,
 			    (unsigned long long)s->counters.samples,
@@ -348,25 +359,23 @@ int export_pprof(FILE *out, const struct profile_snapshot *s, const struct expor
 			 Z_DEFAULT_STRATEGY) != Z_OK)
 		fatal("out of memory (zlib)");
 	value_type(&msg, &p, "samples", "count");
-	gz_record(g, PROFILE_SAMPLE_TYPE, &msg);
+	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
 	value_type(&msg, &p, "cpu", "nanoseconds");
-	gz_record(g, PROFILE_SAMPLE_TYPE, &msg);
+	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
 	for (size_t i = 0; i < ntrees && !g->err; i++)
 		samples_of(g, &p, &trees[i], period, &msg, &tmp);
 	str_index(&p, comment);
 	tables(g, &p, &msg, &tmp);
-	gz_varint_field(g, PROFILE_DURATION_NANOS, s->elapsed_ns);
+	gz_varint_field(g, PPROF_DURATION_NANOS, s->elapsed_ns);
 	value_type(&msg, &p, "cpu", "nanoseconds");
-	gz_record(g, PROFILE_PERIOD_TYPE, &msg);
-	gz_varint_field(g, PROFILE_PERIOD, period);
-	gz_varint_field(g, PROFILE_COMMENT, str_index(&p, comment));
+	gz_record(g, PPROF_PERIOD_TYPE, &msg);
+	gz_varint_field(g, PPROF_PERIOD, period);
+	gz_varint_field(g, PPROF_COMMENT, str_index(&p, comment));
 	if (!g->err)
 		gz_feed(g, NULL, 0, Z_FINISH);
 	deflateEnd(&g->z);
 	err = g->err ? g->err : ferror(out) ? -(errno ? errno : EIO) : 0;
 
-	for (size_t i = 0; i < ntrees; i++)
-		free(trees[i].order);
 	free(trees);
 	free(comment);
 	free(msg.buf);

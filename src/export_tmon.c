@@ -26,7 +26,7 @@
 
 struct tmon {
 	FILE *out;
-	const struct profile_snapshot *s;
+	const struct snapshot *s;
 	uint32_t *ids;            /* function → its tmon id; 0 until declared */
 	uint32_t next_id;
 	struct strpool *pool;     /* the "package::name" strings declared so far */
@@ -61,7 +61,7 @@ static const char *clean(struct tmon *t, const char *field)
 /* Emit the & line of a function, with a name no other function of this file has. */
 static void declare(struct tmon *t, uint32_t func)
 {
-	const struct profile_func *f = &t->s->funcs[func];
+	const struct snapshot_func *f = &t->s->funcs[func];
 	char *package = xstrdup(clean(t, f->module));
 	char *name = xstrdup(clean(t, f->name));
 	char *unique = NULL;
@@ -92,7 +92,7 @@ static void leave(void *arg, uint32_t node)
 	fprintf(t->out, "- %u\n", t->ids[t->s->nodes[node].func]);
 }
 
-static void header(FILE *out, const struct profile_snapshot *s, unsigned hz, uint64_t marks)
+static void header(FILE *out, const struct snapshot *s, unsigned hz, uint64_t marks)
 {
 	const struct counters *c = &s->counters;
 
@@ -112,26 +112,39 @@ static void header(FILE *out, const struct profile_snapshot *s, unsigned hz, uin
 	fputs("\nPART2\n", out);
 }
 
-int export_tmon(FILE *out, const struct profile_snapshot *s, const struct export_scope *scope)
+/* The nodes the walk will enter: the header says how many marks follow. */
+static size_t count_nodes(const struct snapshot *s, const struct export_scope *scope)
+{
+	struct snapshot_walk w = { .nodes = s->nodes, .unordered = true };
+	struct snapshot_walk_step step;
+	size_t n = 0;
+
+	snapshot_walk_begin(&w, scope->root, false);
+	while (snapshot_walk_next(&w, &step))
+		n++;
+	snapshot_walk_end(&w);
+	return n;
+}
+
+int export_tmon(FILE *out, const struct snapshot *s, const struct export_scope *scope)
 {
 	struct tmon t = { out, s, xcalloc(s->nfuncs, sizeof(uint32_t)), 1, strpool_new(),
 			  { 0 }, NULL, 0 };
-	struct export_path path = { 0 };
 	unsigned hz = s->freq ? s->freq : 1;
-	uint32_t *order;
-	size_t n = export_preorder(s, scope->root, &order);
 	uint64_t root_self = s->nodes[scope->root].self;
+	struct snapshot_walk w;
+	struct snapshot_walk_step step;
 
 	idmap_init(&t.taken);
-	header(out, s, hz, 2 * (uint64_t)n);
+	header(out, s, hz, 2 * (uint64_t)count_nodes(s, scope));
 	/* Samples with no function at all pass outside every sub. */
 	if (root_self)
 		fprintf(out, "@ %llu 0 %llu\n", (unsigned long long)root_self,
 			(unsigned long long)root_self);
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_node *node = &s->nodes[order[i]];
+	export_walk_begin(&w, s, scope, leave, &t);
+	while (snapshot_walk_next(&w, &step)) {
+		const struct snapshot_node *node = &s->nodes[step.node];
 
-		export_path_enter(&path, s, order[i], leave, &t);
 		if (!t.ids[node->func])
 			declare(&t, node->func);
 		fprintf(out, "+ %u\n", t.ids[node->func]);
@@ -139,10 +152,7 @@ int export_tmon(FILE *out, const struct profile_snapshot *s, const struct export
 			fprintf(out, "@ %llu 0 %llu\n", (unsigned long long)node->self,
 				(unsigned long long)node->self);
 	}
-	while (path.depth)
-		leave(&t, path.nodes[--path.depth]);
-	export_path_free(&path);
-	free(order);
+	snapshot_walk_end(&w);
 	free(t.ids);
 	free(t.buf);
 	strpool_free(t.pool);

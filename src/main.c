@@ -61,7 +61,7 @@ static int run_screen(struct session *session, const struct options *options)
 }
 
 /* The -o snapshot. Returns 0, or 1 after saying why it could not be written. */
-static int write_snapshot(const struct profile_snapshot *s, const struct export_options *e)
+static int write_snapshot(const struct snapshot *s, const struct export_options *e)
 {
 	char *message;
 
@@ -76,8 +76,7 @@ static int write_snapshot(const struct profile_snapshot *s, const struct export_
 static int show_file(const struct options *options, bool interactive)
 {
 	struct report_options ro = { .path = options->input };
-	struct profile_snapshot *s;
-	struct profile *profile;
+	struct snapshot *s;
 	struct report *r;
 	char *message;
 	int status = 0;
@@ -87,15 +86,14 @@ static int show_file(const struct options *options, bool interactive)
 		free(message);
 		return 1;
 	}
-	s = report_snapshot(r, &profile);
+	s = report_snapshot(r);
 	report_free(r);
 	if (options->export.output)
 		status = write_snapshot(s, &options->export);
 	else if (!interactive || tui_browse(s, options->input, &options->tui) < 0)
 		batch_print_table(stdout, s, "=== proftop final", &options->batch,
 				  options->batch.max_rows);
-	profile_snapshot_unref(s);
-	profile_free(profile);
+	snapshot_unref(s);
 	return status;
 }
 
@@ -150,11 +148,11 @@ int main(int argc, char **argv)
 	if (status < 0)
 		status = batch_run(session, &options.batch);
 	if (options.export.output) {
-		struct profile_snapshot *s = session_snapshot(session);
+		struct snapshot *s = session_snapshot(session);
 
 		if (write_snapshot(s, &options.export))
 			status = 1;
-		profile_snapshot_unref(s);
+		snapshot_unref(s);
 	}
 	session_free(session);
 	command_output_close(&output);

@@ -1,44 +1,46 @@
-/* profile.c — per-thread call-stack tries and their snapshots.
+/* profile.c — per-thread call-stack tries, and the snapshots made of them.
  *
  * Invariants: nodes are only appended, and a node is always created after its parent, so a
  * parent's index is smaller than its children's. Snapshots rely on that to merge the per-thread
- * tries in one pass in index order. A node's total is the sum of its self and its children's
- * totals; profile_add() keeps that true by adding along the whole path.
+ * tries in one pass in index order (snapshot.c). A node's total is the sum of its self and its
+ * children's totals; profile_add() keeps that true by adding along the whole path.
  *
  * The time window is a ring of (time, leaf node) pairs in two arrays, oldest at win_head, with a
  * power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot counts each pair's
  * node as one self sample and sums totals bottom-up, which the index order makes one reverse pass. */
 #include "proftop/profile.h"
 
+#include "proftop/diag.h"
 #include "proftop/idmap.h"
-#include "proftop/symbols.h"
+#include "proftop/strpool.h"
 #include "proftop/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct func_key {
-	const void *module;
-	const void *function;  /* NULL: the function is the address below */
-	uint64_t addr;
+	const char *module;    /* interned in the profile's strings, so compared by pointer */
+	const char *name;      /* NULL: the function is the address below */
+	uint64_t addr;         /* where a named function starts; an unnamed one's address */
 };
 
 struct profile {
-	struct profile_func *funcs;
+	struct diag *diag;
+	struct strpool *strings;   /* names, modules, comms; shared with the snapshots */
+
+	struct snapshot_func *funcs;
 	struct func_key *func_keys;
 	size_t nfuncs, funcs_cap, keys_cap;
 	struct idmap func_index;  /* hash of func_key -> id (verified on lookup) */
 
-	struct profile_node *nodes;
+	struct snapshot_node *nodes;
 	size_t nnodes, nodes_cap;
 	struct idmap child_index; /* parent << 32 | func -> node */
 
-	struct profile_thread *threads;
+	struct snapshot_thread *threads;
 	size_t nthreads, threads_cap;
 	struct idmap thread_index; /* tid -> thread */
-
-	char **owned;              /* strings the profile made (names, comms) */
-	size_t nowned, owned_cap;
 	uint64_t samples;
 
 	uint64_t window_ns, now_ns;
@@ -47,23 +49,23 @@ struct profile {
 	size_t win_head, win_count, win_cap;
 };
 
-static const char *own(struct profile *p, char *s)
+static const char *intern(struct profile *p, const char *s)
 {
-	xgrow((void **)&p->owned, &p->owned_cap, p->nowned + 1, sizeof(*p->owned));
-	p->owned[p->nowned++] = s;
-	return s;
+	return strpool_intern(p->strings, s, strlen(s));
 }
 
-struct profile *profile_new(void)
+struct profile *profile_new(struct diag *diag)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
 
+	p->diag = diag;
+	p->strings = strpool_new();
 	idmap_init(&p->func_index);
 	idmap_init(&p->child_index);
 	idmap_init(&p->thread_index);
 	xgrow((void **)&p->funcs, &p->funcs_cap, 1, sizeof(*p->funcs));
 	xgrow((void **)&p->func_keys, &p->keys_cap, 1, sizeof(*p->func_keys));
-	p->funcs[0] = (struct profile_func){ "[root]", "" };
+	p->funcs[0] = (struct snapshot_func){ intern(p, "[root]"), intern(p, "") };
 	p->func_keys[0] = (struct func_key){ NULL, NULL, 0 };
 	p->nfuncs = 1;
 	return p;
@@ -73,9 +75,7 @@ void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
-	for (size_t i = 0; i < p->nowned; i++)
-		free(p->owned[i]);
-	free(p->owned);
+	strpool_free(p->strings);
 	free(p->funcs);
 	free(p->func_keys);
 	free(p->nodes);
@@ -88,41 +88,43 @@ void profile_free(struct profile *p)
 	free(p);
 }
 
-static uint64_t func_key_hash(const struct func_key *k, uint64_t seed)
+static uint32_t add_func(struct profile *p, const struct func_key *key)
 {
-	return util_hash_bytes(k, sizeof(*k), seed);
-}
-
-static uint32_t add_func(struct profile *p, const struct func_key *key, const struct symbol *sym)
-{
-	struct profile_func *f;
+	struct snapshot_func *f;
+	char *name = NULL;
 
 	xgrow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs));
 	xgrow((void **)&p->func_keys, &p->keys_cap, p->nfuncs + 1, sizeof(*p->func_keys));
 	f = &p->funcs[p->nfuncs];
-	f->module = own(p, xstrdup(sym->module ? sym->module : "[unknown]"));
-	if (sym->function)
-		f->name = own(p, xstrdup(sym->function));
-	else if (sym->module)
-		f->name = own(p, xasprintf("%s+0x%llx", sym->module, (unsigned long long)sym->module_addr));
-	else
-		f->name = own(p, xasprintf("0x%llx", (unsigned long long)sym->module_addr));
+	f->module = key->module;
+	if (!key->name)
+		name = xasprintf("%s+0x%llx", key->module, (unsigned long long)key->addr);
+	f->name = name ? intern(p, name) : key->name;
+	free(name);
 	p->func_keys[p->nfuncs] = *key;
 	return (uint32_t)p->nfuncs++;
 }
 
-uint32_t profile_func(struct profile *p, const struct symbol *sym)
+uint32_t profile_func(struct profile *p, const char *module, const char *name, uint64_t addr)
 {
-	struct func_key key = { sym->module, sym->function, sym->function ? 0 : sym->module_addr };
+	char unmapped[32];
+	struct func_key key;
 	uint32_t id;
+
+	if (!module && !name) { /* an address no mapping holds: named by itself */
+		snprintf(unmapped, sizeof(unmapped), "0x%llx", (unsigned long long)addr);
+		name = unmapped;
+	}
+	key = (struct func_key){ intern(p, module ? module : "[unknown]"),
+				 name ? intern(p, name) : NULL, addr };
 
 	/* Hash collisions between different keys are resolved by probing with the next seed. */
 	for (uint64_t seed = 0;; seed++) {
-		uint64_t h = func_key_hash(&key, seed);
+		uint64_t h = util_hash_bytes(&key, sizeof(key), seed);
 
 		id = idmap_get(&p->func_index, h);
 		if (id == IDMAP_MISSING) {
-			id = add_func(p, &key, sym);
+			id = add_func(p, &key);
 			idmap_put(&p->func_index, h, id);
 			return id;
 		}
@@ -131,15 +133,24 @@ uint32_t profile_func(struct profile *p, const struct symbol *sym)
 	}
 }
 
+/* A new node of func under parent, or SNAPSHOT_NO_NODE when the tries hold as many nodes as ids
+ * can number (then the sample stays at parent, and the user is told once). Thread roots have
+ * room of their own beyond that. */
 static uint32_t new_node(struct profile *p, uint32_t func, uint32_t parent)
 {
 	uint32_t id = (uint32_t)p->nnodes;
 
-	if (p->nnodes >= PROFILE_NO_NODE - 1)
-		fatal("call tree too large (%zu nodes)", p->nnodes);
+	if (parent == SNAPSHOT_NO_NODE && p->nnodes >= PROFILE_MAX_NODES + PROFILE_MAX_THREADS)
+		return SNAPSHOT_NO_NODE;
+	if (parent != SNAPSHOT_NO_NODE && p->nnodes >= PROFILE_MAX_NODES) {
+		diag_report(p->diag, DIAG_WARNING, "the call tree has %zu nodes, the most it can hold: "
+			    "samples on new call paths are counted at their deepest known caller",
+			    p->nnodes);
+		return SNAPSHOT_NO_NODE;
+	}
 	xgrow((void **)&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(*p->nodes));
-	p->nodes[id] = (struct profile_node){ func, parent, PROFILE_NO_NODE, PROFILE_NO_NODE, 0, 0 };
-	if (parent != PROFILE_NO_NODE) {
+	p->nodes[id] = (struct snapshot_node){ func, parent, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0 };
+	if (parent != SNAPSHOT_NO_NODE) {
 		p->nodes[id].next_sibling = p->nodes[parent].first_child;
 		p->nodes[parent].first_child = id;
 		idmap_put(&p->child_index, (uint64_t)parent << 32 | func, id);
@@ -148,26 +159,32 @@ static uint32_t new_node(struct profile *p, uint32_t func, uint32_t parent)
 	return id;
 }
 
-static struct profile_thread *thread_of(struct profile *p, pid_t pid, pid_t tid)
+/* The thread's entry, made on first sight; NULL when no root can be made for it. */
+static struct snapshot_thread *thread_of(struct profile *p, pid_t pid, pid_t tid)
 {
 	uint32_t i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)tid);
-	struct profile_thread *t;
+	struct snapshot_thread *t;
+	uint32_t root;
 
 	if (i != IDMAP_MISSING)
 		return &p->threads[i];
+	root = new_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE);
+	if (root == SNAPSHOT_NO_NODE)
+		return NULL;
 	xgrow((void **)&p->threads, &p->threads_cap, p->nthreads + 1, sizeof(*p->threads));
 	t = &p->threads[p->nthreads];
-	*t = (struct profile_thread){ pid, tid, NULL, new_node(p, PROFILE_ROOT_FUNC, PROFILE_NO_NODE), 0 };
+	*t = (struct snapshot_thread){ pid, tid, NULL, root, 0 };
 	idmap_put(&p->thread_index, (uint64_t)(uint32_t)tid, (uint32_t)p->nthreads++);
 	return t;
 }
 
 void profile_set_comm(struct profile *p, pid_t pid, pid_t tid, const char *comm)
 {
-	struct profile_thread *t = thread_of(p, pid, tid);
+	struct snapshot_thread *t = thread_of(p, pid, tid);
 
-	if (!t->comm || strcmp(t->comm, comm))
-		t->comm = own(p, xstrdup(comm));
+	if (!t)
+		return;
+	t->comm = intern(p, comm);
 	t->pid = pid;
 }
 
@@ -242,13 +259,16 @@ static void window_push(struct profile *p, uint32_t node)
 	p->win_count++;
 }
 
-/* Add count samples along funcs; returns the leaf's node. */
+/* Add count samples along funcs; returns the leaf's node (SNAPSHOT_NO_NODE: not added). */
 static uint32_t add_stack(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
 			  size_t depth, uint64_t count)
 {
-	struct profile_thread *t = thread_of(p, pid, tid);
-	uint32_t node = t->root;
+	struct snapshot_thread *t = thread_of(p, pid, tid);
+	uint32_t node;
 
+	if (!t)
+		return SNAPSHOT_NO_NODE;
+	node = t->root;
 	t->samples += count;
 	p->samples += count;
 	p->nodes[node].total += count;
@@ -257,6 +277,8 @@ static uint32_t add_stack(struct profile *p, pid_t pid, pid_t tid, const uint32_
 
 		if (child == IDMAP_MISSING)
 			child = new_node(p, funcs[i], node);
+		if (child == SNAPSHOT_NO_NODE)
+			break;
 		node = child;
 		p->nodes[node].total += count;
 	}
@@ -268,7 +290,7 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
 {
 	uint32_t node = add_stack(p, pid, tid, funcs, depth, 1);
 
-	if (p->window_ns)
+	if (p->window_ns && node != SNAPSHOT_NO_NODE)
 		window_push(p, node);
 }
 
@@ -283,133 +305,40 @@ uint64_t profile_samples(const struct profile *p)
 	return p->samples;
 }
 
-/* Append to nodes (of the snapshot) the merge of every thread's trie under one new root. */
-static uint32_t merge_threads(struct profile_node *nodes, size_t nthread_nodes, size_t *nnodes)
-{
-	uint32_t *merged_of = xmalloc(nthread_nodes * sizeof(*merged_of));
-	uint32_t root = (uint32_t)*nnodes;
-	struct idmap children;
-
-	idmap_init(&children);
-	nodes[(*nnodes)++] = (struct profile_node){ PROFILE_ROOT_FUNC, PROFILE_NO_NODE,
-						   PROFILE_NO_NODE, PROFILE_NO_NODE, 0, 0 };
-	for (size_t i = 0; i < nthread_nodes; i++) {
-		const struct profile_node *n = &nodes[i];
-		uint32_t m;
-
-		if (n->parent == PROFILE_NO_NODE) {
-			m = root;
-		} else {
-			uint32_t parent = merged_of[n->parent];
-			uint64_t key = (uint64_t)parent << 32 | n->func;
-
-			m = idmap_get(&children, key);
-			if (m == IDMAP_MISSING) {
-				m = (uint32_t)(*nnodes)++;
-				nodes[m] = (struct profile_node){ n->func, parent, PROFILE_NO_NODE,
-								  nodes[parent].first_child, 0, 0 };
-				nodes[parent].first_child = m;
-				idmap_put(&children, key, m);
-			}
-		}
-		nodes[m].self += n->self;
-		nodes[m].total += n->total;
-		merged_of[i] = m;
-	}
-	idmap_free(&children);
-	free(merged_of);
-	return root;
-}
-
-void profile_snapshot_flat(const struct profile_snapshot *s, uint32_t top, uint64_t *self,
-			   uint64_t *total)
-{
-	/* How many times each function is on the current path: its total counts only where it is
-	 * not already on the path above, so recursion is not counted twice. */
-	uint32_t *on_path = xcalloc(s->nfuncs, sizeof(*on_path));
-	const struct profile_node *nodes = s->nodes;
-	uint32_t n = top;
-
-	memset(self, 0, s->nfuncs * sizeof(*self));
-	memset(total, 0, s->nfuncs * sizeof(*total));
-	for (; n != PROFILE_NO_NODE; n = profile_walk_next(nodes, top, n, on_path)) {
-		const struct profile_node *node = &nodes[n];
-
-		self[node->func] += node->self;
-		if (!on_path[node->func]++)
-			total[node->func] += node->total;
-	}
-	free(on_path);
-}
-
-uint32_t profile_walk_next(const struct profile_node *nodes, uint32_t top, uint32_t n,
-			   uint32_t *on_path)
-{
-	if (nodes[n].first_child != PROFILE_NO_NODE)
-		return nodes[n].first_child;
-	/* Leave finished nodes until one has a next sibling. */
-	for (;;) {
-		if (on_path)
-			on_path[nodes[n].func]--;
-		if (n == top)
-			return PROFILE_NO_NODE;
-		if (nodes[n].next_sibling != PROFILE_NO_NODE)
-			return nodes[n].next_sibling;
-		n = nodes[n].parent;
-	}
-}
-
 /* Room for the thread tries and the merged tree a snapshot makes of them. */
-static struct profile_node *snapshot_nodes(const struct profile *p)
+static struct snapshot_node *snapshot_nodes(const struct profile *p)
 {
-	return xmalloc((2 * p->nnodes + 1) * sizeof(struct profile_node));
+	return xmalloc((2 * p->nnodes + 1) * sizeof(struct snapshot_node));
 }
 
 /* A snapshot over nodes (from snapshot_nodes(), taken over): the profile's tries with the counts
  * to show, over samples samples. */
-static struct profile_snapshot *snapshot_of(const struct profile *p, struct profile_node *nodes,
-					    uint64_t samples)
+static struct snapshot *snapshot_of(const struct profile *p, struct snapshot_node *nodes,
+				    uint64_t samples)
 {
-	struct profile_snapshot *s = xcalloc(1, sizeof(*s));
-	struct profile_func *funcs = xmalloc(p->nfuncs * sizeof(*funcs));
-	struct profile_thread *threads = xmalloc((p->nthreads + 1) * sizeof(*threads));
-	uint64_t *self = xmalloc(p->nfuncs * sizeof(*self));
-	uint64_t *total = xmalloc(p->nfuncs * sizeof(*total));
-	size_t nnodes = p->nnodes;
+	struct snapshot_func *funcs = xmalloc(p->nfuncs * sizeof(*funcs));
+	struct snapshot_thread *threads = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*threads));
 
-	atomic_init(&s->refs, 1);
 	memcpy(funcs, p->funcs, p->nfuncs * sizeof(*funcs));
-	for (size_t i = 0; i < p->nthreads; i++) {
-		threads[i] = p->threads[i];
-		threads[i].samples = nodes[threads[i].root].total;
-	}
-	s->merged_root = merge_threads(nodes, p->nnodes, &nnodes);
-	s->samples = samples;
-	s->nodes = nodes;
-	s->nnodes = nnodes;
-	s->funcs = funcs;
-	s->nfuncs = p->nfuncs;
-	s->threads = threads;
-	s->nthreads = p->nthreads;
-	profile_snapshot_flat(s, s->merged_root, self, total);
-	s->func_self = self;
-	s->func_total = total;
-	return s;
+	if (p->nthreads)
+		memcpy(threads, p->threads, p->nthreads * sizeof(*threads));
+	return snapshot_new(nodes, p->nnodes, funcs, p->nfuncs, threads, p->nthreads, samples,
+			    strpool_ref(p->strings));
 }
 
-struct profile_snapshot *profile_snapshot(const struct profile *p)
+struct snapshot *profile_snapshot(const struct profile *p)
 {
-	struct profile_node *nodes = snapshot_nodes(p);
+	struct snapshot_node *nodes = snapshot_nodes(p);
 
 	if (p->nnodes)
 		memcpy(nodes, p->nodes, p->nnodes * sizeof(*nodes));
 	return snapshot_of(p, nodes, p->samples);
 }
 
-struct profile_snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
+struct snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
 {
-	struct profile_node *nodes = snapshot_nodes(p);
-	struct profile_snapshot *s;
+	struct snapshot_node *nodes = snapshot_nodes(p);
+	struct snapshot *s;
 
 	window_trim(p, window_start(p, now_ns));
 	for (size_t i = 0; i < p->nnodes; i++) {
@@ -421,28 +350,10 @@ struct profile_snapshot *profile_window_snapshot(struct profile *p, uint64_t now
 	/* Children come after their parent: one reverse pass sums every subtree. */
 	for (size_t i = p->nnodes; i-- > 0;) {
 		nodes[i].total += nodes[i].self;
-		if (nodes[i].parent != PROFILE_NO_NODE)
+		if (nodes[i].parent != SNAPSHOT_NO_NODE)
 			nodes[nodes[i].parent].total += nodes[i].total;
 	}
 	s = snapshot_of(p, nodes, p->win_count);
 	s->window_ns = p->window_ns;
 	return s;
-}
-
-struct profile_snapshot *profile_snapshot_ref(struct profile_snapshot *s)
-{
-	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
-	return s;
-}
-
-void profile_snapshot_unref(struct profile_snapshot *s)
-{
-	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
-		return;
-	free((void *)s->nodes);
-	free((void *)s->funcs);
-	free((void *)s->threads);
-	free((void *)s->func_self);
-	free((void *)s->func_total);
-	free(s);
 }

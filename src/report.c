@@ -19,7 +19,7 @@
 #include "proftop/counters.h"
 #include "proftop/idmap.h"
 #include "proftop/strpool.h"
-#include "proftop/symbols.h"
+#include "proftop/profile.h"
 #include "proftop/util.h"
 
 #include <errno.h>
@@ -972,13 +972,11 @@ static char *unspace(const char *s, size_t len)
 
 /* The profile's id for report function f: its module is the & line's package (or what precedes
  * the last "::" of its full name), its name the rest. */
-static uint32_t profile_func_of(const struct report *r, struct profile *p, struct strpool *pool,
-				uint32_t f)
+static uint32_t profile_func_of(const struct report *r, struct profile *p, uint32_t f)
 {
 	const struct rfunc *fn = &r->funcs[f];
 	const char *package = fn->package, *name = fn->name;
 	size_t plen, nlen;
-	struct symbol sym;
 	char *a, *b;
 	uint32_t id;
 
@@ -997,9 +995,7 @@ static uint32_t profile_func_of(const struct report *r, struct profile *p, struc
 	}
 	a = unspace(package, plen);
 	b = unspace(name, nlen);
-	sym = (struct symbol){ strpool_intern(pool, b, strlen(b)), strpool_intern(pool, a, strlen(a)),
-			       0 };
-	id = profile_func(p, &sym);
+	id = profile_func(p, a, b, 0);
 	free(a);
 	free(b);
 	return id;
@@ -1013,15 +1009,14 @@ static uint64_t to_count(double x)
 	return x < 1e19 ? (uint64_t)(x + 0.5) : (uint64_t)1e19;
 }
 
-struct profile_snapshot *report_snapshot(const struct report *r, struct profile **out)
+struct snapshot *report_snapshot(const struct report *r)
 {
-	struct profile *p = profile_new();
-	struct strpool *pool = strpool_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t *ids = xmalloc((r->nfuncs + 1) * sizeof(*ids));
 	uint32_t *depth_of = xcalloc(r->nnodes, sizeof(*depth_of));
 	uint32_t *stack = NULL;
 	size_t cap = 0;
-	struct profile_snapshot *s;
+	struct snapshot *s;
 	uint64_t total = 0;
 
 	memset(ids, 0xff, (r->nfuncs + 1) * sizeof(*ids));
@@ -1044,7 +1039,7 @@ struct profile_snapshot *report_snapshot(const struct report *r, struct profile 
 			uint32_t f = r->nodes[up].func;
 
 			if (ids[f] == UINT32_MAX)
-				ids[f] = profile_func_of(r, p, pool, f);
+				ids[f] = profile_func_of(r, p, f);
 			stack[d - 1] = ids[f];
 		}
 		profile_add_n(p, 0, 0, stack, depth, ticks);
@@ -1062,8 +1057,7 @@ struct profile_snapshot *report_snapshot(const struct report *r, struct profile 
 	free(stack);
 	free(depth_of);
 	free(ids);
-	strpool_free(pool);
-	*out = p;
+	profile_free(p);
 	return s;
 }
 

@@ -147,7 +147,7 @@ unsigned session_events(struct session *s)
 	return events;
 }
 
-struct profile_snapshot *session_snapshot(struct session *s)
+struct snapshot *session_snapshot(struct session *s)
 {
 	return collector_snapshot(s->collector);
 }
@@ -157,7 +157,7 @@ void session_want_window(struct session *s, bool want)
 	collector_want_window(s->collector, want);
 }
 
-struct profile_snapshot *session_window_snapshot(struct session *s)
+struct snapshot *session_window_snapshot(struct session *s)
 {
 	return collector_window_snapshot(s->collector);
 }

@@ -3,9 +3,15 @@
  * Copies go into chunks that are only ever appended to and are freed together in strpool_free(),
  * so a returned pointer never moves. An open-addressing table (linear probing, power-of-two size,
  * kept at most half full) maps a string to its copy; each slot caches the hash and length so that
- * growing the table and rejecting mismatches never touch the string bytes. */
+ * growing the table and rejecting mismatches never touch the string bytes.
+ *
+ * References: the pool is freed when its last reference goes. The collector's profile interns
+ * into a pool while snapshots on other threads hold references to it and read the strings they
+ * were made with: those bytes never change after they are written, and the table and chunk list
+ * the interning thread changes are not what readers look at. */
 #include "proftop/strpool.h"
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +34,7 @@ struct strpool_slot {
 };
 
 struct strpool {
+	atomic_int refs;
 	struct strpool_slot *slots;
 	size_t nslots;		/* a power of two */
 	size_t count;
@@ -38,8 +45,15 @@ struct strpool *strpool_new(void)
 {
 	struct strpool *pool = xcalloc(1, sizeof(*pool));
 
+	atomic_init(&pool->refs, 1);
 	pool->nslots = 256;
 	pool->slots = xcalloc(pool->nslots, sizeof(*pool->slots));
+	return pool;
+}
+
+struct strpool *strpool_ref(struct strpool *pool)
+{
+	atomic_fetch_add_explicit(&pool->refs, 1, memory_order_relaxed);
 	return pool;
 }
 
@@ -47,7 +61,7 @@ void strpool_free(struct strpool *pool)
 {
 	struct strpool_chunk *chunk, *next;
 
-	if (!pool)
+	if (!pool || atomic_fetch_sub_explicit(&pool->refs, 1, memory_order_acq_rel) != 1)
 		return;
 	for (chunk = pool->chunks; chunk; chunk = next) {
 		next = chunk->next;

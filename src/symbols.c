@@ -180,7 +180,8 @@ static uint64_t module_translate(const struct module *mod, uint64_t off)
 	return off;
 }
 
-static const char *module_lookup(const struct module *mod, uint64_t addr)
+/* The function holding addr, or NULL. */
+static const struct module_func *module_lookup(const struct module *mod, uint64_t addr)
 {
 	size_t lo = 0, hi = mod->nfuncs;
 
@@ -194,7 +195,7 @@ static const char *module_lookup(const struct module *mod, uint64_t addr)
 	}
 	if (!lo || addr >= mod->funcs[lo - 1].end)
 		return NULL;
-	return mod->funcs[lo - 1].name;
+	return &mod->funcs[lo - 1];
 }
 
 static uint64_t module_addr(const struct module *mod, const struct mapping *m, uint64_t addr)
@@ -1175,9 +1176,11 @@ void symbolizer_exit(struct symbolizer *s, pid_t pid)
 void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct symbol *out)
 {
 	struct mapping *m = maps_find(s->maps, pid, addr);
+	const struct module_func *func;
 	struct module *mod;
 
 	out->function = NULL;
+	out->function_addr = 0;
 	out->module = NULL;
 	out->module_addr = addr;
 	if (!m) {
@@ -1197,7 +1200,9 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 		m->cookie = mod = symbolizer_module(s, pid, m);
 	out->module = mod->name;
 	out->module_addr = module_addr(mod, m, addr);
-	out->function = module_lookup(mod, out->module_addr);
+	func = module_lookup(mod, out->module_addr);
+	out->function = func ? func->name : NULL;
+	out->function_addr = func ? func->start : 0;
 	/* Only ELF files have symbols; anything else may be JIT code (anonymous memory, or a
 	 * memfd a JIT maps twice). */
 	if (!out->function && !mod->elf)

@@ -273,7 +273,7 @@ static void change_freq(struct tui *t, bool up)
 
 static void refresh_snapshot(struct tui *t)
 {
-	struct profile_snapshot *s = NULL;
+	struct snapshot *s = NULL;
 
 	if (t->screen.window)
 		s = session_window_snapshot(t->session);
@@ -504,7 +504,7 @@ int tui_run(struct session *session, const struct tui_options *o)
 	return status;
 }
 
-int tui_browse(struct profile_snapshot *snapshot, const char *title, const struct tui_options *o)
+int tui_browse(struct snapshot *snapshot, const char *title, const struct tui_options *o)
 {
 	struct signalfd_siginfo info;
 	sigset_t quit, old;
@@ -520,7 +520,7 @@ int tui_browse(struct profile_snapshot *snapshot, const char *title, const struc
 	t.quit_fd = signalfd(-1, &quit, SFD_CLOEXEC | SFD_NONBLOCK);
 	t.screen.ended = true;
 	snprintf(t.screen.state, sizeof(t.screen.state), "saved profile");
-	tui_screen_set_snapshot(&t.screen, profile_snapshot_ref(snapshot));
+	tui_screen_set_snapshot(&t.screen, snapshot_ref(snapshot));
 	loop(&t);
 	finish(&t);
 	/* The signal that ended the loop was the request; it must not kill proftop once unblocked. */

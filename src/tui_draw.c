@@ -128,7 +128,7 @@ static unsigned long pct_attr(const struct tui_screen *s, double pct)
 
 static void draw_title(struct tui_screen *s, int y)
 {
-	const struct profile_snapshot *p = s->live;
+	const struct snapshot *p = s->live;
 	unsigned long a = s->attrs[THEME_HEADER];
 	char text[512], mode[64];
 	int x;

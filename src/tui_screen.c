@@ -28,8 +28,8 @@ void tui_screen_init(struct tui_screen *s, const char *target)
 
 void tui_screen_free(struct tui_screen *s)
 {
-	profile_snapshot_unref(s->shown);
-	profile_snapshot_unref(s->live);
+	snapshot_unref(s->shown);
+	snapshot_unref(s->live);
 	free(s->top);
 	free(s->tree);
 	free(s->callers);
@@ -53,9 +53,9 @@ void tui_screen_message(struct tui_screen *s, bool error, const char *fmt, ...)
 }
 
 /* Rates per second and the sparkline, from the previous newest snapshot to this one. */
-static void update_rates(struct tui_screen *s, const struct profile_snapshot *next)
+static void update_rates(struct tui_screen *s, const struct snapshot *next)
 {
-	const struct profile_snapshot *prev = s->live;
+	const struct snapshot *prev = s->live;
 	const uint64_t *a, *b;
 	double dt;
 
@@ -74,19 +74,19 @@ static void update_rates(struct tui_screen *s, const struct profile_snapshot *ne
 	s->spark[s->nspark++] = b[0] - a[0];
 }
 
-void tui_screen_set_snapshot(struct tui_screen *s, struct profile_snapshot *snapshot)
+void tui_screen_set_snapshot(struct tui_screen *s, struct snapshot *snapshot)
 {
 	if (snapshot == s->live) {
-		profile_snapshot_unref(snapshot);
+		snapshot_unref(snapshot);
 		return;
 	}
 	update_rates(s, snapshot);
-	profile_snapshot_unref(s->live);
+	snapshot_unref(s->live);
 	s->live = snapshot;
 	if (s->paused && s->shown)
 		return;
-	profile_snapshot_unref(s->shown);
-	s->shown = profile_snapshot_ref(snapshot);
+	snapshot_unref(s->shown);
+	s->shown = snapshot_ref(snapshot);
 	s->stale = true;
 }
 
@@ -97,7 +97,7 @@ static uint32_t scope_root(const struct tui_screen *s)
 	for (size_t i = 0; s->thread && i < s->shown->nthreads; i++)
 		if (s->shown->threads[i].tid == s->thread)
 			return s->shown->threads[i].root;
-	return PROFILE_NO_NODE;
+	return SNAPSHOT_NO_NODE;
 }
 
 static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
@@ -151,7 +151,7 @@ static void rebuild_tree(struct tui_screen *s)
 	if (s->focused) {
 		uint32_t node = view_tree_find(&s->tree_src, s->focus, s->nfocus);
 
-		if (node == PROFILE_NO_NODE) {
+		if (node == SNAPSHOT_NO_NODE) {
 			s->focused = false;
 		} else {
 			tree.root = node;
@@ -171,7 +171,7 @@ static uint32_t callers_subject(struct tui_screen *s, uint32_t scope)
 
 	if (s->callers_func && s->callers_func < s->shown->nfuncs)
 		return s->callers_func;
-	f = view_top(s->shown, &q, &rows) ? rows[0].func : PROFILE_ROOT_FUNC;
+	f = view_top(s->shown, &q, &rows) ? rows[0].func : SNAPSHOT_ROOT_FUNC;
 	free(rows);
 	return f;
 }
@@ -180,14 +180,14 @@ static uint32_t callers_subject(struct tui_screen *s, uint32_t scope)
 static void rebuild_callers(struct tui_screen *s)
 {
 	uint32_t scope = scope_root(s);
-	uint32_t top = scope == PROFILE_NO_NODE ? s->shown->merged_root : scope;
+	uint32_t top = scope == SNAPSHOT_NO_NODE ? s->shown->merged_root : scope;
 	struct view_tree_query q = { 0, NULL, &s->callers_open, true, s->shown->nodes[top].total };
 	size_t n = 0;
 
 	view_tree_free(&s->callers_src);
 	memset(&s->callers_src, 0, sizeof(s->callers_src));
 	uint32_t f = callers_subject(s, scope);
-	if (f != PROFILE_ROOT_FUNC) {
+	if (f != SNAPSHOT_ROOT_FUNC) {
 		view_callers(&s->callers_src, s->shown, scope, f);
 		n = view_tree(&s->callers_src, &q, &s->callers, &s->callers_cap);
 	}
@@ -534,8 +534,8 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 	case ' ':
 		s->paused = !s->paused;
 		if (!s->paused && s->live && s->live != s->shown) {
-			profile_snapshot_unref(s->shown);
-			s->shown = profile_snapshot_ref(s->live);
+			snapshot_unref(s->shown);
+			s->shown = snapshot_ref(s->live);
 			s->stale = true;
 		}
 		return TUI_ACT_PAUSE;

@@ -1,9 +1,8 @@
 /* view.c — snapshot → rows: the top functions, call trees flattened for display, callers trees
  * and threads.
  *
- * Flattening a tree is a depth-first walk with an explicit stack: a node's children are pushed
- * coolest first, so the hottest is popped, shown, and (when open) followed first. Only open nodes
- * have their children sorted, so a frame costs the rows it shows, not the size of the tree. */
+ * Flattening a tree is the snapshot's walk (hottest child first) pruned at closed nodes, so a
+ * frame costs the rows it shows, not the size of the tree. */
 #include "proftop/view.h"
 
 #include "proftop/util.h"
@@ -62,15 +61,15 @@ static int (*const comparators[])(const void *, const void *) = {
 	[VIEW_SORT_MODULE] = by_module,
 };
 
-bool view_matches(const struct profile_func *f, const char *filter)
+bool view_matches(const struct snapshot_func *f, const char *filter)
 {
 	return !filter || !*filter || strcasestr(f->name, filter) || strcasestr(f->module, filter);
 }
 
-size_t view_top(const struct profile_snapshot *s, const struct view_top_query *q,
+size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 		struct view_row **rows_out)
 {
-	uint32_t scope = q->scope == PROFILE_NO_NODE ? s->merged_root : q->scope;
+	uint32_t scope = q->scope == SNAPSHOT_NO_NODE ? s->merged_root : q->scope;
 	uint64_t *self = NULL, *total = NULL;
 	const uint64_t *use_self = s->func_self, *use_total = s->func_total;
 	struct view_row *rows = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*rows));
@@ -80,7 +79,7 @@ size_t view_top(const struct profile_snapshot *s, const struct view_top_query *q
 	if (scope != s->merged_root) {
 		self = xmalloc(s->nfuncs * sizeof(*self));
 		total = xmalloc(s->nfuncs * sizeof(*total));
-		profile_snapshot_flat(s, scope, self, total);
+		snapshot_flat(s, scope, self, total);
 		use_self = self;
 		use_total = total;
 	}
@@ -137,14 +136,14 @@ void view_expansion_set(struct view_expansion *e, uint64_t path, bool open)
 	idmap_put(&e->state, path, open);
 }
 
-void view_tree_of(struct view_tree *t, const struct profile_snapshot *s, uint32_t node)
+void view_tree_of(struct view_tree *t, const struct snapshot *s, uint32_t node)
 {
 	*t = (struct view_tree){
 		.nodes = s->nodes,
 		.nnodes = s->nnodes,
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
-		.root = node == PROFILE_NO_NODE ? s->merged_root : node,
+		.root = node == SNAPSHOT_NO_NODE ? s->merged_root : node,
 		.root_path = ROOT_PATH,
 	};
 }
@@ -159,11 +158,11 @@ size_t view_tree_funcs(const struct view_tree *t, uint32_t node, uint32_t *funcs
 {
 	size_t depth = 0;
 
-	for (uint32_t n = node; n != t->root && n != PROFILE_NO_NODE; n = t->nodes[n].parent)
+	for (uint32_t n = node; n != t->root && n != SNAPSHOT_NO_NODE; n = t->nodes[n].parent)
 		depth++;
 	if (depth > max)
 		return 0;
-	for (uint32_t n = node, i = (uint32_t)depth; n != t->root && n != PROFILE_NO_NODE;
+	for (uint32_t n = node, i = (uint32_t)depth; n != t->root && n != SNAPSHOT_NO_NODE;
 	     n = t->nodes[n].parent)
 		funcs[--i] = t->nodes[n].func;
 	return depth;
@@ -184,124 +183,55 @@ uint32_t view_tree_find(const struct view_tree *t, const uint32_t *funcs, size_t
 {
 	uint32_t n = t->root;
 
-	for (size_t i = 0; i < depth && n != PROFILE_NO_NODE; i++) {
+	for (size_t i = 0; i < depth && n != SNAPSHOT_NO_NODE; i++) {
 		uint32_t c = t->nodes[n].first_child;
 
-		while (c != PROFILE_NO_NODE && t->nodes[c].func != funcs[i])
+		while (c != SNAPSHOT_NO_NODE && t->nodes[c].func != funcs[i])
 			c = t->nodes[c].next_sibling;
 		n = c;
 	}
 	return n;
 }
 
-struct frame {
-	uint32_t node;
-	unsigned depth;
-	uint64_t path;
-	uint64_t total;            /* the node's, kept here so sorting reads no node */
-	uint32_t func;
-	bool hottest, last;
-};
-
-struct walk {
-	const struct view_tree *tree;
-	const struct view_tree_query *query;
-	uint64_t base;
-	double scale;              /* 100 / base */
-	const uint8_t *marks;      /* with a filter: MARK_* per node */
-	struct frame *stack;
-	size_t depth, cap;
-};
-
 enum {
 	MARK_MATCH = 1,            /* the node or one below matches the filter */
 	MARK_BELOW = 2,            /* a node strictly below matches */
 };
 
-/* Coolest first, so the hottest is on top of the stack. Ties (common among one-sample leaves)
- * go by function id, the order functions were first seen: stable from one snapshot to the next
- * and cheaper than comparing names, which dominated flattening large trees. */
-static int frame_order(const void *pa, const void *pb, void *arg)
+/* One flattening: the tree, the query and what is derived from them. */
+struct flatten {
+	const struct view_tree *tree;
+	const struct view_tree_query *query;
+	uint64_t base;
+	double scale;              /* 100 / base */
+	const uint8_t *marks;      /* with a filter: MARK_* per node */
+	uint64_t *paths;           /* per depth: the path hash of the node last shown there */
+	size_t paths_cap;
+};
+
+/* Whether a node with samples shows: it matches the filter (or leads to a match) and is not
+ * under the minimum share. */
+static bool shown(void *arg, uint32_t node)
 {
-	const struct frame *a = pa, *b = pb;
+	const struct flatten *f = arg;
+	uint64_t total = f->tree->nodes[node].total;
 
-	(void)arg;
-	if (a->total != b->total)
-		return a->total < b->total ? -1 : 1;
-	if (a->func != b->func)
-		return a->func < b->func ? 1 : -1;
-	return a->node < b->node ? 1 : -1;
-}
-
-static bool shown(const struct walk *w, uint32_t node)
-{
-	uint64_t total = w->tree->nodes[node].total;
-
-	if (!total || (w->marks && !(w->marks[node] & MARK_MATCH)))
+	if (f->marks && !(f->marks[node] & MARK_MATCH))
 		return false;
-	return !w->query->min_pct || (double)total * 100.0 >= w->query->min_pct * (double)w->base;
+	return !f->query->min_pct || (double)total * 100.0 >= f->query->min_pct * (double)f->base;
 }
 
-static void push(struct walk *w, struct frame f)
+static bool is_open(const struct flatten *f, uint64_t path, uint32_t node, bool hottest)
 {
-	if (w->depth == w->cap)
-		xgrow((void **)&w->stack, &w->cap, w->depth + 1, sizeof(*w->stack));
-	w->stack[w->depth++] = f;
-}
-
-/* Most nodes have a handful of children: an insertion sort then beats qsort_r's merge sort and
- * its allocation; long lists (a leaf-only profile's root) still get an O(n log n) sort. */
-static void sort_frames(struct frame *f, size_t n, const struct view_tree *t)
-{
-	if (n > 16) {
-		qsort_r(f, n, sizeof(*f), frame_order, (void *)t);
-		return;
-	}
-	for (size_t i = 1; i < n; i++) {
-		struct frame x = f[i];
-		size_t j = i;
-
-		for (; j > 0 && frame_order(&f[j - 1], &x, (void *)t) > 0; j--)
-			f[j] = f[j - 1];
-		f[j] = x;
-	}
-}
-
-/* Push the shown children of parent in pop order and return how many there are; when !open,
- * only say whether there is one. */
-static size_t push_children(struct walk *w, const struct frame *parent, unsigned depth, bool open)
-{
-	const struct profile_node *nodes = w->tree->nodes;
-	size_t start = w->depth;
-
-	for (uint32_t c = nodes[parent->node].first_child; c != PROFILE_NO_NODE;
-	     c = nodes[c].next_sibling) {
-		if (!shown(w, c))
-			continue;
-		if (!open)
-			return 1;
-		push(w, (struct frame){ c, depth, child_path(parent->path, nodes[c].func), nodes[c].total,
-					nodes[c].func, false, false });
-	}
-	if (w->depth == start)
-		return 0;
-	sort_frames(w->stack + start, w->depth - start, w->tree);
-	w->stack[w->depth - 1].hottest = true;
-	w->stack[start].last = true;
-	return w->depth - start;
-}
-
-static bool is_open(const struct walk *w, const struct frame *f)
-{
-	const struct view_expansion *e = w->query->expansion;
+	const struct view_expansion *e = f->query->expansion;
 	uint32_t state;
 
 	if (!e)
 		return true;
-	state = idmap_get(&e->state, f->path);
+	state = idmap_get(&e->state, path);
 	if (state != IDMAP_MISSING)
 		return state != 0;
-	return e->all || f->hottest || (w->marks && (w->marks[f->node] & MARK_BELOW));
+	return e->all || hottest || (f->marks && (f->marks[node] & MARK_BELOW));
 }
 
 /* MARK_* for every node, from the functions that match the filter. Children come after their
@@ -314,76 +244,87 @@ static uint8_t *mark_matches(const struct view_tree *t, const char *filter)
 	for (size_t f = 1; f < t->nfuncs; f++)
 		func_match[f] = view_matches(&t->funcs[f], filter);
 	for (size_t i = t->nnodes; i-- > 0;) {
-		const struct profile_node *n = &t->nodes[i];
+		const struct snapshot_node *n = &t->nodes[i];
 
 		if (func_match[n->func])
 			marks[i] |= MARK_MATCH;
-		if ((marks[i] & MARK_MATCH) && n->parent != PROFILE_NO_NODE)
+		if ((marks[i] & MARK_MATCH) && n->parent != SNAPSHOT_NO_NODE)
 			marks[n->parent] |= MARK_MATCH | MARK_BELOW;
 	}
 	free(func_match);
 	return marks;
 }
 
-static void fill_row(struct view_tree_row *r, const struct walk *w, const struct frame *f,
-		     bool has_children, bool open)
+/* The path hash of a row at depth: the root's own with show_root, else its parent's mixed with
+ * its function. */
+static uint64_t row_path(struct flatten *f, unsigned depth, uint32_t func)
 {
-	const struct profile_node *n = &w->tree->nodes[f->node];
-	const struct profile_func *fn = &w->tree->funcs[n->func];
+	uint64_t path;
 
-	r->node = f->node;
+	if (f->query->show_root && depth == 0)
+		path = f->tree->root_path;
+	else
+		path = child_path(depth ? f->paths[depth - 1] : f->tree->root_path, func);
+	xgrow((void **)&f->paths, &f->paths_cap, depth + 1, sizeof(*f->paths));
+	f->paths[depth] = path;
+	return path;
+}
+
+static void fill_row(struct view_tree_row *r, const struct flatten *f,
+		     const struct snapshot_walk_step *step, uint64_t path, bool has_children,
+		     bool open)
+{
+	const struct snapshot_node *n = &f->tree->nodes[step->node];
+	const struct snapshot_func *fn = &f->tree->funcs[n->func];
+
+	r->node = step->node;
 	r->func = n->func;
 	r->name = fn->name;
 	r->module = fn->module;
-	r->depth = f->depth;
+	r->depth = step->depth;
 	r->self = n->self;
 	r->total = n->total;
-	r->self_pct = (double)n->self * w->scale;
-	r->total_pct = (double)n->total * w->scale;
-	r->path = f->path;
+	r->self_pct = (double)n->self * f->scale;
+	r->total_pct = (double)n->total * f->scale;
+	r->path = path;
 	r->has_children = has_children;
 	r->open = open && has_children;
-	r->last = f->last;
+	r->last = step->last;
 }
 
 size_t view_tree(const struct view_tree *t, const struct view_tree_query *q,
 		 struct view_tree_row **rows, size_t *cap)
 {
-	struct walk w = { t, q, q->base ? q->base : t->nodes[t->root].total, 0, NULL, NULL, 0, 0 };
-	struct frame top = { t->root, 0, t->root_path, t->nodes[t->root].total,
-			     t->nodes[t->root].func, true, true };
+	struct flatten f = { t, q, q->base ? q->base : t->nodes[t->root].total, 0, NULL, NULL, 0 };
+	struct snapshot_walk w = { .nodes = t->nodes, .keep = shown, .arg = &f };
+	struct snapshot_walk_step step;
 	size_t n = 0;
 
-	w.scale = w.base ? 100.0 / (double)w.base : 0;
+	f.scale = f.base ? 100.0 / (double)f.base : 0;
 	if (q->filter && *q->filter)
-		w.marks = mark_matches(t, q->filter);
-	if (q->show_root) {
-		if (t->nodes[t->root].total && (!w.marks || (w.marks[t->root] & MARK_MATCH)))
-			push(&w, top);
-	} else {
-		push_children(&w, &top, 0, true);
-	}
-	while (w.depth) {
-		struct frame f = w.stack[--w.depth];
-		size_t start = w.depth;
-		bool open = is_open(&w, &f);
-		size_t children = push_children(&w, &f, f.depth + 1, open);
+		f.marks = mark_matches(t, q->filter);
+	snapshot_walk_begin(&w, t->root, q->show_root);
+	while (snapshot_walk_next(&w, &step)) {
+		uint32_t func = t->nodes[step.node].func;
+		uint64_t path = row_path(&f, step.depth, func);
+		bool open = is_open(&f, path, step.node, step.hottest);
 
+		if (!open)
+			snapshot_walk_prune(&w);
 		if (n == *cap)
 			xgrow((void **)rows, cap, n + 1, sizeof(**rows));
-		fill_row(&(*rows)[n++], &w, &f, children > 0, open);
-		if (!open)
-			w.depth = start;
+		fill_row(&(*rows)[n++], &f, &step, path, snapshot_walk_has_children(&w), open);
 	}
-	free(w.stack);
-	free((void *)w.marks);
+	snapshot_walk_end(&w);
+	free(f.paths);
+	free((void *)f.marks);
 	return n;
 }
 
 /* --- callers ----------------------------------------------------------------------------------- */
 
 struct inverted {
-	struct profile_node *nodes;
+	struct snapshot_node *nodes;
 	size_t n, cap;
 	struct idmap children;     /* parent << 32 | func → node */
 };
@@ -397,7 +338,7 @@ static uint32_t inverted_child(struct inverted *inv, uint32_t parent, uint32_t f
 		return c;
 	xgrow((void **)&inv->nodes, &inv->cap, inv->n + 1, sizeof(*inv->nodes));
 	c = (uint32_t)inv->n++;
-	inv->nodes[c] = (struct profile_node){ func, parent, PROFILE_NO_NODE,
+	inv->nodes[c] = (struct snapshot_node){ func, parent, SNAPSHOT_NO_NODE,
 					       inv->nodes[parent].first_child, 0, 0 };
 	inv->nodes[parent].first_child = c;
 	idmap_put(&inv->children, key, c);
@@ -405,15 +346,15 @@ static uint32_t inverted_child(struct inverted *inv, uint32_t parent, uint32_t f
 }
 
 /* Add the samples through node (an outermost occurrence of the function) along its callers. */
-static void add_callers(struct inverted *inv, const struct profile_node *nodes, uint32_t node,
+static void add_callers(struct inverted *inv, const struct snapshot_node *nodes, uint32_t node,
 			uint32_t top)
 {
 	uint64_t w = nodes[node].total;
 	uint32_t at = 0;
 
 	inv->nodes[0].total += w;
-	for (uint32_t a = nodes[node].parent; a != PROFILE_NO_NODE && a != top &&
-					     nodes[a].parent != PROFILE_NO_NODE;
+	for (uint32_t a = nodes[node].parent; a != SNAPSHOT_NO_NODE && a != top &&
+					     nodes[a].parent != SNAPSHOT_NO_NODE;
 	     a = nodes[a].parent) {
 		at = inverted_child(inv, at, nodes[a].func);
 		inv->nodes[at].total += w;
@@ -421,36 +362,54 @@ static void add_callers(struct inverted *inv, const struct profile_node *nodes, 
 	inv->nodes[at].self += w;
 }
 
-void view_callers(struct view_tree *t, const struct profile_snapshot *s, uint32_t scope,
-		  uint32_t func)
-{
-	uint32_t top = scope == PROFILE_NO_NODE ? s->merged_root : scope;
-	const struct profile_node *nodes = s->nodes;
-	uint32_t *on_path = xcalloc(s->nfuncs, sizeof(*on_path));
-	struct inverted inv = { NULL, 0, 0, { 0 } };
-	uint32_t n = top;
+struct callers {
+	struct inverted inv;
+	const struct snapshot_node *nodes;
+	uint32_t func, top;
+	uint32_t *on_path;         /* per function: its frames on the walk's path */
+};
 
-	idmap_init(&inv.children);
-	xgrow((void **)&inv.nodes, &inv.cap, 1, sizeof(*inv.nodes));
-	inv.nodes[inv.n++] = (struct profile_node){ func, PROFILE_NO_NODE, PROFILE_NO_NODE,
-						    PROFILE_NO_NODE, 0, 0 };
-	/* Depth first over the scope, as profile_snapshot_flat() walks it: only the outermost
-	 * occurrence of func on a path counts, so recursion adds its samples once. */
-	for (; n != PROFILE_NO_NODE; n = profile_walk_next(nodes, top, n, on_path)) {
-		if (nodes[n].func == func && n != top && !on_path[func])
-			add_callers(&inv, nodes, n, top);
-		on_path[nodes[n].func]++;
+static void callers_leave(void *arg, uint32_t node)
+{
+	struct callers *c = arg;
+
+	c->on_path[c->nodes[node].func]--;
+}
+
+void view_callers(struct view_tree *t, const struct snapshot *s, uint32_t scope, uint32_t func)
+{
+	uint32_t top = scope == SNAPSHOT_NO_NODE ? s->merged_root : scope;
+	struct callers c = { { NULL, 0, 0, { 0 } }, s->nodes, func, top,
+			     xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(uint32_t)) };
+	struct snapshot_walk w = { .nodes = s->nodes, .leave = callers_leave, .arg = &c,
+				   .unordered = true };
+	struct snapshot_walk_step step;
+
+	idmap_init(&c.inv.children);
+	xgrow((void **)&c.inv.nodes, &c.inv.cap, 1, sizeof(*c.inv.nodes));
+	c.inv.nodes[c.inv.n++] = (struct snapshot_node){ func, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE,
+							 SNAPSHOT_NO_NODE, 0, 0 };
+	/* Only the outermost occurrence of func on a path counts, so recursion adds its samples
+	 * once, as snapshot_flat() counts totals. */
+	snapshot_walk_begin(&w, top, false);
+	while (snapshot_walk_next(&w, &step)) {
+		uint32_t f = s->nodes[step.node].func;
+
+		if (f == func && !c.on_path[func])
+			add_callers(&c.inv, s->nodes, step.node, top);
+		c.on_path[f]++;
 	}
-	idmap_free(&inv.children);
-	free(on_path);
+	snapshot_walk_end(&w);
+	idmap_free(&c.inv.children);
+	free(c.on_path);
 	*t = (struct view_tree){
-		.nodes = inv.nodes,
-		.nnodes = inv.n,
+		.nodes = c.inv.nodes,
+		.nnodes = c.inv.n,
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
 		.root = 0,
 		.root_path = child_path(ROOT_PATH, func), /* each function's callers open apart */
-		.owned = inv.nodes,
+		.owned = c.inv.nodes,
 	};
 }
 
@@ -466,7 +425,7 @@ static int by_samples(const void *pa, const void *pb)
 }
 
 /* For each thread, the function with the most self samples in its trie. */
-static void hottest_per_thread(const struct profile_snapshot *s, uint32_t *hot, uint64_t *hot_self)
+static void hottest_per_thread(const struct snapshot *s, uint32_t *hot, uint64_t *hot_self)
 {
 	size_t nthread_nodes = s->merged_root;
 	uint32_t *owner = xmalloc((nthread_nodes ? nthread_nodes : 1) * sizeof(*owner));
@@ -478,13 +437,13 @@ static void hottest_per_thread(const struct profile_snapshot *s, uint32_t *hot, 
 	for (size_t t = 0; t < s->nthreads; t++)
 		owner[s->threads[t].root] = (uint32_t)t;
 	for (size_t i = 0; i < nthread_nodes; i++) {
-		const struct profile_node *n = &s->nodes[i];
+		const struct snapshot_node *n = &s->nodes[i];
 		uint64_t key;
 		uint32_t slot;
 
-		if (n->parent != PROFILE_NO_NODE)
+		if (n->parent != SNAPSHOT_NO_NODE)
 			owner[i] = owner[n->parent];
-		if (!n->self || n->func == PROFILE_ROOT_FUNC)
+		if (!n->self || n->func == SNAPSHOT_ROOT_FUNC)
 			continue;
 		key = (uint64_t)owner[i] << 32 | n->func;
 		slot = idmap_get(&slots, key);
@@ -506,7 +465,7 @@ static void hottest_per_thread(const struct profile_snapshot *s, uint32_t *hot, 
 	free(owner);
 }
 
-static bool thread_matches(const struct view_thread_row *r, const struct profile_snapshot *s,
+static bool thread_matches(const struct view_thread_row *r, const struct snapshot *s,
 			   const char *filter)
 {
 	return !filter || !*filter || strcasestr(r->comm, filter) ||
@@ -515,7 +474,7 @@ static bool thread_matches(const struct view_thread_row *r, const struct profile
 
 /* A thread's name, or else its process's: threads created without exec or prctl(PR_SET_NAME) get
  * no COMM record of their own. by_tid maps a tid to its index in s->threads. */
-static const char *thread_name(const struct profile_snapshot *s, const struct profile_thread *t,
+static const char *thread_name(const struct snapshot *s, const struct snapshot_thread *t,
 			       const struct idmap *by_tid)
 {
 	uint32_t main_thread;
@@ -528,7 +487,7 @@ static const char *thread_name(const struct profile_snapshot *s, const struct pr
 	return "";
 }
 
-size_t view_threads(const struct profile_snapshot *s, const char *filter,
+size_t view_threads(const struct snapshot *s, const char *filter,
 		    struct view_thread_row **rows_out)
 {
 	struct view_thread_row *rows = xmalloc((s->nthreads ? s->nthreads : 1) * sizeof(*rows));
@@ -542,7 +501,7 @@ size_t view_threads(const struct profile_snapshot *s, const char *filter,
 		idmap_put(&by_tid, (uint64_t)(uint32_t)s->threads[i].tid, (uint32_t)i);
 	hottest_per_thread(s, hot, hot_self);
 	for (size_t i = 0; i < s->nthreads; i++) {
-		const struct profile_thread *t = &s->threads[i];
+		const struct snapshot_thread *t = &s->threads[i];
 
 		if (!t->samples)
 			continue;

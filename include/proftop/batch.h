@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 struct session;
-struct profile_snapshot;
+struct snapshot;
 struct export_options;
 
 struct batch_options {
@@ -27,7 +27,7 @@ struct batch_options {
 /* Run the session to its end; returns proftop's exit status. */
 int batch_run(struct session *session, const struct batch_options *options);
 /* Print one table (header, columns, rows) of a snapshot: the function table, or the call tree. */
-void batch_print_table(FILE *out, const struct profile_snapshot *snapshot, const char *title,
+void batch_print_table(FILE *out, const struct snapshot *snapshot, const char *title,
 		       const struct batch_options *options, long max_rows);
 
 #endif

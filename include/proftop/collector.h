@@ -7,7 +7,7 @@
 #ifndef PROFTOP_COLLECTOR_H
 #define PROFTOP_COLLECTOR_H
 
-#include "proftop/profile.h"
+#include "proftop/snapshot.h"
 #include "proftop/sample.h"
 
 #include <stdbool.h>
@@ -31,8 +31,8 @@ void collector_finish(struct collector *collector);
 /* The target's CPU time so far (user, system ns), for the snapshots published from now on. Any
  * thread. */
 void collector_set_cpu_times(struct collector *collector, uint64_t user_ns, uint64_t system_ns);
-/* The newest snapshot with a reference the caller drops with profile_snapshot_unref(). Never NULL. */
-struct profile_snapshot *collector_snapshot(struct collector *collector);
+/* The newest snapshot with a reference the caller drops with snapshot_unref(). Never NULL. */
+struct snapshot *collector_snapshot(struct collector *collector);
 
 /* Process one ring record synchronously, as the thread would: for replaying recorded records
  * (benchmarks, tests) on a collector whose thread was never started. */
@@ -45,6 +45,6 @@ void collector_set_window(struct collector *collector, uint64_t window_ns);
 /* Whether a reader wants window snapshots: while it does, each publication makes one too. */
 void collector_want_window(struct collector *collector, bool want);
 /* The newest window snapshot with a reference, or NULL when none was made yet. */
-struct profile_snapshot *collector_window_snapshot(struct collector *collector);
+struct snapshot *collector_window_snapshot(struct collector *collector);
 
 #endif

@@ -8,11 +8,12 @@
  * (export_tmon.c, ...) only turn one tree of a snapshot into bytes on a stream.
  *
  * A snapshot keeps no time order of its samples, so the writers walk its call tree depth first,
- * hottest child first, and emit each node's self samples as if they were consecutive. */
+ * hottest child first (export_walk_begin()), and emit each node's self samples as if they were
+ * consecutive. */
 #ifndef PROFTOP_EXPORT_H
 #define PROFTOP_EXPORT_H
 
-#include "proftop/profile.h"
+#include "proftop/snapshot.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -46,7 +47,7 @@ const char *export_default_path(enum export_format format);
 /* Write the snapshot to path ("-": standard output) in format (EXPORT_AUTO: from path). With
  * per_thread, one file per thread with samples, path.TID. Returns 0, or -errno with a malloc'd
  * *message saying what failed. */
-int export_write(const struct profile_snapshot *snapshot, const char *path,
+int export_write(const struct snapshot *snapshot, const char *path,
 		 enum export_format format, bool per_thread, char **message);
 
 /* A snapshot on demand (the TUI's `s` key, SIGUSR1): to the -o file, replacing it, when one was
@@ -54,7 +55,7 @@ int export_write(const struct profile_snapshot *snapshot, const char *path,
  * options->base or the format's default name, tmon.out for tmon), never replacing a file. options
  * may be NULL for the defaults. Returns 0 with *message "saved FILE", or -errno with the error;
  * *message is malloc'd either way. */
-int export_save(const struct profile_snapshot *snapshot, const struct export_options *options,
+int export_save(const struct snapshot *snapshot, const struct export_options *options,
 		char **message);
 
 /* --- the writers ------------------------------------------------------------------------------ */
@@ -62,36 +63,26 @@ int export_save(const struct profile_snapshot *snapshot, const struct export_opt
 /* One tree of a snapshot: the merged tree (thread NULL, root merged_root) or one thread's. */
 struct export_scope {
 	uint32_t root;
-	const struct profile_thread *thread;
+	const struct snapshot_thread *thread;
 };
 
-void export_scope_merged(struct export_scope *scope, const struct profile_snapshot *snapshot);
+void export_scope_merged(struct export_scope *scope, const struct snapshot *snapshot);
 
 /* Each writes the scope's tree to out and returns 0 or -errno (a write error on out). */
-int export_tmon(FILE *out, const struct profile_snapshot *snapshot,
+int export_tmon(FILE *out, const struct snapshot *snapshot,
 		const struct export_scope *scope);
-int export_callgrind(FILE *out, const struct profile_snapshot *snapshot,
+int export_callgrind(FILE *out, const struct snapshot *snapshot,
 		     const struct export_scope *scope);
-int export_folded(FILE *out, const struct profile_snapshot *snapshot,
+int export_folded(FILE *out, const struct snapshot *snapshot,
 		  const struct export_scope *scope);
-int export_pprof(FILE *out, const struct profile_snapshot *snapshot,
+int export_pprof(FILE *out, const struct snapshot *snapshot,
 		 const struct export_scope *scope);
 
-/* The nodes below root (root itself left out) in depth-first pre-order, the hottest child first
- * (ties by function name, then id); nodes without samples are left out. Returns the count;
- * *order is malloc'd and the caller's. */
-size_t export_preorder(const struct profile_snapshot *snapshot, uint32_t root, uint32_t **order);
-
-/* A walk's current path: export_path_enter() pops what is not an ancestor of node and pushes node;
- * the nodes popped are reported through leave (may be NULL). */
-struct export_path {
-	uint32_t *nodes;
-	size_t depth, cap;
-};
-
-void export_path_enter(struct export_path *path, const struct profile_snapshot *snapshot,
-		       uint32_t node, void (*leave)(void *arg, uint32_t node), void *arg);
-void export_path_free(struct export_path *path);
+/* The walk every writer makes over a scope: depth first, hottest child first (the snapshot's
+ * walk), leave(arg, node) called as each node's subtree ends. */
+void export_walk_begin(struct snapshot_walk *walk, const struct snapshot *snapshot,
+		       const struct export_scope *scope, void (*leave)(void *arg, uint32_t node),
+		       void *arg);
 
 /* Ticks of hz in ns nanoseconds, rounded. */
 uint64_t export_ns_to_ticks(uint64_t ns, unsigned hz);

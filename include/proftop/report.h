@@ -10,7 +10,7 @@
 #ifndef PROFTOP_REPORT_H
 #define PROFTOP_REPORT_H
 
-#include "proftop/profile.h"
+#include "proftop/snapshot.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -52,10 +52,10 @@ const char *report_warnings(const struct report *report);
 /* dprofpp's table. */
 void report_print(FILE *out, const struct report *report, const struct report_options *options);
 
-/* The profile in the file as a snapshot over a profile the caller frees after the snapshot: one
- * thread, a node's self samples its exclusive ticks (user+system, before any overhead is taken
- * off), freq the file's $hz, the header's times and proftop's counters when the file has them. */
-struct profile_snapshot *report_snapshot(const struct report *report, struct profile **profile);
+/* The profile in the file as a snapshot of its own: one thread, a node's self samples its
+ * exclusive ticks (user+system, before any overhead is taken off), freq the file's $hz, the
+ * header's times and proftop's counters when the file has them. */
+struct snapshot *report_snapshot(const struct report *report);
 
 /* `proftop report`: parse, print the table or tree to out, warnings and errors to err. Returns the
  * exit status (0, or 1 on an error). */

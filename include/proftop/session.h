@@ -7,7 +7,7 @@
 #ifndef PROFTOP_SESSION_H
 #define PROFTOP_SESSION_H
 
-#include "proftop/profile.h"
+#include "proftop/snapshot.h"
 #include "proftop/sample.h"
 
 #include <stdbool.h>
@@ -41,11 +41,11 @@ int session_fd(const struct session *session);
 /* The events that happened since the last call (a mask of enum session_event). Never blocks. */
 unsigned session_events(struct session *session);
 /* The newest snapshot, with a reference for the caller. */
-struct profile_snapshot *session_snapshot(struct session *session);
+struct snapshot *session_snapshot(struct session *session);
 /* Whether window snapshots are wanted (they cost a second snapshot per publication), and the
  * newest one with a reference: NULL until one was made. */
 void session_want_window(struct session *session, bool want);
-struct profile_snapshot *session_window_snapshot(struct session *session);
+struct snapshot *session_window_snapshot(struct session *session);
 /* Change the sampling frequency while running; returns the one in effect (at most the -F the
  * session started with). */
 unsigned session_set_freq(struct session *session, unsigned freq);

@@ -3,7 +3,12 @@
  * strpool_intern() returns the pool's copy of a string: equal strings share one pointer, and every
  * pointer stays valid (and never moves) until strpool_free(). The symbolizer promises callers that
  * names outlive reloads of the data they came from; a pool is how it keeps that promise without
- * copying the same path or JIT name again for every process. Not thread-safe. */
+ * copying the same path or JIT name again for every process, and the profile how its snapshots
+ * own their names.
+ *
+ * Threads: one thread interns. A string it returned may be read on any thread that received it
+ * through a synchronised handoff (a snapshot published under a lock), and references may be taken
+ * and dropped on any thread. */
 #ifndef PROFTOP_STRPOOL_H
 #define PROFTOP_STRPOOL_H
 
@@ -11,7 +16,11 @@
 
 struct strpool;
 
+/* A new pool with one reference. */
 struct strpool *strpool_new(void);
+/* Another reference to pool. */
+struct strpool *strpool_ref(struct strpool *pool);
+/* Drop a reference; the last one frees the pool and every string in it. */
 void strpool_free(struct strpool *pool);
 /* The pool's NUL-terminated copy of s[0..len) (s need not be terminated). */
 const char *strpool_intern(struct strpool *pool, const char *s, size_t len);

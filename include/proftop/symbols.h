@@ -19,6 +19,9 @@ struct symbolizer;
 struct symbol {
 	/* The function containing the address; NULL when no symbol covers it. */
 	const char *function;
+	/* Where that function starts, in the module's address space (0 when unknown: a JIT's). Two
+	 * functions of one name (static ones of two source files) start at different addresses. */
+	uint64_t function_addr;
 	/* Basename of the mapped file ("libc.so.6"), or a kernel name ("[vdso]", "[heap]"); NULL when
 	 * no mapping of the process holds the address. */
 	const char *module;

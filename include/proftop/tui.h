@@ -9,7 +9,7 @@
 
 #include <stdbool.h>
 
-struct profile_snapshot;
+struct snapshot;
 struct session;
 
 struct export_options;
@@ -37,7 +37,7 @@ int tui_run(struct session *session, const struct tui_options *options);
 
 /* Browse a fixed profile (e.g. a saved one) until q; title says where it came from. Returns 0, or
  * -1 when the terminal could not be set up. */
-int tui_browse(struct profile_snapshot *snapshot, const char *title,
+int tui_browse(struct snapshot *snapshot, const char *title,
 	       const struct tui_options *options);
 
 #endif

@@ -51,7 +51,7 @@ struct tui_list {
 struct tui_screen {
 	/* The profile in the tables (frozen while paused) and the newest one, for the header. Both
 	 * are references the screen holds. */
-	struct profile_snapshot *shown, *live;
+	struct snapshot *shown, *live;
 	bool stale;            /* the rows must be rebuilt from shown */
 
 	enum tui_view view;
@@ -97,7 +97,7 @@ struct tui_screen {
 void tui_screen_init(struct tui_screen *screen, const char *target);
 void tui_screen_free(struct tui_screen *screen);
 /* Take snapshot as the newest (a reference the screen keeps); unless paused it is also shown. */
-void tui_screen_set_snapshot(struct tui_screen *screen, struct profile_snapshot *snapshot);
+void tui_screen_set_snapshot(struct tui_screen *screen, struct snapshot *snapshot);
 /* Rebuild the current view's rows if anything changed. */
 void tui_screen_rebuild(struct tui_screen *screen);
 /* A key (curses code) or a mouse click at (y, x) (key KEY_MOUSE); returns what the loop must do. */

@@ -9,7 +9,7 @@
 #define PROFTOP_VIEW_H
 
 #include "proftop/idmap.h"
-#include "proftop/profile.h"
+#include "proftop/snapshot.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -40,25 +40,25 @@ struct view_top_query {
 /* The top-functions table: one row per function with samples in scope, hottest first by the
  * chosen column (ties broken by name so output is stable). Returns the number of rows; *rows is
  * malloc'd and belongs to the caller. */
-size_t view_top(const struct profile_snapshot *snapshot, const struct view_top_query *query,
+size_t view_top(const struct snapshot *snapshot, const struct view_top_query *query,
 		struct view_row **rows);
 
 /* True when filter (a case-insensitive substring; NULL or "" matches all) is in the function's
  * name or module. */
-bool view_matches(const struct profile_func *func, const char *filter);
+bool view_matches(const struct snapshot_func *func, const char *filter);
 
 /* --- call trees -------------------------------------------------------------------------------- */
 
 /* A tree to flatten: the snapshot's own nodes, or a callers tree built by view_callers(). Nodes
  * follow the snapshot's rule that a parent's index is smaller than its children's. */
 struct view_tree {
-	const struct profile_node *nodes;
+	const struct snapshot_node *nodes;
 	size_t nnodes;
-	const struct profile_func *funcs;
+	const struct snapshot_func *funcs;
 	size_t nfuncs;
 	uint32_t root;             /* the top node; rows are what lies below it */
 	uint64_t root_path;        /* its path hash (another tree's node's, for a subtree) */
-	struct profile_node *owned; /* nodes this tree allocated (callers); view_tree_free() */
+	struct snapshot_node *owned; /* nodes this tree allocated (callers); view_tree_free() */
 };
 
 /* Which nodes are open, by path. A node nobody toggled is open when `all` is set, or else when it
@@ -96,15 +96,15 @@ struct view_tree_query {
 	uint64_t base;             /* samples that make 100%; 0: the root's total */
 };
 
-/* The snapshot's tree below node (a thread's root, or PROFILE_NO_NODE for all threads). */
-void view_tree_of(struct view_tree *tree, const struct profile_snapshot *snapshot, uint32_t node);
+/* The snapshot's tree below node (a thread's root, or SNAPSHOT_NO_NODE for all threads). */
+void view_tree_of(struct view_tree *tree, const struct snapshot *snapshot, uint32_t node);
 /* Flatten the open part of a tree into rows, depth first, hottest child first. *rows (with
  * capacity *cap; NULL and 0 to start) is grown as needed and stays the caller's. Returns the
  * number of rows. Nodes without samples never show. */
 size_t view_tree(const struct view_tree *tree, const struct view_tree_query *query,
 		 struct view_tree_row **rows, size_t *cap);
 /* The path hash of a node of the tree (seen from tree->root), and the node with a path, found by
- * walking down from the root; PROFILE_NO_NODE when the path does not lead anywhere. */
+ * walking down from the root; SNAPSHOT_NO_NODE when the path does not lead anywhere. */
 uint64_t view_tree_path(const struct view_tree *tree, uint32_t node);
 uint32_t view_tree_find(const struct view_tree *tree, const uint32_t *funcs, size_t depth);
 /* The functions from below tree->root down to node, outermost first (at most max); returns the
@@ -115,9 +115,9 @@ void view_tree_free(struct view_tree *tree);
 /* The callers of func, bottom-up: the root is func itself (its total the samples it was on the
  * stack for, counted once per sample), its children are the functions that called it, theirs the
  * functions that called those, and so on up to the thread roots; a node's self is the samples
- * whose stack started there. Built from the snapshot's tree below scope (PROFILE_NO_NODE: all
+ * whose stack started there. Built from the snapshot's tree below scope (SNAPSHOT_NO_NODE: all
  * threads). Free with view_tree_free(); the tree borrows the snapshot's functions. */
-void view_callers(struct view_tree *tree, const struct profile_snapshot *snapshot, uint32_t scope,
+void view_callers(struct view_tree *tree, const struct snapshot *snapshot, uint32_t scope,
 		  uint32_t func);
 
 /* --- threads ----------------------------------------------------------------------------------- */
@@ -136,7 +136,7 @@ struct view_thread_row {
 
 /* One row per thread with samples, most samples first (ties by tid). filter matches the command
  * name or the hottest function. Returns the count; *rows is malloc'd and belongs to the caller. */
-size_t view_threads(const struct profile_snapshot *snapshot, const char *filter,
+size_t view_threads(const struct snapshot *snapshot, const char *filter,
 		    struct view_thread_row **rows);
 
 #endif

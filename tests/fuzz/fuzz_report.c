@@ -1,7 +1,7 @@
 /* libFuzzer target: the tmon.out parser of `proftop report` on arbitrary bytes. The first byte
  * picks the options (which clock, -F, -T or -t, -l, -O); a file that parses is then printed as
  * dprofpp's table and turned into a snapshot, whose counts must add up. */
-#include "proftop/profile.h"
+#include "proftop/snapshot.h"
 #include "proftop/report.h"
 
 #include <stddef.h>
@@ -14,8 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct report_options o = { 0 };
 	struct report *r = NULL;
-	struct profile *p;
-	struct profile_snapshot *s;
+	struct snapshot *s;
 	char *message = NULL, *out = NULL;
 	size_t n = 0;
 	FILE *fp;
@@ -42,15 +41,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	}
 	report_print(fp, r, &o);
-	s = report_snapshot(r, &p);
+	s = report_snapshot(r);
 	if (s->nodes[s->merged_root].total != s->samples)
 		abort();
 	for (uint32_t f = 1; f < s->nfuncs; f++)
 		if (s->func_self[f] > s->func_total[f] || s->func_total[f] > s->samples)
 			abort();
-	profile_snapshot_unref(s);
-	profile_free(p);
 	report_free(r);
+	snapshot_unref(s); /* after the report: the snapshot owns its names */
 	fclose(fp);
 	free(out);
 	return 0;

@@ -11,7 +11,6 @@
 #include "proftop/export.h"
 #include "proftop/profile.h"
 #include "proftop/report.h"
-#include "proftop/symbols.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,16 +20,13 @@
 #define HZ 100
 
 struct fixture {
-	struct profile *p;
-	struct profile_snapshot *s;
+	struct snapshot *s;
 	uint32_t main_, path_a, path_b, mid, burn, solo, rec, leaf, spaced, dup1, dup2;
 };
 
 static uint32_t func(struct profile *p, const char *module, const char *name)
 {
-	struct symbol s = { name, module, 0 };
-
-	return profile_func(p, &s);
+	return profile_func(p, module, name, 0);
 }
 
 static void add(struct profile *p, pid_t tid, int count, size_t depth, ...)
@@ -52,11 +48,10 @@ static void add(struct profile *p, pid_t tid, int count, size_t depth, ...)
 static struct fixture *fixture_new(void)
 {
 	static const char m[] = "prog", libc[] = "libc.so.6";
-	static const char other_prog[] = "prog", other_dup[] = "dup"; /* equal text, other pointers */
+	static const char other_prog[] = "prog", other_dup[] = "dup";
 	struct fixture *f = calloc(1, sizeof(*f));
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 
-	f->p = p;
 	f->main_ = func(p, m, "main");
 	f->path_a = func(p, m, "path_a");
 	f->path_b = func(p, m, "path_b");
@@ -67,7 +62,7 @@ static struct fixture *fixture_new(void)
 	f->leaf = func(p, m, "leaf");
 	f->spaced = func(p, m, "operator new(unsigned long)");
 	f->dup1 = func(p, m, "dup");
-	f->dup2 = func(p, other_prog, other_dup);
+	f->dup2 = profile_func(p, other_prog, other_dup, 0x2000); /* a second static dup() */
 	add(p, 7, 60, 3, f->main_, f->path_a, f->burn);
 	add(p, 7, 30, 4, f->main_, f->path_b, f->mid, f->burn);
 	add(p, 7, 10, 2, f->main_, f->solo);
@@ -84,13 +79,13 @@ static struct fixture *fixture_new(void)
 	f->s->user_ns = 1230000000ull;
 	f->s->system_ns = 20000000ull;
 	f->s->counters.samples = 134;
+	profile_free(p); /* the snapshot owns what it shows */
 	return f;
 }
 
 static void fixture_free(struct fixture *f)
 {
-	profile_snapshot_unref(f->s);
-	profile_free(f->p);
+	snapshot_unref(f->s);
 	free(f);
 }
 
@@ -107,8 +102,8 @@ static int teardown(void **state)
 }
 
 /* The writer's output for the merged tree, NUL-terminated; *len its size. */
-static char *render(const struct profile_snapshot *s,
-		    int (*writer)(FILE *, const struct profile_snapshot *, const struct export_scope *),
+static char *render(const struct snapshot *s,
+		    int (*writer)(FILE *, const struct snapshot *, const struct export_scope *),
 		    const struct export_scope *scope, size_t *len)
 {
 	struct export_scope merged;
@@ -128,7 +123,7 @@ static char *render(const struct profile_snapshot *s,
 	return buf;
 }
 
-static uint32_t func_named(const struct profile_snapshot *s, const char *module, const char *name)
+static uint32_t func_named(const struct snapshot *s, const char *module, const char *name)
 {
 	for (uint32_t i = 1; i < s->nfuncs; i++)
 		if (!strcmp(s->funcs[i].name, name) && !strcmp(s->funcs[i].module, module))
@@ -156,8 +151,7 @@ static void tmon_reads_back_exactly(void **state)
 	size_t len;
 	char *text = render(f->s, export_tmon, NULL, &len);
 	struct report *r = parse_tmon(text, len);
-	struct profile *p2;
-	struct profile_snapshot *s2 = report_snapshot(r, &p2);
+	struct snapshot *s2 = report_snapshot(r);
 
 	assert_int_equal(s2->samples, f->s->samples);
 	assert_int_equal(s2->freq, HZ);
@@ -175,8 +169,7 @@ static void tmon_reads_back_exactly(void **state)
 		assert_int_equal(s2->func_self[j], f->s->func_self[i]);
 		assert_int_equal(s2->func_total[j], f->s->func_total[i]);
 	}
-	profile_snapshot_unref(s2);
-	profile_free(p2);
+	snapshot_unref(s2);
 	report_free(r);
 	free(text);
 }
@@ -188,16 +181,14 @@ static void tmon_round_trip_is_identical(void **state)
 	size_t len, len2;
 	char *text = render(f->s, export_tmon, NULL, &len);
 	struct report *r = parse_tmon(text, len);
-	struct profile *p2;
-	struct profile_snapshot *s2 = report_snapshot(r, &p2);
+	struct snapshot *s2 = report_snapshot(r);
 	char *again = render(s2, export_tmon, NULL, &len2);
 
 	/* Only the & names of the renamed duplicate differ: it is read back as "dup#2" and so
 	 * written as that, which is what it was written as. */
 	assert_int_equal(len, len2);
 	assert_memory_equal(text, again, len);
-	profile_snapshot_unref(s2);
-	profile_free(p2);
+	snapshot_unref(s2);
 	report_free(r);
 	free(text);
 	free(again);
@@ -234,13 +225,13 @@ static void tmon_names_and_header(void **state)
 {
 	struct fixture *f = *state;
 	static const char evil_module[] = "x';system('id');'\n$hz=1;";
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t evil = func(p, evil_module, "a b\tc\x01");
 	char *text, *part2, *line;
 	size_t len;
 
 	add(p, 1, 3, 1, evil);
-	struct profile_snapshot *s = profile_snapshot(p);
+	struct snapshot *s = profile_snapshot(p);
 	s->freq = HZ;
 	text = render(s, export_tmon, NULL, &len);
 	part2 = strstr(text, "\nPART2\n");
@@ -253,8 +244,7 @@ static void tmon_names_and_header(void **state)
 	assert_non_null(line);
 	assert_non_null(strstr(line, "& 1 x';system('id');'\xc2\xa0$hz=1; a\xc2\xa0" "b\xc2\xa0" "c?\n"));
 	free(text);
-	profile_snapshot_unref(s);
-	profile_free(p);
+	snapshot_unref(s);
 
 	text = render(f->s, export_tmon, NULL, &len);
 	assert_non_null(strstr(text, " prog operator\xc2\xa0new(unsigned\xc2\xa0long)\n"));
@@ -265,20 +255,18 @@ static void tmon_names_and_header(void **state)
 static void tmon_one_thread(void **state)
 {
 	struct fixture *f = *state;
-	const struct profile_thread *t = &f->s->threads[0];
+	const struct snapshot_thread *t = &f->s->threads[0];
 	struct export_scope scope = { t->root, t };
 	size_t len;
 	char *text = render(f->s, export_tmon, &scope, &len);
 	struct report *r = parse_tmon(text, len);
-	struct profile *p2;
-	struct profile_snapshot *s2 = report_snapshot(r, &p2);
+	struct snapshot *s2 = report_snapshot(r);
 
 	assert_int_equal(t->tid, 7);
 	assert_int_equal(s2->samples, 100);
 	assert_int_equal(func_named(s2, "prog", "rec"), 0);
 	assert_int_equal(s2->func_total[func_named(s2, "libc.so.6", "burn")], 90);
-	profile_snapshot_unref(s2);
-	profile_free(p2);
+	snapshot_unref(s2);
 	report_free(r);
 	free(text);
 }
@@ -309,7 +297,7 @@ static void folded_lines_and_sum(void **state)
 
 /* Inclusive cost per function as callgrind_annotate computes it: self lines plus the cost line
  * after each calls= line, under the current fn. Names come from "fn=(id) name" compression. */
-static void callgrind_inclusive(const char *text, const struct profile_snapshot *s,
+static void callgrind_inclusive(const char *text, const struct snapshot *s,
 				const char *name, uint64_t *self, uint64_t *incl)
 {
 	char names[64][128] = { { 0 } };
@@ -518,14 +506,22 @@ static void formats_from_names(void **state)
 	assert_string_equal(export_default_path(EXPORT_TMON), "tmon.out");
 }
 
-/* The walk: hottest child first, each node once, parents before children. */
-static void preorder_is_hottest_first(void **state)
+/* The writers' walk: hottest child first, each node once, parents before children. */
+static void walk_is_hottest_first(void **state)
 {
 	struct fixture *f = *state;
-	uint32_t *order;
-	size_t n = export_preorder(f->s, f->s->merged_root, &order);
+	struct export_scope scope;
+	struct snapshot_walk w;
+	struct snapshot_walk_step step;
+	uint32_t order[64];
+	size_t n = 0;
 
-	assert_true(n > 0);
+	export_scope_merged(&scope, f->s);
+	export_walk_begin(&w, f->s, &scope, NULL, NULL);
+	while (snapshot_walk_next(&w, &step) && n < 64)
+		order[n++] = step.node;
+	snapshot_walk_end(&w);
+	assert_true(n > 3);
 	assert_int_equal(f->s->nodes[order[0]].func, f->main_);
 	assert_int_equal(f->s->nodes[order[1]].func, f->path_a); /* 60, the hottest */
 	assert_int_equal(f->s->nodes[order[2]].func, f->burn);
@@ -537,7 +533,6 @@ static void preorder_is_hottest_first(void **state)
 			parent_seen = order[j] == f->s->nodes[order[i]].parent;
 		assert_true(parent_seen);
 	}
-	free(order);
 }
 
 static void ticks(void **state)
@@ -561,7 +556,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(callgrind_costs, setup, teardown),
 		cmocka_unit_test_setup_teardown(pprof_decodes, setup, teardown),
 		cmocka_unit_test(formats_from_names),
-		cmocka_unit_test_setup_teardown(preorder_is_hottest_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(walk_is_hottest_first, setup, teardown),
 		cmocka_unit_test(ticks),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

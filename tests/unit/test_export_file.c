@@ -10,7 +10,6 @@
 
 #include "proftop/export.h"
 #include "proftop/profile.h"
-#include "proftop/symbols.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -25,7 +24,7 @@
 
 struct fixture {
 	struct profile *p;
-	struct profile_snapshot *s;
+	struct snapshot *s;
 	char dir[64];
 };
 
@@ -33,12 +32,11 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 	static const char m[] = "prog";
-	struct symbol a = { "main", m, 0 }, b = { "work", m, 0 };
 	uint32_t stack[2];
 
-	f->p = profile_new();
-	stack[0] = profile_func(f->p, &a);
-	stack[1] = profile_func(f->p, &b);
+	f->p = profile_new(NULL);
+	stack[0] = profile_func(f->p, m, "main", 0);
+	stack[1] = profile_func(f->p, m, "work", 0);
 	for (int i = 0; i < 5; i++)
 		profile_add(f->p, 40, 40, stack, 2);
 	for (int i = 0; i < 3; i++)
@@ -59,7 +57,7 @@ static int teardown(void **state)
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
 	assert_int_equal(system(cmd), 0);
-	profile_snapshot_unref(f->s);
+	snapshot_unref(f->s);
 	profile_free(f->p);
 	free(f);
 	return 0;

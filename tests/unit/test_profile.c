@@ -6,7 +6,6 @@
 #include <cmocka.h>
 
 #include "proftop/profile.h"
-#include "proftop/symbols.h"
 #include "proftop/view.h"
 
 #include <stdlib.h>
@@ -14,9 +13,7 @@
 
 static uint32_t func(struct profile *p, const char *module, const char *name)
 {
-	struct symbol s = { name, module, 0 };
-
-	return profile_func(p, &s);
+	return profile_func(p, module, name, 0);
 }
 
 static const struct view_row *find_row(const struct view_row *rows, size_t n, const char *name)
@@ -30,20 +27,19 @@ static const struct view_row *find_row(const struct view_row *rows, size_t n, co
 static void interning_is_stable(void **state)
 {
 	(void)state;
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	static const char module[] = "prog", a[] = "a", b[] = "b";
-	struct symbol unknown = { NULL, module, 0x1234 };
 	uint32_t fa = func(p, module, a), fb = func(p, module, b);
 
 	assert_int_not_equal(fa, fb);
-	assert_int_not_equal(fa, PROFILE_ROOT_FUNC);
+	assert_int_not_equal(fa, SNAPSHOT_ROOT_FUNC);
 	assert_int_equal(func(p, module, a), fa);
-	uint32_t fu = profile_func(p, &unknown);
-	assert_int_equal(profile_func(p, &unknown), fu);
-	struct profile_snapshot *s = profile_snapshot(p);
+	uint32_t fu = profile_func(p, module, NULL, 0x1234);
+	assert_int_equal(profile_func(p, module, NULL, 0x1234), fu);
+	struct snapshot *s = profile_snapshot(p);
 	assert_string_equal(s->funcs[fu].name, "prog+0x1234");
 	assert_string_equal(s->funcs[fu].module, "prog");
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(p);
 }
 
@@ -52,7 +48,7 @@ static void tree_self_and_total(void **state)
 {
 	(void)state;
 	static const char m[] = "prog";
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t main_ = func(p, m, "main"), pa = func(p, m, "path_a"), pb = func(p, m, "path_b");
 	uint32_t mid = func(p, m, "mid_b"), burn = func(p, m, "burn"), solo = func(p, m, "solo");
 	uint32_t s1[] = { main_, pa, burn }, s2[] = { main_, pb, mid, burn }, s3[] = { main_, solo };
@@ -63,7 +59,7 @@ static void tree_self_and_total(void **state)
 		profile_add(p, 1, 1, s2, 4);
 	for (int i = 0; i < 10; i++)
 		profile_add(p, 1, 1, s3, 2);
-	struct profile_snapshot *s = profile_snapshot(p);
+	struct snapshot *s = profile_snapshot(p);
 	assert_int_equal(s->samples, 100);
 	assert_int_equal(s->func_self[burn], 90);
 	assert_int_equal(s->func_total[burn], 90);
@@ -74,13 +70,13 @@ static void tree_self_and_total(void **state)
 	assert_int_equal(s->func_self[solo], 10);
 
 	/* The merged root has main as its only child. */
-	const struct profile_node *root = &s->nodes[s->merged_root];
+	const struct snapshot_node *root = &s->nodes[s->merged_root];
 	assert_int_equal(root->total, 100);
-	const struct profile_node *child = &s->nodes[root->first_child];
+	const struct snapshot_node *child = &s->nodes[root->first_child];
 	assert_int_equal(child->func, main_);
-	assert_int_equal(child->next_sibling, PROFILE_NO_NODE);
+	assert_int_equal(child->next_sibling, SNAPSHOT_NO_NODE);
 
-	struct view_top_query q = { VIEW_SORT_SELF, NULL, PROFILE_NO_NODE };
+	struct view_top_query q = { VIEW_SORT_SELF, NULL, SNAPSHOT_NO_NODE };
 	struct view_row *rows;
 	size_t n = view_top(s, &q, &rows);
 	assert_int_equal(n, 6);
@@ -95,7 +91,7 @@ static void tree_self_and_total(void **state)
 	n = view_top(s, &q, &rows);
 	assert_int_equal(n, 2);
 	free(rows);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(p);
 }
 
@@ -104,7 +100,7 @@ static void recursion_counts_once(void **state)
 {
 	(void)state;
 	static const char m[] = "prog";
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t main_ = func(p, m, "main"), rec = func(p, m, "rec"), leaf = func(p, m, "leaf");
 	uint32_t stack[62];
 
@@ -115,12 +111,12 @@ static void recursion_counts_once(void **state)
 	for (int i = 0; i < 5; i++)
 		profile_add(p, 1, 1, stack, 62);
 	profile_add(p, 1, 1, stack, 30); /* self in rec, 29 deep */
-	struct profile_snapshot *s = profile_snapshot(p);
+	struct snapshot *s = profile_snapshot(p);
 	assert_int_equal(s->func_total[rec], 6);
 	assert_int_equal(s->func_self[rec], 1);
 	assert_int_equal(s->func_total[leaf], 5);
 	assert_int_equal(s->func_total[main_], 6);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(p);
 }
 
@@ -129,7 +125,7 @@ static void threads_merge_and_scope(void **state)
 {
 	(void)state;
 	static const char m[] = "prog";
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t main_ = func(p, m, "main"), w1 = func(p, m, "worker_one"), w2 = func(p, m, "worker_two");
 	uint32_t s1[] = { main_, w1 }, s2[] = { main_, w2 };
 
@@ -138,7 +134,7 @@ static void threads_merge_and_scope(void **state)
 	for (int i = 0; i < 10; i++)
 		profile_add(p, 10, 12, s2, 2);
 	profile_set_comm(p, 10, 11, "one");
-	struct profile_snapshot *s = profile_snapshot(p);
+	struct snapshot *s = profile_snapshot(p);
 	assert_int_equal(s->nthreads, 2);
 	assert_int_equal(s->func_total[main_], 40);
 	assert_string_equal(s->threads[0].comm, "one");
@@ -156,7 +152,7 @@ static void threads_merge_and_scope(void **state)
 	/* The snapshot is immutable: more samples do not change it. */
 	profile_add(p, 10, 11, s1, 2);
 	assert_int_equal(s->func_total[main_], 40);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(p);
 }
 

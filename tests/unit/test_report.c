@@ -246,11 +246,10 @@ static void snapshot_of_file(void **state)
 		"+ 2\n@ 2 0 2\n+ 1\n@ 5 0 5\n- 1\n- 2\n+ & Other::Pkg::sub\n@ 1 0 1\n- & Other::Pkg::sub\n";
 	struct report_options o = { 0 };
 	struct report *r;
-	struct profile *p;
 	char *message;
 
 	assert_int_equal(report_parse(text, strlen(text), &o, NULL, &r, &message), 0);
-	struct profile_snapshot *s = report_snapshot(r, &p);
+	struct snapshot *s = report_snapshot(r);
 	assert_int_equal(s->samples, 8);
 	assert_int_equal(s->freq, 1000);
 	assert_int_equal(s->user_ns, 250000000);
@@ -271,8 +270,7 @@ static void snapshot_of_file(void **state)
 			assert_int_equal(s->func_self[f], 1);
 		}
 	}
-	profile_snapshot_unref(s);
-	profile_free(p);
+	snapshot_unref(s);
 	report_free(r);
 }
 

@@ -8,7 +8,6 @@
 #include <cmocka.h>
 
 #include "proftop/profile.h"
-#include "proftop/symbols.h"
 #include "proftop/tui_screen.h"
 
 #include <curses.h>
@@ -25,9 +24,7 @@ struct fixture {
 
 static uint32_t func(struct profile *p, const char *name)
 {
-	struct symbol sym = { name, module, 0 };
-
-	return profile_func(p, &sym);
+	return profile_func(p, module, name, 0);
 }
 
 static void add_n(struct profile *p, pid_t tid, const uint32_t *stack, size_t depth, int n)
@@ -41,7 +38,7 @@ static int setup(void **state)
 {
 	struct fixture *f = calloc(1, sizeof(*f));
 
-	f->p = profile_new();
+	f->p = profile_new(NULL);
 	f->main_ = func(f->p, "main");
 	f->pa = func(f->p, "path_a");
 	f->pb = func(f->p, "path_b");
@@ -225,7 +222,7 @@ static void threads_scope_every_view(void **state)
 static void pause_keeps_the_shown_profile(void **state)
 {
 	struct fixture *f = *state;
-	struct profile_snapshot *before = f->s.shown;
+	struct snapshot *before = f->s.shown;
 
 	assert_int_equal(key(f, ' '), TUI_ACT_PAUSE);
 	assert_true(f->s.paused);

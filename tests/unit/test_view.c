@@ -7,7 +7,6 @@
 #include <cmocka.h>
 
 #include "proftop/profile.h"
-#include "proftop/symbols.h"
 #include "proftop/view.h"
 
 #include <stdio.h>
@@ -18,9 +17,7 @@ static const char module[] = "prog";
 
 static uint32_t func(struct profile *p, const char *name)
 {
-	struct symbol s = { name, module, 0 };
-
-	return profile_func(p, &s);
+	return profile_func(p, module, name, 0);
 }
 
 static void add_n(struct profile *p, pid_t tid, const uint32_t *stack, size_t depth, int n)
@@ -37,7 +34,7 @@ struct fixture {
 /* main → path_a → burn 60, main → path_b → mid_b → burn 30, main → solo 10. */
 static void build(struct fixture *f)
 {
-	f->p = profile_new();
+	f->p = profile_new(NULL);
 	f->main_ = func(f->p, "main");
 	f->pa = func(f->p, "path_a");
 	f->pb = func(f->p, "path_b");
@@ -66,12 +63,12 @@ static char *outline(const struct view_tree_row *rows, size_t n)
 	return buf;
 }
 
-static size_t flatten(const struct profile_snapshot *s, const struct view_tree_query *q,
+static size_t flatten(const struct snapshot *s, const struct view_tree_query *q,
 		      struct view_tree_row **rows, size_t *cap)
 {
 	struct view_tree t;
 
-	view_tree_of(&t, s, PROFILE_NO_NODE);
+	view_tree_of(&t, s, SNAPSHOT_NO_NODE);
 	return view_tree(&t, q, rows, cap);
 }
 
@@ -94,7 +91,7 @@ static void tree_opens_the_hottest_path(void **state)
 
 	build(&f);
 	view_expansion_init(&e);
-	struct profile_snapshot *s = profile_snapshot(f.p);
+	struct snapshot *s = profile_snapshot(f.p);
 	struct view_tree_query q = { 0, NULL, &e, false, 0 };
 
 	n = flatten(s, &q, &rows, &cap);
@@ -122,7 +119,7 @@ static void tree_opens_the_hottest_path(void **state)
 	assert_string_equal(outline(rows, n), "0:main 1:path_a 2:burn 1:path_b 2:mid_b 3:burn");
 	free(rows);
 	view_expansion_free(&e);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(f.p);
 }
 
@@ -138,7 +135,7 @@ static void expansion_survives_snapshots(void **state)
 
 	build(&f);
 	view_expansion_init(&e);
-	struct profile_snapshot *s1 = profile_snapshot(f.p);
+	struct snapshot *s1 = profile_snapshot(f.p);
 	struct view_tree_query q = { 0, NULL, &e, false, 0 };
 
 	n = flatten(s1, &q, &rows, &cap);
@@ -149,7 +146,7 @@ static void expansion_survives_snapshots(void **state)
 	view_expansion_set(&e, rows[0].path, true);  /* main stays open when no longer hottest */
 	uint32_t funcs[8];
 	struct view_tree t1;
-	view_tree_of(&t1, s1, PROFILE_NO_NODE);
+	view_tree_of(&t1, s1, SNAPSHOT_NO_NODE);
 	size_t depth = view_tree_funcs(&t1, pb->node, funcs, 8);
 	assert_int_equal(depth, 2);
 	assert_int_equal(funcs[0], f.main_);
@@ -160,11 +157,11 @@ static void expansion_survives_snapshots(void **state)
 	uint32_t other = func(f.p, "other");
 	uint32_t s4[] = { other, f.mid };
 	add_n(f.p, 2, s4, 2, 200);
-	struct profile_snapshot *s2 = profile_snapshot(f.p);
+	struct snapshot *s2 = profile_snapshot(f.p);
 	struct view_tree t2;
-	view_tree_of(&t2, s2, PROFILE_NO_NODE);
+	view_tree_of(&t2, s2, SNAPSHOT_NO_NODE);
 	uint32_t node = view_tree_find(&t2, funcs, depth);
-	assert_int_not_equal(node, PROFILE_NO_NODE);
+	assert_int_not_equal(node, SNAPSHOT_NO_NODE);
 	assert_int_equal(s2->nodes[node].func, f.pb);
 	assert_int_equal(s2->nodes[node].total, 30);
 
@@ -182,8 +179,8 @@ static void expansion_survives_snapshots(void **state)
 	assert_int_equal(n, 9);
 	free(rows);
 	view_expansion_free(&e);
-	profile_snapshot_unref(s1);
-	profile_snapshot_unref(s2);
+	snapshot_unref(s1);
+	snapshot_unref(s2);
 	profile_free(f.p);
 }
 
@@ -197,7 +194,7 @@ static void tree_filter_shows_paths_to_matches(void **state)
 
 	build(&f);
 	view_expansion_init(&e);
-	struct profile_snapshot *s = profile_snapshot(f.p);
+	struct snapshot *s = profile_snapshot(f.p);
 	struct view_tree_query q = { 0, "MID", &e, false, 0 };
 
 	n = flatten(s, &q, &rows, &cap);
@@ -214,7 +211,7 @@ static void tree_filter_shows_paths_to_matches(void **state)
 	assert_int_equal(n, 7);
 	free(rows);
 	view_expansion_free(&e);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(f.p);
 }
 
@@ -227,11 +224,11 @@ static void subtree_relative_percentages(void **state)
 	size_t cap = 0, n;
 
 	build(&f);
-	struct profile_snapshot *s = profile_snapshot(f.p);
+	struct snapshot *s = profile_snapshot(f.p);
 	struct view_tree whole, sub;
 	uint32_t path[] = { f.main_, f.pb };
 
-	view_tree_of(&whole, s, PROFILE_NO_NODE);
+	view_tree_of(&whole, s, SNAPSHOT_NO_NODE);
 	sub = whole;
 	sub.root = view_tree_find(&whole, path, 2);
 	sub.root_path = view_tree_path(&whole, sub.root);
@@ -254,7 +251,7 @@ static void subtree_relative_percentages(void **state)
 	assert_true(rows[0].total_pct > 29.9 && rows[0].total_pct < 30.1);
 	free(all);
 	free(rows);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(f.p);
 }
 
@@ -267,8 +264,8 @@ static void callers_invert_the_tree(void **state)
 	size_t cap = 0, n;
 
 	build(&f);
-	struct profile_snapshot *s = profile_snapshot(f.p);
-	view_callers(&t, s, PROFILE_NO_NODE, f.burn);
+	struct snapshot *s = profile_snapshot(f.p);
+	view_callers(&t, s, SNAPSHOT_NO_NODE, f.burn);
 	struct view_tree_query q = { 0, NULL, NULL, true, s->samples };
 	n = view_tree(&t, &q, &rows, &cap);
 	assert_string_equal(outline(rows, n), "0:burn 1:path_a 2:main 1:mid_b 2:path_b 3:main");
@@ -281,21 +278,21 @@ static void callers_invert_the_tree(void **state)
 	view_tree_free(&t);
 
 	/* A function called from the root directly (leaf-only stacks) has no callers. */
-	view_callers(&t, s, PROFILE_NO_NODE, f.main_);
+	view_callers(&t, s, SNAPSHOT_NO_NODE, f.main_);
 	n = view_tree(&t, &q, &rows, &cap);
 	assert_string_equal(outline(rows, n), "0:main");
 	assert_int_equal(rows[0].self, 100);
 	assert_false(rows[0].has_children);
 	view_tree_free(&t);
 	free(rows);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(f.p);
 }
 
 static void callers_count_recursion_once(void **state)
 {
 	(void)state;
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t main_ = func(p, "main"), rec = func(p, "rec"), leaf = func(p, "leaf");
 	uint32_t deep[] = { main_, rec, rec, rec, leaf }, shallow[] = { main_, rec };
 	struct view_tree t;
@@ -304,8 +301,8 @@ static void callers_count_recursion_once(void **state)
 
 	add_n(p, 1, deep, 5, 4);
 	add_n(p, 1, shallow, 2, 2);
-	struct profile_snapshot *s = profile_snapshot(p);
-	view_callers(&t, s, PROFILE_NO_NODE, rec);
+	struct snapshot *s = profile_snapshot(p);
+	view_callers(&t, s, SNAPSHOT_NO_NODE, rec);
 	struct view_tree_query q = { 0, NULL, NULL, true, 0 };
 	n = view_tree(&t, &q, &rows, &cap);
 	assert_string_equal(outline(rows, n), "0:rec 1:main");
@@ -313,14 +310,14 @@ static void callers_count_recursion_once(void **state)
 	assert_int_equal(rows[1].total, 6);
 	view_tree_free(&t);
 	free(rows);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(p);
 }
 
 static void threads_rows(void **state)
 {
 	(void)state;
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t main_ = func(p, "main"), w1 = func(p, "worker_one"), w2 = func(p, "worker_two");
 	uint32_t idle = func(p, "idle");
 	uint32_t s1[] = { main_, w1 }, s2[] = { main_, w2 }, s3[] = { main_, idle };
@@ -336,7 +333,7 @@ static void threads_rows(void **state)
 	profile_set_comm(p, 20, 20, "proc");  /* a process whose other thread has no name */
 	profile_add(p, 20, 20, s3, 2);
 	profile_add(p, 20, 21, s3, 2);
-	struct profile_snapshot *s = profile_snapshot(p);
+	struct snapshot *s = profile_snapshot(p);
 	size_t n = view_threads(s, NULL, &rows);
 	assert_int_equal(n, 4);
 	assert_int_equal(rows[3].tid, 21);
@@ -365,7 +362,7 @@ static void threads_rows(void **state)
 	assert_int_equal(n, 1);
 	assert_int_equal(rows[0].tid, 12);
 	free(rows);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(p);
 }
 
@@ -376,8 +373,8 @@ static void top_sorts_and_filters(void **state)
 	struct view_row *rows;
 
 	build(&f);
-	struct profile_snapshot *s = profile_snapshot(f.p);
-	struct view_top_query q = { VIEW_SORT_NAME, NULL, PROFILE_NO_NODE };
+	struct snapshot *s = profile_snapshot(f.p);
+	struct view_top_query q = { VIEW_SORT_NAME, NULL, SNAPSHOT_NO_NODE };
 	size_t n = view_top(s, &q, &rows);
 	assert_int_equal(n, 6);
 	assert_string_equal(rows[0].name, "burn");
@@ -394,7 +391,7 @@ static void top_sorts_and_filters(void **state)
 	assert_int_equal(n, 2);
 	assert_string_equal(rows[0].name, "path_a"); /* both 0 self: by total */
 	free(rows);
-	profile_snapshot_unref(s);
+	snapshot_unref(s);
 	profile_free(f.p);
 }
 
@@ -415,7 +412,7 @@ static void window_counts_recent_samples(void **state)
 	add_n(f.p, 1, s3, 2, 3);     /* at 11 s */
 	add_n(f.p, 2, s3, 2, 5);     /* another thread */
 
-	struct profile_snapshot *w = profile_window_snapshot(f.p, 11 * SEC + 1);
+	struct snapshot *w = profile_window_snapshot(f.p, 11 * SEC + 1);
 	assert_int_equal(w->window_ns, 2 * SEC);
 	assert_int_equal(w->samples, 15);
 	assert_int_equal(w->func_self[f.burn], 7);
@@ -425,18 +422,18 @@ static void window_counts_recent_samples(void **state)
 	assert_int_equal(w->nodes[w->merged_root].total, 15);
 	assert_int_equal(w->threads[0].samples, 10);
 	assert_int_equal(w->threads[1].samples, 5);
-	struct view_top_query q = { VIEW_SORT_SELF, NULL, PROFILE_NO_NODE };
+	struct view_top_query q = { VIEW_SORT_SELF, NULL, SNAPSHOT_NO_NODE };
 	size_t n = view_top(w, &q, &rows);
 	assert_int_equal(n, 4); /* burn, solo, main, path_a: none from before the window */
 	assert_string_equal(rows[0].name, "solo");
 	free(rows);
-	profile_snapshot_unref(w);
+	snapshot_unref(w);
 
 	/* The cumulative snapshot still has everything. */
-	struct profile_snapshot *all = profile_snapshot(f.p);
+	struct snapshot *all = profile_snapshot(f.p);
 	assert_int_equal(all->samples, 115);
 	assert_int_equal(all->window_ns, 0);
-	profile_snapshot_unref(all);
+	snapshot_unref(all);
 
 	/* At 12.5 s the samples from 10 s have left the window. */
 	w = profile_window_snapshot(f.p, 12 * SEC + SEC / 2);
@@ -448,11 +445,11 @@ static void window_counts_recent_samples(void **state)
 	n = flatten(w, &tq, &trows, &cap);
 	assert_string_equal(outline(trows, n), "0:main 1:solo");
 	free(trows);
-	profile_snapshot_unref(w);
+	snapshot_unref(w);
 	w = profile_window_snapshot(f.p, 20 * SEC);
 	assert_int_equal(w->samples, 0);
 	assert_int_equal(w->nodes[w->merged_root].total, 0);
-	profile_snapshot_unref(w);
+	snapshot_unref(w);
 	profile_free(f.p);
 }
 
@@ -460,7 +457,7 @@ static void window_counts_recent_samples(void **state)
 static void window_memory_is_bounded(void **state)
 {
 	(void)state;
-	struct profile *p = profile_new();
+	struct profile *p = profile_new(NULL);
 	uint32_t a = func(p, "a"), b = func(p, "b");
 
 	profile_set_window(p, 3600 * SEC);
@@ -469,15 +466,15 @@ static void window_memory_is_bounded(void **state)
 		profile_add(p, 1, 1, &a, 1);
 	for (uint32_t i = 0; i < PROFILE_WINDOW_MAX; i++)
 		profile_add(p, 1, 1, &b, 1);
-	struct profile_snapshot *w = profile_window_snapshot(p, 2 * SEC);
+	struct snapshot *w = profile_window_snapshot(p, 2 * SEC);
 	assert_int_equal(w->samples, PROFILE_WINDOW_MAX);
 	assert_int_equal(w->func_self[a], 0);
 	assert_int_equal(w->func_self[b], PROFILE_WINDOW_MAX);
-	profile_snapshot_unref(w);
+	snapshot_unref(w);
 	profile_set_window(p, 0);
 	w = profile_window_snapshot(p, 2 * SEC);
 	assert_int_equal(w->samples, 0);
-	profile_snapshot_unref(w);
+	snapshot_unref(w);
 	profile_free(p);
 }
 

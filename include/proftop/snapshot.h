@@ -1,0 +1,142 @@
+/* snapshot.h — the profile as frontends, views and exporters read it: an immutable value made by
+ * the collector (profile.c) or read back from a file, handed between threads by reference.
+ *
+ * A snapshot holds the per-thread call trees ("tries": a node is a function reached by one path
+ * from its thread's root, with the samples that ended there, self, and that passed through it,
+ * total), a tree merged over all threads, the flat function table derived from the merged tree
+ * (TOTAL counts a function once per sample even when it recurses), and the threads.
+ *
+ * It owns everything it shows: its arrays, and a reference to the string pool its names live in.
+ * So it may outlive the profile and the session it came from, and two snapshots can be compared.
+ * It never changes after it is made and is freed when its last reference is dropped, on any
+ * thread.
+ *
+ * Node layout: indices below merged_root are the per-thread tries, merged_root and above the
+ * merged tree. In both, a parent's index is smaller than its children's. Function id 0 is the
+ * root. */
+#ifndef PROFTOP_SNAPSHOT_H
+#define PROFTOP_SNAPSHOT_H
+
+#include "proftop/counters.h"
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct strpool;
+
+#define SNAPSHOT_ROOT_FUNC 0u
+#define SNAPSHOT_NO_NODE UINT32_MAX
+
+struct snapshot_func {
+	const char *name;   /* the function, or "module+0xoffset" when it has no symbol */
+	const char *module; /* basename of its file, "[vdso]", or "[unknown]" */
+};
+
+struct snapshot_node {
+	uint32_t func;
+	uint32_t parent;       /* SNAPSHOT_NO_NODE for a root */
+	uint32_t first_child;  /* SNAPSHOT_NO_NODE when a leaf */
+	uint32_t next_sibling;
+	uint64_t self;
+	uint64_t total;
+};
+
+struct snapshot_thread {
+	pid_t pid, tid;
+	const char *comm;      /* NULL when unknown */
+	uint32_t root;         /* this thread's root in the snapshot's nodes */
+	uint64_t samples;
+};
+
+struct snapshot {
+	atomic_int refs;
+	struct counters counters;  /* filled in by whoever publishes it */
+	uint64_t elapsed_ns;
+	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
+	unsigned freq;
+	uint64_t window_ns;        /* 0: every sample since the start; else the window's length */
+
+	uint64_t samples;          /* samples in the tree */
+	size_t nfuncs;
+	const struct snapshot_func *funcs;
+	size_t nnodes;
+	const struct snapshot_node *nodes;
+	uint32_t merged_root;      /* the tree over all threads */
+	size_t nthreads;
+	const struct snapshot_thread *threads;
+	const uint64_t *func_self; /* per function id, over all threads */
+	const uint64_t *func_total;
+	struct strpool *strings;   /* a reference: every name and comm above lives there */
+};
+
+/* A snapshot of per-thread tries, taking over its arguments: nodes (room for 2 * nthread_nodes + 1,
+ * the first nthread_nodes filled, the rest for the merged tree), funcs and threads (malloc'd), and
+ * one reference to strings. Merges the threads and counts the flat table. One reference. */
+struct snapshot *snapshot_new(struct snapshot_node *nodes, size_t nthread_nodes,
+			      struct snapshot_func *funcs, size_t nfuncs,
+			      struct snapshot_thread *threads, size_t nthreads, uint64_t samples,
+			      struct strpool *strings);
+struct snapshot *snapshot_ref(struct snapshot *snapshot);
+void snapshot_unref(struct snapshot *snapshot);
+
+/* Flat totals (self, total per function) of the subtree under node, e.g. one thread's root.
+ * self and total are arrays of snapshot->nfuncs, zeroed here. */
+void snapshot_flat(const struct snapshot *snapshot, uint32_t node, uint64_t *self, uint64_t *total);
+
+/* Depth-first, pre-order, over the nodes below top of a node array (a snapshot's, or a tree a
+ * view built in the same layout). Children come hottest first (most total samples; ties by
+ * function id, the order functions were first seen, which is stable between snapshots and
+ * cheap), or in the array's own order when unordered (for sums). Nodes without samples, and
+ * those keep() refuses, are left out together with their subtrees.
+ *
+ *     struct snapshot_walk w = { .nodes = s->nodes };
+ *     struct snapshot_walk_step step;
+ *
+ *     snapshot_walk_begin(&w, top, false);
+ *     while (snapshot_walk_next(&w, &step))
+ *             ... step.node, step.depth; snapshot_walk_prune(&w) to skip its children ...
+ *     snapshot_walk_end(&w);
+ *
+ * leave(), when set, is called for each visited node as the walk leaves its subtree (innermost
+ * first), before the next node is returned and at the end: the caller can keep per-path state
+ * (a function's frames on the path, an exit mark) without a stack of its own. */
+struct snapshot_walk_frame;
+
+struct snapshot_walk {
+	const struct snapshot_node *nodes;
+	bool (*keep)(void *arg, uint32_t node); /* NULL: every node with samples */
+	void (*leave)(void *arg, uint32_t node);
+	void *arg;
+	bool unordered;
+	/* The walk's own state. */
+	struct snapshot_walk_frame *stack;
+	size_t depth, cap;
+	uint32_t *path;            /* the visited nodes from the first depth down to the last */
+	size_t path_len, path_cap;
+	bool expand;               /* the last node's children are still to be pushed */
+};
+
+struct snapshot_walk_step {
+	uint32_t node;
+	unsigned depth;            /* 0 for the first level (top itself, or its children) */
+	bool hottest;              /* first among its siblings */
+	bool last;                 /* last among its siblings */
+};
+
+/* Start below top; with include_top, top itself is the first node (depth 0). */
+void snapshot_walk_begin(struct snapshot_walk *walk, uint32_t top, bool include_top);
+/* The next node, or false at the end. */
+bool snapshot_walk_next(struct snapshot_walk *walk, struct snapshot_walk_step *step);
+/* Leave out the children of the node next() returned last. */
+void snapshot_walk_prune(struct snapshot_walk *walk);
+/* Whether the node next() returned last has a child the walk would visit. */
+bool snapshot_walk_has_children(const struct snapshot_walk *walk);
+/* The path to the node next() returned last, first level first; *len nodes. */
+const uint32_t *snapshot_walk_path(const struct snapshot_walk *walk, size_t *len);
+/* Leave what is still on the path (calling leave()) and free the walk's memory. */
+void snapshot_walk_end(struct snapshot_walk *walk);
+
+#endif

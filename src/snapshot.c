@@ -1,0 +1,290 @@
+/* snapshot.c — snapshots: finishing one from per-thread tries (the merged tree, the flat table),
+ * references, and the one tree walk every reader uses.
+ *
+ * The walk keeps an explicit stack of frames to visit. A visited node's children are pushed only
+ * when the walk moves on from it without a prune, coolest first so that the hottest is popped
+ * next; so a frame that shows the open part of a huge tree costs the rows it shows, not the
+ * tree. */
+#include "proftop/snapshot.h"
+
+#include "proftop/idmap.h"
+#include "proftop/strpool.h"
+#include "proftop/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* --- making one ------------------------------------------------------------------------------ */
+
+/* Append to nodes the merge of every thread's trie (the first nthread_nodes) under one new root;
+ * returns the root. */
+static uint32_t merge_threads(struct snapshot_node *nodes, size_t nthread_nodes, size_t *nnodes)
+{
+	uint32_t *merged_of = xmalloc((nthread_nodes ? nthread_nodes : 1) * sizeof(*merged_of));
+	uint32_t root = (uint32_t)*nnodes;
+	struct idmap children;
+
+	idmap_init(&children);
+	nodes[(*nnodes)++] = (struct snapshot_node){ SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE,
+						     SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0 };
+	for (size_t i = 0; i < nthread_nodes; i++) {
+		const struct snapshot_node *n = &nodes[i];
+		uint32_t m;
+
+		if (n->parent == SNAPSHOT_NO_NODE) {
+			m = root;
+		} else {
+			uint32_t parent = merged_of[n->parent];
+			uint64_t key = (uint64_t)parent << 32 | n->func;
+
+			m = idmap_get(&children, key);
+			if (m == IDMAP_MISSING) {
+				m = (uint32_t)(*nnodes)++;
+				nodes[m] = (struct snapshot_node){ n->func, parent, SNAPSHOT_NO_NODE,
+								   nodes[parent].first_child, 0, 0 };
+				nodes[parent].first_child = m;
+				idmap_put(&children, key, m);
+			}
+		}
+		nodes[m].self += n->self;
+		nodes[m].total += n->total;
+		merged_of[i] = m;
+	}
+	idmap_free(&children);
+	free(merged_of);
+	return root;
+}
+
+struct snapshot *snapshot_new(struct snapshot_node *nodes, size_t nthread_nodes,
+			      struct snapshot_func *funcs, size_t nfuncs,
+			      struct snapshot_thread *threads, size_t nthreads, uint64_t samples,
+			      struct strpool *strings)
+{
+	struct snapshot *s = xcalloc(1, sizeof(*s));
+	uint64_t *self = xmalloc((nfuncs ? nfuncs : 1) * sizeof(*self));
+	uint64_t *total = xmalloc((nfuncs ? nfuncs : 1) * sizeof(*total));
+	size_t nnodes = nthread_nodes;
+
+	atomic_init(&s->refs, 1);
+	for (size_t i = 0; i < nthreads; i++)
+		threads[i].samples = nodes[threads[i].root].total;
+	s->merged_root = merge_threads(nodes, nthread_nodes, &nnodes);
+	s->samples = samples;
+	s->nodes = nodes;
+	s->nnodes = nnodes;
+	s->funcs = funcs;
+	s->nfuncs = nfuncs;
+	s->threads = threads;
+	s->nthreads = nthreads;
+	s->strings = strings;
+	snapshot_flat(s, s->merged_root, self, total);
+	s->func_self = self;
+	s->func_total = total;
+	return s;
+}
+
+struct snapshot *snapshot_ref(struct snapshot *s)
+{
+	atomic_fetch_add_explicit(&s->refs, 1, memory_order_relaxed);
+	return s;
+}
+
+void snapshot_unref(struct snapshot *s)
+{
+	if (!s || atomic_fetch_sub_explicit(&s->refs, 1, memory_order_acq_rel) != 1)
+		return;
+	free((void *)s->nodes);
+	free((void *)s->funcs);
+	free((void *)s->threads);
+	free((void *)s->func_self);
+	free((void *)s->func_total);
+	strpool_free(s->strings);
+	free(s);
+}
+
+/* --- flat totals ----------------------------------------------------------------------------- */
+
+struct flat {
+	const struct snapshot_node *nodes;
+	uint32_t *on_path;         /* per function: its frames on the walk's path */
+};
+
+static void flat_leave(void *arg, uint32_t node)
+{
+	struct flat *f = arg;
+
+	f->on_path[f->nodes[node].func]--;
+}
+
+void snapshot_flat(const struct snapshot *s, uint32_t top, uint64_t *self, uint64_t *total)
+{
+	/* A function's total counts only where it is not already on the path above, so recursion
+	 * is not counted twice. */
+	struct flat f = { s->nodes, xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(uint32_t)) };
+	struct snapshot_walk w = { .nodes = s->nodes, .leave = flat_leave, .arg = &f,
+				   .unordered = true };
+	struct snapshot_walk_step step;
+
+	memset(self, 0, s->nfuncs * sizeof(*self));
+	memset(total, 0, s->nfuncs * sizeof(*total));
+	snapshot_walk_begin(&w, top, true);
+	while (snapshot_walk_next(&w, &step)) {
+		const struct snapshot_node *node = &s->nodes[step.node];
+
+		self[node->func] += node->self;
+		if (!f.on_path[node->func]++)
+			total[node->func] += node->total;
+	}
+	snapshot_walk_end(&w);
+	free(f.on_path);
+}
+
+/* --- the walk -------------------------------------------------------------------------------- */
+
+struct snapshot_walk_frame {
+	uint32_t node;
+	uint32_t func;             /* the node's, kept here so sorting reads no node */
+	uint64_t total;
+	unsigned depth;
+	bool hottest, last;
+};
+
+static bool kept(const struct snapshot_walk *w, uint32_t node)
+{
+	return w->nodes[node].total && (!w->keep || w->keep(w->arg, node));
+}
+
+/* Coolest first, so the hottest is on top of the stack. Ties (common among one-sample leaves)
+ * go by function id, lowest on top, then by node. */
+static int pop_order(const struct snapshot_walk_frame *a, const struct snapshot_walk_frame *b)
+{
+	if (a->total != b->total)
+		return a->total < b->total ? -1 : 1;
+	if (a->func != b->func)
+		return a->func < b->func ? 1 : -1;
+	return a->node < b->node ? 1 : -1;
+}
+
+static int pop_order_qsort(const void *a, const void *b)
+{
+	return pop_order(a, b);
+}
+
+/* Most nodes have a handful of children: an insertion sort then beats qsort's merge sort and its
+ * allocation; long lists (a leaf-only profile's root) still get an O(n log n) sort. */
+static void sort_frames(struct snapshot_walk_frame *f, size_t n)
+{
+	if (n > 16) {
+		qsort(f, n, sizeof(*f), pop_order_qsort);
+		return;
+	}
+	for (size_t i = 1; i < n; i++) {
+		struct snapshot_walk_frame x = f[i];
+		size_t j = i;
+
+		for (; j > 0 && pop_order(&f[j - 1], &x) > 0; j--)
+			f[j] = f[j - 1];
+		f[j] = x;
+	}
+}
+
+static void push(struct snapshot_walk *w, uint32_t node, unsigned depth)
+{
+	if (w->depth == w->cap)
+		xgrow((void **)&w->stack, &w->cap, w->depth + 1, sizeof(*w->stack));
+	w->stack[w->depth++] = (struct snapshot_walk_frame){ node, w->nodes[node].func,
+							     w->nodes[node].total, depth, false, false };
+}
+
+/* Push the kept children of parent, to be popped in visiting order. */
+static void push_children(struct snapshot_walk *w, uint32_t parent, unsigned depth)
+{
+	size_t start = w->depth;
+
+	for (uint32_t c = w->nodes[parent].first_child; c != SNAPSHOT_NO_NODE;
+	     c = w->nodes[c].next_sibling)
+		if (kept(w, c))
+			push(w, c, depth);
+	if (w->depth == start)
+		return;
+	if (!w->unordered)
+		sort_frames(w->stack + start, w->depth - start);
+	w->stack[w->depth - 1].hottest = true;
+	w->stack[start].last = true;
+}
+
+void snapshot_walk_begin(struct snapshot_walk *w, uint32_t top, bool include_top)
+{
+	w->depth = w->path_len = 0;
+	w->expand = false;
+	if (!include_top) {
+		push_children(w, top, 0);
+	} else if (kept(w, top)) {
+		push(w, top, 0);
+		w->stack[0].hottest = w->stack[0].last = true;
+	}
+}
+
+/* Leave the path's nodes from depth on, innermost first. */
+static void leave_to(struct snapshot_walk *w, size_t depth)
+{
+	while (w->path_len > depth) {
+		w->path_len--;
+		if (w->leave)
+			w->leave(w->arg, w->path[w->path_len]);
+	}
+}
+
+bool snapshot_walk_next(struct snapshot_walk *w, struct snapshot_walk_step *step)
+{
+	struct snapshot_walk_frame f;
+
+	if (w->expand)
+		push_children(w, w->path[w->path_len - 1], (unsigned)w->path_len);
+	w->expand = false;
+	if (!w->depth) {
+		leave_to(w, 0);
+		return false;
+	}
+	f = w->stack[--w->depth];
+	leave_to(w, f.depth);
+	xgrow((void **)&w->path, &w->path_cap, w->path_len + 1, sizeof(*w->path));
+	w->path[w->path_len++] = f.node;
+	w->expand = true;
+	*step = (struct snapshot_walk_step){ f.node, f.depth, f.hottest, f.last };
+	return true;
+}
+
+void snapshot_walk_prune(struct snapshot_walk *w)
+{
+	w->expand = false;
+}
+
+bool snapshot_walk_has_children(const struct snapshot_walk *w)
+{
+	uint32_t node = w->path_len ? w->path[w->path_len - 1] : SNAPSHOT_NO_NODE;
+
+	if (node == SNAPSHOT_NO_NODE)
+		return false;
+	for (uint32_t c = w->nodes[node].first_child; c != SNAPSHOT_NO_NODE;
+	     c = w->nodes[c].next_sibling)
+		if (kept(w, c))
+			return true;
+	return false;
+}
+
+const uint32_t *snapshot_walk_path(const struct snapshot_walk *w, size_t *len)
+{
+	*len = w->path_len;
+	return w->path;
+}
+
+void snapshot_walk_end(struct snapshot_walk *w)
+{
+	leave_to(w, 0);
+	free(w->stack);
+	free(w->path);
+	w->stack = NULL;
+	w->path = NULL;
+	w->depth = w->cap = w->path_len = w->path_cap = 0;
+}
