@@ -93,11 +93,13 @@ asan:
 test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
 	@PROFTOP=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
-# The ring's stress test under ThreadSanitizer.
+# The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
+# channel.
+TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag
 tsan:
 	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
-	    build-tsan/tests/test_ring
-	TSAN_OPTIONS=halt_on_error=1 build-tsan/tests/test_ring
+	    $(TSAN_TESTS)
+	for t in $(TSAN_TESTS); do TSAN_OPTIONS=halt_on_error=1 $$t || exit 1; done
 
 demo: deps
 	@$(MAKE) --no-print-directory proftop $(BUILD)/workloads/split
@@ -136,7 +138,7 @@ help:
 	@echo "make demo      build and profile a bundled workload"
 	@echo "make test      build and run every test"
 	@echo "make asan      the test suite under AddressSanitizer + UBSan"
-	@echo "make tsan      the ring stress test under ThreadSanitizer"
+	@echo "make tsan      the thread handoff tests under ThreadSanitizer"
 	@echo "make fuzz      libFuzzer targets (FUZZ_SECONDS=60 each)"
 	@echo "make bench     overhead and throughput benchmarks"
 	@echo "make install   PREFIX=$(PREFIX)"

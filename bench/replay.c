@@ -52,8 +52,10 @@ int main(int argc, char **argv)
 {
 	struct sample_config config = { 999, false, CALLGRAPH_DWARF, 16384 };
 	struct recording rec = { 0 };
-	struct target target;
+	struct target *target;
 	struct sampler *sampler;
+	const pid_t *pids;
+	size_t npids;
 	struct ring *ring;
 	const char *what;
 	int err;
@@ -65,12 +67,13 @@ int main(int argc, char **argv)
 	ring = ring_create(64u << 20);
 	if (target_launch(&target, argv + 1, -1) < 0)
 		fatal("cannot start %s", argv[1]);
-	err = sampler_open(&sampler, &config, &target, ring, &what);
+	pids = target_pids(target, &npids);
+	err = sampler_open(&sampler, &config, pids, npids, true, ring, NULL, &what);
 	if (err)
 		fatal("%s: %s", what, sampler_advice(err, false));
-	if (sampler_start(sampler, -1) < 0 || target_start(&target))
+	if (sampler_start(sampler, -1) < 0 || target_start(target))
 		fatal("cannot run %s", argv[1]);
-	while (!target_poll(&target)) {
+	while (!target_poll(target)) {
 		keep(&rec, ring);
 		usleep(5000);
 	}
@@ -87,9 +90,12 @@ int main(int argc, char **argv)
 		       (unsigned long long)c.dropped);
 	}
 	for (int i = 0; i < REPLAYS; i++) {
-		struct collector *collector = collector_new(ring, NULL, &config);
-		double t0 = thread_cpu_seconds(), t;
+		struct collector *collector;
+		double t0, t;
 
+		if (collector_new(&collector, ring, NULL, &config, NULL))
+			fatal("cannot make a collector");
+		t0 = thread_cpu_seconds();
 		for (size_t off = 0; off < rec.len;) {
 			size_t len;
 
@@ -104,6 +110,7 @@ int main(int argc, char **argv)
 		collector_free(collector);
 	}
 	sampler_free(sampler);
+	target_free(target);
 	ring_destroy(ring);
 	free(rec.data);
 	return 0;

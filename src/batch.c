@@ -1,14 +1,12 @@
-/* batch.c — the batch frontend over the same view rows the TUI shows. */
+/* batch.c — the batch frontend: the session's run with tables of the same view rows the screen
+ * shows, printed every interval and when profiling ends. Reports (saves, warnings) are left to
+ * the session, which prints them on standard error. */
 #include "proftop/batch.h"
 
-#include "proftop/export.h"
 #include "proftop/session.h"
 #include "proftop/util.h"
 #include "proftop/view.h"
 
-#include <errno.h>
-#include <math.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,78 +64,43 @@ void batch_print_table(FILE *out, const struct snapshot *s, const char *title,
 	fflush(out);
 }
 
-/* stdout, unless the final snapshot goes there. */
-static FILE *tables_out(const struct batch_options *o)
-{
-	bool snapshot_on_stdout = o->export && o->export->output && !strcmp(o->export->output, "-");
+struct batch {
+	const struct batch_options *o;
+	FILE *out;
+};
 
-	return snapshot_on_stdout ? stderr : stdout;
-}
-
-static void print_latest(struct session *session, const char *title,
-			 const struct batch_options *o, long max_rows)
+static void print_latest(struct batch *b, struct session *session, const char *title, long rows)
 {
 	struct snapshot *s = session_snapshot(session);
 
-	batch_print_table(tables_out(o), s, title, o, max_rows);
+	batch_print_table(b->out, s, title, b->o, rows);
 	snapshot_unref(s);
 }
 
-/* SIGUSR1: a snapshot now, profiling goes on. */
-static void save(struct session *session, const struct batch_options *o)
+static void refresh(void *arg, struct session *session)
 {
-	struct snapshot *s = session_snapshot(session);
-	char *message;
+	struct batch *b = arg;
 
-	export_save(s, o->export, &message);
-	fprintf(stderr, "proftop: %s\n", message);
-	free(message);
-	snapshot_unref(s);
+	print_latest(b, session, "--- proftop", b->o->max_rows < 0 ? BATCH_DEFAULT_ROWS : b->o->max_rows);
 }
 
-static int remaining_ms(uint64_t deadline, uint64_t now)
+static bool ended(void *arg, struct session *session)
 {
-	if (!deadline)
-		return -1;
-	return deadline <= now ? 0 : (int)((deadline - now + 999999) / 1000000);
+	struct batch *b = arg;
+
+	print_latest(b, session, "=== proftop final", b->o->max_rows);
+	return false;
 }
 
-int batch_run(struct session *session, const struct batch_options *o)
+int batch_run(struct session *session, const struct batch_options *o, FILE *out)
 {
-	uint64_t start = util_now_ns();
-	uint64_t interval_ns = (uint64_t)llround(o->interval * 1e9);
-	uint64_t next_table = interval_ns ? start + interval_ns : 0;
-	uint64_t end = o->duration > 0 ? start + (uint64_t)llround(o->duration * 1e9) : 0;
-	struct pollfd pfd = { .fd = session_fd(session), .events = POLLIN };
-	long periodic_rows = o->max_rows < 0 ? BATCH_DEFAULT_ROWS : o->max_rows;
+	struct batch b = { o, out };
+	struct session_frontend fe = {
+		.arg = &b,
+		.fds = { -1, -1 },
+		.refresh = refresh,
+		.ended = ended,
+	};
 
-	for (;;) {
-		uint64_t now = util_now_ns();
-		int wait_table = remaining_ms(next_table, now), wait_end = remaining_ms(end, now);
-		int timeout = wait_table < 0 ? wait_end : wait_end < 0 ? wait_table
-					 : (wait_table < wait_end ? wait_table : wait_end);
-		unsigned events;
-
-		/* The signalfd reports signals; attached processes ending are noticed on a tick. */
-		if (timeout < 0 || timeout > 250)
-			timeout = 250;
-		if (poll(&pfd, 1, timeout) < 0 && errno != EINTR)
-			break;
-		events = session_events(session);
-		if (events & SESSION_SAVE)
-			save(session, o);
-		if (events & (SESSION_QUIT | SESSION_ENDED))
-			break;
-		now = util_now_ns();
-		if (end && now >= end)
-			break;
-		if (next_table && now >= next_table) {
-			print_latest(session, "--- proftop", o, periodic_rows);
-			while (next_table <= now)
-				next_table += interval_ns;
-		}
-	}
-	session_stop(session);
-	print_latest(session, "=== proftop final", o, o->max_rows);
-	return session_exit_code(session);
+	return session_run(session, &fe);
 }

@@ -6,6 +6,7 @@
  * and to the caller after it ended. */
 #include "proftop/collector.h"
 
+#include "proftop/diag.h"
 #include "proftop/profile.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
@@ -52,6 +53,7 @@ struct collector {
 	struct ring *ring;
 	struct sampler *sampler;
 	struct sample_config config;
+	struct diag *diag;
 	uint64_t sample_type, regs_mask;
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
@@ -75,27 +77,34 @@ struct collector {
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
 };
 
-struct collector *collector_new(struct ring *ring, struct sampler *sampler,
-				const struct sample_config *config)
+int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
+		  const struct sample_config *config, struct diag *diag)
 {
 	struct collector *c = xcalloc(1, sizeof(*c));
 
+	*out = NULL;
+	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (c->wake_fd < 0) {
+		int err = -errno;
+
+		free(c);
+		return err;
+	}
 	c->ring = ring;
 	c->sampler = sampler;
+	c->diag = diag;
 	c->config = *config;
 	c->sample_type = sample_type_for(config);
 	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
 	c->symbolizer = symbolizer_new();
-	c->unwinder = unwinder_new(config->callgraph, c->symbolizer);
-	c->profile = profile_new(NULL);
+	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
+	c->profile = profile_new(diag);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
-	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (c->wake_fd < 0)
-		fatal("eventfd: %s", strerror(errno));
 	pthread_mutex_init(&c->publish_lock, NULL);
 	c->start_ns = util_now_ns();
-	return c;
+	*out = c;
+	return 0;
 }
 
 int collector_wake_fd(const struct collector *c)
@@ -315,8 +324,13 @@ int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 {
 	int err;
 
-	for (size_t i = 0; i < npids; i++)
-		symbolizer_load_proc(c->symbolizer, pids[i]);
+	for (size_t i = 0; i < npids; i++) {
+		err = symbolizer_load_proc(c->symbolizer, pids[i]);
+		if (err)
+			diag_report(c->diag, DIAG_WARNING, "cannot read /proc/%d/maps: %s; its functions "
+				    "are named from the mappings it makes from now on", (int)pids[i],
+				    strerror(-err));
+	}
 	c->start_ns = util_now_ns();
 	publish(c);
 	err = pthread_create(&c->thread, NULL, collector_main, c);
@@ -330,7 +344,10 @@ void collector_finish(struct collector *c)
 {
 	if (c->running) {
 		atomic_store_explicit(&c->stop, true, memory_order_release);
-		pthread_join(c->thread, NULL);
+		if (write(c->wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
+			/* saturated: the thread is awake already */
+		}
+		util_join(c->thread);
 		c->running = false;
 	}
 	drain(c);

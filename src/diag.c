@@ -10,7 +10,6 @@
 #include "proftop/idmap.h"
 #include "proftop/util.h"
 
-#include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -38,27 +37,22 @@ struct diag {
 	int fd;                /* eventfd: nonzero while the queue holds something */
 };
 
-const char *diag_level_name(enum diag_level level)
+const char *diag_prefix(enum diag_level level)
 {
-	switch (level) {
-	case DIAG_WARNING:
-		return "warning";
-	case DIAG_ERROR:
-		return "error";
-	default:
-		return "";
-	}
+	return level == DIAG_WARNING ? "warning: " : "";
 }
 
 struct diag *diag_new(void)
 {
 	struct diag *d = xcalloc(1, sizeof(*d));
 
+	d->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->fd < 0) {
+		free(d);
+		return NULL;
+	}
 	pthread_mutex_init(&d->lock, NULL);
 	idmap_init(&d->seen);
-	d->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (d->fd < 0)
-		fatal("eventfd: %s", strerror(errno));
 	return d;
 }
 

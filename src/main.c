@@ -1,6 +1,5 @@
-/* main.c — parse the options, pick a frontend, run the session. */
+/* main.c — parse the options, open the session, pick a frontend and run it. */
 #include "proftop/batch.h"
-#include "proftop/export.h"
 #include "proftop/options.h"
 #include "proftop/report.h"
 #include "proftop/session.h"
@@ -49,52 +48,46 @@ static void command_output_close(struct command_output *out)
 	close(out->fd);
 }
 
-/* The screen's refresh is -n (0, "final table only" in batch mode, means the default there). */
-static int run_screen(struct session *session, const struct options *options)
+/* -i FILE -o OUT: convert a saved profile; nothing to show. */
+static int convert(struct session *session)
 {
-	struct tui_options o = options->tui;
-
-	o.refresh = options->batch.interval > 0 ? options->batch.interval : 1.0;
-	o.duration = options->batch.duration;
-	o.export = &options->export;
-	return tui_run(session, &o);
+	return session_run(session, NULL);
 }
 
-/* The -o snapshot. Returns 0, or 1 after saying why it could not be written. */
-static int write_snapshot(const struct snapshot *s, const struct export_options *e)
+/* The screen when there is a terminal for it; batch mode otherwise, or if it fails to start. The
+ * batch tables go to stderr when the -o snapshot goes to stdout. */
+static int run(struct session *session, const struct options *o, bool interactive)
 {
-	char *message;
+	const char *output = o->run.export.output;
+	int status = interactive ? tui_run(session, &o->tui) : -1;
 
-	if (!export_write(s, e->output, e->format, e->per_thread, &message))
-		return 0;
-	fprintf(stderr, "proftop: %s\n", message);
-	free(message);
-	return 1;
-}
-
-/* -i: a saved tmon.out converted with -o, else shown on the screen or as the final table. */
-static int show_file(const struct options *options, bool interactive)
-{
-	struct report_options ro = { .path = options->input };
-	struct snapshot *s;
-	struct report *r;
-	char *message;
-	int status = 0;
-
-	if (report_read(&ro, NULL, &r, &message)) {
-		fprintf(stderr, "proftop: %s\n", message);
-		free(message);
-		return 1;
-	}
-	s = report_snapshot(r);
-	report_free(r);
-	if (options->export.output)
-		status = write_snapshot(s, &options->export);
-	else if (!interactive || tui_browse(s, options->input, &options->tui) < 0)
-		batch_print_table(stdout, s, "=== proftop final", &options->batch,
-				  options->batch.max_rows);
-	snapshot_unref(s);
+	if (status < 0)
+		status = batch_run(session, &o->batch, output && !strcmp(output, "-") ? stderr : stdout);
 	return status;
+}
+
+/* What the session needs from the options. The screen refreshes every -n seconds (0, "final
+ * table only" in batch mode, means the default there) and keeps a time window. */
+static struct session_options session_options(const struct options *o, bool interactive,
+					      int output_fd)
+{
+	struct session_options so = {
+		.sample = o->sample,
+		.argv = o->argv,
+		.pids = o->pids,
+		.npids = o->npids,
+		.input = o->input,
+		.ring_size = RING_BYTES,
+		.window_ns = interactive ? (uint64_t)llround(o->tui.window * 1e9) : 0,
+		.command_output_fd = output_fd,
+		.run = o->run,
+	};
+
+	if (interactive && so.run.interval <= 0)
+		so.run.interval = 1.0;
+	if (interactive && so.run.interval < TUI_MIN_REFRESH)
+		so.run.interval = TUI_MIN_REFRESH;
+	return so;
 }
 
 int main(int argc, char **argv)
@@ -123,36 +116,17 @@ int main(int argc, char **argv)
 		options_free(&options);
 		return 0;
 	}
-	interactive = !options.batch_mode && tui_usable();
-	options.batch.export = &options.export;
-	if (options.input) {
-		status = show_file(&options, interactive);
-		options_free(&options);
-		return status;
-	}
+	interactive = !options.batch_mode && tui_usable() && !(options.input && options.run.export.output);
 	command_output_open(&output, interactive && options.argv);
-	so = (struct session_options){ options.sample, options.argv, options.pids, options.npids,
-				       RING_BYTES,
-				       interactive ? (uint64_t)llround(options.tui.window * 1e9) : 0,
-				       output.fd };
+	so = session_options(&options, interactive, output.fd);
 	status = session_open(&session, &so, &message);
 	if (status) {
 		fprintf(stderr, "proftop: %s\n", message);
 		free(message);
-		command_output_close(&output);
-		options_free(&options);
-		return status;
-	}
-	/* The screen when there is a terminal for it; batch mode otherwise, or if it fails to start. */
-	status = interactive ? run_screen(session, &options) : -1;
-	if (status < 0)
-		status = batch_run(session, &options.batch);
-	if (options.export.output) {
-		struct snapshot *s = session_snapshot(session);
-
-		if (write_snapshot(s, &options.export))
-			status = 1;
-		snapshot_unref(s);
+	} else if (options.input && options.run.export.output) {
+		status = convert(session);
+	} else {
+		status = run(session, &options, interactive);
 	}
 	session_free(session);
 	command_output_close(&output);

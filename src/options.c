@@ -154,11 +154,11 @@ static char *parse_one(struct options *o, int opt, const char *arg)
 		o->sample.freq = (unsigned)value;
 		return NULL;
 	case 'd':
-		if (!parse_number(arg, &o->batch.duration) || o->batch.duration == 0)
+		if (!parse_number(arg, &o->run.duration) || o->run.duration == 0)
 			return bad("duration (seconds > 0)", arg);
 		return NULL;
 	case 'n':
-		if (!parse_number(arg, &o->batch.interval))
+		if (!parse_number(arg, &o->run.interval))
 			return bad("interval (seconds >= 0)", arg);
 		return NULL;
 	case 'b':
@@ -206,14 +206,14 @@ static char *parse_one(struct options *o, int opt, const char *arg)
 		o->sample.kernel = true;
 		return NULL;
 	case 'o':
-		o->export.output = arg;
+		o->run.export.output = arg;
 		return NULL;
 	case 'f':
-		if (export_format_parse(arg, &o->export.format))
+		if (export_format_parse(arg, &o->run.export.format))
 			return bad("format (tmon, callgrind, folded or pprof)", arg);
 		return NULL;
 	case OPT_PER_THREAD:
-		o->export.per_thread = true;
+		o->run.export.per_thread = true;
 		return NULL;
 	case 'i':
 		o->input = arg;
@@ -289,7 +289,7 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 /* What -o, -i and --per-thread allow together. */
 static char *check_files(const struct options *o)
 {
-	if (o->export.per_thread && o->export.output && !strcmp(o->export.output, "-"))
+	if (o->run.export.per_thread && o->run.export.output && !strcmp(o->run.export.output, "-"))
 		return xstrdup("--per-thread writes one file per thread: give -o a file name, not -");
 	if (o->input && (o->argv || o->npids))
 		return xstrdup("-i shows a saved profile: give no command and no -p with it");
@@ -303,11 +303,12 @@ enum options_result options_parse(struct options *o, int argc, char **argv, char
 
 	memset(o, 0, sizeof(*o));
 	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
-	o->batch = (struct batch_options){ 1.0, 0, -1, false, 0.5 };
-	o->tui = (struct tui_options){ 1.0, TUI_DEFAULT_WINDOW, 0, NULL };
+	o->run.interval = 1.0;
+	o->batch = (struct batch_options){ -1, false, 0.5 };
+	o->tui = (struct tui_options){ TUI_DEFAULT_WINDOW, NULL };
 	*message = NULL;
 	if (out_file && *out_file)
-		o->export.base = out_file;
+		o->run.export.base = out_file;
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return parse_report(o, argc - 1, argv + 1, message);
 	optind = 0; /* reset getopt, also for repeated calls in tests */

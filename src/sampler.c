@@ -9,6 +9,7 @@
  * threads touch only the atomic counters, the requested frequency and the stop flag. */
 #include "proftop/sampler.h"
 
+#include "proftop/diag.h"
 #include "proftop/ring.h"
 #include "proftop/util.h"
 
@@ -20,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -61,6 +63,7 @@ struct sampler {
 	struct sample_config config;
 	uint64_t sample_type;
 	struct ring *ring;
+	struct diag *diag;
 	int wake_fd;
 	int *fds;               /* every event */
 	size_t nfds, fds_cap;
@@ -71,6 +74,7 @@ struct sampler {
 	pthread_t thread;
 	bool running;
 	atomic_bool stop;
+	int stop_fd;            /* eventfd: sampler_stop() wakes the thread at once */
 	atomic_uint requested_freq; /* at most config.freq: samples beyond it are thinned out */
 	unsigned thin_credit;
 	struct ring_cursor *cursors; /* one per ring, for drain_rings() */
@@ -142,7 +146,10 @@ static size_t ring_pages_allowed(size_t want)
 	return pages;
 }
 
-static int map_ring(struct kernel_ring *kr, int fd, size_t max_pages)
+/* Map a kernel ring of at most max_pages data pages (want_pages is what proftop would like: a
+ * smaller ring drops samples sooner, which the user is told). */
+static int map_ring(struct sampler *s, struct kernel_ring *kr, int fd, size_t max_pages,
+		    size_t want_pages)
 {
 	long page = sysconf(_SC_PAGESIZE);
 
@@ -156,6 +163,10 @@ static int map_ring(struct kernel_ring *kr, int fd, size_t max_pages)
 			kr->base = base;
 			kr->data = (const unsigned char *)base + page;
 			kr->data_size = pages * (size_t)page;
+			if (pages < want_pages)
+				diag_report(s->diag, DIAG_WARNING, "kernel buffers of %zu KiB per CPU, not "
+					    "%zu (perf_event_mlock_kb): busy targets may drop samples",
+					    kr->data_size / 1024, want_pages * (size_t)page / 1024);
 			return 0;
 		}
 		if (errno != EPERM && errno != ENOMEM)
@@ -184,9 +195,9 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 			return -errno;
 		remember_fd(s, fd);
 		if ((size_t)i >= s->nrings) {
-			int err = map_ring(&s->rings[i], fd, ring_pages_allowed(
-						s->config.callgraph == CALLGRAPH_DWARF ? KERNEL_RING_PAGES
-										  : KERNEL_RING_PAGES / 8));
+			size_t want = s->config.callgraph == CALLGRAPH_DWARF ? KERNEL_RING_PAGES
+									    : KERNEL_RING_PAGES / 8;
+			int err = map_ring(s, &s->rings[i], fd, ring_pages_allowed(want), want);
 
 			if (err)
 				return err;
@@ -241,17 +252,19 @@ static int open_process(struct sampler *s, pid_t pid, const int *cpus, int ncpus
 	return err;
 }
 
-int sampler_open(struct sampler **out, const struct sample_config *config,
-		 const struct target *target, struct ring *ring, const char **what)
+int sampler_open(struct sampler **out, const struct sample_config *config, const pid_t *pids,
+		 size_t npids, bool launched, struct ring *ring, struct diag *diag, const char **what)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
 	int *cpus, ncpus, err = 0;
 
 	s->config = *config;
-	s->launched = target->launched;
+	s->launched = launched;
+	s->diag = diag;
 	s->sample_type = sample_type_for(config);
 	s->ring = ring;
 	s->wake_fd = -1;
+	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	s->pending_tail = &s->pending;
 	s->bounce = xmalloc(65536);
 	atomic_init(&s->requested_freq, config->freq);
@@ -259,12 +272,19 @@ int sampler_open(struct sampler **out, const struct sample_config *config,
 	ncpus = online_cpus(&cpus);
 	s->rings = xcalloc((size_t)ncpus, sizeof(*s->rings));
 	s->cursors = xcalloc((size_t)ncpus, sizeof(*s->cursors));
+	*what = "eventfd";
+	if (s->stop_fd < 0) {
+		err = -errno;
+		free(cpus);
+		sampler_free(s);
+		return err;
+	}
 	*what = "perf_event_open";
-	if (target->launched) {
-		err = open_task(s, target->child, cpus, ncpus, true);
+	if (launched) {
+		err = open_task(s, pids[0], cpus, ncpus, true);
 	} else {
-		for (size_t i = 0; i < target->npids && !err; i++)
-			err = open_process(s, target->pids[i], cpus, ncpus);
+		for (size_t i = 0; i < npids && !err; i++)
+			err = open_process(s, pids[i], cpus, ncpus);
 	}
 	free(cpus);
 	if (!err && !s->nfds)
@@ -504,12 +524,13 @@ static bool drain_all(struct sampler *s)
 static void *sampler_main(void *arg)
 {
 	struct sampler *s = arg;
-	struct pollfd *pfds = xcalloc(s->nrings, sizeof(*pfds));
+	struct pollfd *pfds = xcalloc(s->nrings + 1, sizeof(*pfds));
 
 	for (size_t i = 0; i < s->nrings; i++)
 		pfds[i] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+	pfds[s->nrings] = (struct pollfd){ .fd = s->stop_fd, .events = POLLIN };
 	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
-		poll(pfds, s->nrings, POLL_MS);
+		poll(pfds, s->nrings + 1, POLL_MS);
 		/* The task that owns a ring's event exited: its fd reports POLLHUP forever. Stop
 		 * polling it; its ring is still drained every pass. */
 		for (size_t i = 0; i < s->nrings; i++)
@@ -528,9 +549,10 @@ int sampler_start(struct sampler *s, int wake_fd)
 	s->wake_fd = wake_fd;
 	/* A launched command's events arm themselves at its exec (enable_on_exec): enabling them
 	 * now would sample proftop's own child searching PATH. */
-	if (!s->launched)
-		for (size_t i = 0; i < s->nfds; i++)
-			ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+	for (size_t i = 0; !s->launched && i < s->nfds; i++)
+		if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH)
+			diag_report(s->diag, DIAG_WARNING, "could not enable a perf event: %s; a thread "
+				    "may go unsampled", strerror(errno));
 	err = pthread_create(&s->thread, NULL, sampler_main, s);
 	if (err)
 		return -err;
@@ -545,7 +567,10 @@ void sampler_stop(struct sampler *s)
 	for (size_t i = 0; i < s->nfds; i++)
 		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	atomic_store_explicit(&s->stop, true, memory_order_release);
-	pthread_join(s->thread, NULL);
+	if (write(s->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
+		/* saturated: the thread is awake already */
+	}
+	util_join(s->thread);
 	s->running = false;
 	/* The thread is gone: what the kernel still holds is ours to drain here. */
 	drain_all(s);
@@ -567,6 +592,8 @@ void sampler_free(struct sampler *s)
 		s->pending = p->next;
 		free(p);
 	}
+	if (s->stop_fd >= 0)
+		close(s->stop_fd);
 	free(s->fds);
 	free(s->rings);
 	free(s->cursors);

@@ -1,31 +1,58 @@
-/* session.c — wires target → sampler → ring → collector, and turns signals into session events. */
+/* session.c — a profiling session: wires target → sampler → ring → collector, and runs it: the
+ * loop that waits on signals, the engine's reports, the duration and the frontend's own input,
+ * and decides when profiling ends, what is saved and with which exit status.
+ *
+ * Threads: everything here runs on the thread that called session_open() (the main thread). The
+ * sampler and collector threads it starts own their halves of the engine; the session reads them
+ * only through snapshots, atomic counters and the diagnostics channel.
+ *
+ * The loop waits on one epoll set (the signalfd, the diagnostics eventfd and util's fatal-error
+ * eventfd) plus the frontend's descriptors. */
 #include "proftop/session.h"
 
 #include "proftop/collector.h"
+#include "proftop/report.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/target.h"
 #include "proftop/util.h"
 
 #include <errno.h>
+#include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
 #define TERMINATE_GRACE_MS 2000
+/* Attached processes ending send no signal: look at them this often. */
+#define ATTACH_CHECK_MS 250
 
 struct session {
-	struct target target;
+	struct target *target;     /* NULL for a saved profile */
 	struct ring *ring;
 	struct sampler *sampler;
 	struct collector *collector;
+	struct snapshot *saved; /* a saved profile's one snapshot */
+	char *saved_name;
+	struct diag *diag;
+	struct run_options run;
+	uint64_t window_ns;
 	int signal_fd;
+	int epoll_fd;
 	bool stopped;
-	bool interrupted;      /* SIGINT: the command got it from the terminal too */
+	bool interrupted;          /* SIGINT: the command got it from the terminal too */
+	enum session_end end;
+	char state[96];
+	const struct session_frontend *frontend; /* while session_run() runs */
 };
+
+/* --- opening --------------------------------------------------------------------------------- */
 
 static int open_signals(void)
 {
@@ -42,176 +69,447 @@ static int open_signals(void)
 	return signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
 }
 
+/* One epoll set for everything the loop waits on besides the frontend. */
+static int open_wait_set(struct session *s)
+{
+	int fds[3] = { s->signal_fd, diag_fd(s->diag), util_fatal_fd() };
+
+	s->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (s->epoll_fd < 0)
+		return -errno;
+	for (int i = 0; i < 3; i++) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = fds[i] };
+
+		if (fds[i] >= 0 && epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, fds[i], &ev) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
 static int fail(struct session *s, int status, char **message, char *text)
 {
 	*message = text;
-	target_abandon(&s->target);
+	if (s->target)
+		target_abandon(s->target);
 	session_free(s);
 	return status;
+}
+
+/* The processes: launch the command behind its barrier, or check the PIDs. */
+static int open_target(struct session *s, const struct session_options *o, char **message)
+{
+	pid_t missing = 0;
+	int err;
+
+	if (o->argv) {
+		err = target_launch(&s->target, o->argv, o->command_output_fd);
+		if (err)
+			*message = xasprintf("cannot start '%s': %s", o->argv[0], strerror(-err));
+		return err;
+	}
+	err = target_attach(&s->target, o->pids, o->npids, &missing);
+	if (err)
+		*message = xasprintf("no such process: %d", (int)missing);
+	return err;
+}
+
+/* The engine: events on the target, the ring, the collector, their threads. */
+static int open_engine(struct session *s, const struct session_options *o, char **message)
+{
+	const char *what = NULL;
+	size_t npids;
+	const pid_t *pids = target_pids(s->target, &npids);
+	bool launched = target_launched(s->target);
+	int err;
+
+	s->ring = ring_create(o->ring_size);
+	if (!s->ring) {
+		*message = xasprintf("cannot create a ring of %zu bytes", o->ring_size);
+		return -EINVAL;
+	}
+	err = sampler_open(&s->sampler, &o->sample, pids, npids, launched, s->ring, s->diag, &what);
+	if (err == -ESRCH && !launched)
+		*message = xstrdup("no such process: the target ended while proftop attached");
+	else if (err)
+		*message = xasprintf("%s: %s (%s)", what, strerror(-err), sampler_advice(err, !launched));
+	if (err)
+		return err;
+	err = collector_new(&s->collector, s->ring, s->sampler, &o->sample, s->diag);
+	if (err) {
+		*message = xasprintf("eventfd: %s", strerror(-err));
+		return err;
+	}
+	collector_set_window(s->collector, o->window_ns);
+	/* Events first, then /proc/PID/maps: a mapping made in between is then in both. */
+	err = sampler_start(s->sampler, collector_wake_fd(s->collector));
+	if (!err)
+		err = collector_start(s->collector, launched ? NULL : pids, launched ? 0 : npids);
+	if (err)
+		*message = xasprintf("cannot start threads: %s", strerror(-err));
+	return err;
+}
+
+/* Release the command now that its events are armed. Returns its exit status on failure. */
+static int start_command(struct session *s, const char *name, char **message)
+{
+	int err = target_start(s->target);
+
+	if (!err)
+		return 0;
+	*message = xasprintf("cannot run '%s': %s", name, strerror(err));
+	return err == ENOENT ? 127 : 126;
+}
+
+static int open_saved(struct session *s, const char *path, char **message)
+{
+	struct report_options ro = { .path = path };
+	struct report *r;
+
+	if (report_read(&ro, NULL, &r, message))
+		return -EINVAL;
+	s->saved = report_snapshot(r);
+	report_free(r);
+	s->saved_name = xstrdup(path);
+	s->end = SESSION_END_SAVED;
+	s->stopped = true;
+	snprintf(s->state, sizeof(s->state), "saved profile");
+	return 0;
 }
 
 int session_open(struct session **out, const struct session_options *o, char **message)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
-	const char *what = NULL;
-	int err;
+	int status;
 
-	s->target.barrier_fd = s->target.exec_status_fd = -1;
-	s->signal_fd = open_signals();
-	if (s->signal_fd < 0)
-		return fail(s, 1, message, xasprintf("signalfd: %s", strerror(errno)));
-	if (o->argv) {
-		err = target_launch(&s->target, o->argv, o->command_output_fd);
-		if (err)
-			return fail(s, 1, message, xasprintf("cannot start '%s': %s", o->argv[0],
-							      strerror(-err)));
-	} else {
-		pid_t missing = 0;
-
-		err = target_attach(&s->target, o->pids, o->npids, &missing);
-		if (err)
-			return fail(s, 1, message, xasprintf("no such process: %d", (int)missing));
+	*out = NULL;
+	s->run = o->run;
+	s->window_ns = o->window_ns;
+	s->epoll_fd = -1;
+	s->diag = diag_new();
+	s->signal_fd = s->diag ? open_signals() : -1;
+	if (!s->diag || s->signal_fd < 0)
+		return fail(s, 1, message, xasprintf("%s: %s", s->diag ? "signalfd" : "eventfd",
+						      strerror(errno)));
+	if (open_wait_set(s) < 0)
+		return fail(s, 1, message, xasprintf("epoll: %s", strerror(errno)));
+	if (o->input) {
+		if (open_saved(s, o->input, message))
+			return fail(s, 1, message, *message);
+		*out = s;
+		return 0;
 	}
-	s->ring = ring_create(o->ring_size);
-	if (!s->ring)
-		return fail(s, 1, message, xasprintf("cannot create a ring of %zu bytes", o->ring_size));
-	err = sampler_open(&s->sampler, &o->sample, &s->target, s->ring, &what);
-	if (err) {
-		if (err == -ESRCH && !o->argv)
-			return fail(s, 1, message, xstrdup("no such process: the target ended while proftop "
-							   "attached"));
-		return fail(s, 1, message, xasprintf("%s: %s (%s)", what, strerror(-err),
-						      sampler_advice(err, !o->argv)));
-	}
-	s->collector = collector_new(s->ring, s->sampler, &o->sample);
-	collector_set_window(s->collector, o->window_ns);
-	/* Events first, then /proc/PID/maps: a mapping made in between is then in both. */
-	err = sampler_start(s->sampler, collector_wake_fd(s->collector));
-	if (!err)
-		err = collector_start(s->collector, s->target.pids, s->target.npids);
-	if (err)
-		return fail(s, 1, message, xasprintf("cannot start threads: %s", strerror(-err)));
-	if (o->argv) {
-		err = target_start(&s->target);
-		if (err) {
-			int status = err == ENOENT ? 127 : 126;
-
-			session_stop(s);
-			return fail(s, status, message, xasprintf("cannot run '%s': %s", o->argv[0],
-								   strerror(err)));
-		}
+	if (open_target(s, o, message) || open_engine(s, o, message))
+		return fail(s, 1, message, *message);
+	snprintf(s->state, sizeof(s->state), o->argv ? "running" : "attached");
+	if (o->argv && (status = start_command(s, o->argv[0], message))) {
+		session_free(s);
+		return status;
 	}
 	*out = s;
 	return 0;
 }
 
-int session_fd(const struct session *s)
-{
-	return s->signal_fd;
-}
+/* --- stopping -------------------------------------------------------------------------------- */
 
 /* The target's CPU time, for the snapshots' tmon.out headers. */
 static void update_cpu_times(struct session *s)
 {
 	uint64_t user_ns, system_ns;
 
-	target_cpu_times(&s->target, &user_ns, &system_ns);
+	target_cpu_times(s->target, &user_ns, &system_ns);
 	collector_set_cpu_times(s->collector, user_ns, system_ns);
 }
 
-unsigned session_events(struct session *s)
+static void describe_end(struct session *s)
 {
-	struct signalfd_siginfo info;
-	unsigned events = 0;
+	bool launched = target_launched(s->target);
+	int code = target_exit_code(s->target);
+	double seconds = s->run.duration;
 
-	while (read(s->signal_fd, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
-		switch (info.ssi_signo) {
-		case SIGINT:
-			s->interrupted = true;
-			events |= SESSION_QUIT;
-			break;
-		case SIGTERM:
-		case SIGHUP:
-			events |= SESSION_QUIT;
-			break;
-		case SIGUSR1:
-			events |= SESSION_SAVE;
-			break;
-		default:
-			break;
-		}
-	}
-	if (s->target.launched ? target_poll(&s->target) : !target_any_alive(&s->target))
-		events |= SESSION_ENDED;
-	update_cpu_times(s);
-	return events;
+	if (s->end == SESSION_END_DURATION && launched)
+		snprintf(s->state, sizeof(s->state), "stopped after %gs; status %d", seconds, code);
+	else if (s->end == SESSION_END_DURATION)
+		snprintf(s->state, sizeof(s->state), "detached after %gs", seconds);
+	else if (launched)
+		snprintf(s->state, sizeof(s->state), "exited with status %d", code);
+	else
+		snprintf(s->state, sizeof(s->state), "ended");
 }
 
-struct snapshot *session_snapshot(struct session *s)
-{
-	return collector_snapshot(s->collector);
-}
-
-void session_want_window(struct session *s, bool want)
-{
-	collector_want_window(s->collector, want);
-}
-
-struct snapshot *session_window_snapshot(struct session *s)
-{
-	return collector_window_snapshot(s->collector);
-}
-
-bool session_launched(const struct session *s)
-{
-	return s->target.launched;
-}
-
-unsigned session_set_freq(struct session *s, unsigned freq)
-{
-	return sampler_set_freq(s->sampler, freq);
-}
-
-void session_stop(struct session *s)
+/* End profiling: a launched command still running is ended (SIGTERM, then SIGKILL), attached
+ * processes are left running; the events are drained and the final snapshot published. */
+static void stop(struct session *s, enum session_end why)
 {
 	if (s->stopped)
 		return;
 	s->stopped = true;
+	s->end = why;
 	/* A Ctrl-C reached the command as well: give it the grace period to finish its own way
 	 * (and exit with its own status) before SIGTERM. */
-	if (s->interrupted && s->target.launched)
-		target_wait(&s->target, TERMINATE_GRACE_MS);
-	target_terminate(&s->target, TERMINATE_GRACE_MS);
+	if (s->interrupted && target_launched(s->target))
+		target_wait(s->target, TERMINATE_GRACE_MS);
+	target_terminate(s->target, TERMINATE_GRACE_MS);
 	update_cpu_times(s);
 	sampler_stop(s->sampler);
 	collector_finish(s->collector);
+	describe_end(s);
 }
 
-int session_exit_code(const struct session *s)
+/* --- the loop -------------------------------------------------------------------------------- */
+
+/* Reports no frontend takes go to standard error. */
+static void report_to_stderr(void *arg, enum diag_level level, const char *text)
 {
-	return target_exit_code(&s->target);
+	(void)arg;
+	fprintf(stderr, "proftop: %s%s\n", diag_prefix(level), text);
 }
 
-char *session_describe(const struct session *s)
+static void report(struct session *s, enum diag_level level, const char *text)
 {
-	char *text = xstrdup(s->target.launched ? "" : "pid");
+	const struct session_frontend *fe = s->frontend;
 
-	if (s->target.launched) {
-		for (char **a = s->target.argv; *a; a++) {
-			char *next = xasprintf("%s%s%s", text, a == s->target.argv ? "" : " ", *a);
+	if (fe && fe->report)
+		fe->report(fe->arg, level, text);
+	else
+		report_to_stderr(NULL, level, text);
+}
 
-			free(text);
-			text = next;
+static void deliver_reports(struct session *s)
+{
+	const struct session_frontend *fe = s->frontend;
+	struct diag_ops ops = { fe && fe->report ? fe->report : report_to_stderr };
+
+	diag_deliver(s->diag, &ops, fe ? fe->arg : NULL);
+}
+
+/* The signals that arrived; returns the end they ask for (SESSION_RUNNING: none). */
+static enum session_end read_signals(struct session *s)
+{
+	struct signalfd_siginfo info;
+	enum session_end end = SESSION_RUNNING;
+
+	while (read(s->signal_fd, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
+		if (info.ssi_signo == SIGINT)
+			s->interrupted = true;
+		if (info.ssi_signo == SIGINT || info.ssi_signo == SIGTERM || info.ssi_signo == SIGHUP)
+			end = SESSION_END_SIGNAL;
+		else if (info.ssi_signo == SIGUSR1)
+			session_save(s);
+	}
+	return end;
+}
+
+static bool target_ended(struct session *s)
+{
+	if (target_launched(s->target))
+		return target_poll(s->target);
+	return !target_any_alive(s->target);
+}
+
+static int ms_until(uint64_t when, uint64_t now)
+{
+	if (!when)
+		return -1;
+	return when <= now ? 0 : (int)((when - now + 999999) / 1000000);
+}
+
+static int min_timeout(int a, int b)
+{
+	return a < 0 ? b : b < 0 ? a : a < b ? a : b;
+}
+
+struct clock {
+	uint64_t deadline;         /* end of the duration; 0: none */
+	uint64_t interval;         /* between refreshes; 0: none */
+	uint64_t next_refresh;
+};
+
+/* Wait for the next thing to happen: a signal, a report, the frontend's input or timer, a
+ * refresh, the deadline, or (attach mode) the next look at the processes. */
+static void wait_once(struct session *s, const struct clock *c)
+{
+	const struct session_frontend *fe = s->frontend;
+	struct pollfd fds[3] = { { .fd = s->epoll_fd, .events = POLLIN } };
+	uint64_t now = util_now_ns();
+	int timeout = -1, n = 1;
+
+	if (!s->stopped) {
+		timeout = min_timeout(ms_until(c->deadline, now), ms_until(c->next_refresh, now));
+		if (!target_launched(s->target))
+			timeout = min_timeout(timeout, ATTACH_CHECK_MS);
+	}
+	if (fe && fe->timeout_ms)
+		timeout = min_timeout(timeout, fe->timeout_ms(fe->arg));
+	for (int i = 0; fe && i < 2; i++)
+		if (fe->fds[i] >= 0)
+			fds[n++] = (struct pollfd){ .fd = fe->fds[i], .events = POLLIN };
+	if (poll(fds, (nfds_t)n, timeout) < 0 && errno != EINTR)
+		fatal("poll: %s", strerror(errno));
+}
+
+static void refresh(struct session *s)
+{
+	const struct session_frontend *fe = s->frontend;
+
+	if (fe && fe->refresh)
+		fe->refresh(fe->arg, s);
+}
+
+/* Profiling ended by itself (the target, the duration): whether the frontend keeps going. */
+static bool ended(struct session *s, enum session_end why)
+{
+	const struct session_frontend *fe = s->frontend;
+
+	stop(s, why);
+	deliver_reports(s);
+	return fe && fe->ended && fe->ended(fe->arg, s);
+}
+
+/* One turn of the loop after a wakeup; returns SESSION_RUNNING to go on, or why the run ends. */
+static enum session_end turn(struct session *s, struct clock *c)
+{
+	enum session_end end;
+	uint64_t now;
+
+	util_fatal_check();
+	deliver_reports(s);
+	end = read_signals(s);
+	if (end != SESSION_RUNNING || s->stopped)
+		return end;
+	update_cpu_times(s);
+	now = util_now_ns();
+	if (target_ended(s))
+		end = SESSION_END_TARGET;
+	else if (c->deadline && now >= c->deadline)
+		end = SESSION_END_DURATION;
+	if (end != SESSION_RUNNING)
+		return ended(s, end) ? SESSION_RUNNING : end;
+	if (c->next_refresh && now >= c->next_refresh) {
+		refresh(s);
+		while (c->next_refresh <= now)
+			c->next_refresh += c->interval;
+	}
+	return SESSION_RUNNING;
+}
+
+static uint64_t seconds_ns(double seconds)
+{
+	return seconds > 0 ? (uint64_t)llround(seconds * 1e9) : 0;
+}
+
+/* The end of a run: the terminal back, the command ended, the -o file written. */
+static int finish(struct session *s, enum session_end why)
+{
+	const struct session_frontend *fe = s->frontend;
+	bool was_stopped = s->stopped;
+	const struct export_options *e = &s->run.export;
+	int status = s->target ? target_exit_code(s->target) : 0;
+
+	if (fe && fe->leave)
+		fe->leave(fe->arg);
+	if (!was_stopped) {
+		stop(s, why);
+		status = target_exit_code(s->target);
+		if (fe && fe->ended)
+			fe->ended(fe->arg, s);
+	}
+	if (e->output) {
+		struct snapshot *snap = session_snapshot(s);
+		char *message;
+
+		if (export_write(snap, e->output, e->format, e->per_thread, &message)) {
+			diag_report(s->diag, DIAG_ERROR, "%s", message);
+			status = 1;
 		}
-		return text;
+		free(message);
+		snapshot_unref(snap);
 	}
-	for (size_t i = 0; i < s->target.npids; i++) {
-		char *next = xasprintf("%s%s%d", text, i ? "," : " ", (int)s->target.pids[i]);
+	deliver_reports(s);
+	return status;
+}
 
-		free(text);
-		text = next;
+int session_run(struct session *s, const struct session_frontend *fe)
+{
+	uint64_t start = util_now_ns();
+	struct clock c = { 0 };
+	enum session_end end = SESSION_RUNNING;
+
+	s->frontend = fe;
+	c.interval = seconds_ns(s->run.interval);
+	c.next_refresh = c.interval ? start + c.interval : 0;
+	c.deadline = s->run.duration > 0 ? start + seconds_ns(s->run.duration) : 0;
+	if (s->end == SESSION_END_SAVED && !(fe && fe->ended && fe->ended(fe->arg, s)))
+		end = SESSION_END_SAVED;
+	while (end == SESSION_RUNNING) {
+		if (fe && fe->wake && !fe->wake(fe->arg, s)) {
+			end = SESSION_END_QUIT;
+			break;
+		}
+		wait_once(s, &c);
+		end = turn(s, &c);
 	}
-	return text;
+	return finish(s, end);
+}
+
+/* --- what frontends ask ---------------------------------------------------------------------- */
+
+struct snapshot *session_snapshot(struct session *s)
+{
+	if (s->saved)
+		return snapshot_ref(s->saved);
+	return collector_snapshot(s->collector);
+}
+
+bool session_want_window(struct session *s, bool want)
+{
+	if (!s->collector || !s->window_ns)
+		return false;
+	collector_want_window(s->collector, want);
+	return true;
+}
+
+struct snapshot *session_window_snapshot(struct session *s)
+{
+	return s->collector ? collector_window_snapshot(s->collector) : NULL;
+}
+
+unsigned session_set_freq(struct session *s, unsigned freq)
+{
+	if (s->stopped)
+		return 0;
+	return sampler_set_freq(s->sampler, freq);
+}
+
+int session_save(struct session *s)
+{
+	struct snapshot *snap = session_snapshot(s);
+	char *message;
+	int err = export_save(snap, &s->run.export, &message);
+
+	report(s, err ? DIAG_ERROR : DIAG_INFO, message);
+	free(message);
+	snapshot_unref(snap);
+	return err;
+}
+
+enum session_end session_end(const struct session *s)
+{
+	return s->end;
+}
+
+const char *session_state(const struct session *s)
+{
+	return s->state;
+}
+
+const char *session_describe(const struct session *s)
+{
+	return s->saved_name ? s->saved_name : target_describe(s->target);
+}
+
+double session_window(const struct session *s)
+{
+	return (double)s->window_ns / 1e9;
 }
 
 void session_free(struct session *s)
@@ -219,12 +517,17 @@ void session_free(struct session *s)
 	if (!s)
 		return;
 	if (s->sampler && s->collector)
-		session_stop(s);
+		stop(s, SESSION_END_QUIT);
 	collector_free(s->collector);
 	sampler_free(s->sampler);
 	ring_destroy(s->ring);
-	target_free(&s->target);
+	target_free(s->target);
+	snapshot_unref(s->saved);
+	free(s->saved_name);
 	if (s->signal_fd >= 0)
 		close(s->signal_fd);
+	if (s->epoll_fd >= 0)
+		close(s->epoll_fd);
+	diag_free(s->diag);
 	free(s);
 }

@@ -11,9 +11,25 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+struct target {
+	bool launched;          /* launch mode (else attach mode) */
+	pid_t child;            /* launch mode: the command's pid */
+	pid_t *pids;            /* the command, or the processes named with -p */
+	size_t npids;
+	char *description;      /* the command line or "pid 1,2" */
+	int barrier_fd;         /* write end: closing it lets the child exec */
+	int exec_status_fd;     /* read end: errno of a failed exec, or EOF */
+	bool exited;            /* launch mode: the command has been reaped */
+	int wait_status;        /* its waitpid() status */
+	struct rusage rusage;   /* launch mode: its resource use, once reaped */
+	uint64_t *cpu_first;    /* attach mode: user, system ns of each pid when attached ... */
+	uint64_t *cpu_last;     /* ... and when last seen */
+};
 
 /* Give the command /dev/null as input and output_fd as its output, for a screen that owns the
  * terminal. Best effort: on failure the command keeps proftop's. */
@@ -62,12 +78,36 @@ static void child_run(char **argv, int barrier_fd, int status_fd, int output_fd,
 	_exit(err == ENOENT ? 127 : 126);
 }
 
-int target_launch(struct target *target, char **argv, int output_fd)
+/* argv joined by spaces. */
+static char *join_args(char **argv)
+{
+	size_t len = 1;
+	char *text, *p;
+
+	for (char **a = argv; *a; a++)
+		len += strlen(*a) + 1;
+	p = text = xmalloc(len);
+	for (char **a = argv; *a; a++)
+		p += sprintf(p, "%s%s", a == argv ? "" : " ", *a);
+	*p = '\0';
+	return text;
+}
+
+static struct target *target_new(void)
+{
+	struct target *t = xcalloc(1, sizeof(*t));
+
+	t->barrier_fd = t->exec_status_fd = -1;
+	return t;
+}
+
+int target_launch(struct target **out, char **argv, int output_fd)
 {
 	int barrier[2], status[2];
 	pid_t pid, parent = getpid();
+	struct target *target;
 
-	memset(target, 0, sizeof(*target));
+	*out = NULL;
 	if (pipe2(barrier, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(status, O_CLOEXEC) < 0) {
@@ -94,12 +134,33 @@ int target_launch(struct target *target, char **argv, int output_fd)
 	}
 	close(barrier[0]);
 	close(status[1]);
+	target = target_new();
 	target->launched = true;
 	target->child = pid;
-	target->argv = argv;
+	target->pids = xmalloc(sizeof(*target->pids));
+	target->pids[0] = pid;
+	target->npids = 1;
+	target->description = join_args(argv);
 	target->barrier_fd = barrier[1];
 	target->exec_status_fd = status[0];
+	*out = target;
 	return 0;
+}
+
+bool target_launched(const struct target *target)
+{
+	return target->launched;
+}
+
+const pid_t *target_pids(const struct target *target, size_t *count)
+{
+	*count = target->npids;
+	return target->pids;
+}
+
+const char *target_describe(const struct target *target)
+{
+	return target->description;
 }
 
 int target_start(struct target *target)
@@ -221,16 +282,29 @@ static pid_t thread_group_of(pid_t pid)
 	return tgid > 0 ? tgid : pid;
 }
 
-int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t *missing)
+/* "pid 1,2,3". */
+static char *describe_pids(const pid_t *pids, size_t npids)
 {
-	memset(target, 0, sizeof(*target));
-	target->barrier_fd = target->exec_status_fd = -1;
+	char *text = xmalloc(4 + 12 * npids + 1), *p = text;
+
+	p += sprintf(p, "pid");
+	for (size_t i = 0; i < npids; i++)
+		p += sprintf(p, "%s%d", i ? "," : " ", (int)pids[i]);
+	return text;
+}
+
+int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *missing)
+{
+	struct target *target;
+
+	*out = NULL;
 	for (size_t i = 0; i < npids; i++) {
 		if (kill(pids[i], 0) < 0 && errno == ESRCH) {
 			*missing = pids[i];
 			return -ESRCH;
 		}
 	}
+	target = target_new();
 	/* Each process once, whether named twice or by one of its threads: two events on one
 	 * thread would count its samples twice. */
 	target->pids = xmalloc(npids * sizeof(*pids));
@@ -245,11 +319,13 @@ int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t 
 	}
 	npids = target->npids;
 	pids = target->pids;
+	target->description = describe_pids(pids, npids);
 	target->cpu_first = xcalloc(2 * npids, sizeof(uint64_t));
 	target->cpu_last = xcalloc(2 * npids, sizeof(uint64_t));
 	for (size_t i = 0; i < npids; i++)
 		if (proc_cpu_times(pids[i], &target->cpu_first[2 * i]) == 0)
 			memcpy(&target->cpu_last[2 * i], &target->cpu_first[2 * i], 2 * sizeof(uint64_t));
+	*out = target;
 	return 0;
 }
 
@@ -342,9 +418,11 @@ bool target_any_alive(const struct target *target)
 
 void target_free(struct target *target)
 {
+	if (!target)
+		return;
 	free(target->pids);
+	free(target->description);
 	free(target->cpu_first);
 	free(target->cpu_last);
-	target->pids = NULL;
-	target->cpu_first = target->cpu_last = NULL;
+	free(target);
 }

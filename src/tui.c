@@ -1,14 +1,13 @@
-/* tui.c — the interactive frontend's loop: the terminal, the clock, the session and the actions
- * keys ask for. tui_screen.c keeps the state, tui_draw.c draws it.
+/* tui.c — the interactive frontend: the terminal, and the screen's ops for session_run(), which
+ * owns the loop. tui_screen.c keeps the state, tui_draw.c draws it.
  *
- * Threads: this runs on the main thread and reads the profile only through snapshot references.
- * Signals: session_open() blocked SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR1 in every thread;
- * they arrive on the session's signalfd, so quitting on them restores the terminal in the loop.
- * Browsing a fixed snapshot has no session: tui_browse() blocks SIGINT, SIGTERM and SIGHUP itself
- * and polls a signalfd of its own for them.
- * SIGWINCH is not blocked: ncurses' handler turns it into KEY_RESIZE, and ours (chained before it)
- * also writes to a pipe the loop polls, since the signal may land on another thread while this
- * one sleeps in poll(). Fatal errors restore the terminal through util_set_fatal_hook(). */
+ * Threads: this runs on the thread that runs the session (the main thread) and reads the profile
+ * only through snapshot references. Signals: session_open() blocked SIGINT, SIGTERM, SIGHUP,
+ * SIGCHLD and SIGUSR1 in every thread; the session reads them from a signalfd, so quitting on
+ * them goes through the screen's leave op, which restores the terminal. SIGWINCH is not blocked:
+ * ncurses' handler turns it into KEY_RESIZE, and ours (chained before it) also writes to a pipe
+ * the loop polls, since the signal may land on another thread while this one sleeps in poll().
+ * Fatal errors restore the terminal through util_set_fatal_hook(), on this thread only. */
 #include "proftop/tui.h"
 
 #include "proftop/export.h"
@@ -24,12 +23,10 @@
 #include <locale.h>
 #include <math.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <term.h>
 #include <unistd.h>
 
@@ -44,13 +41,13 @@ static struct sigaction curses_winch;
 
 struct tui {
 	struct tui_screen screen;
-	struct session *session;   /* NULL when browsing a fixed snapshot */
-	int quit_fd;               /* browsing: a signalfd for SIGINT, SIGTERM, SIGHUP */
+	struct session *session;
 	const struct tui_options *o;
-	uint64_t start_ns, next_refresh, refresh_ns;
+	uint64_t refresh_at;       /* an early refresh asked for (after w, +, -); 0: none */
 	char **themes;
 	size_t nthemes;
 	bool no_colors;
+	char *said;                /* the warnings and errors shown, for stderr once the screen is gone */
 };
 
 /* --- the terminal ----------------------------------------------------------------------------- */
@@ -226,22 +223,6 @@ static void next_theme(struct tui *t)
 
 /* --- actions ---------------------------------------------------------------------------------- */
 
-/* The one place `s` and SIGUSR1 save a snapshot: the export module's writer is called here. */
-/* `s` and SIGUSR1: the cumulative profile as it is now (sampling goes on). */
-static void save_snapshot(struct tui *t)
-{
-	char *message;
-	int err;
-
-	if (!t->screen.live) {
-		tui_screen_message(&t->screen, true, "nothing to save yet");
-		return;
-	}
-	err = export_save(t->screen.live, t->o->export, &message);
-	tui_screen_message(&t->screen, err != 0, "%s", message);
-	free(message);
-}
-
 static void change_freq(struct tui *t, bool up)
 {
 	static const unsigned steps[] = { 1, 10, 49, 99, 199, 499, 999, 1999, 4999, 9999, 19999,
@@ -249,10 +230,6 @@ static void change_freq(struct tui *t, bool up)
 	size_t n = sizeof(steps) / sizeof(*steps), i;
 	unsigned freq = t->screen.live ? t->screen.live->freq : 999, next, got;
 
-	if (!t->session || t->screen.ended) {
-		tui_screen_message(&t->screen, true, "not sampling: the frequency cannot change");
-		return;
-	}
 	if (up) {
 		for (i = 0; i < n && steps[i] <= freq; i++)
 			;
@@ -263,12 +240,14 @@ static void change_freq(struct tui *t, bool up)
 		next = i > 0 ? steps[i - 1] : steps[0];
 	}
 	got = session_set_freq(t->session, next);
-	if (got < next)
+	if (!got)
+		tui_screen_message(&t->screen, true, "not sampling: the frequency cannot change");
+	else if (got < next)
 		tui_screen_message(&t->screen, true, "sampling at %u Hz per thread: the most this "
 				   "run allows (start with a higher -F to go higher)", got);
 	else
 		tui_screen_message(&t->screen, false, "sampling at %u Hz per thread", got);
-	t->next_refresh = util_now_ns() + WINDOW_WAIT_NS;
+	t->refresh_at = got ? util_now_ns() + WINDOW_WAIT_NS : 0;
 }
 
 static void refresh_snapshot(struct tui *t)
@@ -284,42 +263,20 @@ static void refresh_snapshot(struct tui *t)
 
 static void toggle_window(struct tui *t)
 {
-	if (!t->session) {
+	if (!session_want_window(t->session, t->screen.window)) {
 		t->screen.window = false;
-		tui_screen_message(&t->screen, true, "a saved profile has no time window");
+		tui_screen_message(&t->screen, true, "this profile has no time window");
 		return;
 	}
-	session_want_window(t->session, t->screen.window);
 	if (t->screen.window)
 		tui_screen_message(&t->screen, false, "the last %.0f seconds only (w again: since the start)",
-				   t->o->window);
+				   session_window(t->session));
 	else
 		tui_screen_message(&t->screen, false, "every sample since the start");
 	if (t->screen.ended)
 		refresh_snapshot(t); /* the final window was made just now */
 	else
-		t->next_refresh = util_now_ns() + WINDOW_WAIT_NS;
-}
-
-/* Profiling is over (the command exited, the processes are gone, or the duration passed): stop
- * the session, which publishes the final profile, and keep showing it. */
-static void end_profiling(struct tui *t, bool timeout)
-{
-	bool launched = session_launched(t->session);
-
-	session_stop(t->session);
-	t->screen.ended = true;
-	if (launched && timeout)
-		snprintf(t->screen.state, sizeof(t->screen.state), "stopped after %gs; status %d",
-			 t->o->duration, session_exit_code(t->session));
-	else if (launched)
-		snprintf(t->screen.state, sizeof(t->screen.state), "exited with status %d",
-			 session_exit_code(t->session));
-	else if (timeout)
-		snprintf(t->screen.state, sizeof(t->screen.state), "detached after %gs", t->o->duration);
-	else
-		snprintf(t->screen.state, sizeof(t->screen.state), "ended");
-	refresh_snapshot(t);
+		t->refresh_at = util_now_ns() + WINDOW_WAIT_NS;
 }
 
 static bool act(struct tui *t, enum tui_action a)
@@ -332,7 +289,7 @@ static bool act(struct tui *t, enum tui_action a)
 		change_freq(t, a == TUI_ACT_FREQ_UP);
 		break;
 	case TUI_ACT_SAVE:
-		save_snapshot(t);
+		session_save(t->session);
 		break;
 	case TUI_ACT_WINDOW:
 		toggle_window(t);
@@ -376,76 +333,106 @@ static bool read_keys(struct tui *t)
 	return true;
 }
 
-/* --- the loop --------------------------------------------------------------------------------- */
+/* --- the screen's ops for session_run() ---------------------------------------------------- */
 
-static int wait_ms(const struct tui *t, uint64_t now)
+/* Whether the terminal we read keys from has gone (a closed window, a hung-up line). */
+static bool terminal_gone(void)
 {
-	uint64_t until = UINT64_MAX;
+	struct pollfd p = { .fd = fileno(tty_in ? tty_in : stdin), .events = POLLIN };
 
-	if (t->session && !t->screen.ended) {
-		until = t->next_refresh;
-		if (t->o->duration > 0 && t->start_ns + (uint64_t)llround(t->o->duration * 1e9) < until)
-			until = t->start_ns + (uint64_t)llround(t->o->duration * 1e9);
-	}
-	if (t->screen.message[0] && t->screen.message_ns + MESSAGE_NS < until)
-		until = t->screen.message_ns + MESSAGE_NS;
-	if (until == UINT64_MAX)
-		return -1;
-	return until <= now ? 0 : (int)((until - now + 999999) / 1000000);
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
-/* Signals and the end of the target; false when proftop must quit. */
-static bool session_tick(struct tui *t)
+/* After every wakeup: keys, the screen's timers, then a frame. */
+static bool wake(void *arg, struct session *session)
 {
-	unsigned events = session_events(t->session);
-	uint64_t now = util_now_ns();
+	struct tui *t = arg;
+	uint64_t now;
+	char drain[64];
 
-	if (events & SESSION_QUIT)
+	(void)session;
+	while (winch_pipe[0] >= 0 && read(winch_pipe[0], drain, sizeof(drain)) > 0)
+		;
+	if (terminal_gone() || !read_keys(t))
 		return false;
-	if (events & SESSION_SAVE)
-		save_snapshot(t);
-	if (t->screen.ended)
-		return true;
-	if (events & SESSION_ENDED)
-		end_profiling(t, false);
-	else if (t->o->duration > 0 && now - t->start_ns >= (uint64_t)llround(t->o->duration * 1e9))
-		end_profiling(t, true);
-	else if (now >= t->next_refresh) {
+	now = util_now_ns();
+	if (t->refresh_at && now >= t->refresh_at) {
+		t->refresh_at = 0;
 		refresh_snapshot(t);
-		t->next_refresh = now + t->refresh_ns;
 	}
+	if (t->screen.message[0] && now >= t->screen.message_ns + MESSAGE_NS)
+		t->screen.message[0] = 0;
+	tui_screen_rebuild(&t->screen);
+	tui_draw(&t->screen);
 	return true;
 }
 
-static void loop(struct tui *t)
+static int ms_until(uint64_t when, uint64_t now)
 {
-	struct pollfd fds[3] = {
-		{ .fd = fileno(tty_in ? tty_in : stdin), .events = POLLIN },
-		{ .fd = winch_pipe[0], .events = POLLIN },
-		{ .fd = t->session ? session_fd(t->session) : t->quit_fd, .events = POLLIN },
-	};
+	return when <= now ? 0 : (int)((when - now + 999999) / 1000000);
+}
 
-	for (;;) {
-		uint64_t now = util_now_ns();
-		char drain[64];
+/* The screen's own timers: an early refresh, a message to take down. */
+static int timeout_ms(void *arg)
+{
+	struct tui *t = arg;
+	uint64_t now = util_now_ns();
+	int ms = t->refresh_at ? ms_until(t->refresh_at, now) : -1;
 
-		if (t->screen.message[0] && now >= t->screen.message_ns + MESSAGE_NS)
-			t->screen.message[0] = 0;
-		tui_screen_rebuild(&t->screen);
-		tui_draw(&t->screen);
-		if (poll(fds, 3, wait_ms(t, now)) < 0 && errno != EINTR)
-			break;
-		if (fds[0].revents & (POLLHUP | POLLERR | POLLNVAL))
-			break; /* the terminal is gone */
-		while (fds[1].fd >= 0 && read(fds[1].fd, drain, sizeof(drain)) > 0)
-			;
-		if (t->session && !session_tick(t))
-			break;
-		if (!t->session && (fds[2].revents & POLLIN))
-			break; /* SIGINT, SIGTERM or SIGHUP while browsing */
-		if (!read_keys(t))
-			break;
+	if (t->screen.message[0]) {
+		int m = ms_until(t->screen.message_ns + MESSAGE_NS, now);
+
+		ms = ms < 0 || m < ms ? m : ms;
 	}
+	return ms;
+}
+
+static void refresh_op(void *arg, struct session *session)
+{
+	(void)session;
+	refresh_snapshot(arg);
+}
+
+/* On the status line while the screen is up; warnings and errors are also kept for stderr. */
+static void report(void *arg, enum diag_level level, const char *text)
+{
+	struct tui *t = arg;
+	char *said;
+
+	if (!active_screen) {
+		fprintf(stderr, "proftop: %s%s\n", diag_prefix(level), text);
+		return;
+	}
+	tui_screen_message(&t->screen, level != DIAG_INFO, "%s", text);
+	if (level == DIAG_INFO)
+		return;
+	said = xasprintf("%sproftop: %s%s\n", t->said ? t->said : "", diag_prefix(level), text);
+	free(t->said);
+	t->said = said;
+}
+
+/* Profiling is over (the command exited, the processes are gone, the duration passed): keep
+ * showing the final profile until q. */
+static bool ended(void *arg, struct session *session)
+{
+	struct tui *t = arg;
+
+	t->screen.ended = true;
+	snprintf(t->screen.state, sizeof(t->screen.state), "%s", session_state(session));
+	if (active_screen)
+		refresh_snapshot(t);
+	return true;
+}
+
+static void leave(void *arg)
+{
+	struct tui *t = arg;
+
+	restore_terminal();
+	if (t->said)
+		fputs(t->said, stderr);
+	free(t->said);
+	t->said = NULL;
 }
 
 static int start(struct tui *t, const struct tui_options *o, const char *target)
@@ -455,7 +442,6 @@ static int start(struct tui *t, const struct tui_options *o, const char *target)
 
 	memset(t, 0, sizeof(*t));
 	t->o = o;
-	t->quit_fd = -1;
 	tui_screen_init(&t->screen, target);
 	first_theme(t, &theme, &complaint);
 	if (open_terminal(t) < 0) {
@@ -467,67 +453,33 @@ static int start(struct tui *t, const struct tui_options *o, const char *target)
 	if (complaint)
 		tui_screen_message(&t->screen, true, "%s", complaint);
 	free(complaint);
-	t->start_ns = util_now_ns();
-	t->refresh_ns = (uint64_t)llround((o->refresh < TUI_MIN_REFRESH ? TUI_MIN_REFRESH : o->refresh) *
-					  1e9);
 	return 0;
-}
-
-static void finish(struct tui *t)
-{
-	restore_terminal();
-	tui_screen_free(&t->screen);
-	theme_names_free(t->themes, t->nthemes);
 }
 
 int tui_run(struct session *session, const struct tui_options *o)
 {
-	char *target = session_describe(session);
 	struct tui t;
+	struct session_frontend fe = {
+		.arg = &t,
+		.wake = wake,
+		.timeout_ms = timeout_ms,
+		.refresh = refresh_op,
+		.report = report,
+		.ended = ended,
+		.leave = leave,
+	};
 	int status;
 
-	if (start(&t, o, target) < 0) {
-		free(target);
+	if (start(&t, o, session_describe(session)) < 0)
 		return -1;
-	}
-	free(target);
 	t.session = session;
-	if (!session_launched(session))
-		snprintf(t.screen.state, sizeof(t.screen.state), "attached");
+	snprintf(t.screen.state, sizeof(t.screen.state), "%s", session_state(session));
 	refresh_snapshot(&t);
-	t.next_refresh = t.start_ns + t.refresh_ns;
-	loop(&t);
-	/* The terminal first: ending the command may take the grace period. */
-	finish(&t);
-	session_stop(session);
-	status = session_exit_code(session);
+	fe.fds[0] = fileno(tty_in ? tty_in : stdin);
+	fe.fds[1] = winch_pipe[0];
+	status = session_run(session, &fe);
+	leave(&t); /* in case the run ended without it */
+	tui_screen_free(&t.screen);
+	theme_names_free(t.themes, t.nthemes);
 	return status;
-}
-
-int tui_browse(struct snapshot *snapshot, const char *title, const struct tui_options *o)
-{
-	struct signalfd_siginfo info;
-	sigset_t quit, old;
-	struct tui t;
-
-	if (start(&t, o, title) < 0)
-		return -1;
-	sigemptyset(&quit);
-	sigaddset(&quit, SIGINT);
-	sigaddset(&quit, SIGTERM);
-	sigaddset(&quit, SIGHUP);
-	pthread_sigmask(SIG_BLOCK, &quit, &old);
-	t.quit_fd = signalfd(-1, &quit, SFD_CLOEXEC | SFD_NONBLOCK);
-	t.screen.ended = true;
-	snprintf(t.screen.state, sizeof(t.screen.state), "saved profile");
-	tui_screen_set_snapshot(&t.screen, snapshot_ref(snapshot));
-	loop(&t);
-	finish(&t);
-	/* The signal that ended the loop was the request; it must not kill proftop once unblocked. */
-	while (t.quit_fd >= 0 && read(t.quit_fd, &info, sizeof(info)) == (ssize_t)sizeof(info))
-		;
-	if (t.quit_fd >= 0)
-		close(t.quit_fd);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return 0;
 }

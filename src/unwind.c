@@ -10,16 +10,17 @@
 
 struct unwinder {
 	enum callgraph_mode mode;
-	struct dwarf_unwinder *dwarf;
+	struct unwind_dwarf *dwarf;
 };
 
-struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbolizer)
+struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbolizer,
+			      struct diag *diag)
 {
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->mode = mode;
 	if (mode == CALLGRAPH_DWARF)
-		u->dwarf = dwarf_unwinder_new(symbolizer);
+		u->dwarf = unwind_dwarf_new(symbolizer, diag);
 	return u;
 }
 
@@ -27,14 +28,14 @@ void unwinder_free(struct unwinder *u)
 {
 	if (!u)
 		return;
-	dwarf_unwinder_free(u->dwarf);
+	unwind_dwarf_free(u->dwarf);
 	free(u);
 }
 
 void unwinder_forget(struct unwinder *u, pid_t pid)
 {
 	if (u->dwarf)
-		dwarf_unwinder_forget(u->dwarf, pid);
+		unwind_dwarf_forget(u->dwarf, pid);
 }
 
 /* The kernel's callchain interleaves context markers (PERF_CONTEXT_USER, ...) with addresses.
@@ -77,7 +78,7 @@ size_t unwinder_unwind(struct unwinder *u, const struct sample_record *r, uint64
 		/* A sample taken in the kernel starts with the kernel address, then the user stack. */
 		if (!r->sample.user)
 			ips[n++] = r->sample.ip;
-		n += dwarf_unwind(u->dwarf, r, ips + n, max - n, truncated);
+		n += unwind_dwarf(u->dwarf, r, ips + n, max - n, truncated);
 		if (n == 0)
 			ips[n++] = r->sample.ip;
 		return n;

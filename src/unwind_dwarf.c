@@ -13,10 +13,15 @@
  * 0x4000000000000000, which no x86-64 user address can be, one 4 GiB slot per image.
  *
  * One libunwind address space per process, so its cache of parsed frames never mixes two
- * processes' code at the same address. */
+ * processes' code at the same address.
+ *
+ * This file also defines sigprocmask() for the whole program (see the comment above its
+ * definition): while the collector thread unwinds, libunwind's lock wrappers leave the signal mask
+ * alone, which more than quadruples unwinding speed; everywhere else it is libc's. */
 #include "proftop/unwind_dwarf.h"
 
 #include "proftop/debug_frame.h"
+#include "proftop/diag.h"
 #include "proftop/idmap.h"
 #include "proftop/symbols.h"
 #include "proftop/util.h"
@@ -47,8 +52,9 @@ struct synth_image {
 	struct eh_frame_image image;
 };
 
-struct dwarf_unwinder {
+struct unwind_dwarf {
 	struct symbolizer *symbolizer;
+	struct diag *diag;
 	unw_accessors_t accessors;
 	struct idmap spaces_by_pid;    /* pid -> index in spaces */
 	unw_addr_space_t *spaces;
@@ -59,7 +65,7 @@ struct dwarf_unwinder {
 
 /* What the accessors see of one sample. */
 struct unwind_ctx {
-	struct dwarf_unwinder *unwinder;
+	struct unwind_dwarf *unwinder;
 	const struct sample_record *sample;
 	pid_t pid;
 	uint64_t sp;
@@ -159,7 +165,7 @@ static uint64_t synth_addr(size_t index)
 }
 
 /* The converted .debug_frame of m (made on first use, kept for the unwinder's life). */
-static const struct synth_image *synth_of(struct dwarf_unwinder *u, const struct unwind_info *m,
+static const struct synth_image *synth_of(struct unwind_dwarf *u, const struct unwind_info *m,
 					  size_t *index)
 {
 	struct synth_image *img;
@@ -180,7 +186,7 @@ static const struct synth_image *synth_of(struct dwarf_unwinder *u, const struct
 }
 
 /* Serve a read inside a converted image: the .eh_frame entries, then the search table. */
-static int synth_read(const struct dwarf_unwinder *u, uint64_t addr, unw_word_t *value)
+static int synth_read(const struct unwind_dwarf *u, uint64_t addr, unw_word_t *value)
 {
 	size_t index = (size_t)((addr - SYNTH_BASE) >> SYNTH_SLOT_SHIFT);
 	uint64_t off = addr & ((1ull << SYNTH_SLOT_SHIFT) - 1);
@@ -345,7 +351,7 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
  * three quarters of the cost of unwinding: bench/replay measured 29,000 samples/s on a 60-frame
  * stack with them and 123,000 without. So proftop defines sigprocmask() itself — the
  * executable's definition is the one every shared library binds to — and while this thread is
- * inside dwarf_unwind() it leaves the mask as it is; everywhere else it is libc's. */
+ * inside unwind_dwarf() it leaves the mask as it is; everywhere else it is libc's. */
 static _Thread_local bool unwinding;
 
 int sigprocmask(int how, const sigset_t *set, sigset_t *old)
@@ -365,11 +371,12 @@ int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return 0;
 }
 
-struct dwarf_unwinder *dwarf_unwinder_new(struct symbolizer *symbolizer)
+struct unwind_dwarf *unwind_dwarf_new(struct symbolizer *symbolizer, struct diag *diag)
 {
-	struct dwarf_unwinder *u = xcalloc(1, sizeof(*u));
+	struct unwind_dwarf *u = xcalloc(1, sizeof(*u));
 
 	u->symbolizer = symbolizer;
+	u->diag = diag;
 	u->accessors = (unw_accessors_t){
 		.find_proc_info = find_proc_info,
 		.put_unwind_info = put_unwind_info,
@@ -384,7 +391,7 @@ struct dwarf_unwinder *dwarf_unwinder_new(struct symbolizer *symbolizer)
 	return u;
 }
 
-static unw_addr_space_t space_of(struct dwarf_unwinder *u, pid_t pid)
+static unw_addr_space_t space_of(struct unwind_dwarf *u, pid_t pid)
 {
 	uint32_t i = idmap_get(&u->spaces_by_pid, (uint64_t)(uint32_t)pid);
 	unw_addr_space_t as;
@@ -392,8 +399,11 @@ static unw_addr_space_t space_of(struct dwarf_unwinder *u, pid_t pid)
 	if (i != IDMAP_MISSING && u->spaces[i])
 		return u->spaces[i];
 	as = unw_create_addr_space(&u->accessors, 0);
-	if (!as)
-		fatal("libunwind could not create an address space");
+	if (!as) {
+		diag_report(u->diag, DIAG_WARNING, "libunwind could not create an address space: "
+			    "stacks of process %d end at the sampled function", (int)pid);
+		return NULL;
+	}
 	/* The frame cache saves parsing CFI again for every frame. Debian's libunwind has no
 	 * per-thread cache (it falls back to the global one, locked as sigprocmask() below). */
 	unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
@@ -406,7 +416,7 @@ static unw_addr_space_t space_of(struct dwarf_unwinder *u, pid_t pid)
 	return as;
 }
 
-void dwarf_unwinder_forget(struct dwarf_unwinder *u, pid_t pid)
+void unwind_dwarf_forget(struct unwind_dwarf *u, pid_t pid)
 {
 	uint32_t i = idmap_get(&u->spaces_by_pid, (uint64_t)(uint32_t)pid);
 
@@ -416,7 +426,7 @@ void dwarf_unwinder_forget(struct dwarf_unwinder *u, pid_t pid)
 	}
 }
 
-void dwarf_unwinder_free(struct dwarf_unwinder *u)
+void unwind_dwarf_free(struct unwind_dwarf *u)
 {
 	if (!u)
 		return;
@@ -431,10 +441,11 @@ void dwarf_unwinder_free(struct dwarf_unwinder *u)
 	free(u);
 }
 
-size_t dwarf_unwind(struct dwarf_unwinder *u, const struct sample_record *r, uint64_t *ips,
+size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint64_t *ips,
 		    size_t max, bool *truncated)
 {
 	struct unwind_ctx ctx = { .unwinder = u, .sample = r, .pid = (pid_t)r->pid };
+	unw_addr_space_t as;
 	unw_cursor_t cursor;
 	size_t n = 0;
 	int step = 0;
@@ -442,8 +453,13 @@ size_t dwarf_unwind(struct dwarf_unwinder *u, const struct sample_record *r, uin
 	*truncated = false;
 	if (!r->sample.regs_abi || sample_reg(r, PERF_REG_X86_SP, &ctx.sp) < 0)
 		return 0;
+	as = space_of(u, ctx.pid);
+	if (!as) {
+		*truncated = true;
+		return 0;
+	}
 	unwinding = true;
-	if (unw_init_remote(&cursor, space_of(u, ctx.pid), &ctx) < 0) {
+	if (unw_init_remote(&cursor, as, &ctx) < 0) {
 		unwinding = false;
 		*truncated = true;
 		return 0;

@@ -15,11 +15,14 @@
 #include <sys/types.h>
 
 struct collector;
+struct diag;
 struct ring;
 struct sampler;
 
-struct collector *collector_new(struct ring *ring, struct sampler *sampler,
-				const struct sample_config *config);
+/* A collector of ring's records, reporting what goes wrong to diag. sampler may be NULL (a replay:
+ * no counters). Returns 0 or -errno. */
+int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
+		  const struct sample_config *config, struct diag *diag);
 void collector_free(struct collector *collector);
 /* The eventfd the sampler signals when it pushed records. */
 int collector_wake_fd(const struct collector *collector);

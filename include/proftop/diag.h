@@ -31,6 +31,7 @@ struct diag_ops {
 	void (*report)(void *arg, enum diag_level level, const char *text);
 };
 
+/* A new channel, or NULL with errno set when no eventfd could be made. */
 struct diag *diag_new(void);
 void diag_free(struct diag *diag);
 /* Any thread. The text is cut at DIAG_TEXT_MAX bytes. */
@@ -40,7 +41,8 @@ void diag_report(struct diag *diag, enum diag_level level, const char *fmt, ...)
 int diag_fd(const struct diag *diag);
 /* The frontend's thread: every waiting report, oldest first, to ops->report. Returns how many. */
 size_t diag_deliver(struct diag *diag, const struct diag_ops *ops, void *arg);
-/* A level's word for a line of text: "warning", "error" or "" for info. */
-const char *diag_level_name(enum diag_level level);
+/* What goes before a report's text on a line of its own: "warning: " for a warning, else ""
+ * (an error's text says what failed, an info's what happened). */
+const char *diag_prefix(enum diag_level level);
 
 #endif

@@ -7,6 +7,7 @@
 #include "proftop/export.h"
 #include "proftop/report.h"
 #include "proftop/sample.h"
+#include "proftop/session.h"
 #include "proftop/tui.h"
 
 #include <stdbool.h>
@@ -14,14 +15,14 @@
 
 struct options {
 	struct sample_config sample;
+	struct run_options run;  /* -d, -n; -o, -f, --per-thread (base from $PROFTOP_OUT_FILE) */
 	struct batch_options batch;
-	struct tui_options tui;  /* theme and window; main fills in refresh and duration */
+	struct tui_options tui;
 	bool batch_mode;
 	bool help, version;
 	pid_t *pids;           /* -p; malloc'd */
 	size_t npids;
 	char **argv;           /* the command (points into the argv given to options_parse) */
-	struct export_options export; /* -o, -f, --per-thread; base from $PROFTOP_OUT_FILE */
 	const char *input;     /* -i FILE: show a saved tmon.out instead of profiling */
 	bool report;           /* `proftop report [options] [FILE]`: report_options below */
 	struct report_options report_options;

@@ -11,15 +11,20 @@
 
 #include "proftop/counters.h"
 #include "proftop/sample.h"
-#include "proftop/target.h"
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct diag;
 struct ring;
 struct sampler;
 
-/* Open and map the events for target (not yet enabled). Returns 0 or -errno, with *what naming
- * the step that failed (static string). */
-int sampler_open(struct sampler **out, const struct sample_config *config,
-		 const struct target *target, struct ring *ring, const char **what);
+/* Open and map the events (not yet enabled): for the one launched command (pids[0], armed to
+ * start at its exec), or for every thread of each attached process. What goes wrong later is
+ * reported to diag. Returns 0 or -errno, with *what naming the step that failed (static string). */
+int sampler_open(struct sampler **out, const struct sample_config *config, const pid_t *pids,
+		 size_t npids, bool launched, struct ring *ring, struct diag *diag, const char **what);
 /* A sentence of advice for an error from sampler_open() (attach: for existing processes). */
 const char *sampler_advice(int err, bool attach);
 /* Start the thread, and enable the events in attach mode (a launched command's arm at exec). wake_fd, an

@@ -1,13 +1,20 @@
-/* session.h — one profiling session: the target, the sampler, the ring and the collector wired
- * together, and the signals that steer it. Frontends (batch, TUI) drive a session through a file
- * descriptor they poll and the events it reports; they never see the pieces inside.
+/* session.h — one profiling session and its run: the target, the sampler, the ring and the
+ * collector wired together, the signals that steer them, the duration, saves, the final snapshot
+ * file and the exit status. A frontend (batch tables, the screen) only renders: session_run()
+ * owns the loop and calls the frontend's ops when there is something to show.
  *
- * session_open() blocks SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR1 in the calling thread (and so
- * in every thread it starts) and receives them through a signalfd instead. */
+ * A session either profiles (launch or attach mode) or shows a saved profile (a tmon.out read
+ * back); the second kind has ended before it starts and never samples.
+ *
+ * session_open() blocks SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR1 in the calling thread (and
+ * so in every thread it starts) and receives them through a signalfd. The session's engine
+ * threads report what goes wrong through a diagnostics channel (diag.h); session_run() hands
+ * each report to the frontend on the calling thread, the only one that may touch a terminal. */
 #ifndef PROFTOP_SESSION_H
 #define PROFTOP_SESSION_H
 
-#include "proftop/snapshot.h"
+#include "proftop/diag.h"
+#include "proftop/export.h"
 #include "proftop/sample.h"
 
 #include <stdbool.h>
@@ -15,49 +22,93 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct snapshot;
+
+/* How a session runs, whichever frontend shows it. */
+struct run_options {
+	double duration;       /* seconds to profile; 0: until the target ends or a signal */
+	double interval;       /* seconds between the frontend's refreshes; 0: none before the end */
+	struct export_options export; /* -o when the run ends; where SIGUSR1 and session_save() write */
+};
+
 struct session_options {
 	struct sample_config sample;
 	char **argv;           /* launch mode: the command */
 	const pid_t *pids;     /* attach mode */
 	size_t npids;
+	const char *input;     /* a saved profile (tmon.out) to show instead */
 	size_t ring_size;      /* bytes of the sampler → collector ring */
 	uint64_t window_ns;    /* length of the time window (0: none) */
 	int command_output_fd; /* launch mode: the command's stdout/stderr (-1: proftop's) */
+	struct run_options run;
 };
 
-enum session_event {
-	SESSION_QUIT = 1,      /* SIGINT, SIGTERM or SIGHUP */
-	SESSION_ENDED = 2,     /* the command exited, or every attached process is gone */
-	SESSION_SAVE = 4,      /* SIGUSR1: write a snapshot now */
+/* Why profiling ended. */
+enum session_end {
+	SESSION_RUNNING,       /* it has not */
+	SESSION_END_TARGET,    /* the command exited, or every attached process is gone */
+	SESSION_END_DURATION,  /* the duration passed */
+	SESSION_END_SIGNAL,    /* SIGINT, SIGTERM or SIGHUP */
+	SESSION_END_QUIT,      /* the frontend asked (the q key) */
+	SESSION_END_SAVED,     /* a saved profile: nothing ran */
 };
 
 struct session;
 
-/* Start profiling. On failure returns the exit status proftop should end with (1, 126 or 127) and
- * a malloc'd message in *message; on success returns 0. */
+/* What a frontend does when session_run() has something for it. Every op is optional; arg is
+ * passed to each. */
+struct session_frontend {
+	void *arg;
+	int fds[2];            /* the frontend's own descriptors to wait on too (-1: none) */
+	/* After every wakeup (input on fds, a timer, a refresh, a report): read input, draw.
+	 * Returns false to end the run. */
+	bool (*wake)(void *arg, struct session *session);
+	/* Milliseconds until the frontend wants wake() for a timer of its own (-1: no timer). */
+	int (*timeout_ms)(void *arg);
+	/* Each interval while profiling: time to show the newest snapshot. */
+	void (*refresh)(void *arg, struct session *session);
+	/* Something to tell the user: a save's outcome, an engine warning (NULL: standard error). */
+	void (*report)(void *arg, enum diag_level level, const char *text);
+	/* Profiling ended (session_end() says why) and the final snapshot is published. Returns true
+	 * to keep the run going until wake() returns false; ignored when the run is ending anyway
+	 * (a signal, or wake() said so). */
+	bool (*ended)(void *arg, struct session *session);
+	/* The run is over; the command has not been ended yet (that may take a grace period), so
+	 * the screen gives back the terminal here. */
+	void (*leave)(void *arg);
+};
+
+/* Start profiling, or read the saved profile. On failure returns the exit status proftop should
+ * end with (1, 126 or 127) and a malloc'd message in *message; on success returns 0. */
 int session_open(struct session **out, const struct session_options *options, char **message);
-/* Poll this for readability; then call session_events(). */
-int session_fd(const struct session *session);
-/* The events that happened since the last call (a mask of enum session_event). Never blocks. */
-unsigned session_events(struct session *session);
+/* Run to the end with frontend (NULL: none) and return proftop's exit status: the command's
+ * (128+N if signal N killed it), 0 in attach mode or for a saved profile, 1 when the -o snapshot
+ * could not be written. */
+int session_run(struct session *session, const struct session_frontend *frontend);
+void session_free(struct session *session);
+
+/* --- what a frontend may ask while it runs (on session_run()'s thread) -------------------------- */
+
 /* The newest snapshot, with a reference for the caller. */
 struct snapshot *session_snapshot(struct session *session);
-/* Whether window snapshots are wanted (they cost a second snapshot per publication), and the
- * newest one with a reference: NULL until one was made. */
-void session_want_window(struct session *session, bool want);
+/* Ask for window snapshots or stop asking (they cost a second snapshot per publication). False
+ * when this session has no time window (a saved profile). */
+bool session_want_window(struct session *session, bool want);
+/* The newest window snapshot with a reference: NULL until one was made. */
 struct snapshot *session_window_snapshot(struct session *session);
-/* Change the sampling frequency while running; returns the one in effect (at most the -F the
- * session started with). */
+/* Change the sampling frequency; returns the one in effect (at most the -F the session started
+ * with), or 0 when the session is not sampling (ended, or a saved profile). */
 unsigned session_set_freq(struct session *session, unsigned freq);
-/* Stop profiling: a launched command still running is ended (SIGTERM, then SIGKILL), attached
- * processes are left running; the events are drained and the final snapshot published. */
-void session_stop(struct session *session);
-/* proftop's exit status: the command's (128+N if signal N killed it), or 0 in attach mode. */
-int session_exit_code(const struct session *session);
-/* True in launch mode, false in attach mode. */
-bool session_launched(const struct session *session);
-/* A one-line description of the target: the command line or the PIDs. malloc'd. */
-char *session_describe(const struct session *session);
-void session_free(struct session *session);
+/* Write the cumulative snapshot as it is now to the -o file, or to the next free numbered name;
+ * the outcome goes to the frontend's report op. Returns 0 or -errno. */
+int session_save(struct session *session);
+enum session_end session_end(const struct session *session);
+/* The state for a title line: "running", "attached", "exited with status 3", "stopped after 5s;
+ * status 143", "detached after 5s", "ended", "saved profile". */
+const char *session_state(const struct session *session);
+/* A one-line description of the target: the command line, the PIDs, or the saved file. */
+const char *session_describe(const struct session *session);
+/* The time window's length in seconds (0: none). */
+double session_window(const struct session *session);
 
 #endif

@@ -8,34 +8,29 @@
 #define PROFTOP_TARGET_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
-#include <sys/resource.h>
 #include <sys/types.h>
 
-struct target {
-	bool launched;          /* launch mode (else attach mode) */
-	pid_t child;            /* launch mode: the command's pid */
-	pid_t *pids;            /* attach mode: the processes named with -p */
-	size_t npids;
-	char **argv;            /* launch mode: the command line */
-	int barrier_fd;         /* write end: closing it lets the child exec */
-	int exec_status_fd;     /* read end: errno of a failed exec, or EOF */
-	bool exited;            /* launch mode: the command has been reaped */
-	int wait_status;        /* its waitpid() status */
-	struct rusage rusage;   /* launch mode: its resource use, once reaped */
-	uint64_t *cpu_first;    /* attach mode: user, system ns of each pid when attached ... */
-	uint64_t *cpu_last;     /* ... and when last seen */
-};
+struct target;
 
 /* Fork the command; the child waits on the barrier. With output_fd >= 0 the command's standard
  * output and error go there and its input is /dev/null (the screen owns the terminal).
  * Returns 0 or -errno. */
-int target_launch(struct target *target, char **argv, int output_fd);
+int target_launch(struct target **out, char **argv, int output_fd);
 /* Release the barrier. Returns 0 when the command runs, or the (positive) errno of its failed
  * exec, in which case the child has already been reaped. */
 int target_start(struct target *target);
-/* Attach mode: check every PID exists. Returns 0, or -ESRCH with *missing set. */
-int target_attach(struct target *target, const pid_t *pids, size_t npids, pid_t *missing);
+/* Attach mode: check every PID exists; each process is kept once, a thread id standing for its
+ * process. Returns 0, or -ESRCH with *missing set. */
+int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *missing);
+
+/* True in launch mode. */
+bool target_launched(const struct target *target);
+/* The processes to profile: the command (launch mode) or the attached ones. */
+const pid_t *target_pids(const struct target *target, size_t *count);
+/* The command line, or "pid 1,2". */
+const char *target_describe(const struct target *target);
 
 /* Reap the command if it has exited (non-blocking). True once it has. */
 bool target_poll(struct target *target);

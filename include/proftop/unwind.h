@@ -12,10 +12,13 @@
 
 #define UNWIND_MAX_FRAMES 256
 
+struct diag;
 struct symbolizer;
 struct unwinder;
 
-struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbolizer);
+/* What goes wrong is reported to diag (NULL: nowhere). */
+struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbolizer,
+			      struct diag *diag);
 void unwinder_free(struct unwinder *unwinder);
 /* pid exec'd or exited: drop what was cached about its address space. */
 void unwinder_forget(struct unwinder *unwinder, pid_t pid);

@@ -1,5 +1,7 @@
 /* unwind_dwarf.h — DWARF unwinding of a sample's copied user stack with libunwind's remote API.
- * Used through unwind.h; declared apart because only unwind.c calls it. */
+ * Used through unwind.h; declared apart because only unwind.c calls it. unwind_dwarf.c also
+ * defines sigprocmask() for the whole program, to keep libunwind's locks from making two system
+ * calls per frame (its header says why that is safe). */
 #ifndef PROFTOP_UNWIND_DWARF_H
 #define PROFTOP_UNWIND_DWARF_H
 
@@ -10,15 +12,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct diag;
 struct symbolizer;
-struct dwarf_unwinder;
+struct unwind_dwarf;
 
-struct dwarf_unwinder *dwarf_unwinder_new(struct symbolizer *symbolizer);
-void dwarf_unwinder_free(struct dwarf_unwinder *unwinder);
+struct unwind_dwarf *unwind_dwarf_new(struct symbolizer *symbolizer, struct diag *diag);
+void unwind_dwarf_free(struct unwind_dwarf *unwinder);
 /* ips leaf first; returns the frame count (0 when the sample has no user registers). */
-size_t dwarf_unwind(struct dwarf_unwinder *unwinder, const struct sample_record *sample,
+size_t unwind_dwarf(struct unwind_dwarf *unwinder, const struct sample_record *sample,
 		    uint64_t *ips, size_t max, bool *truncated);
 /* pid's address space changed wholesale (exec) or is gone (exit): forget what was cached. */
-void dwarf_unwinder_forget(struct dwarf_unwinder *unwinder, pid_t pid);
+void unwind_dwarf_forget(struct unwind_dwarf *unwinder, pid_t pid);
 
 #endif

@@ -33,7 +33,7 @@ static void defaults_and_command(void **state)
 	assert_int_equal(o.sample.freq, 999);
 	assert_string_equal(o.argv[0], "./prog");
 	assert_string_equal(o.argv[1], "-F"); /* the command's own options stay its own */
-	assert_true(o.batch.interval == 1.0);
+	assert_true(o.run.interval == 1.0);
 	assert_int_equal(o.batch.max_rows, -1);
 	options_free(&o);
 }
@@ -53,7 +53,7 @@ static void values(void **state)
 			       "-g", "fp", "-p", "12,34"),
 			 OPTIONS_OK);
 	assert_int_equal(o.sample.freq, 200);
-	assert_true(o.batch.duration == 1.5);
+	assert_true(o.run.duration == 1.5);
 	assert_int_equal(o.batch.max_rows, 3);
 	assert_int_equal(o.sample.callgraph, CALLGRAPH_FP);
 	assert_int_equal(o.npids, 2);
@@ -139,20 +139,20 @@ static void snapshot_options(void **state)
 
 	unsetenv("PROFTOP_OUT_FILE");
 	assert_int_equal(parse(&o, &msg, 2, "proftop", "./prog"), OPTIONS_OK);
-	assert_null(o.export.output);
-	assert_null(o.export.base);
-	assert_int_equal(o.export.format, EXPORT_AUTO);
+	assert_null(o.run.export.output);
+	assert_null(o.run.export.base);
+	assert_int_equal(o.run.export.format, EXPORT_AUTO);
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 7, "proftop", "-o", "cpu.out", "-f", "pprof", "--per-thread",
 			       "./prog"), OPTIONS_OK);
-	assert_string_equal(o.export.output, "cpu.out");
-	assert_int_equal(o.export.format, EXPORT_PPROF);
-	assert_true(o.export.per_thread);
+	assert_string_equal(o.run.export.output, "cpu.out");
+	assert_int_equal(o.run.export.format, EXPORT_PPROF);
+	assert_true(o.run.export.per_thread);
 	options_free(&o);
 	setenv("PROFTOP_OUT_FILE", "snap.folded", 1);
 	assert_int_equal(parse(&o, &msg, 3, "proftop", "--input=t.out", "-b"), OPTIONS_OK);
 	assert_string_equal(o.input, "t.out");
-	assert_string_equal(o.export.base, "snap.folded");
+	assert_string_equal(o.run.export.base, "snap.folded");
 	assert_null(o.argv);
 	options_free(&o);
 	unsetenv("PROFTOP_OUT_FILE");
