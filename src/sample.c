@@ -27,7 +27,7 @@ uint64_t sample_regs_mask(void)
 
 uint64_t sample_type_for(const struct sample_config *config)
 {
-	uint64_t type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	uint64_t type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 
 	if (config->callgraph == CALLGRAPH_FP)
 		type |= PERF_SAMPLE_CALLCHAIN;
@@ -148,13 +148,21 @@ static void parse_sample_id(const unsigned char *record, size_t len, uint64_t sa
 	}
 	if (sample_type & PERF_SAMPLE_TIME)
 		out->time = take_u64(&c);
+	if (sample_type & PERF_SAMPLE_ID)
+		take_u64(&c);
+	if (sample_type & PERF_SAMPLE_STREAM_ID)
+		take_u64(&c);
+	if (sample_type & PERF_SAMPLE_CPU)
+		take_u64(&c);
+	if (sample_type & PERF_SAMPLE_IDENTIFIER)
+		out->id = take_u64(&c);
 }
 
 static int parse_sample(struct cursor *c, uint16_t misc, uint64_t type, uint64_t regs_mask,
 			struct sample_record *out)
 {
 	if (type & PERF_SAMPLE_IDENTIFIER)
-		take_u64(c);
+		out->id = take_u64(c);
 	if (type & PERF_SAMPLE_IP)
 		out->sample.ip = take_u64(c);
 	if (type & PERF_SAMPLE_TID) {
@@ -249,6 +257,55 @@ static size_t sample_id_size(uint64_t type)
 	return 8 * (size_t)__builtin_popcountll(type & fields);
 }
 
+/* A sample starts with IDENTIFIER, IP, TID, TIME in that order, each when selected. */
+static int sample_head_layout(uint64_t type, size_t size, struct sample_layout *out)
+{
+	size_t at = sizeof(struct perf_event_header);
+
+	if (type & PERF_SAMPLE_IDENTIFIER) {
+		out->id = (int)at;
+		at += 8;
+	}
+	at += (type & PERF_SAMPLE_IP) ? 8 : 0;
+	if (type & PERF_SAMPLE_TID) {
+		out->pid_tid = (int)at;
+		at += 8;
+	}
+	if (type & PERF_SAMPLE_TIME) {
+		out->time = (int)at;
+		at += 8;
+	}
+	return at <= size ? 0 : -EINVAL;
+}
+
+/* Other records end with the sample_id trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
+static int trailer_layout(uint64_t type, size_t size, struct sample_layout *out)
+{
+	size_t trailer = sample_id_size(type), at;
+
+	if (size < sizeof(struct perf_event_header) + trailer)
+		return -EINVAL;
+	at = size - trailer;
+	if (type & PERF_SAMPLE_TID) {
+		out->pid_tid = (int)at;
+		at += 8;
+	}
+	if (type & PERF_SAMPLE_TIME)
+		out->time = (int)at;
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		out->id = (int)(size - 8);
+	return 0;
+}
+
+int sample_layout(uint64_t sample_type, const struct perf_event_header *h,
+		  struct sample_layout *out)
+{
+	*out = (struct sample_layout){ -1, -1, -1 };
+	if (h->type == PERF_RECORD_SAMPLE)
+		return sample_head_layout(sample_type, h->size, out);
+	return trailer_layout(sample_type, h->size, out);
+}
+
 int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t regs_mask,
 		 struct sample_record *out)
 {
@@ -294,7 +351,8 @@ int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t 
 		out->tid = take_u32(&c);
 		out->task.ptid = take_u32(&c);
 		out->time = take_u64(&c);
-		return c.bad ? -EINVAL : 0;
+		err = c.bad ? -EINVAL : 0;
+		break;
 	case PERF_RECORD_LOST:
 		out->kind = SAMPLE_KIND_LOST;
 		take_u64(&c); /* id */

@@ -5,11 +5,20 @@
  * ring and the others send their records there (PERF_EVENT_IOC_SET_OUTPUT). inherit=1 makes the
  * kernel follow every thread and process the task creates after the event was opened.
  *
- * Threads: the sampler thread owns the event fds, the kernel rings and the pending queue. Other
- * threads touch only the atomic counters, the requested frequency and the stop flag. */
+ * Attach mode opens an event on every thread of the processes: a thread created while proftop
+ * opens them gets the event inherited from its creator and one of its own, and would be sampled
+ * twice. Every record carries the id of the event proftop opened (an inherited event reports
+ * its ancestor's id), so a thread with events of its own is counted from those only, and a
+ * thread created later from the events of its creating thread's "authority" (the FORK record
+ * says who created it).
+ *
+ * Threads: the sampler thread owns the event fds, the kernel rings, the pending queue and the
+ * dedup maps (filled before it starts). Other threads touch only the atomic counters, the
+ * requested frequency and the stop flag. */
 #include "proftop/sampler.h"
 
 #include "proftop/diag.h"
+#include "proftop/idmap.h"
 #include "proftop/ring.h"
 #include "proftop/util.h"
 
@@ -79,6 +88,9 @@ struct sampler {
 	unsigned thin_credit;
 	struct ring_cursor *cursors; /* one per ring, for drain_rings() */
 	bool launched;          /* the events arm at the command's exec */
+	bool dedupe;            /* attach mode: see the file's header */
+	struct idmap event_owner; /* event id → the tid proftop opened it for */
+	struct idmap authority; /* tid → the tid whose events count for it */
 	_Atomic uint64_t samples, overflow, dropped, throttled;
 };
 
@@ -175,10 +187,18 @@ static int map_ring(struct sampler *s, struct kernel_ring *kr, int fd, size_t ma
 	return -EPERM;
 }
 
-static void remember_fd(struct sampler *s, int fd)
+/* Keep an event opened for tid, and which thread it counts for. */
+static int remember_fd(struct sampler *s, int fd, pid_t tid)
 {
+	uint64_t id;
+
 	xgrow((void **)&s->fds, &s->fds_cap, s->nfds + 1, sizeof(*s->fds));
 	s->fds[s->nfds++] = fd;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) < 0)
+		return -errno;
+	idmap_put(&s->event_owner, id, (uint32_t)tid);
+	idmap_put(&s->authority, (uint64_t)(uint32_t)tid, (uint32_t)tid);
+	return 0;
 }
 
 /* Open one event for pid on each CPU; the first event per CPU owns that CPU's ring. */
@@ -190,15 +210,18 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 	attr.enable_on_exec = enable_on_exec;
 	for (int i = 0; i < ncpus; i++) {
 		int fd = perf_event_open(&attr, pid, cpus[i], -1);
+		int err;
 
 		if (fd < 0)
 			return -errno;
-		remember_fd(s, fd);
+		err = remember_fd(s, fd, pid);
+		if (err)
+			return err;
 		if ((size_t)i >= s->nrings) {
 			size_t want = s->config.callgraph == CALLGRAPH_DWARF ? KERNEL_RING_PAGES
 									    : KERNEL_RING_PAGES / 8;
-			int err = map_ring(s, &s->rings[i], fd, ring_pages_allowed(want), want);
 
+			err = map_ring(s, &s->rings[i], fd, ring_pages_allowed(want), want);
 			if (err)
 				return err;
 			s->nrings = (size_t)i + 1;
@@ -260,7 +283,10 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 
 	s->config = *config;
 	s->launched = launched;
+	s->dedupe = !launched;
 	s->diag = diag;
+	idmap_init(&s->event_owner);
+	idmap_init(&s->authority);
 	s->sample_type = sample_type_for(config);
 	s->ring = ring;
 	s->wake_fd = -1;
@@ -391,28 +417,64 @@ static bool flush_pending(struct sampler *s)
 	return pushed;
 }
 
+/* Whether a sample's event is the one that counts for its thread (see the file's header). */
+static bool counts(struct sampler *s, const struct perf_event_header *h)
+{
+	struct sample_layout at;
+	uint32_t pid_tid[2];
+	uint64_t id;
+	uint32_t authority;
+
+	if (!s->dedupe || sample_layout(s->sample_type, h, &at) || at.id < 0 || at.pid_tid < 0)
+		return true;
+	memcpy(&id, (const char *)h + at.id, sizeof(id));
+	memcpy(pid_tid, (const char *)h + at.pid_tid, sizeof(pid_tid));
+	authority = idmap_get(&s->authority, pid_tid[1]);
+	return authority == IDMAP_MISSING || idmap_get(&s->event_owner, id) == authority;
+}
+
+/* A new thread or process is counted from the events that count for its creator. */
+static void inherit_authority(struct sampler *s, const struct perf_event_header *h)
+{
+	struct sample_record r;
+	uint32_t authority;
+
+	if (!s->dedupe || sample_parse(h, h->size, s->sample_type, 0, &r) ||
+	    idmap_get(&s->authority, r.tid) != IDMAP_MISSING)
+		return;
+	authority = idmap_get(&s->authority, r.task.ptid);
+	if (authority != IDMAP_MISSING)
+		idmap_put(&s->authority, r.tid, authority);
+}
+
+static void count_lost(struct sampler *s, const struct perf_event_header *h)
+{
+	struct sample_record r;
+
+	if (sample_parse(h, h->size, s->sample_type, 0, &r) == 0)
+		atomic_fetch_add_explicit(&s->dropped, r.lost.lost, memory_order_relaxed);
+}
+
 static void handle_record(struct sampler *s, const struct perf_event_header *h)
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
-		if (!thin_out(s))
+		if (counts(s, h) && !thin_out(s))
 			forward(s, h);
+		break;
+	case PERF_RECORD_FORK:
+		inherit_authority(s, h);
+		forward(s, h);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
-	case PERF_RECORD_FORK:
 	case PERF_RECORD_EXIT:
 		forward(s, h);
 		break;
-	case PERF_RECORD_LOST: {
-		uint64_t lost = 0;
-
-		if (h->size >= sizeof(*h) + 16)
-			memcpy(&lost, (const char *)h + sizeof(*h) + 8, 8);
-		atomic_fetch_add_explicit(&s->dropped, lost, memory_order_relaxed);
+	case PERF_RECORD_LOST:
+		count_lost(s, h);
 		break;
-	}
 	case PERF_RECORD_THROTTLE:
 		atomic_fetch_add_explicit(&s->throttled, 1, memory_order_relaxed);
 		break;
@@ -434,11 +496,10 @@ static void cursor_copy(const struct ring_cursor *c, uint64_t pos, void *dst, si
 	}
 }
 
-/* Every record proftop asks for carries its time: a sample right after ip and pid/tid, the
- * others at the end of their sample_id trailer (tid, time). */
-static void cursor_peek(struct ring_cursor *c)
+/* The next record's header and time (where sample_layout() says it is). */
+static void cursor_peek(struct ring_cursor *c, uint64_t sample_type)
 {
-	const size_t sample_time_at = sizeof(struct perf_event_header) + 16;
+	struct sample_layout at;
 
 	c->has_next = false;
 	if (c->head - c->tail < sizeof(c->next))
@@ -447,12 +508,8 @@ static void cursor_peek(struct ring_cursor *c)
 	if (c->next.size < sizeof(c->next) || c->next.size > c->head - c->tail)
 		return; /* cannot happen with a sane kernel; never loop on it */
 	c->next_time = 0;
-	if (c->next.type == PERF_RECORD_SAMPLE) {
-		if (c->next.size >= sample_time_at + 8)
-			cursor_copy(c, c->tail + sample_time_at, &c->next_time, 8);
-	} else if (c->next.size >= sizeof(c->next) + 8) {
-		cursor_copy(c, c->tail + c->next.size - 8, &c->next_time, 8);
-	}
+	if (sample_layout(sample_type, &c->next, &at) == 0 && at.time >= 0)
+		cursor_copy(c, c->tail + (uint64_t)at.time, &c->next_time, sizeof(c->next_time));
 	c->has_next = true;
 }
 
@@ -483,7 +540,7 @@ static bool drain_rings(struct sampler *s)
 			.head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE),
 			.tail = meta->data_tail,
 		};
-		cursor_peek(&cursors[i]);
+		cursor_peek(&cursors[i], s->sample_type);
 	}
 	for (;;) {
 		struct ring_cursor *oldest = NULL;
@@ -495,7 +552,7 @@ static bool drain_rings(struct sampler *s)
 			break;
 		handle_record(s, cursor_record(s, oldest));
 		oldest->tail += oldest->next.size;
-		cursor_peek(oldest);
+		cursor_peek(oldest, s->sample_type);
 		any = true;
 	}
 	for (size_t i = 0; i < s->nrings; i++) {
@@ -594,6 +651,8 @@ void sampler_free(struct sampler *s)
 	}
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
+	idmap_free(&s->event_owner);
+	idmap_free(&s->authority);
 	free(s->fds);
 	free(s->rings);
 	free(s->cursors);

@@ -3,7 +3,11 @@
  * parser can be fuzzed on arbitrary bytes.
  *
  * Every record type the sampler asks for carries sample_id_all fields, so each record knows its
- * pid, tid and time. */
+ * pid, tid, time and the id of the event that wrote it (PERF_SAMPLE_IDENTIFIER: the id of the
+ * event proftop opened, also for the events the kernel inherited from it into new threads).
+ *
+ * This file is the one place that knows where a field sits in a record: the sampler asks
+ * sample_layout() where the time and id are instead of counting bytes itself. */
 #ifndef PROFTOP_SAMPLE_H
 #define PROFTOP_SAMPLE_H
 
@@ -56,6 +60,7 @@ struct sample_record {
 	enum sample_kind kind;
 	uint32_t pid, tid;
 	uint64_t time;
+	uint64_t id;                           /* the event's (PERF_SAMPLE_IDENTIFIER); 0: none */
 	union {
 		struct {
 			uint64_t ip;
@@ -87,6 +92,19 @@ struct sample_record {
 		} lost;
 	};
 };
+
+/* Where a record's fields are, as byte offsets from its start (-1: the record has none), for
+ * a record with header h written by an event with sample_type and sample_id_all. */
+struct sample_layout {
+	int id;                /* u64 PERF_SAMPLE_IDENTIFIER */
+	int pid_tid;           /* u32 pid, u32 tid */
+	int time;              /* u64 */
+};
+
+/* Fill *out for the record h introduces. Returns 0, or -EINVAL when h->size is too small for
+ * the fields its type has. */
+int sample_layout(uint64_t sample_type, const struct perf_event_header *h,
+		  struct sample_layout *out);
 
 /* Parse one record of len bytes (the record's header.size) written by an event with sample_type
  * and sample_id_all. Returns 0, or -EINVAL for a malformed record (fields that overrun the record,

@@ -2,7 +2,7 @@
 # attach.sh — -p attaches to running processes (all their threads), profiles for -d seconds, exits
 # 0 and leaves them running.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/spin" "$WL/threads4"
+need "$PROFTOP" "$WL/spin" "$WL/threads4" "$WL/spawner"
 require_perf_events
 
 # running PID — alive, and neither stopped nor traced by a proftop that failed to detach.
@@ -95,4 +95,31 @@ check "threads-samples-match-cpu" between "$(header_value "$f" samples)" \
 check "threads-target-still-running" running "$t"
 kill -9 "$t" 2>/dev/null
 wait "$t" 2>/dev/null
+
+# --- threads created while proftop attaches are counted once -----------------------------------
+# spawner makes 100 threads, one a millisecond, and proftop attaches in the middle of that: the
+# threads it creates during the attach get an event inherited from their creator as well as
+# their own. Later each thread in turn burns 15 ms of CPU and says how much CPU it used; its
+# samples (999 Hz, one per ms of CPU) must match that, not twice that.
+"$WL/spawner" 100 1000 600 15 >"$TMPD/spawned.txt" &
+t=$!
+BG_PIDS="$BG_PIDS $t"
+sleep 0.05
+run_proftop spawned -b -n 0 -p "$t" -d 2.5 -o "$TMPD/spawned.folded" -f folded --per-thread
+kill -9 "$t" 2>/dev/null
+wait "$t" 2>/dev/null
+check "spawned-exit-status-0" status $RC 0 "$ERR"
+check "spawned-all-threads-burned" approx "$(wc -l <"$TMPD/spawned.txt")" 100 0
+# samples_vs_cpu — one line per burning thread: its samples and its CPU milliseconds.
+samples_vs_cpu()
+{
+	while read -r tid cpu; do
+		f=$TMPD/spawned.folded.$tid
+		n=$( [ -f "$f" ] && awk '/spawned_burn/ { s += $NF } END { print s + 0 }' "$f" || echo 0)
+		echo "$tid $n $((cpu / 1000000))"
+	done <"$TMPD/spawned.txt"
+}
+samples_vs_cpu >"$TMPD/spawned.counts"
+check "spawned-no-thread-counted-twice" sh -c "awk '\$2 > \$3 * 1.25 + 3 { print \"thread \" \$1 \": \" \$2 \" samples for \" \$3 \" ms of CPU\"; bad = 1 } END { exit bad }' '$TMPD/spawned.counts'"
+check "spawned-samples-match-cpu" sh -c "awk '{ n += \$2; c += \$3 } END { if (n < c * 0.85 || n > c * 1.15) { print n \" samples for \" c \" ms of CPU\"; exit 1 } }' '$TMPD/spawned.counts'"
 finish

@@ -78,6 +78,7 @@ static void sample_callchain_and_stack(void **state)
 	struct sample_record r;
 
 	begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	put64(&b, 0xfeed); /* identifier */
 	put64(&b, 0x10);
 	put32x2(&b, 1, 1);
 	put64(&b, 5);
@@ -87,8 +88,10 @@ static void sample_callchain_and_stack(void **state)
 	put64(&b, 0x20);
 	assert_int_equal(sample_parse(b.buf, finish(&b), sample_type_for(&cfg), 0, &r), 0);
 	assert_int_equal(r.sample.callchain_nr, 3);
+	assert_int_equal(r.id, 0xfeed);
 	/* A callchain that claims more entries than the record holds. */
 	begin(&b, PERF_RECORD_SAMPLE, 0);
+	put64(&b, 0xfeed);
 	put64(&b, 0x10);
 	put32x2(&b, 1, 1);
 	put64(&b, 5);
@@ -99,6 +102,7 @@ static void sample_callchain_and_stack(void **state)
 	uint64_t mask = sample_regs_mask();
 	unsigned nregs = (unsigned)__builtin_popcountll(mask);
 	begin(&b, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	put64(&b, 0xfeed);
 	put64(&b, 0x10);
 	put32x2(&b, 1, 1);
 	put64(&b, 5);
@@ -187,6 +191,48 @@ static void mmap2_comm_fork_lost(void **state)
 	assert_int_equal(r.lost.lost, 55);
 }
 
+/* Where the sampler finds a record's time, thread and event id, with every field proftop asks
+ * for: a sample's come first (identifier, ip, pid/tid, time), the others' in the trailer
+ * (pid/tid, time, ..., identifier last). */
+static void layout_of_records(void **state)
+{
+	struct sample_config cfg = { 999, false, CALLGRAPH_DWARF, 8192 };
+	uint64_t type = sample_type_for(&cfg);
+	struct perf_event_header sample = { PERF_RECORD_SAMPLE, 0, 200 };
+	struct perf_event_header comm = { PERF_RECORD_COMM, 0, 48 };
+	struct perf_event_header tiny = { PERF_RECORD_COMM, 0, 16 };
+	struct sample_layout at;
+	struct builder b;
+	struct sample_record r;
+
+	(void)state;
+	assert_true(type & PERF_SAMPLE_IDENTIFIER);
+	assert_int_equal(sample_layout(type, &sample, &at), 0);
+	assert_int_equal(at.id, 8);
+	assert_int_equal(at.pid_tid, 24);
+	assert_int_equal(at.time, 32);
+	assert_int_equal(sample_layout(type, &comm, &at), 0);
+	assert_int_equal(at.pid_tid, 24);
+	assert_int_equal(at.time, 32);
+	assert_int_equal(at.id, 40);
+	assert_int_equal(sample_layout(type, &tiny, &at), -EINVAL);
+	/* The parser reads the same places: an EXIT record with its trailer. */
+	begin(&b, PERF_RECORD_EXIT, 0);
+	put32x2(&b, 9, 1);
+	put32x2(&b, 10, 1);
+	put64(&b, 1234);
+	put32x2(&b, 9, 10);
+	put64(&b, 1234);
+	put64(&b, 0xabcd);
+	assert_int_equal(sample_parse(b.buf, finish(&b), type, 0, &r), 0);
+	assert_int_equal(r.kind, SAMPLE_KIND_EXIT);
+	assert_int_equal(r.tid, 10);
+	assert_int_equal(r.time, 1234);
+	assert_int_equal(r.id, 0xabcd);
+	assert_int_equal(sample_layout(type, (struct perf_event_header *)b.buf, &at), 0);
+	assert_int_equal(at.id, (int)b.len - 8);
+}
+
 static void garbage_headers(void **state)
 {
 	(void)state;
@@ -206,6 +252,7 @@ int main(void)
 		cmocka_unit_test(sample_ip_tid_time),
 		cmocka_unit_test(sample_callchain_and_stack),
 		cmocka_unit_test(mmap2_comm_fork_lost),
+		cmocka_unit_test(layout_of_records),
 		cmocka_unit_test(garbage_headers),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
