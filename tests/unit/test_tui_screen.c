@@ -292,6 +292,238 @@ static void clicks_select(void **state)
 	assert_int_equal(list(f)->cursor, 3);
 }
 
+/* Enter does what the view says: callers (Top), open / close (Tree, Callers), the thread
+ * (Threads); each of its three codes does it. */
+static void enter_per_view(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, KEY_DOWN); /* solo */
+	assert_int_equal(key(f, '\n'), TUI_ACT_NONE);
+	assert_int_equal(f->s.view, TUI_CALLERS);
+	assert_string_equal(f->s.callers[0].name, "solo");
+	assert_int_equal(list(f)->rows, 2); /* solo ▾ main */
+	key(f, '\r');
+	assert_int_equal(list(f)->rows, 1);
+	key(f, KEY_ENTER);
+	assert_int_equal(list(f)->rows, 2);
+	key(f, '2');
+	for (int i = 0; i < 3; i++)
+		key(f, KEY_DOWN);
+	assert_string_equal(f->s.tree[list(f)->cursor].name, "path_b");
+	key(f, '\n');
+	assert_int_equal(list(f)->rows, 6);
+	key(f, '\n');
+	assert_int_equal(list(f)->rows, 5);
+	key(f, '4');
+	key(f, KEY_DOWN);
+	assert_int_equal(key(f, KEY_ENTER), TUI_ACT_NONE);
+	assert_int_equal(f->s.thread, 11);
+	assert_int_equal(f->s.view, TUI_THREADS);
+}
+
+/* + and - open and close nodes in the tree views and change the frequency in the others. */
+static void plus_minus_per_view(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(key(f, '+'), TUI_ACT_FREQ_UP);
+	assert_int_equal(key(f, '-'), TUI_ACT_FREQ_DOWN);
+	assert_int_equal(f->s.view, TUI_TOP);
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '3'); /* the callers of burn: burn ▾ path_a ▾ main, path_b ▸ */
+	assert_int_equal(list(f)->rows, 4);
+	assert_int_equal(key(f, '-'), TUI_ACT_NONE);
+	assert_int_equal(list(f)->rows, 1);
+	assert_int_equal(key(f, '+'), TUI_ACT_NONE);
+	assert_int_equal(list(f)->rows, 4);
+	key(f, '+'); /* on an open node: to its first child */
+	assert_string_equal(f->s.callers[list(f)->cursor].name, "path_a");
+	key(f, '-');
+	assert_int_equal(list(f)->rows, 3);
+	key(f, '-'); /* closed: to its parent */
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '4');
+	assert_int_equal(key(f, '+'), TUI_ACT_FREQ_UP);
+	assert_int_equal(key(f, '-'), TUI_ACT_FREQ_DOWN);
+	assert_int_equal(f->s.thread, 0);
+}
+
+/* While a filter is typed, printable keys type (even q, ? and the vi keys), the line editor keys
+ * edit, Up/Down/PgUp/PgDn/Tab/Shift-Tab end the typing and then act, and the rest is ignored. */
+static void editing_keys(void **state)
+{
+	struct fixture *f = *state;
+	static const int ignored[] = { KEY_HOME, KEY_END, KEY_LEFT, KEY_RIGHT, KEY_F(10), KEY_F(1),
+				       12, KEY_IC };
+
+	key(f, '/');
+	keys(f, "kjhgGq?c%*<");
+	assert_string_equal(f->s.filter, "kjhgGq?c%*<");
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++) {
+		assert_int_equal(key(f, ignored[i]), TUI_ACT_NONE);
+		assert_true(f->s.editing);
+		assert_int_equal(f->s.view, TUI_TOP);
+		assert_false(f->s.help);
+	}
+	assert_string_equal(f->s.filter, "kjhgGq?c%*<");
+	key(f, 21); /* Ctrl-U */
+	assert_string_equal(f->s.filter, "");
+	assert_true(f->s.editing);
+	keys(f, "PATH");
+	assert_int_equal(list(f)->rows, 2);
+	assert_int_equal(key(f, KEY_DOWN), TUI_ACT_NONE);
+	assert_false(f->s.editing);
+	assert_int_equal(list(f)->cursor, 1);
+	assert_string_equal(f->s.filter, "PATH");
+	key(f, KEY_UP); /* not typing now: moves */
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '/'); /* a new filter starts empty */
+	assert_true(f->s.editing);
+	assert_string_equal(f->s.filter, "");
+	keys(f, "burn");
+	key(f, '\t');
+	assert_false(f->s.editing);
+	assert_int_equal(f->s.view, TUI_TREE);
+	assert_string_equal(f->s.filter, "burn");
+	key(f, '/');
+	key(f, KEY_BTAB);
+	assert_false(f->s.editing);
+	assert_int_equal(f->s.view, TUI_TOP);
+	key(f, '/');
+	key(f, KEY_NPAGE);
+	assert_false(f->s.editing);
+	key(f, '/');
+	key(f, KEY_PPAGE);
+	assert_false(f->s.editing);
+	key(f, '/');
+	keys(f, "abc");
+	key(f, KEY_BACKSPACE);
+	assert_string_equal(f->s.filter, "ab");
+	key(f, 127);
+	assert_string_equal(f->s.filter, "a");
+	key(f, 8);
+	key(f, 8); /* on an empty filter: nothing */
+	assert_string_equal(f->s.filter, "");
+	assert_true(f->s.editing);
+	keys(f, "solo");
+	key(f, KEY_ENTER); /* keeps it */
+	assert_false(f->s.editing);
+	assert_string_equal(f->s.filter, "solo");
+	key(f, '/');
+	keys(f, "main");
+	key(f, 27); /* drops it */
+	assert_false(f->s.editing);
+	assert_string_equal(f->s.filter, "");
+	assert_int_equal(list(f)->rows, 5);
+}
+
+/* Esc clears the filter first, then leaves relative percentages, then does nothing. */
+static void escape_in_order(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '2');
+	key(f, '*'); /* everything open: main, path_a, burn, path_b, burn, solo */
+	for (int i = 0; i < 3; i++)
+		key(f, KEY_DOWN);
+	key(f, '%');
+	assert_true(f->s.focused);
+	key(f, '/');
+	keys(f, "burn");
+	key(f, '\n');
+	key(f, 27);
+	assert_string_equal(f->s.filter, "");
+	assert_true(f->s.focused);
+	key(f, 27);
+	assert_false(f->s.focused);
+	assert_string_equal(f->s.message, "percentages of the whole profile");
+	assert_int_equal(key(f, 27), TUI_ACT_NONE);
+	assert_false(f->s.focused);
+	assert_string_equal(f->s.message, "");
+}
+
+/* Keys that act in every view, also where nothing shows it (the sort, the focus), and keys that
+ * do nothing where they do not apply. */
+static void keys_across_views(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '2');
+	key(f, '>');
+	assert_int_equal(f->s.sort, VIEW_SORT_TOTAL);
+	key(f, '<');
+	key(f, '<');
+	assert_int_equal(f->s.sort, VIEW_SORT_MODULE);
+	key(f, '*');
+	for (int i = 0; i < 3; i++)
+		key(f, KEY_DOWN);
+	key(f, '%');
+	assert_true(f->s.focused);
+	key(f, '1');
+	key(f, '%'); /* the whole profile again, from any view */
+	assert_false(f->s.focused);
+	assert_int_equal(list(f)->rows, 5);
+	key(f, '*'); /* Top has no nodes */
+	assert_string_equal(f->s.message, "");
+	key(f, KEY_RIGHT);
+	key(f, 'l');
+	key(f, KEY_LEFT);
+	assert_int_equal(f->s.view, TUI_TOP);
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '3'); /* callers of burn */
+	key(f, KEY_DOWN);
+	key(f, 'c'); /* in Callers: the callers of the selected caller */
+	assert_string_equal(f->s.callers[0].name, "path_a");
+	key(f, '4');
+	key(f, KEY_DOWN);
+	key(f, 'c'); /* Threads has no functions */
+	assert_int_equal(f->s.view, TUI_THREADS);
+	key(f, 'g');
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, 'G');
+	assert_int_equal(list(f)->cursor, 2);
+	key(f, 'k');
+	assert_int_equal(list(f)->cursor, 1);
+	key(f, 'j');
+	assert_int_equal(list(f)->cursor, 2);
+	key(f, '3');
+	assert_int_equal(f->s.view, TUI_CALLERS);
+	key(f, '\t');
+	assert_int_equal(f->s.view, TUI_THREADS);
+	key(f, '\t');
+	assert_int_equal(f->s.view, TUI_TOP);
+}
+
+/* Any key but a resize clears the message; with the help open, a key only closes it (q quits). */
+static void message_and_help(void **state)
+{
+	struct fixture *f = *state;
+
+	tui_screen_message(&f->s, false, "hello");
+	assert_int_equal(key(f, KEY_RESIZE), TUI_ACT_NONE);
+	assert_string_equal(f->s.message, "hello");
+	assert_int_equal(key(f, 'x'), TUI_ACT_NONE);
+	assert_string_equal(f->s.message, "");
+	key(f, 'h');
+	assert_true(f->s.help);
+	tui_screen_message(&f->s, false, "hello");
+	assert_int_equal(key(f, '2'), TUI_ACT_NONE);
+	assert_false(f->s.help);
+	assert_int_equal(f->s.view, TUI_TOP);
+	assert_string_equal(f->s.message, "");
+	key(f, KEY_F(1));
+	assert_true(f->s.help);
+	assert_int_equal(key(f, KEY_F(10)), TUI_ACT_NONE);
+	assert_false(f->s.help);
+	key(f, '?');
+	assert_int_equal(key(f, 'q'), TUI_ACT_QUIT);
+	assert_false(f->s.help);
+	assert_int_equal(key(f, '['), TUI_ACT_FREQ_DOWN);
+	assert_int_equal(key(f, 12), TUI_ACT_REDRAW);
+	assert_int_equal(key(f, 0), TUI_ACT_NONE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -303,6 +535,12 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pause_keeps_the_shown_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(actions_for_the_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(clicks_select, setup, teardown),
+		cmocka_unit_test_setup_teardown(enter_per_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(plus_minus_per_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(editing_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(escape_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(keys_across_views, setup, teardown),
+		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
