@@ -1,6 +1,7 @@
 /* Unit tests of the TUI's state without a terminal: keys, the selection kept across snapshots,
- * the filter, thread scope, the callers subject, pause and mouse clicks. Only curses' key codes
- * are used here; nothing is drawn. */
+ * the filter, thread scope, the callers subject, pause and mouse clicks; and the key table, whose
+ * hint lines and help must name only keys that do what they say where they say. Only curses' key
+ * codes are used here; nothing is drawn. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +12,7 @@
 #include "proftop/symbols.h"
 #include "proftop/tui_screen.h"
 
+#include <ctype.h>
 #include <curses.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +380,21 @@ static void editing_keys(void **state)
 	assert_string_equal(f->s.filter, "PATH");
 	key(f, KEY_UP); /* not typing now: moves */
 	assert_int_equal(list(f)->cursor, 0);
+	key(f, '/');
+	keys(f, "PATH");
+	key(f, KEY_DOWN);
+	key(f, '/');
+	keys(f, "PATH");
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, KEY_UP);
+	assert_false(f->s.editing);
+	key(f, KEY_END);
+	assert_int_equal(list(f)->cursor, 1);
+	key(f, '/');
+	keys(f, "PATH");
+	key(f, KEY_UP); /* typing ends, then Up moves */
+	assert_false(f->s.editing);
+	assert_int_equal(list(f)->cursor, 0);
 	key(f, '/'); /* a new filter starts empty */
 	assert_true(f->s.editing);
 	assert_string_equal(f->s.filter, "");
@@ -524,6 +541,208 @@ static void message_and_help(void **state)
 	assert_int_equal(key(f, 0), TUI_ACT_NONE);
 }
 
+/* --- the key table: what the hints and the help say is what the keys do ----------------------- */
+
+/* The codes of the table's keys whose name is name[0..len); how many, up to max. */
+static int codes_named(const char *name, size_t len, int *codes, int max)
+{
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < TUI_BINDING_KEYS && t[i].keys[k]; k++) {
+			char one[2];
+			const char *kn = tui_keys_name(t[i].keys[k], one);
+			bool seen = false;
+
+			if (!kn || strlen(kn) != len || strncmp(kn, name, len))
+				continue;
+			for (int j = 0; j < found; j++)
+				seen |= codes[j] == t[i].keys[k];
+			if (!seen && found < max)
+				codes[found++] = t[i].keys[k];
+		}
+	}
+	return found;
+}
+
+/* Every key named name[0..len) has a binding in each view of views. */
+static void assert_named_keys_work(const char *name, size_t len, unsigned views, const char *where)
+{
+	int codes[8], n = codes_named(name, len, codes, 8);
+
+	if (!n)
+		fail_msg("\"%.*s\" in %s names no key of the table", (int)len, name, where);
+	for (int i = 0; i < n; i++)
+		for (int v = 0; v < TUI_NVIEWS; v++)
+			if ((views & (1u << v)) && !tui_keys_find(codes[i], 1u << v))
+				fail_msg("\"%.*s\" in %s does nothing in %s", (int)len, name, where,
+					 tui_screen_view_name((enum tui_view)v));
+}
+
+/* Each key of each binding reaches that binding wherever it works: no binding hides another, and
+ * none for the filter alone binds a printable key (which would be typed instead). Every key has a
+ * name, and a binding shows its hint only where it works. */
+static void table_keys_reach_their_bindings(void **state)
+{
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+
+	(void)state;
+	assert_non_null(t[0].help);
+	for (size_t i = 0; i < n; i++) {
+		const struct tui_binding *b = &t[i];
+
+		assert_true(b->keys[0] != 0);
+		assert_true(b->where != 0);
+		assert_true(b->run || b->action != TUI_ACT_NONE);
+		assert_int_equal(b->hint.in & ~b->where, 0);
+		assert_true(!b->hint.label || (b->hint.in && b->hint.at > 0));
+		for (int k = 0; k < TUI_BINDING_KEYS && b->keys[k]; k++) {
+			int key = b->keys[k];
+			char one[2];
+
+			if (!tui_keys_name(key, one))
+				fail_msg("binding %zu: key %d has no name", i, key);
+			for (int v = 0; v < TUI_NVIEWS; v++)
+				if (b->where & (1u << v))
+					assert_ptr_equal(tui_keys_find(key, 1u << v), b);
+			if (!(b->where & TUI_IN_FILTER))
+				continue;
+			if (key >= ' ' && key <= '~')
+				assert_true(b->where & TUI_IN_VIEWS); /* typed: 'k' is a letter there */
+			else
+				assert_ptr_equal(tui_keys_find(key, TUI_IN_FILTER), b);
+		}
+	}
+}
+
+/* The keys of a hint, keys[0..len), work in views: "Enter/Left/Right", "<>" (two keys), "/". */
+static void assert_hint_keys_work(const char *keys, size_t len, unsigned views, const char *where)
+{
+	const char *slash = len > 1 ? memchr(keys, '/', len) : NULL;
+	int codes[8];
+
+	if (slash) {
+		assert_hint_keys_work(keys, (size_t)(slash - keys), views, where);
+		assert_hint_keys_work(slash + 1, len - (size_t)(slash - keys) - 1, views, where);
+	} else if (codes_named(keys, len, codes, 8) || isalpha((unsigned char)*keys)) {
+		assert_named_keys_work(keys, len, views, where);
+	} else {
+		for (size_t c = 0; c < len; c++)
+			assert_named_keys_work(keys + c, 1, views, where);
+	}
+}
+
+/* Each view's bottom line fits 80 columns, starts as the TUI test expects, has its hints in a
+ * place of their own, and every key it names does something in that view. */
+static void hint_lines_name_working_keys(void **state)
+{
+	static const char *const want[TUI_NVIEWS] = {
+		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  space:pause  s:save  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  %:relative  c:callers  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  w:window  q:quit",
+		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  q:quit",
+	};
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+
+	(void)state;
+	for (int v = 0; v < TUI_NVIEWS; v++) {
+		char line[256], where[64];
+
+		tui_keys_hints((enum tui_view)v, line, sizeof(line));
+		assert_true(strlen(line) <= 80);
+		assert_true(strncmp(line, " ?:help  Tab:view  ", 19) == 0);
+		snprintf(where, sizeof(where), "the %s hints", tui_screen_view_name((enum tui_view)v));
+		for (char *item = strtok(line, " "); item; item = strtok(NULL, " ")) {
+			const char *colon = strchr(item + 1, ':');
+
+			if (!colon)
+				continue; /* "this thread": the rest of a label */
+			assert_hint_keys_work(item, (size_t)(colon - item), 1u << v, where);
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++)
+				assert_false(t[i].hint.label && t[j].hint.label &&
+					     (t[i].hint.in & t[j].hint.in & (1u << v)) &&
+					     t[i].hint.at == t[j].hint.at);
+		tui_keys_hints((enum tui_view)v, line, sizeof(line));
+		assert_string_equal(line, want[v]);
+	}
+}
+
+/* The views a help text starts with ("Tree, Callers: "); every view when it names none. */
+static unsigned help_views(const char *text)
+{
+	unsigned views = 0;
+	const char *p = text;
+
+	for (;;) {
+		int v = 0;
+
+		while (v < TUI_NVIEWS && strncmp(p, tui_screen_view_name((enum tui_view)v),
+						 strlen(tui_screen_view_name((enum tui_view)v))))
+			v++;
+		if (v == TUI_NVIEWS)
+			return TUI_IN_VIEWS;
+		views |= 1u << v;
+		p += strlen(tui_screen_view_name((enum tui_view)v));
+		if (*p == ':')
+			return views;
+		if (strncmp(p, ", ", 2))
+			return TUI_IN_VIEWS;
+		p += 2;
+	}
+}
+
+/* Every key the help names works in the views its line says (a line with no key names has those
+ * of the line above), and every key of every view's binding is named in the help. */
+static void help_names_working_keys(void **state)
+{
+	struct tui_help h;
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+	char keys[TUI_HELP_WIDTH] = "", named[1024] = " ";
+
+	(void)state;
+	tui_keys_help(&h);
+	assert_true(h.n > 20 && h.n < TUI_HELP_LINES);
+	assert_string_equal(h.line[0], "proftop keys (any key closes this help)");
+	for (int i = 2; i < h.n; i++) { /* a keys column of 21, two spaces, the text */
+		const char *line = h.line[i], *text = line + 23;
+		char where[160];
+
+		assert_true(strlen(line) > 23 && strlen(line) < TUI_HELP_WIDTH - 1);
+		assert_true(line[21] == ' ' && line[22] == ' ' && text[0] != ' ');
+		if (line[0] != ' ') {
+			snprintf(keys, sizeof(keys), "%.21s", line);
+			strncat(named, keys, sizeof(named) - strlen(named) - 2);
+			strcat(named, " ");
+		}
+		snprintf(where, sizeof(where), "help line \"%s\"", line);
+		for (const char *k = keys; *k;) {
+			size_t len = strcspn(k, " ");
+
+			if (len)
+				assert_named_keys_work(k, len, help_views(text), where);
+			k += len + (k[len] == ' ');
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!(t[i].where & TUI_IN_VIEWS))
+			continue; /* the filter's own keys: told on the line of / */
+		for (int k = 0; k < TUI_BINDING_KEYS && t[i].keys[k]; k++) {
+			char one[2], word[32];
+
+			snprintf(word, sizeof(word), " %s ", tui_keys_name(t[i].keys[k], one));
+			if (!strstr(named, word))
+				fail_msg("the help does not name%s", word);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -541,6 +760,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(escape_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(keys_across_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
+		cmocka_unit_test(table_keys_reach_their_bindings),
+		cmocka_unit_test(hint_lines_name_working_keys),
+		cmocka_unit_test(help_names_working_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
