@@ -441,11 +441,12 @@ static void draw_bottom(struct tui_screen *s, int y)
 	}
 }
 
-/* The help from the key table, in a box in the middle. */
+/* The help from the key table, in a box in the middle; its blank first and last lines only when
+ * the terminal is tall enough for them. */
 static void draw_help(struct tui_screen *s)
 {
 	struct tui_help help;
-	int n, w = 0, top, left;
+	int n, w = 0, pad, top, left;
 
 	tui_keys_help(&help);
 	n = help.n;
@@ -453,14 +454,15 @@ static void draw_help(struct tui_screen *s)
 		if ((int)strlen(help.line[i]) > w)
 			w = (int)strlen(help.line[i]);
 	w += 4;
-	top = LINES > n + 2 ? (LINES - n - 2) / 2 : 0;
+	pad = LINES >= n + 2;
+	top = LINES > n + 2 * pad ? (LINES - n - 2 * pad) / 2 : 0;
 	left = COLS > w ? (COLS - w) / 2 : 0;
-	for (int i = -1; i <= n && top + i + 1 < LINES; i++) {
+	for (int i = -pad; i < n + pad && top + pad + i < LINES; i++) {
 		unsigned long a = i == 0 ? s->attrs[THEME_HEADER] : s->attrs[THEME_NORMAL];
 
-		fill(top + i + 1, left, w, a);
+		fill(top + pad + i, left, w, a);
 		if (i >= 0 && i < n)
-			put(top + i + 1, left + 2, w - 2, a, help.line[i]);
+			put(top + pad + i, left + 2, w - 2, a, help.line[i]);
 	}
 }
 
