@@ -22,8 +22,6 @@
 /* The numeric columns of the top and tree views: "%7.2f %7.2f %8llu  " as batch mode prints. */
 #define NUM_W 26
 
-static const char *const view_names[TUI_NVIEWS] = { "Top", "Tree", "Callers", "Threads" };
-
 /* --- colours ---------------------------------------------------------------------------------- */
 
 /* A theme colour as this terminal can show it: bright colours become bold on 8-colour terminals,
@@ -212,7 +210,7 @@ static void draw_tabs(struct tui_screen *s, int y)
 	for (int v = 0; v < TUI_NVIEWS; v++) {
 		char tab[32];
 
-		snprintf(tab, sizeof(tab), " %d %s ", v + 1, view_names[v]);
+		snprintf(tab, sizeof(tab), " %d %s ", v + 1, tui_screen_view_name((enum tui_view)v));
 		s->tab_x[v] = x;
 		x += put(y, x, COLS, s->attrs[v == (int)s->view ? THEME_TAB_ACTIVE : THEME_TAB], tab);
 		x += put(y, x, 1, s->attrs[THEME_TAB], " ");
@@ -421,27 +419,9 @@ static void draw_threads(struct tui_screen *s)
 
 /* --- the bottom line and the help ------------------------------------------------------------- */
 
-static const char *hints(const struct tui_screen *s)
-{
-	switch (s->view) {
-	case TUI_TOP:
-		return " ?:help  Tab:view  /:filter  <>:sort  Enter:callers  space:pause  w:window  "
-		       "+-:freq  s:save  q:quit";
-	case TUI_TREE:
-		return " ?:help  Tab:view  Enter/Left/Right:open/close  *:all  %:relative  c:callers  "
-		       "/:filter  q:quit";
-	case TUI_CALLERS:
-		return " ?:help  Tab:view  Enter/Left/Right:open/close  *:all  space:pause  w:window  "
-		       "q:quit";
-	default:
-		return " ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  "
-		       "q:quit";
-	}
-}
-
 static void draw_bottom(struct tui_screen *s, int y)
 {
-	char text[TUI_FILTER_MAX + 64];
+	char text[TUI_FILTER_MAX + 128];
 
 	if (s->editing) {
 		snprintf(text, sizeof(text), " Filter: %s_", s->filter);
@@ -455,57 +435,34 @@ static void draw_bottom(struct tui_screen *s, int y)
 		fill(y, 0, COLS, a);
 		put(y, 1, COLS - 1, a, s->message);
 	} else {
+		tui_keys_hints(s->view, COLS, text, sizeof(text));
 		fill(y, 0, COLS, s->attrs[THEME_STATUS]);
-		put(y, 0, COLS, s->attrs[THEME_STATUS], hints(s));
+		put(y, 0, COLS, s->attrs[THEME_STATUS], text);
 	}
 }
 
-static const char *const help_lines[] = {
-	"proftop keys (any key closes this help)",
-	"",
-	"Tab  Shift-Tab  1-4   views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads",
-	"Up Down PgUp PgDn     move the cursor (also j k, Home End g G; the mouse selects rows)",
-	"/                     filter by function or module name as you type",
-	"                      (Enter keeps it, Esc clears it, Ctrl-U empties it)",
-	"Esc                   clear the filter, then leave relative percentages",
-	"< >                   Top: sort by the previous / next column (or click a heading)",
-	"Enter                 Top: show the callers of the function",
-	"                      Tree, Callers: open / close the node",
-	"                      Threads: only this thread in every view (\"all threads\" undoes)",
-	"Right  +  l           Tree, Callers: open the node; on an open one, go to its child",
-	"Left   -              Tree, Callers: close the node; on a closed one, go to its parent",
-	"*                     Tree, Callers: open everything / only the hottest path",
-	"%                     Tree: percentages relative to the selected node / the whole",
-	"c                     Top, Tree: callers of the selected function",
-	"w                     time window: the last seconds only / since the start",
-	"space                 pause the display (sampling and counters go on)",
-	"+ -                   Top, Threads: raise / lower the sampling frequency",
-	"] [                   raise / lower the sampling frequency in any view",
-	"s                     save a snapshot of the profile",
-	"T                     next theme",
-	"Ctrl-L                repaint the whole screen (if the command wrote over it)",
-	"? h F1                this help",
-	"q F10                 quit: a launched command is ended, attached processes run on",
-};
-
+/* The help from the key table, in a box in the middle; its blank first and last lines only when
+ * the terminal is tall enough for them. */
 static void draw_help(struct tui_screen *s)
 {
-	int n = (int)(sizeof(help_lines) / sizeof(*help_lines)), w = 0;
-	int top, left;
+	struct tui_help help;
+	int n, w = 0, pad, top, left;
 
+	tui_keys_help(&help);
+	n = help.n;
 	for (int i = 0; i < n; i++)
-		if ((int)strlen(help_lines[i]) > w)
-			w = (int)strlen(help_lines[i]);
+		if ((int)strlen(help.line[i]) > w)
+			w = (int)strlen(help.line[i]);
 	w += 4;
-	top = LINES > n + 2 ? (LINES - n - 2) / 2 : 0;
+	pad = LINES >= n + 2;
+	top = LINES > n + 2 * pad ? (LINES - n - 2 * pad) / 2 : 0;
 	left = COLS > w ? (COLS - w) / 2 : 0;
-	for (int i = -1; i <= n && top + i + 1 < LINES; i++) {
+	for (int i = -pad; i < n + pad && top + pad + i < LINES; i++) {
 		unsigned long a = i == 0 ? s->attrs[THEME_HEADER] : s->attrs[THEME_NORMAL];
 
-		fill(top + i + 1, left, w, a);
+		fill(top + pad + i, left, w, a);
 		if (i >= 0 && i < n)
-			put(top + i + 1, left + 2, w - 2, i == 0 ? a : s->attrs[THEME_NORMAL],
-			    help_lines[i]);
+			put(top + pad + i, left + 2, w - 2, a, help.line[i]);
 	}
 }
 

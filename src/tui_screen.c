@@ -1,5 +1,6 @@
 /* tui_screen.c — the TUI's state: which view, what is selected, filtered, open or paused, and the
- * rows of the current view rebuilt from the shown snapshot when any of that changes.
+ * rows of the current view rebuilt from the shown snapshot when any of that changes. Keys change
+ * the state through the key table near the end (its readers are in tui_keys.c), clicks directly.
  *
  * Only the current view's rows are kept up to date: switching views marks them stale, and the
  * rebuild after it finds each view's selection again by its key. */
@@ -39,6 +40,13 @@ void tui_screen_free(struct tui_screen *s)
 	view_expansion_free(&s->callers_open);
 	free(s->target);
 	memset(s, 0, sizeof(*s));
+}
+
+const char *tui_screen_view_name(enum tui_view v)
+{
+	static const char *const names[TUI_NVIEWS] = { "Top", "Tree", "Callers", "Threads" };
+
+	return v < TUI_NVIEWS ? names[v] : "?";
 }
 
 void tui_screen_message(struct tui_screen *s, bool error, const char *fmt, ...)
@@ -387,112 +395,286 @@ static void cycle_sort(struct tui_screen *s, int delta)
 	s->stale = true;
 }
 
-static void filter_key(struct tui_screen *s, int key)
-{
-	size_t n = strlen(s->filter);
-
-	if (key == KEY_BACKSPACE || key == 127 || key == 8) {
-		if (n)
-			s->filter[n - 1] = 0;
-	} else if (key == 21) { /* ^U */
-		s->filter[0] = 0;
-	} else if (key >= 32 && key < 127 && n + 1 < sizeof(s->filter)) {
-		s->filter[n] = (char)key;
-		s->filter[n + 1] = 0;
-	} else {
-		return;
-	}
-	s->stale = true;
-	s->lists[s->view].cursor = 0;
-	s->lists[s->view].has_key = false;
-}
-
-static bool editing_key(struct tui_screen *s, int key)
-{
-	if (key == 27) { /* Esc: drop the filter */
-		s->filter[0] = 0;
-		s->editing = false;
-		s->stale = true;
-		return true;
-	}
-	if (key == '\n' || key == '\r' || key == KEY_ENTER) {
-		s->editing = false;
-		return true;
-	}
-	if (key == KEY_UP || key == KEY_DOWN || key == KEY_NPAGE || key == KEY_PPAGE || key == '\t' ||
-	    key == KEY_BTAB) {
-		s->editing = false;
-		return false; /* and the key does what it does */
-	}
-	filter_key(s, key);
-	return true;
-}
-
-static enum tui_action plus_minus(struct tui_screen *s, bool plus)
-{
-	if (is_tree_view(s)) {
-		open_node(s, plus);
-		return TUI_ACT_NONE;
-	}
-	return plus ? TUI_ACT_FREQ_UP : TUI_ACT_FREQ_DOWN;
-}
-
-static enum tui_action enter_key(struct tui_screen *s)
-{
-	if (s->view == TUI_TOP)
-		show_callers(s);
-	else if (s->view == TUI_THREADS)
-		choose_thread(s);
-	else
-		toggle_node(s);
-	return TUI_ACT_NONE;
-}
-
 static long page(const struct tui_screen *s)
 {
 	return s->list_h > 1 ? s->list_h - 1 : 1;
 }
 
-static enum tui_action moving_key(struct tui_screen *s, int key)
+/* --- what keys do: the handlers of the key table ---------------------------------------------- */
+
+static void next_view(struct tui_screen *s)
 {
-	switch (key) {
-	case KEY_UP:
-	case 'k':
-		move_cursor(s, -1);
-		break;
-	case KEY_DOWN:
-	case 'j':
-		move_cursor(s, 1);
-		break;
-	case KEY_PPAGE:
-		move_cursor(s, -page(s));
-		break;
-	case KEY_NPAGE:
-		move_cursor(s, page(s));
-		break;
-	case KEY_HOME:
-	case 'g':
-		select_row(s, 0);
-		break;
-	case KEY_END:
-	case 'G':
-		select_row(s, SIZE_MAX);
-		break;
-	case KEY_RIGHT:
-	case 'l':
-		open_node(s, true);
-		break;
-	case KEY_LEFT:
-		open_node(s, false);
-		break;
-	default:
-		break;
-	}
-	return TUI_ACT_NONE;
+	switch_view(s, (int)s->view + 1);
 }
 
+static void previous_view(struct tui_screen *s)
+{
+	switch_view(s, (int)s->view - 1);
+}
+
+static void to_top(struct tui_screen *s)
+{
+	switch_view(s, TUI_TOP);
+}
+
+static void to_tree(struct tui_screen *s)
+{
+	switch_view(s, TUI_TREE);
+}
+
+static void to_callers(struct tui_screen *s)
+{
+	switch_view(s, TUI_CALLERS);
+}
+
+static void to_threads(struct tui_screen *s)
+{
+	switch_view(s, TUI_THREADS);
+}
+
+static void cursor_up(struct tui_screen *s)
+{
+	move_cursor(s, -1);
+}
+
+static void cursor_down(struct tui_screen *s)
+{
+	move_cursor(s, 1);
+}
+
+static void page_up(struct tui_screen *s)
+{
+	move_cursor(s, -page(s));
+}
+
+static void page_down(struct tui_screen *s)
+{
+	move_cursor(s, page(s));
+}
+
+static void first_row(struct tui_screen *s)
+{
+	select_row(s, 0);
+}
+
+static void last_row(struct tui_screen *s)
+{
+	select_row(s, SIZE_MAX);
+}
+
+static void open_or_descend(struct tui_screen *s)
+{
+	open_node(s, true);
+}
+
+static void close_or_ascend(struct tui_screen *s)
+{
+	open_node(s, false);
+}
+
+static void open_all(struct tui_screen *s)
+{
+	struct view_expansion *e = expansion(s);
+
+	view_expansion_reset(e, !e->all);
+	tui_screen_message(s, false, e->all ? "everything open" : "the hottest path open");
+	s->stale = true;
+}
+
+static void sort_previous(struct tui_screen *s)
+{
+	cycle_sort(s, -1);
+}
+
+static void sort_next(struct tui_screen *s)
+{
+	cycle_sort(s, 1);
+}
+
+static void start_filter(struct tui_screen *s)
+{
+	s->editing = true;
+	s->filter[0] = 0;
+	s->stale = true;
+}
+
+/* The filter changed while typed: the rows are rebuilt, the cursor on the first. */
+static void filter_changed(struct tui_screen *s)
+{
+	s->stale = true;
+	s->lists[s->view].cursor = 0;
+	s->lists[s->view].has_key = false;
+}
+
+/* A printable key while a filter is typed goes into it, when it fits; false for other keys. */
+static bool type_key(struct tui_screen *s, int key)
+{
+	size_t n = strlen(s->filter);
+
+	if (key < ' ' || key > '~')
+		return false;
+	if (n + 1 < sizeof(s->filter)) {
+		s->filter[n] = (char)key;
+		s->filter[n + 1] = 0;
+		filter_changed(s);
+	}
+	return true;
+}
+
+static void erase_char(struct tui_screen *s)
+{
+	size_t n = strlen(s->filter);
+
+	if (n)
+		s->filter[n - 1] = 0;
+	filter_changed(s);
+}
+
+static void erase_filter(struct tui_screen *s)
+{
+	s->filter[0] = 0;
+	filter_changed(s);
+}
+
+static void keep_filter(struct tui_screen *s)
+{
+	s->editing = false;
+}
+
+static void drop_filter(struct tui_screen *s)
+{
+	s->filter[0] = 0;
+	s->editing = false;
+	s->stale = true;
+}
+
+/* Esc: the filter goes first, then the relative percentages. */
+static void clear_filter_or_focus(struct tui_screen *s)
+{
+	if (s->filter[0]) {
+		s->filter[0] = 0;
+		s->stale = true;
+	} else if (s->focused) {
+		toggle_focus(s);
+	}
+}
+
+static void toggle_window(struct tui_screen *s)
+{
+	s->window = !s->window;
+}
+
+/* Sampling goes on while paused; going on shows the newest profile at once. */
+static void toggle_pause(struct tui_screen *s)
+{
+	s->paused = !s->paused;
+	if (!s->paused && s->live && s->live != s->shown) {
+		snapshot_unref(s->shown);
+		s->shown = snapshot_ref(s->live);
+		s->stale = true;
+	}
+}
+
+static void show_help(struct tui_screen *s)
+{
+	s->help = true;
+}
+
+/* --- the key table -------------------------------------------------------------------------------
+ *
+ * In the order of the help. A binding without help text shares the help line of the one above;
+ * those for TUI_IN_FILTER alone are told on the line of /. A hint's .at is its place in every
+ * line that shows it, so one order serves the four views; each line must fit 80 columns. */
+
+static const struct tui_binding bindings[] = {
+	{ .keys = { '\t' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = next_view,
+	  .help = "views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads",
+	  .hint = { "Tab:view", TUI_IN_VIEWS, 2, 1 } },
+	{ .keys = { KEY_BTAB }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = previous_view },
+	{ .keys = { '1' }, .where = TUI_IN_VIEWS, .run = to_top },
+	{ .keys = { '2' }, .where = TUI_IN_VIEWS, .run = to_tree },
+	{ .keys = { '3' }, .where = TUI_IN_VIEWS, .run = to_callers },
+	{ .keys = { '4' }, .where = TUI_IN_VIEWS, .run = to_threads },
+	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = cursor_up,
+	  .help = "move the cursor a row / a page (the mouse selects rows)" },
+	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = cursor_down },
+	{ .keys = { KEY_PPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_up },
+	{ .keys = { KEY_NPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_down },
+	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_VIEWS, .run = first_row,
+	  .help = "the first / last row" },
+	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_VIEWS, .run = last_row },
+	{ .keys = { '/' }, .where = TUI_IN_VIEWS, .run = start_filter,
+	  .help = "filter by function or module name as you type\n"
+		  "(Enter keeps it, Esc clears it, Ctrl-U empties it)",
+	  .hint = { "/:filter", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_THREADS, 8, 2 } },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_FILTER, .run = keep_filter },
+	{ .keys = { TUI_ESC }, .where = TUI_IN_FILTER, .run = drop_filter },
+	{ .keys = { KEY_BACKSPACE, TUI_DEL, TUI_CTRL_H }, .where = TUI_IN_FILTER,
+	  .run = erase_char },
+	{ .keys = { TUI_CTRL_U }, .where = TUI_IN_FILTER, .run = erase_filter },
+	{ .keys = { TUI_ESC }, .where = TUI_IN_VIEWS, .run = clear_filter_or_focus,
+	  .help = "clear the filter, then leave relative percentages" },
+	{ .keys = { '<' }, .where = TUI_IN_VIEWS, .run = sort_previous,
+	  .help = "sort Top by the previous / next column (or click a heading)",
+	  .hint = { "<>:sort", TUI_IN_TOP, 9, 2 } },
+	{ .keys = { '>' }, .where = TUI_IN_VIEWS, .run = sort_next },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TOP, .run = show_callers,
+	  .help = "show the callers of the function", .hint = { "Enter:callers", TUI_IN_TOP, 10, 1 } },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TREES, .run = toggle_node,
+	  .help = "open / close the node",
+	  .hint = { "Enter/Left/Right:open/close", TUI_IN_TREES, 3, 1 } },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_THREADS, .run = choose_thread,
+	  .help = "only this thread in every view (\"all threads\" undoes)",
+	  .hint = { "Enter:only this thread", TUI_IN_THREADS, 4, 1 } },
+	{ .keys = { KEY_RIGHT, '+', 'l' }, .where = TUI_IN_TREES, .run = open_or_descend,
+	  .help = "open the node; on an open one, go to its child" },
+	{ .keys = { KEY_LEFT, '-' }, .where = TUI_IN_TREES, .run = close_or_ascend,
+	  .help = "close the node; on a closed one, go to its parent" },
+	{ .keys = { '*' }, .where = TUI_IN_TREES, .run = open_all,
+	  .help = "open everything / only the hottest path",
+	  .hint = { "*:all", TUI_IN_TREES, 5, 3 } },
+	{ .keys = { '%' }, .where = TUI_IN_VIEWS, .run = toggle_focus,
+	  .help = "percentages relative to the node selected in Tree / the whole",
+	  .hint = { "%:relative", TUI_IN_TREE, 6, 2 } },
+	{ .keys = { 'c' }, .where = TUI_IN_TOP | TUI_IN_TREES, .run = show_callers,
+	  .help = "callers of the selected function", .hint = { "c:callers", TUI_IN_TREE, 7, 2 } },
+	{ .keys = { 'w' }, .where = TUI_IN_VIEWS, .run = toggle_window, .action = TUI_ACT_WINDOW,
+	  .help = "time window: the last seconds only / since the start",
+	  .hint = { "w:window", TUI_IN_TOP | TUI_IN_CALLERS, 12, 3 } },
+	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
+	  .help = "pause the display (sampling and counters go on)",
+	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS, 11, 3 } },
+	{ .keys = { '+' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_UP,
+	  .help = "raise / lower the sampling frequency",
+	  .hint = { "+-:freq", TUI_IN_TOP | TUI_IN_THREADS, 13, 4 } },
+	{ .keys = { '-' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_DOWN },
+	{ .keys = { ']' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_UP,
+	  .help = "raise / lower the sampling frequency in any view" },
+	{ .keys = { '[' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_DOWN },
+	{ .keys = { 's' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_SAVE,
+	  .help = "save a snapshot of the profile", .hint = { "s:save", TUI_IN_TOP, 14, 2 } },
+	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
+	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
+	  .help = "repaint the whole screen (if the command wrote over it)" },
+	{ .keys = { '?', 'h', KEY_F(1) }, .where = TUI_IN_VIEWS, .run = show_help,
+	  .help = "this help", .hint = { "?:help", TUI_IN_VIEWS, 1, 1 } },
+	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS, .action = TUI_ACT_QUIT,
+	  .help = "quit: a launched command is ended, attached processes run on",
+	  .hint = { "q:quit", TUI_IN_VIEWS, 15, 1 } },
+};
+
+const struct tui_binding *tui_screen_bindings(size_t *n)
+{
+	*n = sizeof(bindings) / sizeof(*bindings);
+	return bindings;
+}
+
+/* The binding of key where the screen is runs. While a filter is typed, printable keys go into it,
+ * and a key that also works in the views ends the typing, then does what it does there. */
 enum tui_action tui_screen_key(struct tui_screen *s, int key)
 {
+	const struct tui_binding *b;
+
 	if (key == KEY_RESIZE)
 		return TUI_ACT_NONE;
 	s->message[0] = 0;
@@ -500,96 +682,18 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 		s->help = false;
 		return key == 'q' ? TUI_ACT_QUIT : TUI_ACT_NONE;
 	}
-	if (s->editing && editing_key(s, key))
+	if (s->editing && type_key(s, key))
 		return TUI_ACT_NONE;
-	switch (key) {
-	case 'q':
-	case KEY_F(10):
-		return TUI_ACT_QUIT;
-	case '\t':
-		switch_view(s, s->view + 1);
-		break;
-	case KEY_BTAB:
-		switch_view(s, s->view - 1);
-		break;
-	case '1':
-	case '2':
-	case '3':
-	case '4':
-		switch_view(s, key - '1');
-		break;
-	case '/':
-		s->editing = true;
-		s->filter[0] = 0;
-		s->stale = true;
-		break;
-	case 27:
-		if (s->filter[0]) {
-			s->filter[0] = 0;
-			s->stale = true;
-		} else if (s->focused) {
-			toggle_focus(s);
-		}
-		break;
-	case ' ':
-		s->paused = !s->paused;
-		if (!s->paused && s->live && s->live != s->shown) {
-			snapshot_unref(s->shown);
-			s->shown = snapshot_ref(s->live);
-			s->stale = true;
-		}
-		return TUI_ACT_PAUSE;
-	case 'w':
-		s->window = !s->window;
-		return TUI_ACT_WINDOW;
-	case 's':
-		return TUI_ACT_SAVE;
-	case 'T':
-		return TUI_ACT_THEME;
-	case 12: /* Ctrl-L */
-		return TUI_ACT_REDRAW;
-	case '?':
-	case 'h':
-	case KEY_F(1):
-		s->help = true;
-		break;
-	case '+':
-		return plus_minus(s, true);
-	case '-':
-		return plus_minus(s, false);
-	case ']':
-		return TUI_ACT_FREQ_UP;
-	case '[':
-		return TUI_ACT_FREQ_DOWN;
-	case '<':
-		cycle_sort(s, -1);
-		break;
-	case '>':
-		cycle_sort(s, 1);
-		break;
-	case '\n':
-	case '\r':
-	case KEY_ENTER:
-		return enter_key(s);
-	case '*':
-		if (is_tree_view(s)) {
-			struct view_expansion *e = expansion(s);
-
-			view_expansion_reset(e, !e->all);
-			tui_screen_message(s, false, e->all ? "everything open" : "the hottest path open");
-			s->stale = true;
-		}
-		break;
-	case '%':
-		toggle_focus(s);
-		break;
-	case 'c':
-		show_callers(s);
-		break;
-	default:
-		return moving_key(s, key);
+	b = tui_keys_find(key, s->editing ? TUI_IN_FILTER : 1u << s->view);
+	if (b && s->editing && (b->where & TUI_IN_VIEWS)) {
+		s->editing = false;
+		b = tui_keys_find(key, 1u << s->view);
 	}
-	return TUI_ACT_NONE;
+	if (!b)
+		return TUI_ACT_NONE;
+	if (b->run)
+		b->run(s);
+	return b->action;
 }
 
 /* --- the mouse -------------------------------------------------------------------------------- */

@@ -1,6 +1,7 @@
-/* tui_screen.h — the TUI's state and its two halves: tui_screen.c turns keys and mouse clicks into
- * state changes and rebuilds the view rows, tui_draw.c draws the state. The loop in tui.c owns the
- * terminal, the session and the clock. No curses types here; keys are curses key codes as ints.
+/* tui_screen.h — the TUI's state and its halves: tui_screen.c turns keys (through the key table,
+ * which tui_keys.c also reads for the hints and the help) and mouse clicks into state changes and
+ * rebuilds the view rows, tui_draw.c draws the state. The loop in tui.c owns the terminal, the
+ * session and the clock. No curses types here; keys are curses key codes as ints.
  *
  * Selection survives new snapshots: each view remembers what its cursor is on by a key that does
  * not change between snapshots (a function id, a tree path hash, a thread id) and finds it again
@@ -106,6 +107,87 @@ enum tui_action tui_screen_click(struct tui_screen *screen, int y, int x, bool w
 				 bool wheel_down);
 void tui_screen_message(struct tui_screen *screen, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* "Top", "Tree", "Callers", "Threads": the tabs and the help name the views alike. */
+const char *tui_screen_view_name(enum tui_view view);
+
+/* --- the key table -------------------------------------------------------------------------------
+ *
+ * Every key the screen takes is one binding in one table (tui_screen.c, in the help's order): its
+ * keys, where they work, what they do, the help's explanation and its hint in the bottom line.
+ * tui_screen_key() runs the binding a key has where the screen is, and tui_keys.c writes each
+ * view's bottom line and the help from the same table, so what the screen says cannot drift from
+ * what it does.
+ *
+ * A key has at most one binding per view, and one while typing; Enter, + and - have a binding
+ * per group of views.
+ * While a filter is typed, printable keys go into it; a binding for TUI_IN_FILTER alone edits it
+ * (Enter, Esc, Backspace, Ctrl-U), and one for TUI_IN_FILTER and the views ends the typing, then
+ * does what it does in the view (Up, Tab...). Other keys are ignored while typing. */
+
+/* Where a binding works: a bit per view, and one for while a filter is typed. */
+enum {
+	TUI_IN_TOP = 1 << TUI_TOP,
+	TUI_IN_TREE = 1 << TUI_TREE,
+	TUI_IN_CALLERS = 1 << TUI_CALLERS,
+	TUI_IN_THREADS = 1 << TUI_THREADS,
+	TUI_IN_TREES = TUI_IN_TREE | TUI_IN_CALLERS,
+	TUI_IN_VIEWS = (1 << TUI_NVIEWS) - 1,
+	TUI_IN_FILTER = 1 << TUI_NVIEWS,
+};
+
+/* Keys curses has no KEY_* name for. */
+enum {
+	TUI_CTRL_H = 8,        /* Backspace on some terminals */
+	TUI_CTRL_L = 12,
+	TUI_CTRL_U = 21,
+	TUI_ESC = 27,
+	TUI_DEL = 127,         /* Backspace on most */
+};
+
+#define TUI_BINDING_KEYS 6
+
+struct tui_hint {
+	const char *label;     /* "/:filter"; NULL: no hint */
+	unsigned in;           /* TUI_IN_*: the views whose bottom line shows it */
+	int at;                /* its place in those lines, from the left */
+	int rank;              /* 1 always shown; a line too wide for the terminal drops the
+				* highest rank first (the rightmost of a rank first) */
+};
+
+struct tui_binding {
+	int keys[TUI_BINDING_KEYS]; /* curses codes; the unused ones 0 */
+	unsigned where;        /* TUI_IN_* */
+	void (*run)(struct tui_screen *screen); /* NULL: the action alone */
+	enum tui_action action; /* asked of the loop after run */
+	const char *help;      /* \n splits lines; NULL: told on the line of the binding above */
+	struct tui_hint hint;
+};
+
+/* The table and its length. */
+const struct tui_binding *tui_screen_bindings(size_t *n);
+
+/* tui_keys.c: the first binding of key that works somewhere in where (TUI_IN_* bits); NULL if
+ * none. */
+const struct tui_binding *tui_keys_find(int key, unsigned where);
+/* How help and hints write key ("Up", "Tab", "Ctrl-L", "q"); NULL for a key without a name.
+ * Single characters are written into one. */
+const char *tui_keys_name(int key, char one[static 2]);
+/* The bottom line of view for a terminal width columns wide: its bindings' hints, in the order of
+ * their places, as many of them as fit by rank. */
+void tui_keys_hints(enum tui_view view, int width, char *buf, size_t size);
+
+#define TUI_HELP_LINES 48
+#define TUI_HELP_WIDTH 128
+
+struct tui_help {
+	char line[TUI_HELP_LINES][TUI_HELP_WIDTH]; /* line[0] is the title */
+	int n;
+};
+
+/* The help: a line per binding with help text, its keys and those of the bindings after it
+ * without, and which views it works in when not all. */
+void tui_keys_help(struct tui_help *help);
 
 /* tui_draw.c: the colours of theme for this terminal (after initscr), and a whole frame. */
 void tui_draw_theme(struct tui_screen *screen, const struct theme *theme);

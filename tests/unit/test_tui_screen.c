@@ -1,6 +1,7 @@
 /* Unit tests of the TUI's state without a terminal: keys, the selection kept across snapshots,
- * the filter, thread scope, the callers subject, pause and mouse clicks. Only curses' key codes
- * are used here; nothing is drawn. */
+ * the filter, thread scope, the callers subject, pause and mouse clicks; and the key table, whose
+ * hint lines and help must name only keys that do what they say where they say. Only curses' key
+ * codes are used here; nothing is drawn. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +11,7 @@
 #include "proftop/profile.h"
 #include "proftop/tui_screen.h"
 
+#include <ctype.h>
 #include <curses.h>
 #include <stdlib.h>
 #include <string.h>
@@ -289,6 +291,466 @@ static void clicks_select(void **state)
 	assert_int_equal(list(f)->cursor, 3);
 }
 
+/* Enter does what the view says: callers (Top), open / close (Tree, Callers), the thread
+ * (Threads); each of its three codes does it. */
+static void enter_per_view(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, KEY_DOWN); /* solo */
+	assert_int_equal(key(f, '\n'), TUI_ACT_NONE);
+	assert_int_equal(f->s.view, TUI_CALLERS);
+	assert_string_equal(f->s.callers[0].name, "solo");
+	assert_int_equal(list(f)->rows, 2); /* solo ▾ main */
+	key(f, '\r');
+	assert_int_equal(list(f)->rows, 1);
+	key(f, KEY_ENTER);
+	assert_int_equal(list(f)->rows, 2);
+	key(f, '2');
+	for (int i = 0; i < 3; i++)
+		key(f, KEY_DOWN);
+	assert_string_equal(f->s.tree[list(f)->cursor].name, "path_b");
+	key(f, '\n');
+	assert_int_equal(list(f)->rows, 6);
+	key(f, '\n');
+	assert_int_equal(list(f)->rows, 5);
+	key(f, '4');
+	key(f, KEY_DOWN);
+	assert_int_equal(key(f, KEY_ENTER), TUI_ACT_NONE);
+	assert_int_equal(f->s.thread, 11);
+	assert_int_equal(f->s.view, TUI_THREADS);
+}
+
+/* + and - open and close nodes in the tree views and change the frequency in the others. */
+static void plus_minus_per_view(void **state)
+{
+	struct fixture *f = *state;
+
+	assert_int_equal(key(f, '+'), TUI_ACT_FREQ_UP);
+	assert_int_equal(key(f, '-'), TUI_ACT_FREQ_DOWN);
+	assert_int_equal(f->s.view, TUI_TOP);
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '3'); /* the callers of burn: burn ▾ path_a ▾ main, path_b ▸ */
+	assert_int_equal(list(f)->rows, 4);
+	assert_int_equal(key(f, '-'), TUI_ACT_NONE);
+	assert_int_equal(list(f)->rows, 1);
+	assert_int_equal(key(f, '+'), TUI_ACT_NONE);
+	assert_int_equal(list(f)->rows, 4);
+	key(f, '+'); /* on an open node: to its first child */
+	assert_string_equal(f->s.callers[list(f)->cursor].name, "path_a");
+	key(f, '-');
+	assert_int_equal(list(f)->rows, 3);
+	key(f, '-'); /* closed: to its parent */
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '4');
+	assert_int_equal(key(f, '+'), TUI_ACT_FREQ_UP);
+	assert_int_equal(key(f, '-'), TUI_ACT_FREQ_DOWN);
+	assert_int_equal(f->s.thread, 0);
+}
+
+/* While a filter is typed, printable keys type (even q, ? and the vi keys), the line editor keys
+ * edit, Up/Down/PgUp/PgDn/Tab/Shift-Tab end the typing and then act, and the rest is ignored. */
+static void editing_keys(void **state)
+{
+	struct fixture *f = *state;
+	static const int ignored[] = { KEY_HOME, KEY_END, KEY_LEFT, KEY_RIGHT, KEY_F(10), KEY_F(1),
+				       12, KEY_IC };
+
+	key(f, '/');
+	keys(f, "kjhgGq?c%*<");
+	assert_string_equal(f->s.filter, "kjhgGq?c%*<");
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(*ignored); i++) {
+		assert_int_equal(key(f, ignored[i]), TUI_ACT_NONE);
+		assert_true(f->s.editing);
+		assert_int_equal(f->s.view, TUI_TOP);
+		assert_false(f->s.help);
+	}
+	assert_string_equal(f->s.filter, "kjhgGq?c%*<");
+	key(f, 21); /* Ctrl-U */
+	assert_string_equal(f->s.filter, "");
+	assert_true(f->s.editing);
+	keys(f, "PATH");
+	assert_int_equal(list(f)->rows, 2);
+	assert_int_equal(key(f, KEY_DOWN), TUI_ACT_NONE);
+	assert_false(f->s.editing);
+	assert_int_equal(list(f)->cursor, 1);
+	assert_string_equal(f->s.filter, "PATH");
+	key(f, KEY_UP); /* not typing now: moves */
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '/');
+	keys(f, "PATH");
+	key(f, KEY_DOWN);
+	key(f, '/');
+	keys(f, "PATH");
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, KEY_UP);
+	assert_false(f->s.editing);
+	key(f, KEY_END);
+	assert_int_equal(list(f)->cursor, 1);
+	key(f, '/');
+	keys(f, "PATH");
+	key(f, KEY_UP); /* typing ends, then Up moves */
+	assert_false(f->s.editing);
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '/'); /* a new filter starts empty */
+	assert_true(f->s.editing);
+	assert_string_equal(f->s.filter, "");
+	keys(f, "burn");
+	key(f, '\t');
+	assert_false(f->s.editing);
+	assert_int_equal(f->s.view, TUI_TREE);
+	assert_string_equal(f->s.filter, "burn");
+	key(f, '/');
+	key(f, KEY_BTAB);
+	assert_false(f->s.editing);
+	assert_int_equal(f->s.view, TUI_TOP);
+	key(f, '/');
+	key(f, KEY_NPAGE);
+	assert_false(f->s.editing);
+	key(f, '/');
+	key(f, KEY_PPAGE);
+	assert_false(f->s.editing);
+	key(f, '/');
+	keys(f, "abc");
+	key(f, KEY_BACKSPACE);
+	assert_string_equal(f->s.filter, "ab");
+	key(f, 127);
+	assert_string_equal(f->s.filter, "a");
+	key(f, 8);
+	key(f, 8); /* on an empty filter: nothing */
+	assert_string_equal(f->s.filter, "");
+	assert_true(f->s.editing);
+	keys(f, "solo");
+	key(f, KEY_ENTER); /* keeps it */
+	assert_false(f->s.editing);
+	assert_string_equal(f->s.filter, "solo");
+	key(f, '/');
+	keys(f, "main");
+	key(f, 27); /* drops it */
+	assert_false(f->s.editing);
+	assert_string_equal(f->s.filter, "");
+	assert_int_equal(list(f)->rows, 5);
+}
+
+/* Esc clears the filter first, then leaves relative percentages, then does nothing. */
+static void escape_in_order(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '2');
+	key(f, '*'); /* everything open: main, path_a, burn, path_b, burn, solo */
+	for (int i = 0; i < 3; i++)
+		key(f, KEY_DOWN);
+	key(f, '%');
+	assert_true(f->s.focused);
+	key(f, '/');
+	keys(f, "burn");
+	key(f, '\n');
+	key(f, 27);
+	assert_string_equal(f->s.filter, "");
+	assert_true(f->s.focused);
+	key(f, 27);
+	assert_false(f->s.focused);
+	assert_string_equal(f->s.message, "percentages of the whole profile");
+	assert_int_equal(key(f, 27), TUI_ACT_NONE);
+	assert_false(f->s.focused);
+	assert_string_equal(f->s.message, "");
+}
+
+/* Keys that act in every view, also where nothing shows it (the sort, the focus), and keys that
+ * do nothing where they do not apply. */
+static void keys_across_views(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '2');
+	key(f, '>');
+	assert_int_equal(f->s.sort, VIEW_SORT_TOTAL);
+	key(f, '<');
+	key(f, '<');
+	assert_int_equal(f->s.sort, VIEW_SORT_MODULE);
+	key(f, '*');
+	for (int i = 0; i < 3; i++)
+		key(f, KEY_DOWN);
+	key(f, '%');
+	assert_true(f->s.focused);
+	key(f, '1');
+	key(f, '%'); /* the whole profile again, from any view */
+	assert_false(f->s.focused);
+	assert_int_equal(list(f)->rows, 5);
+	key(f, '*'); /* Top has no nodes */
+	assert_string_equal(f->s.message, "");
+	key(f, KEY_RIGHT);
+	key(f, 'l');
+	key(f, KEY_LEFT);
+	assert_int_equal(f->s.view, TUI_TOP);
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, '3'); /* callers of burn */
+	key(f, KEY_DOWN);
+	key(f, 'c'); /* in Callers: the callers of the selected caller */
+	assert_string_equal(f->s.callers[0].name, "path_a");
+	key(f, '4');
+	key(f, KEY_DOWN);
+	key(f, 'c'); /* Threads has no functions */
+	assert_int_equal(f->s.view, TUI_THREADS);
+	key(f, 'g');
+	assert_int_equal(list(f)->cursor, 0);
+	key(f, 'G');
+	assert_int_equal(list(f)->cursor, 2);
+	key(f, 'k');
+	assert_int_equal(list(f)->cursor, 1);
+	key(f, 'j');
+	assert_int_equal(list(f)->cursor, 2);
+	key(f, '3');
+	assert_int_equal(f->s.view, TUI_CALLERS);
+	key(f, '\t');
+	assert_int_equal(f->s.view, TUI_THREADS);
+	key(f, '\t');
+	assert_int_equal(f->s.view, TUI_TOP);
+}
+
+/* Any key but a resize clears the message; with the help open, a key only closes it (q quits). */
+static void message_and_help(void **state)
+{
+	struct fixture *f = *state;
+
+	tui_screen_message(&f->s, false, "hello");
+	assert_int_equal(key(f, KEY_RESIZE), TUI_ACT_NONE);
+	assert_string_equal(f->s.message, "hello");
+	assert_int_equal(key(f, 'x'), TUI_ACT_NONE);
+	assert_string_equal(f->s.message, "");
+	key(f, 'h');
+	assert_true(f->s.help);
+	tui_screen_message(&f->s, false, "hello");
+	assert_int_equal(key(f, '2'), TUI_ACT_NONE);
+	assert_false(f->s.help);
+	assert_int_equal(f->s.view, TUI_TOP);
+	assert_string_equal(f->s.message, "");
+	key(f, KEY_F(1));
+	assert_true(f->s.help);
+	assert_int_equal(key(f, KEY_F(10)), TUI_ACT_NONE);
+	assert_false(f->s.help);
+	key(f, '?');
+	assert_int_equal(key(f, 'q'), TUI_ACT_QUIT);
+	assert_false(f->s.help);
+	assert_int_equal(key(f, '['), TUI_ACT_FREQ_DOWN);
+	assert_int_equal(key(f, 12), TUI_ACT_REDRAW);
+	assert_int_equal(key(f, 0), TUI_ACT_NONE);
+}
+
+/* --- the key table: what the hints and the help say is what the keys do ----------------------- */
+
+/* The codes of the table's keys whose name is name[0..len); how many, up to max. */
+static int codes_named(const char *name, size_t len, int *codes, int max)
+{
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+	int found = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; k < TUI_BINDING_KEYS && t[i].keys[k]; k++) {
+			char one[2];
+			const char *kn = tui_keys_name(t[i].keys[k], one);
+			bool seen = false;
+
+			if (!kn || strlen(kn) != len || strncmp(kn, name, len))
+				continue;
+			for (int j = 0; j < found; j++)
+				seen |= codes[j] == t[i].keys[k];
+			if (!seen && found < max)
+				codes[found++] = t[i].keys[k];
+		}
+	}
+	return found;
+}
+
+/* Every key named name[0..len) has a binding in each view of views. */
+static void assert_named_keys_work(const char *name, size_t len, unsigned views, const char *where)
+{
+	int codes[8], n = codes_named(name, len, codes, 8);
+
+	if (!n)
+		fail_msg("\"%.*s\" in %s names no key of the table", (int)len, name, where);
+	for (int i = 0; i < n; i++)
+		for (int v = 0; v < TUI_NVIEWS; v++)
+			if ((views & (1u << v)) && !tui_keys_find(codes[i], 1u << v))
+				fail_msg("\"%.*s\" in %s does nothing in %s", (int)len, name, where,
+					 tui_screen_view_name((enum tui_view)v));
+}
+
+/* Each key of each binding reaches that binding wherever it works: no binding hides another, and
+ * none for the filter alone binds a printable key (which would be typed instead). Every key has a
+ * name, and a binding shows its hint only where it works. */
+static void table_keys_reach_their_bindings(void **state)
+{
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+
+	(void)state;
+	assert_non_null(t[0].help);
+	for (size_t i = 0; i < n; i++) {
+		const struct tui_binding *b = &t[i];
+
+		assert_true(b->keys[0] != 0);
+		assert_true(b->where != 0);
+		assert_true(b->run || b->action != TUI_ACT_NONE);
+		assert_int_equal(b->hint.in & ~b->where, 0);
+		assert_true(!b->hint.label || (b->hint.in && b->hint.at > 0));
+		for (int k = 0; k < TUI_BINDING_KEYS && b->keys[k]; k++) {
+			int key = b->keys[k];
+			char one[2];
+
+			if (!tui_keys_name(key, one))
+				fail_msg("binding %zu: key %d has no name", i, key);
+			for (int v = 0; v < TUI_NVIEWS; v++)
+				if (b->where & (1u << v))
+					assert_ptr_equal(tui_keys_find(key, 1u << v), b);
+			if (!(b->where & TUI_IN_FILTER))
+				continue;
+			if (key >= ' ' && key <= '~')
+				assert_true(b->where & TUI_IN_VIEWS); /* typed: 'k' is a letter there */
+			else
+				assert_ptr_equal(tui_keys_find(key, TUI_IN_FILTER), b);
+		}
+	}
+}
+
+/* The keys of a hint, keys[0..len), work in views: "Enter/Left/Right", "<>" (two keys), "/". */
+static void assert_hint_keys_work(const char *keys, size_t len, unsigned views, const char *where)
+{
+	const char *slash = len > 1 ? memchr(keys, '/', len) : NULL;
+	int codes[8];
+
+	if (slash) {
+		assert_hint_keys_work(keys, (size_t)(slash - keys), views, where);
+		assert_hint_keys_work(slash + 1, len - (size_t)(slash - keys) - 1, views, where);
+	} else if (codes_named(keys, len, codes, 8) || isalpha((unsigned char)*keys)) {
+		assert_named_keys_work(keys, len, views, where);
+	} else {
+		for (size_t c = 0; c < len; c++)
+			assert_named_keys_work(keys + c, 1, views, where);
+	}
+}
+
+/* Each view's bottom line fits 80 columns (dropping the least important hints), shows them all on
+ * a wide terminal, starts as the TUI test expects, has its hints in a place of their own, and
+ * every key it names does something in that view. */
+static void hint_lines_name_working_keys(void **state)
+{
+	static const char *const want[TUI_NVIEWS] = {
+		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  space:pause  s:save  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  %:relative  c:callers  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  space:pause  q:quit",
+		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  q:quit",
+	};
+	static const char *const wide[TUI_NVIEWS] = {
+		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  space:pause  w:window  +-:freq  "
+		"s:save  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  %:relative  c:callers  "
+		"/:filter  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  space:pause  w:window  q:quit",
+		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  q:quit",
+	};
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+
+	(void)state;
+	for (int v = 0; v < TUI_NVIEWS; v++) {
+		char line[256], where[64];
+
+		tui_keys_hints((enum tui_view)v, 200, line, sizeof(line));
+		assert_string_equal(line, wide[v]);
+		tui_keys_hints((enum tui_view)v, 80, line, sizeof(line));
+		assert_true(strlen(line) <= 80);
+		assert_true(strncmp(line, " ?:help  Tab:view  ", 19) == 0);
+		snprintf(where, sizeof(where), "the %s hints", tui_screen_view_name((enum tui_view)v));
+		for (char *item = strtok(line, " "); item; item = strtok(NULL, " ")) {
+			const char *colon = strchr(item + 1, ':');
+
+			if (!colon)
+				continue; /* "this thread": the rest of a label */
+			assert_hint_keys_work(item, (size_t)(colon - item), 1u << v, where);
+		}
+		for (size_t i = 0; i < n; i++)
+			for (size_t j = i + 1; j < n; j++)
+				assert_false(t[i].hint.label && t[j].hint.label &&
+					     (t[i].hint.in & t[j].hint.in & (1u << v)) &&
+					     t[i].hint.at == t[j].hint.at);
+		tui_keys_hints((enum tui_view)v, 80, line, sizeof(line));
+		assert_string_equal(line, want[v]);
+	}
+}
+
+/* The views a help text starts with ("Tree, Callers: "); every view when it names none. */
+static unsigned help_views(const char *text)
+{
+	unsigned views = 0;
+	const char *p = text;
+
+	for (;;) {
+		int v = 0;
+
+		while (v < TUI_NVIEWS && strncmp(p, tui_screen_view_name((enum tui_view)v),
+						 strlen(tui_screen_view_name((enum tui_view)v))))
+			v++;
+		if (v == TUI_NVIEWS)
+			return TUI_IN_VIEWS;
+		views |= 1u << v;
+		p += strlen(tui_screen_view_name((enum tui_view)v));
+		if (*p == ':')
+			return views;
+		if (strncmp(p, ", ", 2))
+			return TUI_IN_VIEWS;
+		p += 2;
+	}
+}
+
+/* Every key the help names works in the views its line says (a line with no key names has those
+ * of the line above), and every key of every view's binding is named in the help. */
+static void help_names_working_keys(void **state)
+{
+	struct tui_help h;
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+	char keys[TUI_HELP_WIDTH] = "", named[1024] = " ";
+
+	(void)state;
+	tui_keys_help(&h);
+	assert_true(h.n > 20 && h.n < TUI_HELP_LINES);
+	assert_string_equal(h.line[0], "proftop keys (any key closes this help)");
+	for (int i = 2; i < h.n; i++) { /* a keys column of 21, two spaces, the text */
+		const char *line = h.line[i], *text = line + 23;
+		char where[160];
+
+		assert_true(strlen(line) > 23 && strlen(line) < TUI_HELP_WIDTH - 1);
+		assert_true(line[21] == ' ' && line[22] == ' ' && text[0] != ' ');
+		if (line[0] != ' ') {
+			snprintf(keys, sizeof(keys), "%.21s", line);
+			strncat(named, keys, sizeof(named) - strlen(named) - 2);
+			strcat(named, " ");
+		}
+		snprintf(where, sizeof(where), "help line \"%s\"", line);
+		for (const char *k = keys; *k;) {
+			size_t len = strcspn(k, " ");
+
+			if (len)
+				assert_named_keys_work(k, len, help_views(text), where);
+			k += len + (k[len] == ' ');
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (!(t[i].where & TUI_IN_VIEWS))
+			continue; /* the filter's own keys: told on the line of / */
+		for (int k = 0; k < TUI_BINDING_KEYS && t[i].keys[k]; k++) {
+			char one[2], word[32];
+
+			snprintf(word, sizeof(word), " %s ", tui_keys_name(t[i].keys[k], one));
+			if (!strstr(named, word))
+				fail_msg("the help does not name%s", word);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -300,6 +762,15 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pause_keeps_the_shown_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(actions_for_the_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(clicks_select, setup, teardown),
+		cmocka_unit_test_setup_teardown(enter_per_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(plus_minus_per_view, setup, teardown),
+		cmocka_unit_test_setup_teardown(editing_keys, setup, teardown),
+		cmocka_unit_test_setup_teardown(escape_in_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(keys_across_views, setup, teardown),
+		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
+		cmocka_unit_test(table_keys_reach_their_bindings),
+		cmocka_unit_test(hint_lines_name_working_keys),
+		cmocka_unit_test(help_names_working_keys),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
