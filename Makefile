@@ -94,8 +94,8 @@ test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
 	@PROFTOP=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
 # The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
-# channel.
-TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag
+# channel, and ring → collector thread → snapshots read on other threads.
+TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag build-tsan/tests/test_collector
 tsan:
 	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
 	    $(TSAN_TESTS)

@@ -21,34 +21,46 @@ static void print_header(FILE *out, const struct snapshot *s, const char *title)
 		(unsigned long long)c->throttled, (unsigned long long)c->truncated);
 }
 
+/* One row: the numbers' cells, then "FUNCTION  MODULE" (indented by depth in a tree). */
+static void print_row(FILE *out, const struct view_cells *c, unsigned depth, const char *name,
+		      const char *module)
+{
+	fprintf(out, "%s%s%s%*s%s  %s\n", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
+		c->text[VIEW_CELL_COUNT], (int)depth * 2, "", name, module);
+}
+
 static void print_functions(FILE *out, const struct snapshot *s, long max_rows)
 {
 	struct view_top_query query = { VIEW_SORT_SELF, NULL, SNAPSHOT_NO_NODE };
+	struct view_cells c;
 	struct view_row *rows;
 	size_t n = view_top(s, &query, &rows);
 
-	fprintf(out, "  SELF%%  TOTAL%%  SAMPLES  FUNCTION  MODULE\n");
-	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++)
-		fprintf(out, "%7.2f %7.2f %8llu  %s  %s\n", rows[i].self_pct, rows[i].total_pct,
-			(unsigned long long)rows[i].self, rows[i].name, rows[i].module);
+	view_cell_headings(&c, "SELF%", "TOTAL%", "SAMPLES");
+	print_row(out, &c, 0, "FUNCTION", "MODULE");
+	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
+		view_cells(&c, rows[i].self_pct, rows[i].total_pct, rows[i].self);
+		print_row(out, &c, 0, rows[i].name, rows[i].module);
+	}
 	free(rows);
 }
 
-static void print_tree(FILE *out, const struct snapshot *s, double min_percent,
-		       long max_rows)
+static void print_tree(FILE *out, const struct snapshot *s, double min_percent, long max_rows)
 {
 	struct view_tree_query query = { .min_pct = min_percent };
 	struct view_tree_row *rows = NULL;
+	struct view_cells c;
 	struct view_tree tree;
 	size_t cap = 0, n;
 
 	view_tree_of(&tree, s, SNAPSHOT_NO_NODE);
 	n = view_tree(&tree, &query, &rows, &cap);
-
-	fprintf(out, " TOTAL%%   SELF%%  FUNCTION  MODULE\n");
-	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++)
-		fprintf(out, "%7.2f %7.2f  %*s%s  %s\n", rows[i].total_pct, rows[i].self_pct,
-			(int)rows[i].depth * 2, "", rows[i].name, rows[i].module);
+	view_cell_headings(&c, "TOTAL%", "SELF%", "SAMPLES");
+	print_row(out, &c, 0, "FUNCTION", "MODULE");
+	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
+		view_cells(&c, rows[i].total_pct, rows[i].self_pct, rows[i].total);
+		print_row(out, &c, rows[i].depth, rows[i].name, rows[i].module);
+	}
 	free(rows);
 	view_tree_free(&tree);
 }

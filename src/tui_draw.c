@@ -19,8 +19,6 @@
 
 #define HOT_PCT 10.0
 #define WARM_PCT 1.0
-/* The numeric columns of the top and tree views: "%7.2f %7.2f %8llu  " as batch mode prints. */
-#define NUM_W 26
 
 /* --- colours ---------------------------------------------------------------------------------- */
 
@@ -239,12 +237,12 @@ struct columns {
  * 24) when the function column keeps 16 columns or more. */
 static struct columns layout(int module_len)
 {
-	struct columns c = { NUM_W, COLS - NUM_W, 0, 0 };
+	struct columns c = { VIEW_CELLS_WIDTH, COLS - VIEW_CELLS_WIDTH, 0, 0 };
 	int mod = module_len > 24 ? 24 : module_len;
 
-	if (mod && COLS - NUM_W - 2 - mod >= 16) {
-		c.fn_w = COLS - NUM_W - 2 - mod;
-		c.mod_x = NUM_W + c.fn_w + 2;
+	if (mod && COLS - VIEW_CELLS_WIDTH - 2 - mod >= 16) {
+		c.fn_w = COLS - VIEW_CELLS_WIDTH - 2 - mod;
+		c.mod_x = VIEW_CELLS_WIDTH + c.fn_w + 2;
 		c.mod_w = mod;
 	}
 	return c;
@@ -253,14 +251,15 @@ static struct columns layout(int module_len)
 static void draw_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
 			 unsigned long sel)
 {
-	char text[64];
+	struct view_cells c;
 
-	snprintf(text, sizeof(text), "%7.2f ", a);
-	put(y, 0, 8, sel ? sel : pct_attr(s, a), text);
-	snprintf(text, sizeof(text), "%7.2f ", b);
-	put(y, 8, 8, sel ? sel : pct_attr(s, b), text);
-	snprintf(text, sizeof(text), "%8llu  ", (unsigned long long)n);
-	put(y, 16, 10, sel ? sel : s->attrs[THEME_NORMAL], text);
+	view_cells(&c, a, b, n);
+	for (int i = 0; i < VIEW_NCELLS; i++) {
+		unsigned long attr = i == VIEW_CELL_COUNT ? s->attrs[THEME_NORMAL]
+							  : pct_attr(s, i == VIEW_CELL_FIRST ? a : b);
+
+		put(y, c.x[i], c.width[i], sel ? sel : attr, c.text[i]);
+	}
 }
 
 static void draw_headings(struct tui_screen *s, int y, const struct columns *c, const char *first,
@@ -268,20 +267,24 @@ static void draw_headings(struct tui_screen *s, int y, const struct columns *c, 
 {
 	static const enum view_sort sorted_by[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, (enum view_sort)-1,
 						    VIEW_SORT_NAME, VIEW_SORT_MODULE };
-	const char *names[5] = { first, second, third, "FUNCTION", c->mod_w ? "MODULE" : "" };
-	int xs[6] = { 0, 8, 16, NUM_W, c->mod_w ? c->mod_x : COLS, COLS };
+	const char *names[2] = { "FUNCTION", c->mod_w ? "MODULE" : "" };
+	struct view_cells cells;
+	int xs[3] = { VIEW_CELLS_WIDTH, c->mod_w ? c->mod_x : COLS, COLS };
 
+	view_cell_headings(&cells, first, second, third);
 	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
-	for (int i = 0; i < 5; i++) {
+	for (int i = 0; i < VIEW_NCELLS + 2; i++) {
 		bool sorted = s->view == TUI_TOP && sorted_by[i] == s->sort;
-		char text[32];
+		unsigned long a = s->attrs[sorted ? THEME_COLUMN_SORTED : THEME_COLUMNS];
+		int x = i < VIEW_NCELLS ? cells.x[i] : xs[i - VIEW_NCELLS];
 
-		snprintf(text, sizeof(text), "%*s", i < 3 ? (i == 2 ? 8 : 7) : 0, names[i]);
-		put(y, xs[i], xs[i + 1] - xs[i], s->attrs[sorted ? THEME_COLUMN_SORTED : THEME_COLUMNS],
-		    text);
-		s->column_x[i] = xs[i];
+		if (i < VIEW_NCELLS)
+			put(y, x, cells.width[i], a, cells.text[i]);
+		else
+			put(y, x, xs[i - VIEW_NCELLS + 1] - x, a, names[i - VIEW_NCELLS]);
+		s->column_x[i] = x;
 	}
-	s->column_x[5] = COLS;
+	s->column_x[VIEW_NCELLS + 2] = COLS;
 }
 
 /* The longest module name among the rows on screen (not all rows: a tree may have 100,000). */

@@ -8,6 +8,7 @@
 #include "proftop/util.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -60,6 +61,33 @@ static int (*const comparators[])(const void *, const void *) = {
 	[VIEW_SORT_NAME] = by_name,
 	[VIEW_SORT_MODULE] = by_module,
 };
+
+static void cell_layout(struct view_cells *c)
+{
+	static const int width[VIEW_NCELLS] = { 8, 8, 10 };
+
+	for (int i = 0, x = 0; i < VIEW_NCELLS; x += width[i], i++) {
+		c->x[i] = x;
+		c->width[i] = width[i];
+	}
+}
+
+void view_cells(struct view_cells *c, double first_pct, double second_pct, uint64_t count)
+{
+	cell_layout(c);
+	snprintf(c->text[VIEW_CELL_FIRST], sizeof(c->text[0]), "%7.2f ", first_pct);
+	snprintf(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), "%7.2f ", second_pct);
+	snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8llu  ", (unsigned long long)count);
+}
+
+void view_cell_headings(struct view_cells *c, const char *first, const char *second,
+			const char *count)
+{
+	cell_layout(c);
+	snprintf(c->text[VIEW_CELL_FIRST], sizeof(c->text[0]), "%7s ", first);
+	snprintf(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), "%7s ", second);
+	snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8s  ", count);
+}
 
 bool view_matches(const struct snapshot_func *f, const char *filter)
 {

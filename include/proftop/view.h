@@ -37,6 +37,28 @@ struct view_top_query {
 	uint32_t scope;       /* node whose subtree counts (a thread's root); NO_NODE: all threads */
 };
 
+/* --- the numbers of a row ------------------------------------------------------------------------
+ *
+ * Every frontend prints a row's numbers alike: two percentages (SELF% TOTAL% for functions, TOTAL%
+ * SELF% in trees) and a sample count, each in a cell of fixed width ("%7.2f " "%7.2f " "%8llu  "),
+ * then the function and its module. */
+
+enum { VIEW_CELL_FIRST, VIEW_CELL_SECOND, VIEW_CELL_COUNT, VIEW_NCELLS };
+
+#define VIEW_CELLS_WIDTH 26    /* the three cells: where the function starts */
+
+struct view_cells {
+	char text[VIEW_NCELLS][32];
+	int x[VIEW_NCELLS];        /* where each cell starts */
+	int width[VIEW_NCELLS];
+};
+
+/* A row's cells. */
+void view_cells(struct view_cells *cells, double first_pct, double second_pct, uint64_t count);
+/* The column headings over them, right-aligned as the numbers are. */
+void view_cell_headings(struct view_cells *cells, const char *first, const char *second,
+			const char *count);
+
 /* The top-functions table: one row per function with samples in scope, hottest first by the
  * chosen column (ties broken by name so output is stable). Returns the number of rows; *rows is
  * malloc'd and belongs to the caller. */

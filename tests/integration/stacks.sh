@@ -20,24 +20,24 @@ need "$PROFTOP" "$WL/paths" "$WL/recurse" "$WL/cxxns" "$WL/qsortcb" "$WL/threads
 require_perf_events
 
 SECS=1.5
-TREE_COLUMNS=' TOTAL%   SELF%  FUNCTION  MODULE'
+TREE_COLUMNS=' TOTAL%   SELF%  SAMPLES  FUNCTION  MODULE'
 FIGURES=$TMPD/figures
 : >"$FIGURES"
 
 # --- reading the tree -------------------------------------------------------------------------
-# The final tree's rows are printf("%7.2f %7.2f  %*s%s  %s\n", total, self, depth * 2, "", name,
-# module): the name starts at column 18 after 2 x depth spaces, the module follows the last two
-# spaces (C++ names hold single spaces).
+# The final tree's rows are printf("%7.2f %7.2f %8llu  %*s%s  %s\n", total, self, samples,
+# depth * 2, "", name, module): the name starts at column 28 after 2 x depth spaces, the module
+# follows the last two spaces (C++ names hold single spaces).
 
-# tree_nodes FILE — one line per node of the last final tree: TOTAL, SELF, DEPTH, NAME, MODULE and
-# PATH (the names from the root down, joined by ";"), separated by tabs.
+# tree_nodes FILE — one line per node of the last final tree: TOTAL, SELF, DEPTH, NAME, MODULE,
+# PATH (the names from the root down, joined by ";") and SAMPLES, separated by tabs.
 tree_nodes()
 {
 	awk '
 	/^=== proftop final/ { on = 0; hdr = 1; n = 0; next }
 	hdr { hdr = 0; on = 1; next }
-	on && /^ *[0-9]+\.[0-9][0-9] +[0-9]+\.[0-9][0-9]  / {
-		rest = substr($0, 18)
+	on && /^ *[0-9]+\.[0-9][0-9] +[0-9]+\.[0-9][0-9] +[0-9]+  / {
+		rest = substr($0, 28)
 		ind = match(rest, /[^ ]/) - 1
 		d = int(ind / 2)
 		rest = substr(rest, ind + 1)
@@ -52,8 +52,8 @@ tree_nodes()
 		path = p[0]
 		for (j = 1; j <= d; j++)
 			path = path ";" p[j]
-		line[n++] = sprintf("%.2f\t%.2f\t%d\t%s\t%s\t%s", substr($0, 1, 7), substr($0, 9, 7),
-		    d, name, mod, path)
+		line[n++] = sprintf("%.2f\t%.2f\t%d\t%s\t%s\t%s\t%d", substr($0, 1, 7), substr($0, 9, 7),
+		    d, name, mod, path, substr($0, 17, 8))
 		next
 	}
 	on { on = 0 }
@@ -118,11 +118,11 @@ tree_well_formed()
 	}' "$TMPD/nodes.tmp" || return 1
 	# the rows print again exactly
 	tree_nodes "$1" | awk -F '\t' '{
-		printf "%7.2f %7.2f  %*s%s  %s\n", $1, $2, $3 * 2, "", $4, $5 }' >"$TMPD/again.tmp"
+		printf "%7.2f %7.2f %8d  %*s%s  %s\n", $1, $2, $7, $3 * 2, "", $4, $5 }' >"$TMPD/again.tmp"
 	awk '/^=== proftop final/ { n = NR } { l[NR] = $0 }
 	    END { for (i = n + 2; i <= NR; i++) print l[i] }' "$1" |
 		head -n "$(wc -l <"$TMPD/again.tmp")" | cmp -s - "$TMPD/again.tmp" ||
-		{ echo "rows are not printf(\"%7.2f %7.2f  %*s%s  %s\")"; return 1; }
+		{ echo "rows are not printf(\"%7.2f %7.2f %8llu  %*s%s  %s\")"; return 1; }
 }
 
 # --- reading the flat table -------------------------------------------------------------------

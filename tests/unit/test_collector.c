@@ -1,0 +1,188 @@
+/* The collector's thread handoffs, end to end and without perf events: a producer thread writes
+ * PERF_RECORD_* records into the ring as the sampler would, the collector thread turns them into
+ * a profile and publishes snapshots, and reader threads take those snapshots, read every name in
+ * them (interned by the collector meanwhile) and drop them, sometimes last. make tsan runs this
+ * under ThreadSanitizer. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/collector.h"
+#include "proftop/ring.h"
+
+#include <linux/perf_event.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SAMPLES 20000
+#define READERS 2
+
+static const struct sample_config config = { 999, false, CALLGRAPH_NONE, 0 };
+
+struct handoff {
+	struct ring *ring;
+	struct collector *collector;
+	atomic_bool done;
+	uint64_t produced;
+	uint64_t snapshots_read;
+};
+
+/* Functions of this binary for samples to land in: the symbolizer names them from
+ * /proc/self/maps, as it would a target's. */
+__attribute__((noinline)) static void leaf_one(void) { __asm__ volatile(""); }
+__attribute__((noinline)) static void leaf_two(void) { __asm__ volatile(""); }
+
+static void push(struct ring *ring, const void *record, size_t len)
+{
+	void *dst;
+
+	while (!(dst = ring_reserve(ring, len)))
+		sched_yield(); /* the producer here may wait; the real sampler counts overflow */
+	memcpy(dst, record, len);
+	ring_commit(ring);
+}
+
+/* A sample as the kernel writes it for sample_type_for(&config): identifier, ip, pid/tid, time. */
+static void push_sample(struct ring *ring, uint64_t ip, uint32_t tid, uint64_t time)
+{
+	struct {
+		struct perf_event_header h;
+		uint64_t id, ip;
+		uint32_t pid, tid;
+		uint64_t time;
+	} r = { { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(r) }, 1, ip,
+		(uint32_t)getpid(), tid, time };
+
+	push(ring, &r, sizeof(r));
+}
+
+/* A COMM record naming a thread: pid/tid, the name padded to 8 bytes, the sample_id trailer. */
+static void push_comm(struct ring *ring, uint32_t tid, const char *name, uint64_t time)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		char comm[16];
+		uint32_t tpid, ttid;
+		uint64_t time, id;
+	} r = { { PERF_RECORD_COMM, 0, sizeof(r) }, (uint32_t)getpid(), tid, { 0 },
+		(uint32_t)getpid(), tid, time, 1 };
+
+	snprintf(r.comm, sizeof(r.comm), "%s", name);
+	push(ring, &r, sizeof(r));
+}
+
+static void *producer(void *arg)
+{
+	struct handoff *h = arg;
+	uint64_t ips[2] = { (uint64_t)(uintptr_t)leaf_one, (uint64_t)(uintptr_t)leaf_two };
+
+	for (uint64_t i = 0; i < SAMPLES; i++) {
+		/* Every 64th sample lands at an address no mapping holds: a new function each time,
+		 * so the collector keeps interning names while readers read older ones. */
+		uint64_t ip = i % 64 ? ips[i % 2] : 0x10000000000ull + i;
+		uint32_t tid = (uint32_t)getpid() + 1 + (uint32_t)(i % 3);
+
+		if (i % 1000 == 0) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "worker-%llu", (unsigned long long)i);
+			push_comm(h->ring, tid, name, i);
+		}
+		push_sample(h->ring, ip, tid, i);
+		h->produced++;
+		if (i % 2000 == 0)
+			usleep(100000); /* spread over several publications */
+	}
+	atomic_store(&h->done, true);
+	return NULL;
+}
+
+/* Read everything a snapshot shows: names, modules, comms, the walk. */
+static uint64_t read_all(const struct snapshot *s)
+{
+	struct snapshot_walk w = { .nodes = s->nodes };
+	struct snapshot_walk_step step;
+	uint64_t sum = 0;
+
+	for (size_t f = 0; f < s->nfuncs; f++)
+		sum += strlen(s->funcs[f].name) + strlen(s->funcs[f].module);
+	for (size_t t = 0; t < s->nthreads; t++)
+		sum += s->threads[t].comm ? strlen(s->threads[t].comm) : 0;
+	snapshot_walk_begin(&w, s->merged_root, false);
+	while (snapshot_walk_next(&w, &step))
+		sum += s->nodes[step.node].self;
+	snapshot_walk_end(&w);
+	return sum;
+}
+
+static void *reader(void *arg)
+{
+	struct handoff *h = arg;
+	struct snapshot *keep = NULL;
+	uint64_t n = 0;
+
+	while (!atomic_load(&h->done)) {
+		struct snapshot *s = collector_snapshot(h->collector);
+
+		read_all(s);
+		/* Hold one a while so the collector's later publications drop theirs first and
+		 * this thread drops the last reference. */
+		if (n % 8 == 0) {
+			snapshot_unref(keep);
+			keep = s;
+		} else {
+			snapshot_unref(s);
+		}
+		n++;
+		usleep(1000);
+	}
+	snapshot_unref(keep);
+	__atomic_fetch_add(&h->snapshots_read, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void ring_to_readers(void **state)
+{
+	struct handoff h = { .ring = ring_create(1 << 20) };
+	pthread_t prod, readers[READERS];
+	struct snapshot *last;
+
+	(void)state;
+	assert_non_null(h.ring);
+	assert_int_equal(collector_new(&h.collector, h.ring, NULL, &config, NULL), 0);
+	collector_set_window(h.collector, 10ull * 1000000000ull);
+	collector_want_window(h.collector, true);
+	assert_int_equal(collector_start(h.collector, NULL, 0), 0);
+	for (int i = 0; i < READERS; i++)
+		assert_int_equal(pthread_create(&readers[i], NULL, reader, &h), 0);
+	assert_int_equal(pthread_create(&prod, NULL, producer, &h), 0);
+	pthread_join(prod, NULL);
+	for (int i = 0; i < READERS; i++)
+		pthread_join(readers[i], NULL);
+	collector_finish(h.collector);
+	last = collector_snapshot(h.collector);
+	assert_int_equal(last->samples, SAMPLES);
+	assert_int_equal(read_all(last) > SAMPLES, true);
+	assert_true(h.snapshots_read > 0);
+	snapshot_unref(last);
+	collector_free(h.collector);
+	ring_destroy(h.ring);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(ring_to_readers),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
