@@ -311,8 +311,9 @@ static void open_node(struct tui_screen *s, bool open)
 	s->stale = true;
 }
 
-static void toggle_node(struct tui_screen *s)
+static void toggle_node(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	const struct view_tree_row *r = tree_row(s);
 
 	if (r && r->has_children) {
@@ -335,8 +336,9 @@ static uint32_t selected_func(const struct tui_screen *s)
 	return 0;
 }
 
-static void show_callers(struct tui_screen *s)
+static void show_callers(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	uint32_t f = selected_func(s);
 
 	if (!f)
@@ -347,8 +349,9 @@ static void show_callers(struct tui_screen *s)
 	s->stale = true;
 }
 
-static void toggle_focus(struct tui_screen *s)
+static void toggle_focus(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	const struct view_tree_row *r = tree_row(s);
 
 	if (s->focused) {
@@ -364,8 +367,9 @@ static void toggle_focus(struct tui_screen *s)
 	s->stale = true;
 }
 
-static void choose_thread(struct tui_screen *s)
+static void choose_thread(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	const struct tui_list *l = &s->lists[TUI_THREADS];
 
 	if (s->stale || l->cursor >= l->rows)
@@ -400,80 +404,52 @@ static long page(const struct tui_screen *s)
 	return s->list_h > 1 ? s->list_h - 1 : 1;
 }
 
-/* --- what keys do: the handlers of the key table ---------------------------------------------- */
+/* --- what keys do: the handlers of the key table ---------------------------------------------
+ *
+ * Each takes the binding's argument: a view, a step, a direction. */
 
-static void next_view(struct tui_screen *s)
+/* To view arg (TUI_TOP ... TUI_THREADS). */
+static void view_key(struct tui_screen *s, int view)
 {
-	switch_view(s, (int)s->view + 1);
+	switch_view(s, view);
 }
 
-static void previous_view(struct tui_screen *s)
+/* To the next (1) or previous (-1) view. */
+static void view_step(struct tui_screen *s, int step)
 {
-	switch_view(s, (int)s->view - 1);
+	switch_view(s, (int)s->view + step);
 }
 
-static void to_top(struct tui_screen *s)
+static void row_step(struct tui_screen *s, int rows)
 {
-	switch_view(s, TUI_TOP);
+	move_cursor(s, rows);
 }
 
-static void to_tree(struct tui_screen *s)
+static void page_step(struct tui_screen *s, int pages)
 {
-	switch_view(s, TUI_TREE);
+	move_cursor(s, pages * page(s));
 }
 
-static void to_callers(struct tui_screen *s)
+/* The first row (0) or the last (1). */
+static void row_end(struct tui_screen *s, int last)
 {
-	switch_view(s, TUI_CALLERS);
+	select_row(s, last ? SIZE_MAX : 0);
 }
 
-static void to_threads(struct tui_screen *s)
+/* Open the node, or on an open one go to its child (1); close it, or go to its parent (0). */
+static void node_key(struct tui_screen *s, int open)
 {
-	switch_view(s, TUI_THREADS);
+	open_node(s, open);
 }
 
-static void cursor_up(struct tui_screen *s)
+static void sort_step(struct tui_screen *s, int step)
 {
-	move_cursor(s, -1);
+	cycle_sort(s, step);
 }
 
-static void cursor_down(struct tui_screen *s)
+static void open_all(struct tui_screen *s, int unused)
 {
-	move_cursor(s, 1);
-}
-
-static void page_up(struct tui_screen *s)
-{
-	move_cursor(s, -page(s));
-}
-
-static void page_down(struct tui_screen *s)
-{
-	move_cursor(s, page(s));
-}
-
-static void first_row(struct tui_screen *s)
-{
-	select_row(s, 0);
-}
-
-static void last_row(struct tui_screen *s)
-{
-	select_row(s, SIZE_MAX);
-}
-
-static void open_or_descend(struct tui_screen *s)
-{
-	open_node(s, true);
-}
-
-static void close_or_ascend(struct tui_screen *s)
-{
-	open_node(s, false);
-}
-
-static void open_all(struct tui_screen *s)
-{
+	(void)unused;
 	struct view_expansion *e = expansion(s);
 
 	view_expansion_reset(e, !e->all);
@@ -481,18 +457,9 @@ static void open_all(struct tui_screen *s)
 	s->stale = true;
 }
 
-static void sort_previous(struct tui_screen *s)
+static void start_filter(struct tui_screen *s, int unused)
 {
-	cycle_sort(s, -1);
-}
-
-static void sort_next(struct tui_screen *s)
-{
-	cycle_sort(s, 1);
-}
-
-static void start_filter(struct tui_screen *s)
-{
+	(void)unused;
 	s->editing = true;
 	s->filter[0] = 0;
 	s->stale = true;
@@ -521,8 +488,9 @@ static bool type_key(struct tui_screen *s, int key)
 	return true;
 }
 
-static void erase_char(struct tui_screen *s)
+static void erase_char(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	size_t n = strlen(s->filter);
 
 	if (n)
@@ -530,43 +498,49 @@ static void erase_char(struct tui_screen *s)
 	filter_changed(s);
 }
 
-static void erase_filter(struct tui_screen *s)
+static void erase_filter(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	s->filter[0] = 0;
 	filter_changed(s);
 }
 
-static void keep_filter(struct tui_screen *s)
+static void keep_filter(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	s->editing = false;
 }
 
-static void drop_filter(struct tui_screen *s)
+static void drop_filter(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	s->filter[0] = 0;
 	s->editing = false;
 	s->stale = true;
 }
 
 /* Esc: the filter goes first, then the relative percentages. */
-static void clear_filter_or_focus(struct tui_screen *s)
+static void clear_filter_or_focus(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	if (s->filter[0]) {
 		s->filter[0] = 0;
 		s->stale = true;
 	} else if (s->focused) {
-		toggle_focus(s);
+		toggle_focus(s, 0);
 	}
 }
 
-static void toggle_window(struct tui_screen *s)
+static void toggle_window(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	s->window = !s->window;
 }
 
 /* Sampling goes on while paused; going on shows the newest profile at once. */
-static void toggle_pause(struct tui_screen *s)
+static void toggle_pause(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	s->paused = !s->paused;
 	if (!s->paused && s->live && s->live != s->shown) {
 		snapshot_unref(s->shown);
@@ -575,8 +549,9 @@ static void toggle_pause(struct tui_screen *s)
 	}
 }
 
-static void show_help(struct tui_screen *s)
+static void show_help(struct tui_screen *s, int unused)
 {
+	(void)unused;
 	s->help = true;
 }
 
@@ -587,22 +562,22 @@ static void show_help(struct tui_screen *s)
  * line that shows it, so one order serves the four views; each line must fit 80 columns. */
 
 static const struct tui_binding bindings[] = {
-	{ .keys = { '\t' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = next_view,
+	{ .keys = { '\t' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = view_step, .arg = 1,
 	  .help = "views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads",
 	  .hint = { "Tab:view", TUI_IN_VIEWS, 2, 1 } },
-	{ .keys = { KEY_BTAB }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = previous_view },
-	{ .keys = { '1' }, .where = TUI_IN_VIEWS, .run = to_top },
-	{ .keys = { '2' }, .where = TUI_IN_VIEWS, .run = to_tree },
-	{ .keys = { '3' }, .where = TUI_IN_VIEWS, .run = to_callers },
-	{ .keys = { '4' }, .where = TUI_IN_VIEWS, .run = to_threads },
-	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = cursor_up,
+	{ .keys = { KEY_BTAB }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = view_step, .arg = -1 },
+	{ .keys = { '1' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_TOP },
+	{ .keys = { '2' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_TREE },
+	{ .keys = { '3' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_CALLERS },
+	{ .keys = { '4' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_THREADS },
+	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = row_step, .arg = -1,
 	  .help = "move the cursor a row / a page (the mouse selects rows)" },
-	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = cursor_down },
-	{ .keys = { KEY_PPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_up },
-	{ .keys = { KEY_NPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_down },
-	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_VIEWS, .run = first_row,
+	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = row_step, .arg = 1 },
+	{ .keys = { KEY_PPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_step, .arg = -1 },
+	{ .keys = { KEY_NPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_step, .arg = 1 },
+	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_VIEWS, .run = row_end, .arg = 0,
 	  .help = "the first / last row" },
-	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_VIEWS, .run = last_row },
+	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_VIEWS, .run = row_end, .arg = 1 },
 	{ .keys = { '/' }, .where = TUI_IN_VIEWS, .run = start_filter,
 	  .help = "filter by function or module name as you type\n"
 		  "(Enter keeps it, Esc clears it, Ctrl-U empties it)",
@@ -614,10 +589,10 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { TUI_CTRL_U }, .where = TUI_IN_FILTER, .run = erase_filter },
 	{ .keys = { TUI_ESC }, .where = TUI_IN_VIEWS, .run = clear_filter_or_focus,
 	  .help = "clear the filter, then leave relative percentages" },
-	{ .keys = { '<' }, .where = TUI_IN_VIEWS, .run = sort_previous,
+	{ .keys = { '<' }, .where = TUI_IN_VIEWS, .run = sort_step, .arg = -1,
 	  .help = "sort Top by the previous / next column (or click a heading)",
 	  .hint = { "<>:sort", TUI_IN_TOP, 9, 2 } },
-	{ .keys = { '>' }, .where = TUI_IN_VIEWS, .run = sort_next },
+	{ .keys = { '>' }, .where = TUI_IN_VIEWS, .run = sort_step, .arg = 1 },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TOP, .run = show_callers,
 	  .help = "show the callers of the function", .hint = { "Enter:callers", TUI_IN_TOP, 10, 1 } },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TREES, .run = toggle_node,
@@ -626,9 +601,9 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_THREADS, .run = choose_thread,
 	  .help = "only this thread in every view (\"all threads\" undoes)",
 	  .hint = { "Enter:only this thread", TUI_IN_THREADS, 4, 1 } },
-	{ .keys = { KEY_RIGHT, '+', 'l' }, .where = TUI_IN_TREES, .run = open_or_descend,
+	{ .keys = { KEY_RIGHT, '+', 'l' }, .where = TUI_IN_TREES, .run = node_key, .arg = 1,
 	  .help = "open the node; on an open one, go to its child" },
-	{ .keys = { KEY_LEFT, '-' }, .where = TUI_IN_TREES, .run = close_or_ascend,
+	{ .keys = { KEY_LEFT, '-' }, .where = TUI_IN_TREES, .run = node_key, .arg = 0,
 	  .help = "close the node; on a closed one, go to its parent" },
 	{ .keys = { '*' }, .where = TUI_IN_TREES, .run = open_all,
 	  .help = "open everything / only the hottest path",
@@ -692,7 +667,7 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 	if (!b)
 		return TUI_ACT_NONE;
 	if (b->run)
-		b->run(s);
+		b->run(s, b->arg);
 	return b->action;
 }
 
@@ -737,7 +712,7 @@ enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_
 		if (row >= l->rows)
 			return TUI_ACT_NONE;
 		if (row == l->cursor && is_tree_view(s))
-			toggle_node(s);
+			toggle_node(s, 0);
 		select_row(s, row);
 	}
 	return TUI_ACT_NONE;

@@ -158,7 +158,8 @@ struct tui_hint {
 struct tui_binding {
 	int keys[TUI_BINDING_KEYS]; /* curses codes; the unused ones 0 */
 	unsigned where;        /* TUI_IN_* */
-	void (*run)(struct tui_screen *screen); /* NULL: the action alone */
+	void (*run)(struct tui_screen *screen, int arg); /* NULL: the action alone */
+	int arg;               /* what run is given: a view, a step, a direction */
 	enum tui_action action; /* asked of the loop after run */
 	const char *help;      /* \n splits lines; NULL: told on the line of the binding above */
 	struct tui_hint hint;
