@@ -188,7 +188,7 @@ static void sort_frames(struct snapshot_walk_frame *f, size_t n)
 	}
 }
 
-static void push(struct snapshot_walk *w, uint32_t node, unsigned depth)
+static inline void push(struct snapshot_walk *w, uint32_t node, unsigned depth)
 {
 	if (w->depth == w->cap)
 		xgrow((void **)&w->stack, &w->cap, w->depth + 1, sizeof(*w->stack));
@@ -196,8 +196,8 @@ static void push(struct snapshot_walk *w, uint32_t node, unsigned depth)
 							     w->nodes[node].total, depth, false, false };
 }
 
-/* Push the kept children of parent, to be popped in visiting order. */
-static void push_children(struct snapshot_walk *w, uint32_t parent, unsigned depth)
+/* Push the kept children of parent, to be popped in visiting order; returns how many. */
+static size_t push_children(struct snapshot_walk *w, uint32_t parent, unsigned depth)
 {
 	size_t start = w->depth;
 
@@ -206,11 +206,12 @@ static void push_children(struct snapshot_walk *w, uint32_t parent, unsigned dep
 		if (kept(w, c))
 			push(w, c, depth);
 	if (w->depth == start)
-		return;
+		return 0;
 	if (!w->unordered)
 		sort_frames(w->stack + start, w->depth - start);
 	w->stack[w->depth - 1].hottest = true;
 	w->stack[start].last = true;
+	return w->depth - start;
 }
 
 void snapshot_walk_begin(struct snapshot_walk *w, uint32_t top, bool include_top)
@@ -248,7 +249,8 @@ bool snapshot_walk_next(struct snapshot_walk *w, struct snapshot_walk_step *step
 	}
 	f = w->stack[--w->depth];
 	leave_to(w, f.depth);
-	xgrow((void **)&w->path, &w->path_cap, w->path_len + 1, sizeof(*w->path));
+	if (w->path_len == w->path_cap)
+		xgrow((void **)&w->path, &w->path_cap, w->path_len + 1, sizeof(*w->path));
 	w->path[w->path_len++] = f.node;
 	w->expand = true;
 	*step = (struct snapshot_walk_step){ f.node, f.depth, f.hottest, f.last };
@@ -271,6 +273,14 @@ bool snapshot_walk_has_children(const struct snapshot_walk *w)
 		if (kept(w, c))
 			return true;
 	return false;
+}
+
+size_t snapshot_walk_expand(struct snapshot_walk *w)
+{
+	if (!w->expand)
+		return 0;
+	w->expand = false;
+	return push_children(w, w->path[w->path_len - 1], (unsigned)w->path_len);
 }
 
 const uint32_t *snapshot_walk_path(const struct snapshot_walk *w, size_t *len)

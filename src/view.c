@@ -293,7 +293,8 @@ static uint64_t row_path(struct flatten *f, unsigned depth, uint32_t func)
 		path = f->tree->root_path;
 	else
 		path = child_path(depth ? f->paths[depth - 1] : f->tree->root_path, func);
-	xgrow((void **)&f->paths, &f->paths_cap, depth + 1, sizeof(*f->paths));
+	if (depth >= f->paths_cap)
+		xgrow((void **)&f->paths, &f->paths_cap, depth + 1, sizeof(*f->paths));
 	f->paths[depth] = path;
 	return path;
 }
@@ -336,12 +337,14 @@ size_t view_tree(const struct view_tree *t, const struct view_tree_query *q,
 		uint32_t func = t->nodes[step.node].func;
 		uint64_t path = row_path(&f, step.depth, func);
 		bool open = is_open(&f, path, step.node, step.hottest);
+		bool has_children = open ? snapshot_walk_expand(&w) > 0
+					 : snapshot_walk_has_children(&w);
 
 		if (!open)
 			snapshot_walk_prune(&w);
 		if (n == *cap)
 			xgrow((void **)rows, cap, n + 1, sizeof(**rows));
-		fill_row(&(*rows)[n++], &f, &step, path, snapshot_walk_has_children(&w), open);
+		fill_row(&(*rows)[n++], &f, &step, path, has_children, open);
 	}
 	snapshot_walk_end(&w);
 	free(f.paths);

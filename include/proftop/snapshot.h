@@ -134,6 +134,9 @@ bool snapshot_walk_next(struct snapshot_walk *walk, struct snapshot_walk_step *s
 void snapshot_walk_prune(struct snapshot_walk *walk);
 /* Whether the node next() returned last has a child the walk would visit. */
 bool snapshot_walk_has_children(const struct snapshot_walk *walk);
+/* Queue the children of the node next() returned last now rather than at the next call, and say
+ * how many the walk will visit (so a caller that walks into them need not ask the above). */
+size_t snapshot_walk_expand(struct snapshot_walk *walk);
 /* The path to the node next() returned last, first level first; *len nodes. */
 const uint32_t *snapshot_walk_path(const struct snapshot_walk *walk, size_t *len);
 /* Leave what is still on the path (calling leave()) and free the walk's memory. */

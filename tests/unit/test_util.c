@@ -1,0 +1,139 @@
+/* Unit tests of util.c's fatal path: a worker thread's fatal error is finished on the thread that
+ * registered the hook (the one that owns the terminal), which runs the hook, prints and exits 1.
+ * Each case runs in a child process, since it ends the process. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/util.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static pthread_t main_thread;
+static int report_fd = -1;   /* the child writes here what the hook saw */
+
+static void hook(void)
+{
+	const char *where = pthread_equal(pthread_self(), main_thread) ? "hook on main\n"
+								      : "hook elsewhere\n";
+
+	if (write(report_fd, where, strlen(where)) < 0)
+		_exit(3);
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	fatal("out of memory (%d bytes)", 42);
+}
+
+/* Run body in a child; returns its exit status and what it wrote to stderr and report_fd. */
+static int in_child(void (*body)(void), char *err, size_t err_size, char *said, size_t said_size)
+{
+	int errp[2], rep[2], status;
+	pid_t pid;
+	ssize_t n;
+
+	assert_int_equal(pipe(errp), 0);
+	assert_int_equal(pipe(rep), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(errp[1], 2);
+		report_fd = rep[1];
+		main_thread = pthread_self();
+		body();
+		_exit(0);
+	}
+	close(errp[1]);
+	close(rep[1]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	n = read(errp[0], err, err_size - 1);
+	err[n > 0 ? n : 0] = 0;
+	n = read(rep[0], said, said_size - 1);
+	said[n > 0 ? n : 0] = 0;
+	close(errp[0]);
+	close(rep[0]);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* The main thread waits in poll() on the fatal fd, as the session's loop does. */
+static void worker_fails_main_polls(void)
+{
+	struct pollfd p = { .fd = util_fatal_fd(), .events = POLLIN };
+	pthread_t t;
+
+	util_set_fatal_hook(hook);
+	pthread_create(&t, NULL, worker, NULL);
+	for (;;) {
+		poll(&p, 1, 1000);
+		util_fatal_check();
+	}
+}
+
+/* The main thread is joining the worker, as session_stop() does. */
+static void worker_fails_main_joins(void)
+{
+	pthread_t t;
+
+	util_fatal_fd();
+	util_set_fatal_hook(hook);
+	pthread_create(&t, NULL, worker, NULL);
+	util_join(t);
+	_exit(0); /* not reached: the join finishes the worker's fatal error */
+}
+
+static void main_fails(void)
+{
+	util_set_fatal_hook(hook);
+	fatal("cannot %s", "go on");
+}
+
+static void hook_runs_on_the_main_thread(void **state)
+{
+	char err[256], said[64];
+
+	(void)state;
+	assert_int_equal(in_child(worker_fails_main_polls, err, sizeof(err), said, sizeof(said)), 1);
+	assert_string_equal(said, "hook on main\n");
+	assert_string_equal(err, "proftop: out of memory (42 bytes)\n");
+	assert_int_equal(in_child(worker_fails_main_joins, err, sizeof(err), said, sizeof(said)), 1);
+	assert_string_equal(said, "hook on main\n");
+	assert_string_equal(err, "proftop: out of memory (42 bytes)\n");
+	assert_int_equal(in_child(main_fails, err, sizeof(err), said, sizeof(said)), 1);
+	assert_string_equal(said, "hook on main\n");
+	assert_string_equal(err, "proftop: cannot go on\n");
+}
+
+static void parse_hex(void **state)
+{
+	const char *after;
+	uint64_t v;
+
+	(void)state;
+	assert_int_equal(util_parse_hex("7f00ab zz", NULL, &after, &v), 0);
+	assert_int_equal(v, 0x7f00ab);
+	assert_string_equal(after, " zz");
+	assert_int_equal(util_parse_hex("x", NULL, &after, &v), -EINVAL);
+	assert_int_equal(util_parse_hex("11111111111111111", NULL, &after, &v), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(hook_runs_on_the_main_thread),
+		cmocka_unit_test(parse_hex),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
