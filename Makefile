@@ -81,7 +81,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-body
 
 test-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS) $(FUZZ_TARGETS)
-	@PROFTOP=./$(PROFTOP_BIN) PROFTOP_FUZZ_TARGETS="$(FUZZ_TARGETS)" sh tests/run_all.sh $(BUILD)
+	@PROFTOP_BIN=./$(PROFTOP_BIN) PROFTOP_FUZZ_TARGETS="$(FUZZ_TARGETS)" sh tests/run_all.sh $(BUILD)
 
 # The whole suite again with AddressSanitizer + UndefinedBehaviorSanitizer in a separate tree.
 asan:
@@ -91,7 +91,7 @@ asan:
 	    LDFLAGS="-fsanitize=address,undefined" test-asan-body
 
 test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
-	@PROFTOP=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
+	@PROFTOP_BIN=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
 # The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
 # channel.

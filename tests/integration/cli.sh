@@ -3,7 +3,7 @@
 # hint on stderr), and attaching to a process that does not exist (exit 1 and one message). None of this
 # needs perf events.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP"
+need "$PROFTOP_BIN"
 
 # usage_error TAG ARG... — proftop ARG... is refused as a usage error: exit 2, nothing on stdout,
 # and on stderr the error ("proftop: ...") with at most a one-line hint pointing to --help.
