@@ -112,7 +112,10 @@ int main(int argc, char **argv)
 		return status;
 	}
 	if (options.help || options.version) {
-		fputs(options.help ? options_help() : "proftop " PROFTOP_VERSION "\n", stdout);
+		if (options.help)
+			options_write_help(stdout);
+		else
+			fputs("proftop " PROFTOP_VERSION "\n", stdout);
 		options_free(&options);
 		return 0;
 	}

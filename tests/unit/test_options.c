@@ -1,4 +1,4 @@
-/* Unit tests of command-line parsing. */
+/* Unit tests of option parsing: the command line, and the docs made from the table. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -6,7 +6,9 @@
 #include <cmocka.h>
 
 #include "proftop/options.h"
+#include "proftop/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,7 +97,6 @@ static void help_and_version(void **state)
 
 	assert_int_equal(parse(&o, &msg, 2, "proftop", "--help"), OPTIONS_OK);
 	assert_true(o.help);
-	assert_non_null(strstr(options_help(), "--freq"));
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 2, "proftop", "-V"), OPTIONS_OK);
 	assert_true(o.version);
@@ -216,6 +217,162 @@ static void report_options(void **state)
 	options_free(&o);
 }
 
+/* --- getopt's own errors, worded from the table ----------------------------------------------- */
+
+static void expect_usage_error(int argc, char **argv, const char *want)
+{
+	struct options o;
+	char *msg = NULL;
+
+	assert_int_equal(options_parse(&o, argc, argv, &msg), OPTIONS_USAGE_ERROR);
+	assert_non_null(msg);
+	assert_string_equal(msg, want);
+	free(msg);
+	options_free(&o);
+}
+
+static void command_line_errors(void **state)
+{
+	(void)state;
+	static const char *const cases[][3] = {
+		{ "--stack-size", NULL, "option '--stack-size' needs a value" },
+		{ "--freq", NULL, "option '--freq' needs a value" },
+		{ "-bF", NULL, "option '-F' needs a value" },
+		{ "--batch=1", "cmd", "option '--batch' takes no value" },
+		{ "-z", "cmd", "unknown option '-z'" },
+		{ "--bogus", "cmd", "unknown or incomplete option '--bogus'" },
+		{ "--stack-size", "12",
+		  "invalid stack size (a multiple of 8 from 64 to 65000 bytes): '12'" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "proftop", (char *)cases[i][0], (char *)cases[i][1], NULL };
+
+		expect_usage_error(cases[i][1] ? 3 : 2, argv, cases[i][2]);
+	}
+}
+
+/* --- the docs made from the table ------------------------------------------------------------- */
+
+static char *written(void (*write)(FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	assert_non_null(mem);
+	write(mem);
+	fclose(mem);
+	return text;
+}
+
+/* Whether NEEDLE occurs in TEXT with no name character (letter, digit, '-') right after it. */
+static bool has_word(const char *text, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		if (!(p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9')))
+			return true;
+	return false;
+}
+
+static void help_and_man_list_every_option(void **state)
+{
+	(void)state;
+	char *help = written(options_write_help), *man = written(options_write_man);
+	const char *name;
+
+	for (size_t i = 0; (name = options_name(i)); i++) {
+		char *dashed = xasprintf("--%s", name), roffed[64] = "\\-\\-", *r = roffed + 4;
+
+		for (const char *c = name; *c; c++) {
+			if (*c == '-')
+				*r++ = '\\';
+			*r++ = *c;
+		}
+		*r = '\0';
+		if (!has_word(help, dashed))
+			fail_msg("--help does not list %s", dashed);
+		if (!has_word(man, roffed))
+			fail_msg("the man list does not have %s", roffed);
+		free(dashed);
+	}
+	free(help);
+	free(man);
+}
+
+/* The lines of PATH between its "options: begin" and "options: end" lines; NULL without both. */
+static char *between_markers(const char *path)
+{
+	FILE *in = fopen(path, "r"), *mem;
+	char *line = NULL, *text = NULL;
+	size_t cap = 0, len = 0;
+	int state = 0; /* 0 before, 1 between, 2 after the markers */
+
+	if (!in)
+		fail_msg("cannot open %s: run the unit tests from the source tree's root", path);
+	mem = open_memstream(&text, &len);
+	while (getline(&line, &cap, in) > 0) {
+		if (state == 1 && strstr(line, "options: end"))
+			state = 2;
+		else if (state == 1)
+			fputs(line, mem);
+		else if (state == 0 && strstr(line, "options: begin"))
+			state = 1;
+	}
+	fclose(mem);
+	fclose(in);
+	free(line);
+	if (state != 2) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The line of HAVE where it first differs from WANT. */
+static const char *first_difference(const char *have, const char *want)
+{
+	const char *line = have;
+
+	for (size_t i = 0; have[i] && have[i] == want[i]; i++)
+		if (have[i] == '\n')
+			line = have + i + 1;
+	return line;
+}
+
+static int line_length(const char *s)
+{
+	return (int)strcspn(s, "\n");
+}
+
+/* doc/proftop.1 and README.md hold what the table generates: `make man` writes it there. */
+static void docs_match_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path;
+		void (*write)(FILE *);
+	} docs[] = {
+		{ "doc/proftop.1", options_write_man },
+		{ "README.md", options_write_markdown },
+	};
+
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		const char *path = docs[i].path, *diff;
+		char *have = between_markers(path), *want = written(docs[i].write);
+
+		if (!have)
+			fail_msg("%s lacks its \"options: begin\" or \"options: end\" line", path);
+		diff = first_difference(have, want);
+		if (strcmp(have, want))
+			fail_msg("%s's option list differs from src/options.c's table at \"%.*s\": "
+				 "run make man", path, line_length(diff), diff);
+		free(have);
+		free(want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +383,9 @@ int main(void)
 		cmocka_unit_test(usage_errors),
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(screen_options),
+		cmocka_unit_test(command_line_errors),
+		cmocka_unit_test(help_and_man_list_every_option),
+		cmocka_unit_test(docs_match_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
