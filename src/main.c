@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	int status;
 	bool interactive;
 
-	if (options_parse(&options, argc, argv, &message) != OPTIONS_OK) {
+	if (options_parse(&options, argc, argv, getenv("PROFTOP"), &message) != OPTIONS_OK) {
 		fprintf(stderr, "proftop: %s\nTry 'proftop --help' for more information.\n", message);
 		free(message);
 		options_free(&options);

@@ -2,12 +2,14 @@
  *
  * options_table[] says everything about each option once: its long and short names, its value's
  * name, the parser that checks and stores the value, the --help line and the man page's
- * paragraph. From it come getopt_long's arguments, the --help list and the option lists of
- * doc/proftop.1 and README.md (`make man` splices them in; test_options fails when they and the
- * table differ), so they cannot drift apart.
+ * paragraph. From it come getopt_long's arguments, the names $PROFTOP accepts, the --help list
+ * and the option lists of doc/proftop.1 and README.md (`make man` splices them in; test_options
+ * fails when they and the table differ), so they cannot drift apart.
  *
  * Parsing is pure: a parser stores into struct options and returns NULL, or a malloc'd message
- * naming the bad value. `proftop report` has dprofpp's letters instead (parse_report). */
+ * naming the bad value. $PROFTOP is parsed first and the command line after it, so a value given
+ * on the command line replaces the environment's. `proftop report` has dprofpp's letters instead
+ * (parse_report) and ignores $PROFTOP. */
 #include "proftop/options.h"
 
 #include "proftop/util.h"
@@ -219,12 +221,13 @@ static char *set_version(struct options *o, const char *value)
 /* --- the table -------------------------------------------------------------------------------- */
 
 struct option_spec {
-	const char *name;      /* --name */
+	const char *name;      /* --name, and name= in $PROFTOP */
 	char letter;           /* -letter, or 0 */
 	const char *arg;       /* the value's name in the docs; NULL: a flag, which takes none */
 	option_parser *parse;
 	const char *help;      /* --help's text; each '\n' starts a line under the first */
 	const char *man;       /* the man page's paragraph, roff */
+	bool cli_only;         /* means nothing in $PROFTOP */
 };
 
 /* In the order --help and the man page list them. */
@@ -380,12 +383,12 @@ static const struct option_spec options_table[] = {
 		       "counters come along.",
 	},
 	{
-		.name = "help", .letter = 'h', .parse = set_help,
+		.name = "help", .letter = 'h', .parse = set_help, .cli_only = true,
 		.help = "show this help",
 		.man = "Show a summary of the options and exit.",
 	},
 	{
-		.name = "version", .letter = 'V', .parse = set_version,
+		.name = "version", .letter = 'V', .parse = set_version, .cli_only = true,
 		.help = "show the version",
 		.man = "Show the version and exit.",
 	},
@@ -398,6 +401,14 @@ enum {
 	/* The column --help's descriptions start at. */
 	HELP_COLUMN = 25,
 };
+
+static const struct option_spec *option_named(const char *name)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (!strcmp(options_table[i].name, name))
+			return &options_table[i];
+	return NULL;
+}
 
 /* The option getopt_long returned as VAL (or left in optopt), or NULL; 0 is none. */
 static const struct option_spec *option_of_val(int val)
@@ -488,7 +499,122 @@ static char *parse_command_line(struct options *o, int argc, char **argv)
 	return NULL;
 }
 
+/* --- $PROFTOP --------------------------------------------------------------------------------- */
+
+/* name=value:name=value, the rule of Devel::NYTProf's $NYTPROF: a backslash makes the next
+ * character literal (so "\:", "\=" and "\\" in a value); an unescaped ':' ends an entry, the first
+ * unescaped '=' ends its name, and a second one is an error. Empty entries are skipped. A flag is
+ * given alone or as name=1 or name=yes; there is no way to turn one off, as on the command line.
+ * The entries are unescaped in place in one copy of the variable, options->env_values, which the
+ * values point into. */
+
+/* How long the entry at s is: up to the first ':' no backslash escapes. */
+static size_t env_entry_length(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] && s[n] != ':')
+		n += s[n] == '\\' && s[n + 1] ? 2 : 1;
+	return n;
+}
+
+/* Unescape the entry of N bytes at s in place, ending its name (s) and its value (*value, NULL
+ * when there is no '=') with a NUL; the byte after the entry may be overwritten. */
+static char *env_entry_split(char *s, size_t n, char **value)
+{
+	char *w = s;
+
+	*value = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\') {
+			if (++i == n)
+				return xstrdup("nothing after '\\'");
+			*w++ = s[i];
+		} else if (s[i] == '=' && *value) {
+			return xstrdup("a second '=' (write \\= for one in a value)");
+		} else if (s[i] == '=') {
+			*w++ = '\0';
+			*value = w;
+		} else {
+			*w++ = s[i];
+		}
+	}
+	*w = '\0';
+	return NULL;
+}
+
+static char *env_apply(struct options *o, const char *name, const char *value)
+{
+	const struct option_spec *s = option_named(name);
+
+	if (!s)
+		return xasprintf("unknown option '%s'", name);
+	if (s->cli_only)
+		return xasprintf("option '%s' not allowed (command line only)", name);
+	if (!s->arg && value && strcmp(value, "1") && strcmp(value, "yes"))
+		return bad("flag value (none, 1 or yes)", value);
+	if (s->arg && !value)
+		return xasprintf("option '%s' needs a value", name);
+	return s->parse(o, s->arg ? value : NULL);
+}
+
+/* Apply $PROFTOP's entries in order; the first bad one is a message naming it. */
+static char *parse_env(struct options *o, const char *env)
+{
+	if (!env || !*env)
+		return NULL;
+	o->env_values = xstrdup(env);
+	for (size_t at = 0, n; env[at]; at += n + (env[at + n] == ':')) {
+		char *value, *message;
+
+		n = env_entry_length(env + at);
+		if (!n)
+			continue;
+		message = env_entry_split(o->env_values + at, n, &value);
+		if (!message)
+			message = env_apply(o, o->env_values + at, value);
+		if (message) {
+			char *named = xasprintf("PROFTOP: %s in '%.*s'", message, (int)n, env + at);
+
+			free(message);
+			return named;
+		}
+	}
+	return NULL;
+}
+
 /* --- options_parse ---------------------------------------------------------------------------- */
+
+/* What to profile: a command, -p or -i. */
+struct target_choice {
+	pid_t *pids;
+	size_t npids;
+	const char *input;
+};
+
+/* $PROFTOP's pid= and input= name the target only when the command line names none: they are
+ * set aside while it is parsed (so -p starts a list of its own), then put back or dropped. */
+static struct target_choice target_set_aside(struct options *o)
+{
+	struct target_choice t = { o->pids, o->npids, o->input };
+
+	o->pids = NULL;
+	o->npids = 0;
+	o->input = NULL;
+	return t;
+}
+
+static void target_settle(struct options *o, struct target_choice *env)
+{
+	if (o->argv || o->npids || o->input) {
+		free(env->pids);
+		return;
+	}
+	free(o->pids);
+	o->pids = env->pids;
+	o->npids = env->npids;
+	o->input = env->input;
+}
 
 /* What the target and the files allow together. */
 static char *check_target(const struct options *o)
@@ -574,14 +700,30 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 	return OPTIONS_OK;
 }
 
-enum options_result options_parse(struct options *o, int argc, char **argv, char **message)
+enum options_result options_parse(struct options *o, int argc, char **argv, const char *env,
+				  char **message)
 {
+	struct target_choice from_env;
+	char *env_error;
+
 	options_defaults(o);
 	*message = NULL;
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return parse_report(o, argc - 1, argv + 1, message);
+	env_error = parse_env(o, env);
+	from_env = target_set_aside(o);
 	*message = parse_command_line(o, argc, argv);
-	if (!*message && !o->help && !o->version)
+	target_settle(o, &from_env);
+	/* --help and --version work whatever $PROFTOP holds: the usage error's hint is --help. */
+	if (!*message && (o->help || o->version)) {
+		free(env_error);
+		return OPTIONS_OK;
+	}
+	if (env_error) {
+		free(*message);
+		*message = env_error;
+	}
+	if (!*message)
 		*message = check_target(o);
 	return *message ? OPTIONS_USAGE_ERROR : OPTIONS_OK;
 }
@@ -590,6 +732,8 @@ void options_free(struct options *o)
 {
 	free(o->pids);
 	o->pids = NULL;
+	free(o->env_values);
+	o->env_values = NULL;
 }
 
 /* --- --help and the man page ------------------------------------------------------------------ */
@@ -634,6 +778,9 @@ void options_write_help(FILE *out)
 	      "\n", out);
 	write_help_list(out, "");
 	fputs("\n"
+	      "Options can also come from $PROFTOP, by long name: PROFTOP=freq=499:batch\n"
+	      "(a \\ makes the next character literal); the command line overrides them.\n"
+	      "\n"
 	      "Launch mode exits with the command's status (128+N if signal N killed it).\n"
 	      "Snapshots without -o (SIGUSR1, the screen's s key) go to tmon.out, then tmon.out.1,\n"
 	      "... never replacing a file; $PROFTOP_OUT_FILE names the first one.\n"
