@@ -34,7 +34,7 @@ WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%)
 
 
-.PHONY: FORCE all deps test test-body test-asan-body unit asan tsan demo bench fuzz install clean help
+.PHONY: FORCE all deps test test-body test-asan-body unit asan tsan demo bench fuzz man install clean help
 # The sanitizer builds put their binary in their own tree so ./proftop stays the normal build.
 PROFTOP_BIN ?= proftop
 all: $(PROFTOP_BIN)
@@ -81,7 +81,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-body
 
 test-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS) $(FUZZ_TARGETS)
-	@PROFTOP=./$(PROFTOP_BIN) PROFTOP_FUZZ_TARGETS="$(FUZZ_TARGETS)" sh tests/run_all.sh $(BUILD)
+	@PROFTOP_BIN=./$(PROFTOP_BIN) PROFTOP_FUZZ_TARGETS="$(FUZZ_TARGETS)" sh tests/run_all.sh $(BUILD)
 
 # The whole suite again with AddressSanitizer + UndefinedBehaviorSanitizer in a separate tree.
 asan:
@@ -91,7 +91,7 @@ asan:
 	    LDFLAGS="-fsanitize=address,undefined" test-asan-body
 
 test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
-	@PROFTOP=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
+	@PROFTOP_BIN=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
 # The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
 # channel, and ring → collector thread → snapshots read on other threads.
@@ -114,6 +114,23 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 
 bench: proftop $(WORKLOADS) $(BENCH_BINS)
 	@sh bench/run.sh $(BUILD)
+
+# The option lists of doc/proftop.1 and README.md come from src/options.c's table: `make man`
+# writes them between each file's "options: begin" and "options: end" lines (and touches a file
+# only when its list changed); test_options fails when a list differs from the table.
+man: $(BUILD)/gen_options
+	$(call splice_options,doc/proftop.1,man)
+	$(call splice_options,README.md,markdown)
+
+# splice_options FILE FORM: FILE with the lines between its markers replaced by gen_options FORM.
+define splice_options
+	$(BUILD)/gen_options $(2) > $(BUILD)/options.$(2)
+	awk -v list=$(BUILD)/options.$(2) '/options: end/ { on = 0 } !on { print } 	    /options: begin/ { while ((getline l < list) > 0) print l; on = 1; n++ } 	    END { exit on || n != 1 }' $(1) > $(1).new || { rm -f $(1).new; exit 1; }
+	cmp -s $(1) $(1).new && rm $(1).new || mv $(1).new $(1)
+endef
+
+$(BUILD)/gen_options: doc/gen_options.c $(LIB_OBJS) | $(BUILD)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS)
 
 fuzz: $(FUZZ_TARGETS)
 	@sh tests/run_fuzz.sh $${FUZZ_SECONDS:-60} $(FUZZ_TARGETS)
@@ -141,4 +158,5 @@ help:
 	@echo "make tsan      the thread handoff tests under ThreadSanitizer"
 	@echo "make fuzz      libFuzzer targets (FUZZ_SECONDS=60 each)"
 	@echo "make bench     overhead and throughput benchmarks"
+	@echo "make man       the option lists of doc/proftop.1 and README.md, from src/options.c"
 	@echo "make install   PREFIX=$(PREFIX)"

@@ -100,7 +100,7 @@ int main(int argc, char **argv)
 	int status;
 	bool interactive;
 
-	if (options_parse(&options, argc, argv, &message) != OPTIONS_OK) {
+	if (options_parse(&options, argc, argv, getenv("PROFTOP"), &message) != OPTIONS_OK) {
 		fprintf(stderr, "proftop: %s\nTry 'proftop --help' for more information.\n", message);
 		free(message);
 		options_free(&options);
@@ -112,7 +112,10 @@ int main(int argc, char **argv)
 		return status;
 	}
 	if (options.help || options.version) {
-		fputs(options.help ? options_help() : "proftop " PROFTOP_VERSION "\n", stdout);
+		if (options.help)
+			options_write_help(stdout);
+		else
+			fputs("proftop " PROFTOP_VERSION "\n", stdout);
 		options_free(&options);
 		return 0;
 	}

@@ -1,8 +1,20 @@
-/* options.c — getopt_long over proftop's options, with every value checked. */
+/* options.c — proftop's options, from one table.
+ *
+ * options_table[] says everything about each option once: its long and short names, its value's
+ * name, the parser that checks and stores the value, the --help line and the man page's
+ * paragraph. From it come getopt_long's arguments, the names $PROFTOP accepts, the --help list
+ * and the option lists of doc/proftop.1 and README.md (`make man` splices them in; test_options
+ * fails when they and the table differ), so they cannot drift apart.
+ *
+ * Parsing is pure: a parser stores into struct options and returns NULL, or a malloc'd message
+ * naming the bad value. $PROFTOP is parsed first and the command line after it, so a value given
+ * on the command line replaces the environment's. `proftop report` has dprofpp's letters instead
+ * (parse_report) and ignores $PROFTOP. */
 #include "proftop/options.h"
 
 #include "proftop/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -10,87 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum {
-	OPT_MAX_ROWS = 256,
-	OPT_KERNEL,
-	OPT_STACK_SIZE,
-	OPT_TREE,
-	OPT_MIN_PERCENT,
-	OPT_WINDOW,
-	OPT_PER_THREAD,
-};
-
-static const struct option long_options[] = {
-	{ "freq", required_argument, NULL, 'F' },
-	{ "duration", required_argument, NULL, 'd' },
-	{ "batch", no_argument, NULL, 'b' },
-	{ "interval", required_argument, NULL, 'n' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "call-graph", required_argument, NULL, 'g' },
-	{ "max-rows", required_argument, NULL, OPT_MAX_ROWS },
-	{ "kernel", no_argument, NULL, OPT_KERNEL },
-	{ "stack-size", required_argument, NULL, OPT_STACK_SIZE },
-	{ "tree", no_argument, NULL, OPT_TREE },
-	{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
-	{ "theme", required_argument, NULL, 't' },
-	{ "window", required_argument, NULL, OPT_WINDOW },
-	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, 'f' },
-	{ "per-thread", no_argument, NULL, OPT_PER_THREAD },
-	{ "input", required_argument, NULL, 'i' },
-	{ "help", no_argument, NULL, 'h' },
-	{ "version", no_argument, NULL, 'V' },
-	{ NULL, 0, NULL, 0 },
-};
-
-const char *options_help(void)
-{
-	return "Usage: proftop [options] [--] command [arg...]\n"
-	       "       proftop [options] -p PID[,PID...]\n"
-	       "\n"
-	       "A live sampling profiler: shows where a program's CPU time goes while it runs.\n"
-	       "\n"
-	       "  -F, --freq HZ          samples per second per thread (default 999, max 100000)\n"
-	       "  -d, --duration SEC     stop after SEC seconds (fractions allowed); a launched\n"
-	       "                         command is then ended\n"
-	       "  -p, --pid PID[,PID...] attach to running processes and all their threads\n"
-	       "  -g, --call-graph MODE  dwarf (default: unwind a copy of the user stack with the\n"
-	       "                         programs' DWARF CFI), fp (the kernel's frame-pointer\n"
-	       "                         callchain) or none (the sampled function only)\n"
-	       "      --stack-size BYTES user stack copied per sample for dwarf (default 16384)\n"
-	       "  -b, --batch            print tables instead of the interactive screen (implied when\n"
-	       "                         stdout is not a terminal)\n"
-	       "  -n, --interval SEC     seconds between periodic tables in batch mode (default 1;\n"
-	       "                         0 prints only the final table), between screen refreshes\n"
-	       "                         otherwise (default 1, at least 0.1)\n"
-	       "  -t, --theme NAME|PATH  screen colours: default, light, mono, high-contrast, or a\n"
-	       "                         theme file (T cycles themes on the screen)\n"
-	       "      --window SEC       seconds of the screen's time window (key w; default 10)\n"
-	       "      --max-rows N       rows per table (default 25 periodic, all in the final one)\n"
-	       "      --tree             batch mode prints the call tree (top-down) instead\n"
-	       "      --min-percent PCT  --tree leaves out nodes under PCT% of samples (default 0.5)\n"
-	       "      --kernel           sample kernel mode too (needs perf_event_paranoid <= 1)\n"
-	       "  -o, --output FILE      write a snapshot to FILE when profiling ends (- for stdout,\n"
-	       "                         tables then go to stderr); SIGUSR1 writes one at any time\n"
-	       "  -f, --format FORMAT    tmon (Devel::DProf's tmon.out, the default), callgrind,\n"
-	       "                         folded or pprof; without -f, from the file name\n"
-	       "      --per-thread       one snapshot file per thread, FILE.TID\n"
-	       "  -i, --input FILE       show a saved tmon.out (screen, or the table with -b);\n"
-	       "                         with -o, convert it to that file\n"
-	       "  -h, --help             show this help\n"
-	       "  -V, --version          show the version\n"
-	       "\n"
-	       "Launch mode exits with the command's status (128+N if signal N killed it).\n"
-	       "Snapshots without -o (SIGUSR1, the screen's s key) go to tmon.out, then tmon.out.1,\n"
-	       "... never replacing a file; $PROFTOP_OUT_FILE names the first one.\n"
-	       "\n"
-	       "       proftop report [-O N] [-T | -t] [-l] [-u | -s | -r] [-F] [FILE]\n"
-	       "\n"
-	       "prints what dprofpp prints for a tmon.out (default ./tmon.out): the top N (15)\n"
-	       "subroutines by exclusive time (-l: by calls), or the call tree (-T; -t folds\n"
-	       "repeats), in user+system time (-u user, -s system, -r real); -F closes subs a\n"
-	       "truncated file left open.\n";
-}
+/* --- values ----------------------------------------------------------------------------------- */
 
 static char *bad(const char *what, const char *value)
 {
@@ -123,9 +55,32 @@ static bool parse_long(const char *text, long min, long max, long *out)
 	return true;
 }
 
-static char *parse_pids(struct options *o, const char *text)
+/* --- one parser per option: store the value or say what is wrong with it ---------------------- */
+
+/* A flag's parser is given NULL. */
+typedef char *option_parser(struct options *o, const char *value);
+
+static char *set_freq(struct options *o, const char *value)
 {
-	char *copy = xstrdup(text), *save = NULL, *message = NULL;
+	long freq;
+
+	if (!parse_long(value, 1, OPTIONS_MAX_FREQ, &freq))
+		return bad("frequency (1 to 100000 Hz)", value);
+	o->sample.freq = (unsigned)freq;
+	return NULL;
+}
+
+static char *set_duration(struct options *o, const char *value)
+{
+	if (!parse_number(value, &o->run.duration) || o->run.duration == 0)
+		return bad("duration (seconds > 0)", value);
+	return NULL;
+}
+
+/* Each -p adds to the list. */
+static char *set_pids(struct options *o, const char *value)
+{
+	char *copy = xstrdup(value), *save = NULL, *message = NULL;
 
 	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		long pid;
@@ -138,95 +93,554 @@ static char *parse_pids(struct options *o, const char *text)
 		o->pids[o->npids++] = (pid_t)pid;
 	}
 	if (!message && !o->npids)
-		message = bad("PID list", text);
+		message = bad("PID list", value);
 	free(copy);
 	return message;
 }
 
-static char *parse_one(struct options *o, int opt, const char *arg)
+static char *set_call_graph(struct options *o, const char *value)
 {
-	long value;
+	if (!strcmp(value, "none"))
+		o->sample.callgraph = CALLGRAPH_NONE;
+	else if (!strcmp(value, "fp"))
+		o->sample.callgraph = CALLGRAPH_FP;
+	else if (!strcmp(value, "dwarf"))
+		o->sample.callgraph = CALLGRAPH_DWARF;
+	else
+		return bad("call-graph mode (dwarf, fp or none)", value);
+	return NULL;
+}
 
-	switch (opt) {
-	case 'F':
-		if (!parse_long(arg, 1, OPTIONS_MAX_FREQ, &value))
-			return bad("frequency (1 to 100000 Hz)", arg);
-		o->sample.freq = (unsigned)value;
+/* The kernel wants a multiple of 8, and the record (with registers) must fit its 16-bit size. */
+static char *set_stack_size(struct options *o, const char *value)
+{
+	long size;
+
+	if (!parse_long(value, 64, OPTIONS_MAX_STACK, &size) || size % 8)
+		return bad("stack size (a multiple of 8 from 64 to 65000 bytes)", value);
+	o->sample.stack_size = (uint32_t)size;
+	return NULL;
+}
+
+static char *set_batch(struct options *o, const char *value)
+{
+	(void)value;
+	o->batch_mode = true;
+	return NULL;
+}
+
+static char *set_interval(struct options *o, const char *value)
+{
+	if (!parse_number(value, &o->run.interval))
+		return bad("interval (seconds >= 0)", value);
+	return NULL;
+}
+
+static char *set_theme(struct options *o, const char *value)
+{
+	o->tui.theme = value;
+	return NULL;
+}
+
+static char *set_window(struct options *o, const char *value)
+{
+	if (!parse_number(value, &o->tui.window) || o->tui.window <= 0 ||
+	    o->tui.window > OPTIONS_MAX_WINDOW)
+		return bad("window (seconds, more than 0 and at most 3600)", value);
+	return NULL;
+}
+
+static char *set_max_rows(struct options *o, const char *value)
+{
+	if (!parse_long(value, 0, LONG_MAX, &o->batch.max_rows))
+		return bad("row count", value);
+	return NULL;
+}
+
+static char *set_tree(struct options *o, const char *value)
+{
+	(void)value;
+	o->batch.tree = true;
+	return NULL;
+}
+
+static char *set_min_percent(struct options *o, const char *value)
+{
+	if (!parse_number(value, &o->batch.min_percent) || o->batch.min_percent > 100)
+		return bad("percentage (0 to 100)", value);
+	return NULL;
+}
+
+static char *set_kernel(struct options *o, const char *value)
+{
+	(void)value;
+	o->sample.kernel = true;
+	return NULL;
+}
+
+static char *set_output(struct options *o, const char *value)
+{
+	o->run.export.output = value;
+	return NULL;
+}
+
+static char *set_format(struct options *o, const char *value)
+{
+	if (export_format_parse(value, &o->run.export.format))
+		return bad("format (tmon, callgrind, folded or pprof)", value);
+	return NULL;
+}
+
+static char *set_per_thread(struct options *o, const char *value)
+{
+	(void)value;
+	o->run.export.per_thread = true;
+	return NULL;
+}
+
+static char *set_input(struct options *o, const char *value)
+{
+	o->input = value;
+	return NULL;
+}
+
+static char *set_help(struct options *o, const char *value)
+{
+	(void)value;
+	o->help = true;
+	return NULL;
+}
+
+static char *set_version(struct options *o, const char *value)
+{
+	(void)value;
+	o->version = true;
+	return NULL;
+}
+
+/* --- the table -------------------------------------------------------------------------------- */
+
+struct option_spec {
+	const char *name;      /* --name, and name= in $PROFTOP */
+	char letter;           /* -letter, or 0 */
+	const char *arg;       /* the value's name in the docs; NULL: a flag, which takes none */
+	option_parser *parse;
+	const char *help;      /* --help's text; each '\n' starts a line under the first */
+	const char *man;       /* the man page's paragraph, roff */
+	bool cli_only;         /* means nothing in $PROFTOP */
+};
+
+/* In the order --help and the man page list them. */
+static const struct option_spec options_table[] = {
+	{
+		.name = "freq", .letter = 'F', .arg = "HZ", .parse = set_freq,
+		.help = "samples per second per thread (default 999, max 100000)",
+		.man = "Samples per second of CPU time, per thread (1 to 100000; default 999).",
+	},
+	{
+		.name = "duration", .letter = 'd', .arg = "SEC", .parse = set_duration,
+		.help = "stop after SEC seconds (fractions allowed); a launched\n"
+			"command is then ended",
+		.man = "Stop after \\fISEC\\fR seconds (fractions allowed). A launched command is\n"
+		       "then ended as on\n"
+		       ".BR SIGTERM ;\n"
+		       "attached processes keep running. Batch mode then prints its final table\n"
+		       "and exits; the screen stays, showing the final profile, until \\fBq\\fR.",
+	},
+	{
+		.name = "pid", .letter = 'p', .arg = "PID[,PID...]", .parse = set_pids,
+		.help = "attach to running processes and all their threads",
+		.man = "Attach to running processes: all their threads, and the threads and\n"
+		       "processes they create. Detaching leaves them running untouched.",
+	},
+	{
+		.name = "call-graph", .letter = 'g', .arg = "MODE", .parse = set_call_graph,
+		.help = "dwarf (default: unwind a copy of the user stack with the\n"
+			"programs' DWARF CFI), fp (the kernel's frame-pointer\n"
+			"callchain) or none (the sampled function only)",
+		.man = "\\fBdwarf\\fR (default): unwind a copy of each sample's user stack with\n"
+		       "the programs' DWARF call frame information. \\fBfp\\fR: the kernel walks\n"
+		       "frame pointers (cheaper; code built without frame pointers gives short or\n"
+		       "wrong stacks). \\fBnone\\fR: only the sampled function, so TOTAL% equals\n"
+		       "SELF%.",
+	},
+	{
+		.name = "stack-size", .arg = "BYTES", .parse = set_stack_size,
+		.help = "user stack copied per sample for dwarf (default 16384)",
+		.man = "How much of the user stack each sample copies for \\fBdwarf\\fR unwinding\n"
+		       "(a multiple of 8 from 64 to 65000; default 16384). A stack deeper than\n"
+		       "that is counted as truncated. Measured on gcc compiling a 1,100-line C\n"
+		       "file: 6% of samples truncated at 8 KiB (perf's default), 3% at 16 KiB,\n"
+		       "0.7% at 32 KiB, none at 64 KiB; the test workloads (60 recursive frames\n"
+		       "included) need 2 KiB. Each doubling doubles what the kernel copies and\n"
+		       "buffers per sample, and with it the chance of dropped samples when many\n"
+		       "threads run, so 16 KiB is the default; raise it when the truncated count\n"
+		       "says so.",
+	},
+	{
+		.name = "batch", .letter = 'b', .parse = set_batch,
+		.help = "print tables instead of the interactive screen (implied when\n"
+			"stdout is not a terminal)",
+		.man = "Print tables instead of the interactive screen. Implied when standard\n"
+		       "output is not a terminal.",
+	},
+	{
+		.name = "interval", .letter = 'n', .arg = "SEC", .parse = set_interval,
+		.help = "seconds between periodic tables in batch mode (default 1;\n"
+			"0 prints only the final table), between screen refreshes\n"
+			"otherwise (default 1, at least 0.1)",
+		.man = "Seconds between the periodic tables of batch mode (default 1; 0 prints\n"
+		       "only the final table). On the screen: seconds between refreshes (default\n"
+		       "1, at least 0.1; 0 means the default).",
+	},
+	{
+		.name = "theme", .letter = 't', .arg = "NAME|PATH", .parse = set_theme,
+		.help = "screen colours: default, light, mono, high-contrast, or a\n"
+			"theme file (T cycles themes on the screen)",
+		.man = "The screen's colours: \\fBdefault\\fR (for dark terminals),\n"
+		       "\\fBlight\\fR, \\fBmono\\fR, \\fBhigh\\-contrast\\fR, another theme found\n"
+		       "by name, or a theme file given by path (see\n"
+		       ".BR THEMES ).\n"
+		       "A theme that cannot be read or has an error is reported, with the file\n"
+		       "and line, and the default theme is used.",
+	},
+	{
+		.name = "window", .arg = "SEC", .parse = set_window,
+		.help = "seconds of the screen's time window (key w; default 10)",
+		.man = "Length of the screen's time window, which key \\fBw\\fR switches to (more\n"
+		       "than 0, at most 3600; default 10).",
+	},
+	{
+		.name = "max-rows", .arg = "N", .parse = set_max_rows,
+		.help = "rows per table (default 25 periodic, all in the final one)",
+		.man = "Rows per table. By default a periodic table shows the 25 hottest\n"
+		       "functions and the final table shows all of them.",
+	},
+	{
+		.name = "tree", .parse = set_tree,
+		.help = "batch mode prints the call tree (top-down) instead",
+		.man = "In batch mode, print the call tree (top-down: each function under its\n"
+		       "caller, hottest first, with TOTAL%, SELF% and SAMPLES, as on the screen)\n"
+		       "instead of the function table.",
+	},
+	{
+		.name = "min-percent", .arg = "PCT", .parse = set_min_percent,
+		.help = "--tree leaves out nodes under PCT% of samples (default 0.5)",
+		.man = "With \\fB\\-\\-tree\\fR, leave out nodes with less than \\fIPCT\\fR% of\n"
+		       "all samples (default 0.5).",
+	},
+	{
+		.name = "kernel", .parse = set_kernel,
+		.help = "sample kernel mode too (needs perf_event_paranoid <= 1)",
+		.man = "Sample kernel mode as well as user mode. Needs\n"
+		       ".I /proc/sys/kernel/perf_event_paranoid\n"
+		       "at 1 or lower (or CAP_PERFMON).",
+	},
+	{
+		.name = "output", .letter = 'o', .arg = "FILE", .parse = set_output,
+		.help = "write a snapshot to FILE when profiling ends (- for stdout,\n"
+			"tables then go to stderr); SIGUSR1 writes one at any time",
+		.man = "Write a snapshot of the profile to \\fIFILE\\fR when profiling ends: when\n"
+		       "the command exits, at the \\fB\\-d\\fR duration, on \\fBq\\fR, or on\n"
+		       ".BR SIGINT ,\n"
+		       ".B SIGTERM\n"
+		       "or\n"
+		       ".BR SIGHUP .\n"
+		       "\\fB\\-o \\-\\fR writes it to standard output, and batch mode's tables\n"
+		       "then go to standard error.\n"
+		       ".B SIGUSR1\n"
+		       "replaces \\fIFILE\\fR with a snapshot of the profile so far, and\n"
+		       "profiling goes on.",
+	},
+	{
+		.name = "format", .letter = 'f', .arg = "FORMAT", .parse = set_format,
+		.help = "tmon (Devel::DProf's tmon.out, the default), callgrind,\n"
+			"folded or pprof; without -f, from the file name",
+		.man = "The snapshot format: \\fBtmon\\fR, \\fBcallgrind\\fR, \\fBfolded\\fR or\n"
+		       "\\fBpprof\\fR. Without \\fB\\-f\\fR the file name decides:\n"
+		       "\\fBcallgrind.out\\fR* and *\\fB.callgrind\\fR are callgrind,\n"
+		       "*\\fB.folded\\fR and *\\fB.collapsed\\fR folded, *\\fB.pb.gz\\fR,\n"
+		       "*\\fB.pb\\fR and *\\fB.pprof\\fR pprof (a trailing \\fB.\\fR\\fIN\\fR is\n"
+		       "ignored), anything else \\fItmon.out\\fR.",
+	},
+	{
+		.name = "per-thread", .parse = set_per_thread,
+		.help = "one snapshot file per thread, FILE.TID",
+		.man = "Write one snapshot file per thread with samples,\n"
+		       "\\fIFILE\\fB.\\fITID\\fR, instead of one for all threads (as people name\n"
+		       "the tmon.out of each process).",
+	},
+	{
+		.name = "input", .letter = 'i', .arg = "FILE", .parse = set_input,
+		.help = "show a saved tmon.out (screen, or the table with -b);\n"
+			"with -o, convert it to that file",
+		.man = "Profile nothing: read a saved \\fItmon.out\\fR (proftop's own or one\n"
+		       "Devel::DProf wrote) and show it on the screen, or as batch mode's final\n"
+		       "table (with \\fB\\-b\\fR, or when standard output is not a terminal).\n"
+		       "With \\fB\\-o\\fR, convert it to that file instead (\\fB\\-f\\fR picks\n"
+		       "the format). A file proftop wrote reads back to the profile that was\n"
+		       "saved: ticks are samples, and the header's times and the sampling\n"
+		       "counters come along.",
+	},
+	{
+		.name = "help", .letter = 'h', .parse = set_help, .cli_only = true,
+		.help = "show this help",
+		.man = "Show a summary of the options and exit.",
+	},
+	{
+		.name = "version", .letter = 'V', .parse = set_version, .cli_only = true,
+		.help = "show the version",
+		.man = "Show the version and exit.",
+	},
+};
+
+enum {
+	NOPTIONS = sizeof(options_table) / sizeof(options_table[0]),
+	/* getopt_long returns an option's letter, or this plus its index when it has none. */
+	LONG_ONLY_BASE = 256,
+	/* The column --help's descriptions start at. */
+	HELP_COLUMN = 25,
+};
+
+static const struct option_spec *option_named(const char *name)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		if (!strcmp(options_table[i].name, name))
+			return &options_table[i];
+	return NULL;
+}
+
+/* The option getopt_long returned as VAL (or left in optopt), or NULL; 0 is none. */
+static const struct option_spec *option_of_val(int val)
+{
+	if (val >= LONG_ONLY_BASE + NOPTIONS)
 		return NULL;
-	case 'd':
-		if (!parse_number(arg, &o->run.duration) || o->run.duration == 0)
-			return bad("duration (seconds > 0)", arg);
-		return NULL;
-	case 'n':
-		if (!parse_number(arg, &o->run.interval))
-			return bad("interval (seconds >= 0)", arg);
-		return NULL;
-	case 'b':
-		o->batch_mode = true;
-		return NULL;
-	case 'p':
-		return parse_pids(o, arg);
-	case 'g':
-		if (!strcmp(arg, "none"))
-			o->sample.callgraph = CALLGRAPH_NONE;
-		else if (!strcmp(arg, "fp"))
-			o->sample.callgraph = CALLGRAPH_FP;
-		else if (!strcmp(arg, "dwarf"))
-			o->sample.callgraph = CALLGRAPH_DWARF;
-		else
-			return bad("call-graph mode (dwarf, fp or none)", arg);
-		return NULL;
-	case OPT_STACK_SIZE:
-		/* The kernel wants a multiple of 8, and the record (with registers) must fit its
-		 * 16-bit size. */
-		if (!parse_long(arg, 64, OPTIONS_MAX_STACK, &value) || value % 8)
-			return bad("stack size (a multiple of 8 from 64 to 65000 bytes)", arg);
-		o->sample.stack_size = (uint32_t)value;
-		return NULL;
-	case OPT_TREE:
-		o->batch.tree = true;
-		return NULL;
-	case OPT_MIN_PERCENT:
-		if (!parse_number(arg, &o->batch.min_percent) || o->batch.min_percent > 100)
-			return bad("percentage (0 to 100)", arg);
-		return NULL;
-	case 't':
-		o->tui.theme = arg;
-		return NULL;
-	case OPT_WINDOW:
-		if (!parse_number(arg, &o->tui.window) || o->tui.window <= 0 ||
-		    o->tui.window > OPTIONS_MAX_WINDOW)
-			return bad("window (seconds, more than 0 and at most 3600)", arg);
-		return NULL;
-	case OPT_MAX_ROWS:
-		if (!parse_long(arg, 0, LONG_MAX, &o->batch.max_rows))
-			return bad("row count", arg);
-		return NULL;
-	case OPT_KERNEL:
-		o->sample.kernel = true;
-		return NULL;
-	case 'o':
-		o->run.export.output = arg;
-		return NULL;
-	case 'f':
-		if (export_format_parse(arg, &o->run.export.format))
-			return bad("format (tmon, callgrind, folded or pprof)", arg);
-		return NULL;
-	case OPT_PER_THREAD:
-		o->run.export.per_thread = true;
-		return NULL;
-	case 'i':
-		o->input = arg;
-		return NULL;
-	case 'h':
-		o->help = true;
-		return NULL;
-	case 'V':
-		o->version = true;
-		return NULL;
-	default:
-		return xstrdup("unknown option");
+	if (val >= LONG_ONLY_BASE)
+		return &options_table[val - LONG_ONLY_BASE];
+	for (size_t i = 0; val && i < NOPTIONS; i++)
+		if (options_table[i].letter == val)
+			return &options_table[i];
+	return NULL;
+}
+
+const char *options_name(size_t i)
+{
+	return i < NOPTIONS ? options_table[i].name : NULL;
+}
+
+/* --- the command line ------------------------------------------------------------------------- */
+
+/* getopt_long's arguments, made from the table. The short options start with '+' (stop at the
+ * first non-option, so the command's own options stay its own) and ':' (report a missing value
+ * as ':', apart from an unknown option's '?'). */
+struct getopt_args {
+	struct option longopts[NOPTIONS + 1];
+	char shortopts[2 + 2 * NOPTIONS + 1];
+};
+
+static void getopt_args_init(struct getopt_args *g)
+{
+	char *p = g->shortopts;
+
+	*p++ = '+';
+	*p++ = ':';
+	for (size_t i = 0; i < NOPTIONS; i++) {
+		const struct option_spec *s = &options_table[i];
+		int has_arg = s->arg ? required_argument : no_argument;
+		int val = s->letter ? s->letter : LONG_ONLY_BASE + (int)i;
+
+		g->longopts[i] = (struct option){ s->name, has_arg, NULL, val };
+		if (s->letter) {
+			*p++ = s->letter;
+			if (s->arg)
+				*p++ = ':';
+		}
 	}
+	*p = '\0';
+	g->longopts[NOPTIONS] = (struct option){ NULL, 0, NULL, 0 };
+}
+
+/* What getopt_long's ':' or '?' meant. A missing value is always the last argument's, so
+ * argv[optind - 1] says whether it was given long or short; a known option behind '?' is a flag
+ * given a value (--batch=1); an unknown long or ambiguous abbreviation leaves optopt 0. */
+static char *getopt_error(int opt, char **argv)
+{
+	const char *arg = argv[optind - 1];
+	const struct option_spec *s = option_of_val(optopt);
+
+	if (opt == ':' && s && !strncmp(arg, "--", 2))
+		return xasprintf("option '--%s' needs a value", s->name);
+	if (opt == ':')
+		return xasprintf("option '-%c' needs a value", optopt);
+	if (s)
+		return xasprintf("option '--%s' takes no value", s->name);
+	if (optopt)
+		return xasprintf("unknown option '-%c'", optopt);
+	return xasprintf("unknown or incomplete option '%s'", arg);
+}
+
+static char *parse_command_line(struct options *o, int argc, char **argv)
+{
+	struct getopt_args g;
+	int opt;
+
+	getopt_args_init(&g);
+	optind = 0; /* reset getopt, also for repeated calls in tests */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, g.shortopts, g.longopts, NULL)) != -1) {
+		const struct option_spec *s = option_of_val(opt);
+		char *message = s ? s->parse(o, optarg) : getopt_error(opt, argv);
+
+		if (message)
+			return message;
+	}
+	if (optind < argc)
+		o->argv = argv + optind;
+	return NULL;
+}
+
+/* --- $PROFTOP --------------------------------------------------------------------------------- */
+
+/* name=value:name=value, the rule of Devel::NYTProf's $NYTPROF: a backslash makes the next
+ * character literal (so "\:", "\=" and "\\" in a value); an unescaped ':' ends an entry, the first
+ * unescaped '=' ends its name, and a second one is an error. Empty entries are skipped. A flag is
+ * given alone or as name=1 or name=yes; there is no way to turn one off, as on the command line.
+ * The entries are unescaped in place in one copy of the variable, options->env_values, which the
+ * values point into. */
+
+/* How long the entry at s is: up to the first ':' no backslash escapes. */
+static size_t env_entry_length(const char *s)
+{
+	size_t n = 0;
+
+	while (s[n] && s[n] != ':')
+		n += s[n] == '\\' && s[n + 1] ? 2 : 1;
+	return n;
+}
+
+/* Unescape the entry of N bytes at s in place, ending its name (s) and its value (*value, NULL
+ * when there is no '=') with a NUL; the byte after the entry may be overwritten. */
+static char *env_entry_split(char *s, size_t n, char **value)
+{
+	char *w = s;
+
+	*value = NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (s[i] == '\\') {
+			if (++i == n)
+				return xstrdup("nothing after '\\'");
+			*w++ = s[i];
+		} else if (s[i] == '=' && *value) {
+			return xstrdup("a second '=' (write \\= for one in a value)");
+		} else if (s[i] == '=') {
+			*w++ = '\0';
+			*value = w;
+		} else {
+			*w++ = s[i];
+		}
+	}
+	*w = '\0';
+	return NULL;
+}
+
+static char *env_apply(struct options *o, const char *name, const char *value)
+{
+	const struct option_spec *s = option_named(name);
+
+	if (!s)
+		return xasprintf("unknown option '%s'", name);
+	if (s->cli_only)
+		return xasprintf("option '%s' not allowed (command line only)", name);
+	if (!s->arg && value && strcmp(value, "1") && strcmp(value, "yes"))
+		return bad("flag value (none, 1 or yes)", value);
+	if (s->arg && !value)
+		return xasprintf("option '%s' needs a value", name);
+	return s->parse(o, s->arg ? value : NULL);
+}
+
+/* Apply $PROFTOP's entries in order; the first bad one is a message naming it. */
+static char *parse_env(struct options *o, const char *env)
+{
+	if (!env || !*env)
+		return NULL;
+	o->env_values = xstrdup(env);
+	for (size_t at = 0, n; env[at]; at += n + (env[at + n] == ':')) {
+		char *value, *message;
+
+		n = env_entry_length(env + at);
+		if (!n)
+			continue;
+		message = env_entry_split(o->env_values + at, n, &value);
+		if (!message)
+			message = env_apply(o, o->env_values + at, value);
+		if (message) {
+			char *named = xasprintf("PROFTOP: %s in '%.*s'", message, (int)n, env + at);
+
+			free(message);
+			return named;
+		}
+	}
+	return NULL;
+}
+
+/* --- options_parse ---------------------------------------------------------------------------- */
+
+/* What to profile: a command, -p or -i. */
+struct target_choice {
+	pid_t *pids;
+	size_t npids;
+	const char *input;
+};
+
+/* $PROFTOP's pid= and input= name the target only when the command line names none: they are
+ * set aside while it is parsed (so -p starts a list of its own), then put back or dropped. */
+static struct target_choice target_set_aside(struct options *o)
+{
+	struct target_choice t = { o->pids, o->npids, o->input };
+
+	o->pids = NULL;
+	o->npids = 0;
+	o->input = NULL;
+	return t;
+}
+
+static void target_settle(struct options *o, struct target_choice *env)
+{
+	if (o->argv || o->npids || o->input) {
+		free(env->pids);
+		return;
+	}
+	free(o->pids);
+	o->pids = env->pids;
+	o->npids = env->npids;
+	o->input = env->input;
+}
+
+/* What the target and the files allow together. */
+static char *check_target(const struct options *o)
+{
+	if (o->run.export.per_thread && o->run.export.output && !strcmp(o->run.export.output, "-"))
+		return xstrdup("--per-thread writes one file per thread: give -o a file name, not -");
+	if (o->input && (o->argv || o->npids))
+		return xstrdup("-i shows a saved profile: give no command and no -p with it");
+	if (o->argv && o->npids)
+		return xstrdup("give either a command or -p PID, not both");
+	if (!o->argv && !o->npids && !o->input)
+		return xstrdup("no command to profile and no -p PID");
+	return NULL;
+}
+
+static void options_defaults(struct options *o)
+{
+	const char *out_file = getenv("PROFTOP_OUT_FILE");
+
+	memset(o, 0, sizeof(*o));
+	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
+	o->run.interval = 1.0;
+	o->batch = (struct batch_options){ -1, false, 0.5 };
+	o->tui = (struct tui_options){ TUI_DEFAULT_WINDOW, NULL };
+	if (out_file && *out_file)
+		o->run.export.base = out_file;
 }
 
 /* `proftop report`: dprofpp's letters for what dprofpp's table and trees show. argv[0] is
@@ -286,61 +700,31 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 	return OPTIONS_OK;
 }
 
-/* What -o, -i and --per-thread allow together. */
-static char *check_files(const struct options *o)
+enum options_result options_parse(struct options *o, int argc, char **argv, const char *env,
+				  char **message)
 {
-	if (o->run.export.per_thread && o->run.export.output && !strcmp(o->run.export.output, "-"))
-		return xstrdup("--per-thread writes one file per thread: give -o a file name, not -");
-	if (o->input && (o->argv || o->npids))
-		return xstrdup("-i shows a saved profile: give no command and no -p with it");
-	return NULL;
-}
+	struct target_choice from_env;
+	char *env_error;
 
-enum options_result options_parse(struct options *o, int argc, char **argv, char **message)
-{
-	const char *out_file = getenv("PROFTOP_OUT_FILE");
-	int opt;
-
-	memset(o, 0, sizeof(*o));
-	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
-	o->run.interval = 1.0;
-	o->batch = (struct batch_options){ -1, false, 0.5 };
-	o->tui = (struct tui_options){ TUI_DEFAULT_WINDOW, NULL };
+	options_defaults(o);
 	*message = NULL;
-	if (out_file && *out_file)
-		o->run.export.base = out_file;
 	if (argc > 1 && !strcmp(argv[1], "report"))
 		return parse_report(o, argc - 1, argv + 1, message);
-	optind = 0; /* reset getopt, also for repeated calls in tests */
-	opterr = 0;
-	/* '+': stop at the first non-option, so the command's own options stay its own. */
-	while ((opt = getopt_long(argc, argv, "+F:d:bn:p:g:t:o:f:i:hV", long_options, NULL)) != -1) {
-		if (opt == '?' || opt == ':') {
-			const char *name = argv[optind - 1];
-
-			if (optopt && strchr("Fdnpgtofi", optopt))
-				*message = xasprintf("option '-%c' needs a value", optopt);
-			else if (optopt)
-				*message = xasprintf("unknown option '-%c'", optopt);
-			else
-				*message = xasprintf("unknown or incomplete option '%s'", name);
-			return OPTIONS_USAGE_ERROR;
-		}
-		*message = parse_one(o, opt, optarg);
-		if (*message)
-			return OPTIONS_USAGE_ERROR;
-	}
-	if (o->help || o->version)
+	env_error = parse_env(o, env);
+	from_env = target_set_aside(o);
+	*message = parse_command_line(o, argc, argv);
+	target_settle(o, &from_env);
+	/* --help and --version work whatever $PROFTOP holds: the usage error's hint is --help. */
+	if (!*message && (o->help || o->version)) {
+		free(env_error);
 		return OPTIONS_OK;
-	if (optind < argc)
-		o->argv = argv + optind;
-	*message = check_files(o);
-	if (*message)
-		return OPTIONS_USAGE_ERROR;
-	if (o->argv && o->npids)
-		*message = xstrdup("give either a command or -p PID, not both");
-	else if (!o->argv && !o->npids && !o->input)
-		*message = xstrdup("no command to profile and no -p PID");
+	}
+	if (env_error) {
+		free(*message);
+		*message = env_error;
+	}
+	if (!*message)
+		*message = check_target(o);
 	return *message ? OPTIONS_USAGE_ERROR : OPTIONS_OK;
 }
 
@@ -348,4 +732,116 @@ void options_free(struct options *o)
 {
 	free(o->pids);
 	o->pids = NULL;
+	free(o->env_values);
+	o->env_values = NULL;
+}
+
+/* --- --help and the man page ------------------------------------------------------------------ */
+
+static void write_help_entry(FILE *out, const char *indent, const struct option_spec *s)
+{
+	char left[64];
+	const char *line = s->help, *end;
+	int n;
+
+	if (s->letter)
+		n = snprintf(left, sizeof(left), "  -%c, --%s", s->letter, s->name);
+	else
+		n = snprintf(left, sizeof(left), "      --%s", s->name);
+	if (s->arg)
+		snprintf(left + n, sizeof(left) - (size_t)n, " %s", s->arg);
+	fprintf(out, "%s%-*s ", indent, HELP_COLUMN - 1, left);
+	while ((end = strchr(line, '\n'))) {
+		fprintf(out, "%.*s\n%s%*s", (int)(end - line), line, indent, HELP_COLUMN, "");
+		line = end + 1;
+	}
+	fprintf(out, "%s\n", line);
+}
+
+static void write_help_list(FILE *out, const char *indent)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		write_help_entry(out, indent, &options_table[i]);
+}
+
+void options_write_markdown(FILE *out)
+{
+	write_help_list(out, "    ");
+}
+
+void options_write_help(FILE *out)
+{
+	fputs("Usage: proftop [options] [--] command [arg...]\n"
+	      "       proftop [options] -p PID[,PID...]\n"
+	      "\n"
+	      "A live sampling profiler: shows where a program's CPU time goes while it runs.\n"
+	      "\n", out);
+	write_help_list(out, "");
+	fputs("\n"
+	      "Options can also come from $PROFTOP, by long name: PROFTOP=freq=499:batch\n"
+	      "(a \\ makes the next character literal); the command line overrides them.\n"
+	      "\n"
+	      "Launch mode exits with the command's status (128+N if signal N killed it).\n"
+	      "Snapshots without -o (SIGUSR1, the screen's s key) go to tmon.out, then tmon.out.1,\n"
+	      "... never replacing a file; $PROFTOP_OUT_FILE names the first one.\n"
+	      "\n"
+	      "       proftop report [-O N] [-T | -t] [-l] [-u | -s | -r] [-F] [FILE]\n"
+	      "\n"
+	      "prints what dprofpp prints for a tmon.out (default ./tmon.out): the top N (15)\n"
+	      "subroutines by exclusive time (-l: by calls), or the call tree (-T; -t folds\n"
+	      "repeats), in user+system time (-u user, -s system, -r real); -F closes subs a\n"
+	      "truncated file left open.\n", out);
+}
+
+/* In an option's name a '-' is a minus sign, which roff writes \-, not a hyphen. */
+static void write_roff_char(FILE *out, char c)
+{
+	if (c == '-')
+		fputs("\\-", out);
+	else
+		fputc(c, out);
+}
+
+static void write_roff_name(FILE *out, const char *s)
+{
+	while (*s)
+		write_roff_char(out, *s++);
+}
+
+/* A value's name for roff: its words in italics, "PID[,PID...]" as \fIPID\fR[,\fIPID\fR...]. */
+static void write_roff_arg(FILE *out, const char *s)
+{
+	while (*s) {
+		const char *end = s;
+
+		while (isalnum((unsigned char)*end))
+			end++;
+		if (end > s)
+			fprintf(out, "\\fI%.*s\\fR", (int)(end - s), s);
+		else
+			write_roff_char(out, *end++);
+		s = end;
+	}
+}
+
+/* .TP, then ".BR \-F ", " \-\-freq " \fIHZ\fR"" (or .B for a lone flag) and the paragraph. */
+static void write_man_entry(FILE *out, const struct option_spec *s)
+{
+	fputs(s->letter || s->arg ? ".TP\n.BR " : ".TP\n.B ", out);
+	if (s->letter)
+		fprintf(out, "\\-%c \", \" ", s->letter);
+	fputs("\\-\\-", out);
+	write_roff_name(out, s->name);
+	if (s->arg) {
+		fputs(" \" ", out);
+		write_roff_arg(out, s->arg);
+		fputs("\"", out);
+	}
+	fprintf(out, "\n%s\n", s->man);
+}
+
+void options_write_man(FILE *out)
+{
+	for (size_t i = 0; i < NOPTIONS; i++)
+		write_man_entry(out, &options_table[i]);
 }

@@ -1,6 +1,6 @@
 #!/bin/sh
 # run_all.sh [BUILD_DIR] — every test: the unit-test binaries in BUILD_DIR/tests (default build),
-# then every tests/integration/*.sh against ./proftop (or $PROFTOP) and BUILD_DIR/workloads.
+# then every tests/integration/*.sh against ./proftop (or $PROFTOP_BIN) and BUILD_DIR/workloads.
 #
 # Each cmocka test and each integration check counts once. The last line printed is the summary,
 # "N passed, N failed" (plus ", N skipped" when any were skipped), and the exit status is nonzero

@@ -1,5 +1,6 @@
-/* options.h — the command line, parsed and checked. Pure: prints nothing, exits nothing, so it is
- * unit-tested directly. */
+/* options.h — the command line and $PROFTOP, parsed and checked by one table of options, which also
+ * writes --help and the option lists of the man page and README. Parsing is pure: it prints
+ * nothing and exits nothing, so it is unit-tested directly. */
 #ifndef PROFTOP_OPTIONS_H
 #define PROFTOP_OPTIONS_H
 
@@ -11,6 +12,7 @@
 #include "proftop/tui.h"
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 struct options {
@@ -26,6 +28,7 @@ struct options {
 	const char *input;     /* -i FILE: show a saved tmon.out instead of profiling */
 	bool report;           /* `proftop report [options] [FILE]`: report_options below */
 	struct report_options report_options;
+	char *env_values;      /* $PROFTOP unescaped: string options from it point in here */
 };
 
 #define OPTIONS_MAX_FREQ 100000
@@ -38,10 +41,20 @@ enum options_result {
 	OPTIONS_USAGE_ERROR,   /* message says what was wrong; exit 2 */
 };
 
-/* Parse argv. On a usage error, *message (malloc'd) names the problem. */
-enum options_result options_parse(struct options *options, int argc, char **argv, char **message);
+/* Parse ENV, the value of $PROFTOP (name=value:name=value; NULL or "" for none), then argv, whose
+ * values replace ENV's. On a usage error, *message (malloc'd) names the problem; a bad $PROFTOP
+ * entry is named with it. options_free() also after an error. */
+enum options_result options_parse(struct options *options, int argc, char **argv, const char *env,
+				  char **message);
 void options_free(struct options *options);
-/* The --help text. */
-const char *options_help(void);
+
+/* --help: the usage lines, the option list and what follows it. */
+void options_write_help(FILE *out);
+/* The option list as doc/proftop.1 (roff .TP paragraphs) and README.md (--help's list as a
+ * Markdown code block) hold it between their "options: begin" and "options: end" comments. */
+void options_write_man(FILE *out);
+void options_write_markdown(FILE *out);
+/* The long name of the table's I-th option, NULL past the last. */
+const char *options_name(size_t i);
 
 #endif

@@ -2,7 +2,7 @@
 # attach.sh — -p attaches to running processes (all their threads), profiles for -d seconds, exits
 # 0 and leaves them running.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/spin" "$WL/threads4" "$WL/spawner"
+need "$PROFTOP_BIN" "$WL/spin" "$WL/threads4" "$WL/spawner"
 require_perf_events
 
 # running PID — alive, and neither stopped nor traced by a proftop that failed to detach.

@@ -1,9 +1,9 @@
 #!/bin/sh
 # cli.sh — the command line: --help and --version, usage errors (exit 2, the error and a one-line
-# hint on stderr), and attaching to a process that does not exist (exit 1 and one message). None of this
-# needs perf events.
+# hint on stderr), options from $PROFTOP, and attaching to a process that does not exist (exit 1
+# and one message). Only the run with $PROFTOP's options needs perf events.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP"
+need "$PROFTOP_BIN"
 
 # usage_error TAG ARG... — proftop ARG... is refused as a usage error: exit 2, nothing on stdout,
 # and on stderr the error ("proftop: ...") with at most a one-line hint pointing to --help.
@@ -39,6 +39,27 @@ lists_options()
 	[ -z "$missing" ] || { echo "--help does not mention:$missing"; return 1; }
 }
 
+# with_proftop VALUE CMD... — CMD with PROFTOP=VALUE in proftop's environment (lib.sh unsets it).
+with_proftop()
+{
+	local rc
+	PROFTOP=$1
+	export PROFTOP
+	shift
+	"$@"
+	rc=$?
+	unset PROFTOP
+	return $rc
+}
+
+# first_error_is LINE — stderr's first line is exactly LINE.
+first_error_is()
+{
+	[ "$(head -n 1 "$ERR")" = "$1" ] && return 0
+	echo "stderr: $(head -n 1 "$ERR"), want: $1"
+	return 1
+}
+
 # no_such_process TAG PID — -p PID for a PID that does not exist: exit 1, one message.
 no_such_process()
 {
@@ -70,6 +91,28 @@ check "usage-F-abc" usage_error Fabc -F abc -- true
 check "usage-d-negative" usage_error dneg -d -1 -- true
 check "usage-p-not-a-number" usage_error pabc -p abc
 check "usage-p-without-argument" usage_error pnone -p
+
+# $PROFTOP: options by long name, the command line winning; a bad entry is a usage error naming it.
+check "env-usage-bad-value" with_proftop 'freq=x' usage_error env-bad -- true
+with_proftop 'freq=x' run_proftop env-bad -- true
+check "env-names-entry" first_error_is "proftop: PROFTOP: invalid frequency (1 to 100000 Hz): 'x' in 'freq=x'"
+check "env-usage-path" with_proftop "$PROFTOP_BIN" usage_error env-path -- true
+with_proftop 'batch=0' run_proftop env-flag -- true
+check "env-flag-value" first_error_is "proftop: PROFTOP: invalid flag value (none, 1 or yes): '0' in 'batch=0'"
+with_proftop 'frq=1' run_proftop env-help --help
+check "env-bad-help-still-works" status $RC 0 "$ERR"
+if ! perf_events_ok; then
+	skip "env-run" "perf events unavailable: $PERF_EVENTS_WHY"
+elif ! [ -x "$WL/split" ]; then
+	skip "env-run" "no $WL/split (make builds the workloads)"
+else
+	with_proftop "freq=499:batch:output=$TMPD/env\\:run.folded" run_proftop env-run -n 0 -- "$WL/split" 0.5
+	check "env-run-exit-0" status $RC 0 "$ERR"
+	check "env-run-freq" approx "$(header_value "$OUT" freq)" 499 0
+	check "env-run-output-escaped" has "$TMPD/env:run.folded" 'burn_a'
+	with_proftop 'freq=499' run_proftop env-cli-wins -F 199 -n 0 -- "$WL/split" 0.2
+	check "env-cli-wins" approx "$(header_value "$OUT" freq)" 199 0
+fi
 
 # No pid can be this large (pid_max is at most 2^22); the second pid existed a moment ago.
 check "missing-pid-huge" no_such_process pid-huge 999999999

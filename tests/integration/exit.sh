@@ -3,7 +3,7 @@
 # prints the final profile; a command that cannot run gives 127 (not found) or 126 (not executable)
 # and one message.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/exitwith"
+need "$PROFTOP_BIN" "$WL/exitwith"
 require_perf_events
 
 # cannot_run FILE NAME — stderr names the command: "proftop: cannot run 'NAME': <reason>".

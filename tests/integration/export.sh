@@ -6,7 +6,7 @@
 # snapshots come from: -o at the end, -o - on stdout, --per-thread, SIGUSR1 without stopping,
 # SIGINT/SIGTERM, and the numbered names that never replace a file.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/split" "$WL/paths" "$WL/threads4" "$WL/spin"
+need "$PROFTOP_BIN" "$WL/split" "$WL/paths" "$WL/threads4" "$WL/spin"
 require_perf_events
 
 HZ=999
@@ -198,7 +198,7 @@ check "per-thread-files" per_thread_files
 # proftop runs without timeout(1) in front, which would take the signal itself; split ends on its
 # own after 3 s of CPU time.
 mkdir -p "$TMPD/usr1"
-(cd "$TMPD/usr1" && PROFTOP_OUT_FILE=snap.tmon exec "$PROFTOP" -b -n 0 -- "$WL/split" 3) \
+(cd "$TMPD/usr1" && PROFTOP_OUT_FILE=snap.tmon exec "$PROFTOP_BIN" -b -n 0 -- "$WL/split" 3) \
     >"$TMPD/usr1.out" 2>"$TMPD/usr1.err" </dev/null &
 pid=$!
 BG_PIDS="$BG_PIDS $pid"
@@ -212,7 +212,7 @@ check "usr1-first" has "$TMPD/usr1.err" '^proftop: saved snap\.tmon$'
 check "usr1-second" has "$TMPD/usr1.err" '^proftop: saved snap\.tmon\.1$'
 check "usr1-kept-profiling" has "$TMPD/usr1.out" '^=== proftop final'
 check "usr1-snapshots-read" sh -c "dprofpp '$TMPD/usr1/snap.tmon' >/dev/null && \
-	'$PROFTOP' report '$TMPD/usr1/snap.tmon.1' >/dev/null"
+	'$PROFTOP_BIN' report '$TMPD/usr1/snap.tmon.1' >/dev/null"
 # The later snapshot has more samples than the earlier one.
 snap_samples()
 {
@@ -222,7 +222,7 @@ check "usr1-grows" between "$(snap_samples "$TMPD/usr1/snap.tmon.1")" \
 	"$(($(snap_samples "$TMPD/usr1/snap.tmon") + 100))" 100000
 
 # --- SIGINT ends profiling and still writes -o -------------------------------------------------
-"$PROFTOP" -b -n 0 -o "$TMPD/int.folded" -- "$WL/spin" 30 >"$TMPD/int.out" 2>"$TMPD/int.err" </dev/null &
+"$PROFTOP_BIN" -b -n 0 -o "$TMPD/int.folded" -- "$WL/spin" 30 >"$TMPD/int.out" 2>"$TMPD/int.err" </dev/null &
 pid=$!
 BG_PIDS="$BG_PIDS $pid"
 sleep 1

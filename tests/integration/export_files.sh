@@ -4,7 +4,7 @@
 # write to, and a full disk, give an error that says so and leave the previous file as it was, with
 # no temporary file left behind. No perf events needed: the profiles come from files.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP"
+need "$PROFTOP_BIN"
 
 # A saved profile: main → work 300 ticks, main → other 100, main 50, at 1000 Hz.
 T=$TMPD/saved.tmon
@@ -76,14 +76,14 @@ if [ "$(id -u)" -eq 0 ]; then
 		chmod 755 "$TMPD" "$TMPD/ro"
 		chmod 644 "$T"
 		setpriv --reuid=nobody --regid=nogroup --clear-groups \
-		    "$PROFTOP" -i "$T" -o "$TMPD/ro/tmon.out" >"$TMPD/ro.out" 2>"$TMPD/ro.err" </dev/null
+		    "$PROFTOP_BIN" -i "$T" -o "$TMPD/ro/tmon.out" >"$TMPD/ro.out" 2>"$TMPD/ro.err" </dev/null
 		rc=$?
 	else
 		rc=skip
 	fi
 else
 	chmod 555 "$TMPD/ro"
-	"$PROFTOP" -i "$T" -o "$TMPD/ro/tmon.out" >"$TMPD/ro.out" 2>"$TMPD/ro.err" </dev/null
+	"$PROFTOP_BIN" -i "$T" -o "$TMPD/ro/tmon.out" >"$TMPD/ro.out" 2>"$TMPD/ro.err" </dev/null
 	rc=$?
 	chmod 755 "$TMPD/ro"
 fi
@@ -111,7 +111,7 @@ full_disk()
 		"$2" -i "$3" -o "$d/tmon.out" 2>"$4/full.err"
 		echo "rc $?"
 		cat "$d/tmon.out"
-		ls -a "$d"' sh "$TMPD/mnt" "$PROFTOP" "$TMPD/big.tmon" "$TMPD"
+		ls -a "$d"' sh "$TMPD/mnt" "$PROFTOP_BIN" "$TMPD/big.tmon" "$TMPD"
 }
 mkdir -p "$TMPD/mnt"
 if ! command -v unshare >/dev/null 2>&1; then

@@ -4,7 +4,7 @@
 # DProf's overhead figures, and truncated and corrupted files. Where dprofpp prints a table or a
 # tree, report prints the same bytes; where the file is broken, report fails with the line.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP"
+need "$PROFTOP_BIN"
 
 if ! command -v dprofpp >/dev/null 2>&1 ||
     ! perl -e 'exit !grep { -f "$_/Devel/DProf.pm" } @INC' 2>/dev/null; then
@@ -22,7 +22,7 @@ same_as_dprofpp()
 	# shellcheck disable=SC2086
 	dprofpp $opts "$1" >"$TMPD/d.out" 2>"$TMPD/d.err" || { echo "dprofpp failed:"; head -3 "$TMPD/d.err"; return 1; }
 	# shellcheck disable=SC2086
-	"$PROFTOP" report $opts "$1" >"$TMPD/r.out" 2>"$TMPD/r.err" || { echo "report failed:"; head -3 "$TMPD/r.err"; return 1; }
+	"$PROFTOP_BIN" report $opts "$1" >"$TMPD/r.out" 2>"$TMPD/r.err" || { echo "report failed:"; head -3 "$TMPD/r.err"; return 1; }
 	cmp -s "$TMPD/d.out" "$TMPD/r.out" && return 0
 	echo "report $opts differs from dprofpp $opts:"
 	diff "$TMPD/d.out" "$TMPD/r.out" | head -n 12
@@ -137,7 +137,7 @@ truncated()
 		l*) head -n "${cut#l}" "$1" >"$TMPD/cut.tmon" ;;
 		b*) head -c "${cut#b}" "$1" >"$TMPD/cut.tmon" ;;
 		esac
-		"$PROFTOP" report "$TMPD/cut.tmon" >"$TMPD/cut.r" 2>"$TMPD/cut.err"
+		"$PROFTOP_BIN" report "$TMPD/cut.tmon" >"$TMPD/cut.r" 2>"$TMPD/cut.err"
 		rc=$?
 		dprofpp "$TMPD/cut.tmon" >"$TMPD/cut.d" 2>/dev/null
 		n=$?
@@ -170,7 +170,7 @@ corrupted()
 		perl -e 'srand($ARGV[0]); local $/; open my $f, "<", $ARGV[1] or die; my $d = <$f>;
 			 for (1 .. 1 + int(rand(4))) { substr($d, int(rand(length $d)), 1) = chr(int(rand(256))) }
 			 print $d' "$seed" "$1" >"$TMPD/bad.tmon"
-		"$PROFTOP" report -F "$TMPD/bad.tmon" >/dev/null 2>"$TMPD/bad.err"
+		"$PROFTOP_BIN" report -F "$TMPD/bad.tmon" >/dev/null 2>"$TMPD/bad.err"
 		rc=$?
 		[ $rc -le 1 ] || { echo "seed $seed: report exited $rc"; head -3 "$TMPD/bad.err"; return 1; }
 		if [ $rc -eq 1 ] && ! grep -Eq ': line [0-9]+: ' "$TMPD/bad.err"; then
@@ -185,14 +185,14 @@ corrupted()
 [ -s "$TMPD/odd.dprof" ] && check "corrupted-dprof" corrupted "$TMPD/odd.dprof"
 
 # --- the CLI -------------------------------------------------------------------------------------
-"$PROFTOP" report "$TMPD/missing.tmon" >/dev/null 2>"$TMPD/missing.err"
+"$PROFTOP_BIN" report "$TMPD/missing.tmon" >/dev/null 2>"$TMPD/missing.err"
 check "missing-file-exit-1" status $? 1 "$TMPD/missing.err"
 check "missing-file-message" has "$TMPD/missing.err" "^proftop report: cannot read .*missing\.tmon: No such file"
-"$PROFTOP" report -Z >/dev/null 2>"$TMPD/usage.err"
+"$PROFTOP_BIN" report -Z >/dev/null 2>"$TMPD/usage.err"
 check "usage-exit-2" status $? 2 "$TMPD/usage.err"
 # Without a file name, ./tmon.out, as dprofpp.
 if [ -s "$TMPD/split.dprof" ]; then
-	(cd "$TMPD" && cp split.dprof tmon.out && "$PROFTOP" report >default.out 2>&1)
+	(cd "$TMPD" && cp split.dprof tmon.out && "$PROFTOP_BIN" report >default.out 2>&1)
 	check "default-file" has "$TMPD/default.out" 'main::burn$'
 fi
 finish

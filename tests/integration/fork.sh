@@ -3,7 +3,7 @@
 # function: forker's parent and its two children split the CPU 50/50 between parent_work and
 # child_work.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/forker"
+need "$PROFTOP_BIN" "$WL/forker"
 require_perf_events
 
 run_proftop forker -b -- "$WL/forker" 2

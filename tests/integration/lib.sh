@@ -6,8 +6,10 @@
 # and prints its own summary. Every script ends with `finish`, which exits 1 if one of its checks
 # failed; the proftop outputs are then kept for a look.
 #
-# Environment: BUILD_DIR (default build, or build-asan under PROFTOP_SANITIZER=asan), PROFTOP
-# (default ./proftop), PROFTOP_TIMEOUT (seconds per proftop run, default 60), PROFTOP_KEEP_TMP.
+# Environment: BUILD_DIR (default build, or build-asan under PROFTOP_SANITIZER=asan), PROFTOP_BIN
+# (the binary under test, default ./proftop), PROFTOP_TIMEOUT (seconds per proftop run, default
+# 60), PROFTOP_KEEP_TMP. PROFTOP itself is proftop's own options variable: it is unset here so a
+# developer's setting cannot change the results; the tests that want it set it per run.
 
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -24,8 +26,9 @@ fi
 BUILD_DIR=${BUILD_DIR:-build}
 case $BUILD_DIR in /*) ;; *) BUILD_DIR=$ROOT/${BUILD_DIR#./} ;; esac
 WL=$BUILD_DIR/workloads
-PROFTOP=${PROFTOP:-proftop}
-case $PROFTOP in /*) ;; *) PROFTOP=$ROOT/${PROFTOP#./} ;; esac
+PROFTOP_BIN=${PROFTOP_BIN:-proftop}
+case $PROFTOP_BIN in /*) ;; *) PROFTOP_BIN=$ROOT/${PROFTOP_BIN#./} ;; esac
+unset PROFTOP
 SUITE=$(basename "$0" .sh)
 CORES=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 COLUMNS_LINE='  SELF%  TOTAL%  SAMPLES  FUNCTION  MODULE'
@@ -168,7 +171,7 @@ run_proftop()
 	ERR=$TMPD/$tag.err
 	limit=${PROFTOP_TIMEOUT:-60}
 	t0=$(date +%s)
-	timeout -k 5 "$limit" "$PROFTOP" "$@" >"$OUT" 2>"$ERR" </dev/null
+	timeout -k 5 "$limit" "$PROFTOP_BIN" "$@" >"$OUT" 2>"$ERR" </dev/null
 	RC=$?
 	# timeout(1) says 124, or 137 when proftop also ignored SIGTERM: tell that from a
 	# command that died of SIGKILL by the clock.

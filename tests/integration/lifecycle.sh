@@ -24,7 +24,7 @@ check mainexit-work-named between "$(self_pct "$OUT" exit_work mainexit)" 98 100
 check mainexit-no-unknown awk '$NF == "[unknown]" { s += $1 } END { if (s < 1) exit 0; print s "% [unknown]"; exit 1 }' "$OUT"
 
 # Ctrl-C reaches proftop and the command alike: the command's own exit status comes back.
-"$PROFTOP" -b -n 0 -- "$WL/graceful" >"$TMPD/graceful.out" 2>&1 &
+"$PROFTOP_BIN" -b -n 0 -- "$WL/graceful" >"$TMPD/graceful.out" 2>&1 &
 pt=$!
 BG_PIDS="$BG_PIDS $pt"
 sleep 1

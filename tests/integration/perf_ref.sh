@@ -2,7 +2,7 @@
 # perf_ref.sh — as accurate as perf: `perf record -F 999` and `perf report --no-children --sort
 # sym` on the same workload give the same self shares as proftop, within 5 points.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/split"
+need "$PROFTOP_BIN" "$WL/split"
 require_perf_events
 
 if ! command -v perf >/dev/null 2>&1; then

@@ -2,7 +2,7 @@
 # periodic.sh — batch mode prints a table every -n interval, each with the same layout as the final
 # one, then exactly one final table; split's shares hold in every window.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/split"
+need "$PROFTOP_BIN" "$WL/split"
 require_perf_events
 
 # periodic_rows_at_most FILE N — no periodic table has more than N rows.

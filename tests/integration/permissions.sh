@@ -9,7 +9,7 @@ if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1 || ! command -v su >/dev/
 	finish
 fi
 need "$WL/spin" || finish
-dir=$(mktemp -d /var/tmp/proftop-it-perm.XXXXXX) && chmod 755 "$dir" && cp "$PROFTOP" "$dir/proftop" &&
+dir=$(mktemp -d /var/tmp/proftop-it-perm.XXXXXX) && chmod 755 "$dir" && cp "$PROFTOP_BIN" "$dir/proftop" &&
     chmod 755 "$dir/proftop" || { fail attach-other-user "cannot stage a copy for nobody"; finish; }
 if ! su nobody -s /bin/sh -c "'$dir/proftop' --version" >/dev/null 2>&1; then
 	skip attach-other-user "nobody cannot run a binary here"

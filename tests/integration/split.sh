@@ -3,7 +3,7 @@
 # burn_a/burn_b/burn_c: the shares, the sample count at the default 999 Hz and at -F 200, no
 # overflow, the header and row layout, --max-rows and --kernel.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/split"
+need "$PROFTOP_BIN" "$WL/split"
 require_perf_events
 
 modules_are_split()

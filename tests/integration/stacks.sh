@@ -16,7 +16,7 @@
 # split the paths the same way (within 3 points). -g fp and -g none are run on paths too.
 # doc/accuracy.md records the figures; STACKS_FIGURES=1 prints them.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/paths" "$WL/recurse" "$WL/cxxns" "$WL/qsortcb" "$WL/threads4"
+need "$PROFTOP_BIN" "$WL/paths" "$WL/recurse" "$WL/cxxns" "$WL/qsortcb" "$WL/threads4"
 require_perf_events
 
 SECS=1.5

@@ -2,7 +2,7 @@
 # threads.sh — every thread of a process is sampled: threads4's four workers get equal CPU, so
 # each shows 25%.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/threads4"
+need "$PROFTOP_BIN" "$WL/threads4"
 require_perf_events
 
 run_proftop threads4 -b -- "$WL/threads4" 2

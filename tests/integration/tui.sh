@@ -7,7 +7,7 @@
 #
 # Every wait is bounded; each pane runs proftop under timeout(1) too.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP" "$WL/split" "$WL/fptree" "$WL/spin" "$WL/exitwith"
+need "$PROFTOP_BIN" "$WL/split" "$WL/fptree" "$WL/spin" "$WL/exitwith"
 if ! command -v tmux >/dev/null 2>&1; then
 	skip "all" "tmux is not installed"
 	finish
@@ -39,7 +39,7 @@ pane()
 		# Ctrl-C reaches the whole foreground group: this shell must outlive it (a handler,
 		# not SIG_IGN, which proftop and the command would inherit).
 		echo "trap : INT"
-		printf "timeout --foreground -k 5 %s '%s'" "$LIMIT" "$PROFTOP"
+		printf "timeout --foreground -k 5 %s '%s'" "$LIMIT" "$PROFTOP_BIN"
 		for a in "$@"; do printf " '%s'" "$a"; done
 		echo " 2>'$TMPD/$name.err'"
 		echo "echo \$? >'$TMPD/$name.status.tmp'"
@@ -343,12 +343,12 @@ check "default-theme-has-colours" colours colour
 tm send-keys -t colour q
 ended colour >/dev/null
 tm new-session -d -s nocolor -x 100 -y 30 \
-	"NO_COLOR=1 timeout --foreground -k 5 $LIMIT '$PROFTOP' -- '$WL/split' 30; exec sleep $LIMIT"
+	"NO_COLOR=1 timeout --foreground -k 5 $LIMIT '$PROFTOP_BIN' -- '$WL/split' 30; exec sleep $LIMIT"
 check "no-color-shows-screen" wait_screen nocolor ' burn_a '
 check "no-color-is-mono" sh -c "! tmux -L '$SOCK' capture-pane -p -e -t nocolor | grep -Eq '\\[([0-9;]*;)?(3[0-7]|4[0-7]|9[0-7])(;[0-9;]*)?m'"
 tm send-keys -t nocolor q
 
 tm new-session -d -s dumb -x 100 -y 30 \
-	"TERM=dumb timeout --foreground -k 5 $LIMIT '$PROFTOP' -d 0.5 -- '$WL/split' 5; exec sleep $LIMIT"
+	"TERM=dumb timeout --foreground -k 5 $LIMIT '$PROFTOP_BIN' -d 0.5 -- '$WL/split' 5; exec sleep $LIMIT"
 check "term-dumb-is-batch" wait_screen dumb '^=== proftop final'
 finish

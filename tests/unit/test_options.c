@@ -1,4 +1,4 @@
-/* Unit tests of command-line parsing. */
+/* Unit tests of option parsing: the command line, $PROFTOP, and the docs made from the table. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -6,21 +6,46 @@
 #include <cmocka.h>
 
 #include "proftop/options.h"
+#include "proftop/util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static enum options_result parse(struct options *o, char **message, int argc, ...)
+static enum options_result vparse(struct options *o, char **message, const char *env, int argc,
+				  va_list ap)
 {
 	static char *argv[32];
+
+	for (int i = 0; i < argc; i++)
+		argv[i] = va_arg(ap, char *);
+	argv[argc] = NULL;
+	return options_parse(o, argc, argv, env, message);
+}
+
+/* options_parse() of the ARGC arguments that follow, without $PROFTOP. */
+static enum options_result parse(struct options *o, char **message, int argc, ...)
+{
+	enum options_result r;
 	va_list ap;
 
 	va_start(ap, argc);
-	for (int i = 0; i < argc; i++)
-		argv[i] = va_arg(ap, char *);
+	r = vparse(o, message, NULL, argc, ap);
 	va_end(ap);
-	argv[argc] = NULL;
-	return options_parse(o, argc, argv, message);
+	return r;
+}
+
+/* The same with $PROFTOP set to ENV. */
+static enum options_result parse_env(struct options *o, char **message, const char *env, int argc,
+				     ...)
+{
+	enum options_result r;
+	va_list ap;
+
+	va_start(ap, argc);
+	r = vparse(o, message, env, argc, ap);
+	va_end(ap);
+	return r;
 }
 
 static void defaults_and_command(void **state)
@@ -80,7 +105,7 @@ static void usage_errors(void **state)
 		for (int j = 0; j < 4 && bad[i][j]; j++)
 			argv[argc++] = (char *)bad[i][j];
 		argv[argc] = NULL;
-		assert_int_equal(options_parse(&o, argc, argv, &msg), OPTIONS_USAGE_ERROR);
+		assert_int_equal(options_parse(&o, argc, argv, NULL, &msg), OPTIONS_USAGE_ERROR);
 		assert_non_null(msg);
 		free(msg);
 		options_free(&o);
@@ -95,7 +120,6 @@ static void help_and_version(void **state)
 
 	assert_int_equal(parse(&o, &msg, 2, "proftop", "--help"), OPTIONS_OK);
 	assert_true(o.help);
-	assert_non_null(strstr(options_help(), "--freq"));
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 2, "proftop", "-V"), OPTIONS_OK);
 	assert_true(o.version);
@@ -216,6 +240,398 @@ static void report_options(void **state)
 	options_free(&o);
 }
 
+/* --- getopt's own errors, worded from the table ----------------------------------------------- */
+
+static void expect_usage_error(int argc, char **argv, const char *env, const char *want)
+{
+	struct options o;
+	char *msg = NULL;
+
+	assert_int_equal(options_parse(&o, argc, argv, env, &msg), OPTIONS_USAGE_ERROR);
+	assert_non_null(msg);
+	assert_string_equal(msg, want);
+	free(msg);
+	options_free(&o);
+}
+
+static void command_line_errors(void **state)
+{
+	(void)state;
+	static const char *const cases[][3] = {
+		{ "--stack-size", NULL, "option '--stack-size' needs a value" },
+		{ "--freq", NULL, "option '--freq' needs a value" },
+		{ "-bF", NULL, "option '-F' needs a value" },
+		{ "--batch=1", "cmd", "option '--batch' takes no value" },
+		{ "-z", "cmd", "unknown option '-z'" },
+		{ "--bogus", "cmd", "unknown or incomplete option '--bogus'" },
+		{ "--stack-size", "12",
+		  "invalid stack size (a multiple of 8 from 64 to 65000 bytes): '12'" },
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *argv[] = { "proftop", (char *)cases[i][0], (char *)cases[i][1], NULL };
+
+		expect_usage_error(cases[i][1] ? 3 : 2, argv, NULL, cases[i][2]);
+	}
+}
+
+/* --- $PROFTOP --------------------------------------------------------------------------------- */
+
+static void env_sets_options(void **state)
+{
+	(void)state;
+	struct options o;
+	char *msg;
+
+	assert_int_equal(parse_env(&o, &msg, "freq=499:batch:theme=mono:max-rows=3:kernel=yes:"
+				   "call-graph=fp:output=cpu.folded:tree=1",
+				   2, "proftop", "./prog"), OPTIONS_OK);
+	assert_int_equal(o.sample.freq, 499);
+	assert_true(o.batch_mode && o.batch.tree && o.sample.kernel);
+	assert_string_equal(o.tui.theme, "mono");
+	assert_int_equal(o.batch.max_rows, 3);
+	assert_int_equal(o.sample.callgraph, CALLGRAPH_FP);
+	assert_string_equal(o.run.export.output, "cpu.folded");
+	assert_string_equal(o.argv[0], "./prog");
+	options_free(&o);
+	/* A list and a file name name the target when the command line does not. */
+	assert_int_equal(parse_env(&o, &msg, "pid=12,34", 1, "proftop"), OPTIONS_OK);
+	assert_int_equal(o.npids, 2);
+	assert_int_equal(o.pids[1], 34);
+	options_free(&o);
+	assert_int_equal(parse_env(&o, &msg, "input=saved.tmon", 2, "proftop", "-b"), OPTIONS_OK);
+	assert_string_equal(o.input, "saved.tmon");
+	options_free(&o);
+}
+
+static void command_line_wins(void **state)
+{
+	(void)state;
+	struct options o;
+	char *msg;
+
+	assert_int_equal(parse_env(&o, &msg, "freq=499:output=a:pid=1", 5, "proftop", "-F", "200",
+				   "--output=b", "./prog"), OPTIONS_OK);
+	assert_int_equal(o.sample.freq, 200);
+	assert_string_equal(o.run.export.output, "b");
+	assert_int_equal(o.npids, 0); /* the command replaces pid= */
+	assert_null(o.pids);
+	options_free(&o);
+	/* -p starts a list of its own instead of adding to pid=. */
+	assert_int_equal(parse_env(&o, &msg, "pid=1,2", 3, "proftop", "-p", "3"), OPTIONS_OK);
+	assert_int_equal(o.npids, 1);
+	assert_int_equal(o.pids[0], 3);
+	options_free(&o);
+	assert_int_equal(parse_env(&o, &msg, "input=x.tmon", 3, "proftop", "-p", "3"), OPTIONS_OK);
+	assert_null(o.input);
+	options_free(&o);
+	assert_int_equal(parse_env(&o, &msg, "pid=4", 3, "proftop", "-i", "x.tmon"), OPTIONS_OK);
+	assert_int_equal(o.npids, 0);
+	options_free(&o);
+}
+
+static void env_escapes(void **state)
+{
+	(void)state;
+	struct options o;
+	char *msg;
+
+	/* NYTProf's rule: a backslash makes the next character literal, ':' and '=' and itself
+	 * included; it works in names too. */
+	assert_int_equal(parse_env(&o, &msg, "theme=a\\:b\\=c\\\\d:out\\put=x\\y", 2, "proftop",
+				   "./prog"), OPTIONS_OK);
+	assert_string_equal(o.tui.theme, "a:b=c\\d");
+	assert_string_equal(o.run.export.output, "xy");
+	options_free(&o);
+	assert_int_equal(parse_env(&o, &msg, "output=\\:", 2, "proftop", "./prog"), OPTIONS_OK);
+	assert_string_equal(o.run.export.output, ":");
+	options_free(&o);
+	assert_int_equal(parse_env(&o, &msg, "theme=", 2, "proftop", "./prog"), OPTIONS_OK);
+	assert_string_equal(o.tui.theme, ""); /* as -t '' */
+	options_free(&o);
+}
+
+static void env_bad_entries(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "freq=x", "PROFTOP: invalid frequency (1 to 100000 Hz): 'x' in 'freq=x'" },
+		{ "batch:frq=3", "PROFTOP: unknown option 'frq' in 'frq=3'" },
+		{ "-F=3", "PROFTOP: unknown option '-F' in '-F=3'" },
+		{ "F=3", "PROFTOP: unknown option 'F' in 'F=3'" },
+		/* what the test harness used to export */
+		{ "/bin/proftop", "PROFTOP: unknown option '/bin/proftop' in '/bin/proftop'" },
+		{ "freq", "PROFTOP: option 'freq' needs a value in 'freq'" },
+		{ "batch=0", "PROFTOP: invalid flag value (none, 1 or yes): '0' in 'batch=0'" },
+		{ "tree=no", "PROFTOP: invalid flag value (none, 1 or yes): 'no' in 'tree=no'" },
+		{ "help", "PROFTOP: option 'help' not allowed (command line only) in 'help'" },
+		{ "version=1",
+		  "PROFTOP: option 'version' not allowed (command line only) in 'version=1'" },
+		{ "theme=a=b",
+		  "PROFTOP: a second '=' (write \\= for one in a value) in 'theme=a=b'" },
+		{ "freq=9:theme=a\\", "PROFTOP: nothing after '\\' in 'theme=a\\'" },
+		{ "pid=1,x", "PROFTOP: invalid PID: 'x' in 'pid=1,x'" },
+		{ "window=0", "PROFTOP: invalid window (seconds, more than 0 and at most 3600): "
+			      "'0' in 'window=0'" },
+	};
+	char *argv[] = { "proftop", "./prog", NULL };
+	char *bad_too[] = { "proftop", "-F", "0", "./prog", NULL };
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		expect_usage_error(2, argv, cases[i][0], cases[i][1]);
+	/* The environment's error is reported before the command line's, which comes after it. */
+	expect_usage_error(4, bad_too, "freq=x", cases[0][1]);
+}
+
+static void env_empty(void **state)
+{
+	(void)state;
+	static const char *const empty[] = { NULL, "", ":", ":::" };
+	struct options o;
+	char *msg;
+
+	for (size_t i = 0; i < sizeof(empty) / sizeof(empty[0]); i++) {
+		assert_int_equal(parse_env(&o, &msg, empty[i], 2, "proftop", "./prog"), OPTIONS_OK);
+		assert_int_equal(o.sample.freq, 999);
+		assert_false(o.batch_mode);
+		options_free(&o);
+	}
+	assert_int_equal(parse_env(&o, &msg, ":freq=5::batch:", 2, "proftop", "./prog"),
+			 OPTIONS_OK);
+	assert_int_equal(o.sample.freq, 5);
+	assert_true(o.batch_mode);
+	options_free(&o);
+}
+
+static void env_flags(void **state)
+{
+	(void)state;
+	static const char *const on[] = { "batch", "batch=1", "batch=yes" };
+	struct options o;
+	char *msg;
+
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+		assert_int_equal(parse_env(&o, &msg, on[i], 2, "proftop", "./prog"), OPTIONS_OK);
+		assert_true(o.batch_mode);
+		options_free(&o);
+	}
+}
+
+/* --help and --version answer whatever $PROFTOP holds: the usage error's hint points to --help. */
+static void env_does_not_block_help(void **state)
+{
+	(void)state;
+	struct options o;
+	char *msg;
+
+	assert_int_equal(parse_env(&o, &msg, "frq=1", 2, "proftop", "--help"), OPTIONS_OK);
+	assert_true(o.help);
+	assert_null(msg);
+	options_free(&o);
+	assert_int_equal(parse_env(&o, &msg, "frq=1", 2, "proftop", "-V"), OPTIONS_OK);
+	assert_true(o.version);
+	options_free(&o);
+	/* `proftop report` has options of its own and ignores $PROFTOP. */
+	assert_int_equal(parse_env(&o, &msg, "frq=1", 2, "proftop", "report"), OPTIONS_OK);
+	assert_true(o.report);
+	options_free(&o);
+}
+
+static bool same_string(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool same_options(const struct options *a, const struct options *b)
+{
+	const struct export_options *ea = &a->run.export, *eb = &b->run.export;
+
+	return a->sample.freq == b->sample.freq && a->sample.kernel == b->sample.kernel &&
+	       a->sample.callgraph == b->sample.callgraph &&
+	       a->sample.stack_size == b->sample.stack_size && a->run.duration == b->run.duration &&
+	       a->run.interval == b->run.interval && same_string(ea->output, eb->output) &&
+	       ea->format == eb->format && ea->per_thread == eb->per_thread &&
+	       a->batch.max_rows == b->batch.max_rows && a->batch.tree == b->batch.tree &&
+	       a->batch.min_percent == b->batch.min_percent && a->tui.window == b->tui.window &&
+	       same_string(a->tui.theme, b->tui.theme) && a->batch_mode == b->batch_mode &&
+	       a->npids == b->npids &&
+	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
+	       same_string(a->input, b->input) && !a->argv == !b->argv;
+}
+
+/* A value for every option in the table, so a new option needs one here: name=value in $PROFTOP
+ * does exactly what --name=value does, and something other than the default. */
+static const char *const samples[][2] = {
+	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
+	{ "call-graph", "none" }, { "stack-size", "4096" }, { "batch", NULL },
+	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
+	{ "max-rows", "7" },      { "tree", NULL },        { "min-percent", "2" },
+	{ "kernel", NULL },       { "output", "cpu.pb.gz" }, { "format", "folded" },
+	{ "per-thread", NULL },   { "input", "t.tmon" },   { "help", NULL },
+	{ "version", NULL },
+};
+
+static void env_same_as_command_line(const char *name, const char *value)
+{
+	/* pid and input are targets of their own; the others need one. */
+	bool target = strcmp(name, "pid") && strcmp(name, "input");
+	char *cli = value ? xasprintf("--%s=%s", name, value) : xasprintf("--%s", name);
+	char *env = value ? xasprintf("%s=%s", name, value) : xasprintf("%s", name);
+	char *argv_cli[] = { "proftop", cli, "./prog", NULL };
+	char *argv_env[] = { "proftop", "./prog", NULL };
+	struct options by_cli, by_env, defaults;
+	char *msg;
+
+	assert_int_equal(options_parse(&by_cli, target ? 3 : 2, argv_cli, NULL, &msg), OPTIONS_OK);
+	assert_int_equal(options_parse(&by_env, target ? 2 : 1, argv_env, env, &msg), OPTIONS_OK);
+	assert_int_equal(options_parse(&defaults, 2, argv_env, NULL, &msg), OPTIONS_OK);
+	if (!same_options(&by_cli, &by_env) || same_options(&by_env, &defaults))
+		fail_msg("PROFTOP=%s does not do what %s does", env, cli);
+	options_free(&by_cli);
+	options_free(&by_env);
+	options_free(&defaults);
+	free(cli);
+	free(env);
+}
+
+static void env_sets_every_option(void **state)
+{
+	(void)state;
+	const char *name;
+
+	for (size_t i = 0; (name = options_name(i)); i++) {
+		size_t k = 0;
+
+		while (k < sizeof(samples) / sizeof(samples[0]) && strcmp(samples[k][0], name))
+			k++;
+		if (k == sizeof(samples) / sizeof(samples[0]))
+			fail_msg("option '%s' has no sample value in test_options.c", name);
+		if (strcmp(name, "help") && strcmp(name, "version"))
+			env_same_as_command_line(name, samples[k][1]);
+	}
+}
+
+/* --- the docs made from the table ------------------------------------------------------------- */
+
+static char *written(void (*write)(FILE *))
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	assert_non_null(mem);
+	write(mem);
+	fclose(mem);
+	return text;
+}
+
+/* Whether NEEDLE occurs in TEXT with no name character (letter, digit, '-') right after it. */
+static bool has_word(const char *text, const char *needle)
+{
+	size_t n = strlen(needle);
+
+	for (const char *p = strstr(text, needle); p; p = strstr(p + 1, needle))
+		if (!(p[n] == '-' || (p[n] >= 'a' && p[n] <= 'z') || (p[n] >= '0' && p[n] <= '9')))
+			return true;
+	return false;
+}
+
+static void help_and_man_list_every_option(void **state)
+{
+	(void)state;
+	char *help = written(options_write_help), *man = written(options_write_man);
+	const char *name;
+
+	for (size_t i = 0; (name = options_name(i)); i++) {
+		char *dashed = xasprintf("--%s", name), roffed[64] = "\\-\\-", *r = roffed + 4;
+
+		for (const char *c = name; *c; c++) {
+			if (*c == '-')
+				*r++ = '\\';
+			*r++ = *c;
+		}
+		*r = '\0';
+		if (!has_word(help, dashed))
+			fail_msg("--help does not list %s", dashed);
+		if (!has_word(man, roffed))
+			fail_msg("the man list does not have %s", roffed);
+		free(dashed);
+	}
+	free(help);
+	free(man);
+}
+
+/* The lines of PATH between its "options: begin" and "options: end" lines; NULL without both. */
+static char *between_markers(const char *path)
+{
+	FILE *in = fopen(path, "r"), *mem;
+	char *line = NULL, *text = NULL;
+	size_t cap = 0, len = 0;
+	int state = 0; /* 0 before, 1 between, 2 after the markers */
+
+	if (!in)
+		fail_msg("cannot open %s: run the unit tests from the source tree's root", path);
+	mem = open_memstream(&text, &len);
+	while (getline(&line, &cap, in) > 0) {
+		if (state == 1 && strstr(line, "options: end"))
+			state = 2;
+		else if (state == 1)
+			fputs(line, mem);
+		else if (state == 0 && strstr(line, "options: begin"))
+			state = 1;
+	}
+	fclose(mem);
+	fclose(in);
+	free(line);
+	if (state != 2) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+/* The line of HAVE where it first differs from WANT. */
+static const char *first_difference(const char *have, const char *want)
+{
+	const char *line = have;
+
+	for (size_t i = 0; have[i] && have[i] == want[i]; i++)
+		if (have[i] == '\n')
+			line = have + i + 1;
+	return line;
+}
+
+static int line_length(const char *s)
+{
+	return (int)strcspn(s, "\n");
+}
+
+/* doc/proftop.1 and README.md hold what the table generates: `make man` writes it there. */
+static void docs_match_table(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *path;
+		void (*write)(FILE *);
+	} docs[] = {
+		{ "doc/proftop.1", options_write_man },
+		{ "README.md", options_write_markdown },
+	};
+
+	for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		const char *path = docs[i].path, *diff;
+		char *have = between_markers(path), *want = written(docs[i].write);
+
+		if (!have)
+			fail_msg("%s lacks its \"options: begin\" or \"options: end\" line", path);
+		diff = first_difference(have, want);
+		if (strcmp(have, want))
+			fail_msg("%s's option list differs from src/options.c's table at \"%.*s\": "
+				 "run make man", path, line_length(diff), diff);
+		free(have);
+		free(want);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -226,6 +642,17 @@ int main(void)
 		cmocka_unit_test(usage_errors),
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(screen_options),
+		cmocka_unit_test(command_line_errors),
+		cmocka_unit_test(env_sets_options),
+		cmocka_unit_test(command_line_wins),
+		cmocka_unit_test(env_escapes),
+		cmocka_unit_test(env_bad_entries),
+		cmocka_unit_test(env_empty),
+		cmocka_unit_test(env_flags),
+		cmocka_unit_test(env_does_not_block_help),
+		cmocka_unit_test(env_sets_every_option),
+		cmocka_unit_test(help_and_man_list_every_option),
+		cmocka_unit_test(docs_match_table),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
