@@ -1172,29 +1172,41 @@ void symbolizer_exit(struct symbolizer *s, pid_t pid)
 	symbolizer_drop_jit(s, pid);
 }
 
-void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct symbol *out)
+/* The mapping of pid holding addr (reading /proc/PID/maps again first when none does and that
+ * is due), with its module in *mod, loaded on first use. NULL when no mapping holds addr. */
+static struct mapping *symbolizer_find(struct symbolizer *s, pid_t pid, uint64_t addr,
+				       struct module **mod)
 {
 	struct mapping *m = maps_find(s->maps, pid, addr);
+	uint64_t now;
+
+	if (!m) {
+		now = util_now_ns();
+		if (pid <= 0 || !maps_reload_due(s->maps, pid, now))
+			return NULL;
+		maps_load_proc(s->maps, pid, now);
+		m = maps_find(s->maps, pid, addr);
+		if (!m)
+			return NULL;
+	}
+	if (!m->cookie)
+		m->cookie = symbolizer_module(s, pid, m);
+	*mod = m->cookie;
+	return m;
+}
+
+void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct symbol *out)
+{
 	struct module *mod;
+	struct mapping *m = symbolizer_find(s, pid, addr, &mod);
 
 	out->function = NULL;
 	out->module = NULL;
 	out->module_addr = addr;
 	if (!m) {
-		uint64_t now = util_now_ns();
-
-		if (pid > 0 && maps_reload_due(s->maps, pid, now)) {
-			maps_load_proc(s->maps, pid, now);
-			m = maps_find(s->maps, pid, addr);
-		}
-		if (!m) {
-			symbolizer_resolve_jit(s, pid, addr, out);
-			return;
-		}
+		symbolizer_resolve_jit(s, pid, addr, out);
+		return;
 	}
-	mod = m->cookie;
-	if (!mod)
-		m->cookie = mod = symbolizer_module(s, pid, m);
 	out->module = mod->name;
 	out->module_addr = module_addr(mod, m, addr);
 	out->function = module_lookup(mod, out->module_addr);
@@ -1206,23 +1218,12 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 
 int symbolizer_unwind_info(struct symbolizer *s, pid_t pid, uint64_t addr, struct unwind_info *out)
 {
-	struct mapping *m = maps_find(s->maps, pid, addr);
 	struct module *mod;
+	struct mapping *m = symbolizer_find(s, pid, addr, &mod);
 	uint64_t bias;
 
-	if (!m) {
-		uint64_t now = util_now_ns();
-
-		if (pid <= 0 || !maps_reload_due(s->maps, pid, now))
-			return -ENOENT;
-		maps_load_proc(s->maps, pid, now);
-		m = maps_find(s->maps, pid, addr);
-		if (!m)
-			return -ENOENT;
-	}
-	mod = m->cookie;
-	if (!mod)
-		m->cookie = mod = symbolizer_module(s, pid, m);
+	if (!m)
+		return -ENOENT;
 	if (!mod->unwind.tried && s->elf_ok)
 		module_load_unwind(mod, pid, m);
 	if (!mod->unwind.image)
