@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct module;
 struct symbolizer;
 
 struct symbol {
@@ -60,11 +61,11 @@ struct unwind_info {
 	uint64_t eh_frame_hdr_size;
 	const unsigned char *debug_frame; /* .debug_frame (the module's or its debug file's) or NULL */
 	size_t debug_frame_size;
-	const void *module;          /* for symbolizer_read_module() */
+	const struct module *module; /* for symbolizer_read_module() */
 };
 
 /* The unwind information of the module holding addr in pid. Returns 0, or -ENOENT when no ELF
- * module with a readable image maps addr. The module's file is mapped on first use. */
+ * module with a readable image maps addr. The module is loaded (its file mapped) on first use. */
 int symbolizer_unwind_info(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,
 			   struct unwind_info *out);
 /* Copy len bytes at runtime address addr of info's module from its file image (any segment, not

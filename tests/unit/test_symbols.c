@@ -796,6 +796,38 @@ static void test_deleted_binary(void **state)
 	symbolizer_free(s);
 }
 
+/* A stripped program without unwind tables of its own (no .eh_frame_hdr, its .debug_frame gone
+ * with the rest): its one debug file gives both its functions and its .debug_frame. */
+static void test_debug_file_gives_symbols_and_frames(void **state)
+{
+	const char *path = tmp_path("framesless");
+	struct symbolizer *s = symbolizer_new();
+	struct unwind_info info;
+	struct child c;
+	struct symbol sym;
+
+	(void)state;
+	if (!have_tool("objcopy") ||
+	    !compile(tmp_path("frames.full"), "-g -fno-asynchronous-unwind-tables -Wl,--no-eh-frame-hdr") ||
+	    run("cd '%s' && objcopy --only-keep-debug frames.full framesless.debug && "
+		"objcopy --strip-all --add-gnu-debuglink=framesless.debug frames.full framesless",
+		tmpdir)) {
+		symbolizer_free(s);
+		skip();
+	}
+	child_start(&c, path);
+	symbolizer_resolve(s, c.pid, c.fn, &sym);
+	assert_non_null(sym.function);
+	assert_string_equal(sym.function, "workload_fn");
+	assert_int_equal(symbolizer_unwind_info(s, c.pid, c.fn, &info), 0);
+	assert_int_equal(info.eh_frame_hdr, 0);
+	assert_non_null(info.debug_frame);
+	assert_true(info.debug_frame_size > 0);
+	assert_true(c.fn >= info.code_start && c.fn < info.code_end);
+	child_stop(&c);
+	symbolizer_free(s);
+}
+
 /* ---- kernel records ------------------------------------------------------------------------ */
 
 static void test_records(void **state)
@@ -891,6 +923,7 @@ int main(void)
 		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_pie_and_non_pie),
 		cmocka_unit_test(test_deleted_binary),
+		cmocka_unit_test(test_debug_file_gives_symbols_and_frames),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_reread_rate_limit),
 	};
