@@ -84,7 +84,7 @@ struct collector *collector_new(struct ring *ring, struct sampler *sampler,
 	c->config = *config;
 	c->sample_type = sample_type_for(config);
 	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
-	c->symbolizer = symbolizer_new();
+	c->symbolizer = symbolizer_new(NULL);
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer);
 	c->profile = profile_new();
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));

@@ -87,6 +87,11 @@ bool module_is_elf(const struct module *mod)
 	return mod->elf;
 }
 
+size_t module_function_count(const struct module *mod)
+{
+	return mod->nfuncs;
+}
+
 /* Besides the exact segment, an offset in the page below a segment's start, or in its
  * zero-filled tail, translates through that segment: the kernel maps whole pages. */
 uint64_t module_translate(const struct module *mod, uint64_t off)

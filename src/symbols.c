@@ -20,6 +20,10 @@
  * its PT_LOAD segments. That one rule covers PIE and non-PIE executables and shared libraries
  * alike; special mappings (vdso included) use off = addr - start.
  *
+ * What the user should know goes to the diagnostics channel, once per condition: a file whose
+ * functions will show as module+0xoffset (unopenable, not ELF, stripped), a perf map refused.
+ * Nothing is reported, or formatted, per sample.
+ *
  * A cached module is trusted for as long as the symbolizer lives: a file deleted and its inode
  * reused for another ELF file while proftop runs would be misnamed. */
 #include "proftop/symbols.h"
@@ -38,6 +42,7 @@
 #include <unistd.h>
 
 #include "proftop/debugfile.h"
+#include "proftop/diag.h"
 #include "proftop/maps.h"
 #include "proftop/module.h"
 #include "proftop/perfmap.h"
@@ -73,6 +78,7 @@ struct symbolizer_entry {
 struct symbolizer_jit {
 	pid_t pid;
 	struct perfmap *map;
+	int reported;		/* the last refresh error seen (0: none yet) */
 };
 
 struct symbolizer {
@@ -86,6 +92,7 @@ struct symbolizer {
 	struct symbolizer_jit *jits;	/* sorted by pid */
 	size_t njits, jits_cap;
 	bool elf_ok;			/* libelf accepted our version */
+	struct diag *diag;		/* NULL: reports dropped */
 };
 
 /* ---- the files behind mappings ------------------------------------------------------------ */
@@ -276,6 +283,30 @@ static void symbolizer_classify(struct symbolizer *s, const struct mapping *m,
 	*len -= (size_t)(*name - path);
 }
 
+/* Once per module, as it is loaded: why its functions will show as module+0xoffset. Only for
+ * code (a data file hit by a stray address is no news), and not for a memfd, whose code a JIT
+ * names in its perf map if anywhere. */
+static void symbolizer_warn_module(struct symbolizer *s, const struct mapping *m,
+				   const struct module *mod, int err)
+{
+	const char *why;
+
+	if (!(m->prot & PROT_EXEC) || !strncmp(m->path, "/memfd:", 7))
+		return;
+	if (err == -ENOEXEC)
+		why = "no ELF data proftop can read";
+	else if (err == -ESTALE)
+		why = "the file at that path is not the one mapped";
+	else if (err)
+		why = strerror(-err);
+	else if (!module_function_count(mod))
+		why = "no function symbols in it or in a debug file";
+	else
+		return;
+	diag_report(s->diag, DIAG_WARNING, "no symbols for %.*s: %s; its functions show as %s+0x...",
+		    (int)symbolizer_path_len(m->path), m->path, why, module_name(mod));
+}
+
 /* The vdso's module: the image decides which (its hash is the key), read once per mapping. */
 static struct symbolizer_entry *symbolizer_vdso(struct symbolizer *s, pid_t pid,
 						const struct mapping *m)
@@ -286,9 +317,8 @@ static struct symbolizer_entry *symbolizer_vdso(struct symbolizer *s, pid_t pid,
 	void *image = NULL;
 	size_t size = 0;
 	uint64_t hash;
+	int err = s->elf_ok ? symbolizer_read_vdso(pid, m, &image, &size) : 0;
 
-	if (s->elf_ok)
-		symbolizer_read_vdso(pid, m, &image, &size);
 	if (image)
 		key.ino = util_hash_bytes(image, size, 0) | 1;
 	hash = symbolizer_key_hash(&key);
@@ -300,6 +330,9 @@ static struct symbolizer_entry *symbolizer_vdso(struct symbolizer *s, pid_t pid,
 	mod = module_new("[vdso]", 6);
 	if (image)
 		module_load_image(mod, image, size);
+	else if (err)
+		diag_report(s->diag, DIAG_WARNING, "no symbols for [vdso]: cannot read it from "
+			    "/proc/%d/mem: %s", (int)pid, strerror(-err));
 	return symbolizer_add(s, &key, hash, mod);
 }
 
@@ -323,7 +356,7 @@ static struct symbolizer_entry *symbolizer_module(struct symbolizer *s, pid_t pi
 		return e;
 	mod = module_new(name, len);
 	if (key.kind == SYMBOLIZER_FILE && s->elf_ok)
-		symbolizer_load_file(mod, pid, m);
+		symbolizer_warn_module(s, m, mod, symbolizer_load_file(mod, pid, m));
 	return symbolizer_add(s, &key, hash, mod);
 }
 
@@ -369,6 +402,22 @@ static void symbolizer_drop_jit(struct symbolizer *s, pid_t pid)
 	s->njits--;
 }
 
+/* A perf map that is there but not used. Most processes have none (-ENOENT): no news. A refresh
+ * fails again every PERFMAP_RECHECK_NS while the file stays as it is (and returns 0 in between):
+ * the text is made only when the error changes. */
+static void symbolizer_warn_jit(struct symbolizer *s, struct symbolizer_jit *jit, int err)
+{
+	if (!err || err == jit->reported)
+		return;
+	jit->reported = err;
+	if (err == -EPERM)
+		diag_report(s->diag, DIAG_WARNING, "JIT symbols of pid %d ignored: %s is not owned "
+			    "by the process's user", (int)jit->pid, perfmap_path(jit->map));
+	else if (err != -ENOENT)
+		diag_report(s->diag, DIAG_WARNING, "JIT symbols of pid %d ignored: cannot read %s: %s",
+			    (int)jit->pid, perfmap_path(jit->map), strerror(-err));
+}
+
 /* An address no ELF file explains may be JIT code pid described in its perf map. */
 static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr,
 				   struct symbol *out)
@@ -379,7 +428,7 @@ static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t add
 	if (addr >= KERNEL_START || pid <= 0)
 		return;
 	jit = symbolizer_jit(s, pid);
-	perfmap_refresh(jit->map, pid, util_now_ns());
+	symbolizer_warn_jit(s, jit, perfmap_refresh(jit->map, pid, util_now_ns()));
 	name = perfmap_lookup(jit->map, addr);
 	if (!name)
 		return;
@@ -390,7 +439,7 @@ static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t add
 
 /* ---- the facade --------------------------------------------------------------------------- */
 
-struct symbolizer *symbolizer_new(void)
+struct symbolizer *symbolizer_new(struct diag *diag)
 {
 	struct symbolizer *s = xcalloc(1, sizeof(*s));
 
@@ -400,7 +449,10 @@ struct symbolizer *symbolizer_new(void)
 	s->strings = strpool_new();
 	s->jit_module = strpool_intern(s->strings, "[jit]", 5);
 	s->vdso_name = strpool_intern(s->strings, "[vdso]", 6);
+	s->diag = diag;
 	s->elf_ok = module_init() == 0;
+	if (!s->elf_ok)
+		diag_report(diag, DIAG_WARNING, "libelf refuses this ELF version: no symbols");
 	return s;
 }
 

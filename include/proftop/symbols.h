@@ -7,6 +7,9 @@
  * the same address) until symbolizer_free(). So a (module, function) pointer pair identifies a
  * function and callers may key tables on it.
  *
+ * What costs the user names (a file proftop cannot open or read, a stripped one, a JIT's perf map
+ * it refuses) is reported once as a warning to the diagnostics channel given to symbolizer_new().
+ *
  * Only the collector thread uses a symbolizer: nothing here is thread-safe. */
 #ifndef PROFTOP_SYMBOLS_H
 #define PROFTOP_SYMBOLS_H
@@ -14,6 +17,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct diag;
 struct module;
 struct symbolizer;
 
@@ -28,7 +32,8 @@ struct symbol {
 	uint64_t module_addr;
 };
 
-struct symbolizer *symbolizer_new(void);
+/* diag receives the warnings; NULL drops them. */
+struct symbolizer *symbolizer_new(struct diag *diag);
 void symbolizer_free(struct symbolizer *symbolizer);
 
 /* Read /proc/PID/maps (replacing what is known of pid). Returns 0 or -errno. */
