@@ -96,7 +96,7 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->config = *config;
 	c->sample_type = sample_type_for(config);
 	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
-	c->symbolizer = symbolizer_new();
+	c->symbolizer = symbolizer_new(diag);
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
 	c->profile = profile_new(diag);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));

@@ -44,6 +44,7 @@ struct perfmap {
 	struct timespec mtime;
 	off_t consumed;
 	uint64_t checked_ns;	/* last look at the file; 0: never */
+	char path[96];		/* what the last refresh read or failed on */
 };
 
 static bool perfmap_blank(char c)
@@ -185,6 +186,11 @@ size_t perfmap_count(const struct perfmap *map)
 	return map->n;
 }
 
+const char *perfmap_path(const struct perfmap *map)
+{
+	return map->path;
+}
+
 /* The target's real and effective uids and its pid in its own pid namespace, from
  * /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs", "NSpid:\t... innermost"). */
 static int perfmap_status(pid_t pid, uid_t uid[2], pid_t *nspid)
@@ -218,33 +224,49 @@ static int perfmap_status(pid_t pid, uid_t uid[2], pid_t *nspid)
 	return found ? 0 : -ENOENT;
 }
 
-/* Open pid's perf map if it is a regular file its owner may have written. Inside pid's mount
- * namespace it is named by pid's own pid there; /tmp of ours is the fallback. */
-static int perfmap_open(pid_t pid, struct stat *st)
+/* Open path if it is a regular file one of uid owns. Returns the fd or -errno (-EPERM: someone
+ * else's file). */
+static int perfmap_try(const char *path, const uid_t uid[2], struct stat *st)
 {
-	char path[2][96];
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	if (!fstat(fd, st) && S_ISREG(st->st_mode) && (st->st_uid == uid[0] || st->st_uid == uid[1]))
+		return fd;
+	close(fd);
+	return -EPERM;
+}
+
+/* Open pid's perf map if it is a regular file its owner may have written. Inside pid's mount
+ * namespace it is named by pid's own pid there; /tmp of ours is the fallback. A file that is
+ * there but refused or unreadable is the error to return, not the other one's absence; map->path
+ * says which file. */
+static int perfmap_open(struct perfmap *map, pid_t pid, struct stat *st)
+{
+	char path[2][sizeof(map->path)];
 	pid_t nspid = pid;
 	uid_t uid[2] = { (uid_t)-1, (uid_t)-1 };
-	int err, fd = -ENOENT;
+	int err, fd;
 
+	snprintf(map->path, sizeof(map->path), "/proc/%d/status", (int)pid);
 	err = perfmap_status(pid, uid, &nspid);
 	if (err)
 		return err;
 	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)nspid);
 	snprintf(path[1], sizeof(path[1]), "/tmp/perf-%d.map", (int)pid);
+	memcpy(map->path, path[1], sizeof(map->path));
+	err = -ENOENT;
 	for (int i = 0; i < 2; i++) {
-		fd = open(path[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-		if (fd < 0) {
-			fd = -errno;
+		fd = perfmap_try(path[i], uid, st);
+		if (fd == -ENOENT)
 			continue;
-		}
-		if (!fstat(fd, st) && S_ISREG(st->st_mode) &&
-		    (st->st_uid == uid[0] || st->st_uid == uid[1]))
+		memcpy(map->path, path[i], sizeof(map->path));
+		if (fd >= 0)
 			return fd;
-		close(fd);
-		fd = -EPERM;
+		err = fd;
 	}
-	return fd;
+	return err;
 }
 
 static int perfmap_read(struct perfmap *map, int fd, off_t size)
@@ -286,7 +308,7 @@ int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns)
 	if (map->checked_ns && now_ns - map->checked_ns < PERFMAP_RECHECK_NS)
 		return 0;
 	map->checked_ns = now_ns ? now_ns : 1;
-	fd = perfmap_open(pid, &st);
+	fd = perfmap_open(map, pid, &st);
 	if (fd < 0)
 		return fd;
 	if (st.st_dev != map->dev || st.st_ino != map->ino || st.st_size < map->consumed ||

@@ -48,5 +48,8 @@ size_t perfmap_count(const struct perfmap *map);
  * namespace under its namespace pid), looking at the file at most once per PERFMAP_RECHECK_NS.
  * Returns 0 (also when nothing changed) or -errno; a failure keeps what was already known. */
 int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns);
+/* The file the last refresh read, or failed on (when it returned an error other than -ENOENT, the
+ * file it could not use); "" before the first refresh. */
+const char *perfmap_path(const struct perfmap *map);
 
 #endif

@@ -7,6 +7,9 @@
  * the same address) until symbolizer_free(). So a (module, function) pointer pair identifies a
  * function and callers may key tables on it.
  *
+ * What costs the user names (a file proftop cannot open or read, a stripped one, a JIT's perf map
+ * it refuses) is reported once as a warning to the diagnostics channel given to symbolizer_new().
+ *
  * Only the collector thread uses a symbolizer: nothing here is thread-safe. */
 #ifndef PROFTOP_SYMBOLS_H
 #define PROFTOP_SYMBOLS_H
@@ -14,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct diag;
+struct module;
 struct symbolizer;
 
 struct symbol {
@@ -30,7 +35,8 @@ struct symbol {
 	uint64_t module_addr;
 };
 
-struct symbolizer *symbolizer_new(void);
+/* diag receives the warnings; NULL drops them. */
+struct symbolizer *symbolizer_new(struct diag *diag);
 void symbolizer_free(struct symbolizer *symbolizer);
 
 /* Read /proc/PID/maps (replacing what is known of pid). Returns 0 or -errno. */
@@ -63,11 +69,11 @@ struct unwind_info {
 	uint64_t eh_frame_hdr_size;
 	const unsigned char *debug_frame; /* .debug_frame (the module's or its debug file's) or NULL */
 	size_t debug_frame_size;
-	const void *module;          /* for symbolizer_read_module() */
+	const struct module *module; /* for symbolizer_read_module() */
 };
 
 /* The unwind information of the module holding addr in pid. Returns 0, or -ENOENT when no ELF
- * module with a readable image maps addr. The module's file is mapped on first use. */
+ * module with a readable image maps addr. The module is loaded (its file mapped) on first use. */
 int symbolizer_unwind_info(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,
 			   struct unwind_info *out);
 /* Copy len bytes at runtime address addr of info's module from its file image (any segment, not

@@ -1,7 +1,8 @@
 /* test_symbols.c — the symbolizer on real files: this test binary and libc through /proc/self/maps,
  * the vdso, demangling, stripped copies with and without debug files, corrupt ELF files mapped for
- * real, JIT perf maps, PIE and non-PIE programs compiled and run here, a deleted binary, and the
- * kernel-record entry points (mmap/fork/exec/exit).
+ * real, JIT perf maps, PIE and non-PIE programs compiled and run here, a deleted binary, the
+ * kernel-record entry points (mmap/fork/exec/exit), and the warnings that reach a real diagnostics
+ * channel.
  *
  * Files the tests make live in one temporary directory, removed at the end. Tests that need a
  * tool (objcopy, cc) skip when it is missing. */
@@ -30,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proftop/diag.h"
 #include "proftop/maps.h"
 #include "proftop/symbols.h"
 
@@ -243,7 +245,7 @@ static int teardown(void **state)
 
 static void test_self_function(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	int (*volatile fn)(int) = test_symbols_target;
 	uint64_t addr = addr_of((void *)fn);
 	struct link_map *main_map = _r_debug.r_map;
@@ -258,16 +260,20 @@ static void test_self_function(void **state)
 	/* PIE or not, the module address is the link-time one: the runtime one less the bias. */
 	assert_true(sym.module_addr == addr - main_map->l_addr);
 
+	/* The function starts at its symbol, which is where fn points. */
+	assert_true(sym.function_addr == addr - main_map->l_addr);
+
 	symbolizer_resolve(s, getpid(), addr + 3, &sym);
 	assert_string_equal(sym.function, "test_symbols_target");
 	assert_true(sym.module_addr == addr + 3 - main_map->l_addr);
+	assert_true(sym.function_addr == addr - main_map->l_addr);
 	symbolizer_free(s);
 }
 
 static void test_libc_function(void **state)
 {
 	void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct link_map *map;
 	struct symbol sym;
 	uint64_t addr;
@@ -289,7 +295,7 @@ static void test_libc_function(void **state)
 
 static void test_aliases(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct symbol sym;
 
 	(void)state;
@@ -304,7 +310,7 @@ static void test_aliases(void **state)
  * also after the maps are read again. */
 static void test_stable_pointers(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	uint64_t addr = addr_of((void *)test_symbols_target);
 	struct symbol a, b;
 
@@ -319,7 +325,7 @@ static void test_stable_pointers(void **state)
 
 static void test_unmapped_and_special(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	volatile int on_stack = 0;
 	struct symbol sym;
 
@@ -347,7 +353,7 @@ static void test_unmapped_and_special(void **state)
 static void test_vdso(void **state)
 {
 	uint64_t base = getauxval(AT_SYSINFO_EHDR), value = 0, load = UINT64_MAX;
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct maps *maps = maps_new();
 	struct mapping *m;
 	struct symbol sym;
@@ -409,7 +415,7 @@ static void test_vdso(void **state)
 
 static void test_demangle(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct symbol sym;
 
 	(void)state;
@@ -431,7 +437,7 @@ static void test_demangle(void **state)
  * there. The copies keep the loadable layout, so the module address must not change. */
 static void resolve_in_copy(const char *copy, struct symbol *sym, uint64_t *expect_addr)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	uint64_t addr = addr_of((void *)test_symbols_target), off = file_offset_of(addr);
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), at = off & ~(page - 1);
 	static char function[256], module[256];
@@ -542,7 +548,7 @@ static void test_debuglink_corrupt(void **state)
 
 static void resolve_mapped(const char *path, size_t len, const char *module)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	char *base = map_file(path, 0, len);
 	struct symbol sym;
 
@@ -624,7 +630,7 @@ static void test_mutated_elf(void **state)
 
 static void test_perf_map(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	char path[64], text[512];
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	char *code = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE | PROT_EXEC,
@@ -742,7 +748,7 @@ static bool compile(const char *out, const char *flags)
 
 static void check_workload(const char *path, bool pie)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct child c;
 	struct symbol sym;
 	uint64_t value = 0;
@@ -774,7 +780,7 @@ static void test_pie_and_non_pie(void **state)
 static void test_deleted_binary(void **state)
 {
 	const char *path = tmp_path("doomed");
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	struct child c;
 	struct symbol sym;
 
@@ -796,12 +802,44 @@ static void test_deleted_binary(void **state)
 	symbolizer_free(s);
 }
 
+/* A stripped program without unwind tables of its own (no .eh_frame_hdr, its .debug_frame gone
+ * with the rest): its one debug file gives both its functions and its .debug_frame. */
+static void test_debug_file_gives_symbols_and_frames(void **state)
+{
+	const char *path = tmp_path("framesless");
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct unwind_info info;
+	struct child c;
+	struct symbol sym;
+
+	(void)state;
+	if (!have_tool("objcopy") ||
+	    !compile(tmp_path("frames.full"), "-g -fno-asynchronous-unwind-tables -Wl,--no-eh-frame-hdr") ||
+	    run("cd '%s' && objcopy --only-keep-debug frames.full framesless.debug && "
+		"objcopy --strip-all --add-gnu-debuglink=framesless.debug frames.full framesless",
+		tmpdir)) {
+		symbolizer_free(s);
+		skip();
+	}
+	child_start(&c, path);
+	symbolizer_resolve(s, c.pid, c.fn, &sym);
+	assert_non_null(sym.function);
+	assert_string_equal(sym.function, "workload_fn");
+	assert_int_equal(symbolizer_unwind_info(s, c.pid, c.fn, &info), 0);
+	assert_int_equal(info.eh_frame_hdr, 0);
+	assert_non_null(info.debug_frame);
+	assert_true(info.debug_frame_size > 0);
+	assert_true(c.fn >= info.code_start && c.fn < info.code_end);
+	child_stop(&c);
+	symbolizer_free(s);
+}
+
 /* ---- kernel records ------------------------------------------------------------------------ */
 
 static void test_records(void **state)
 {
 	const pid_t pid = 0x7ffff000, child = 0x7ffff001;
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	uint64_t addr = addr_of((void *)test_symbols_target), off = file_offset_of(addr);
 	uint64_t base = 0x40000000, page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t at = off & ~(page - 1);
@@ -853,7 +891,7 @@ static void test_records(void **state)
 /* An address no mapping holds rereads the maps, but at most once per 100 ms. */
 static void test_reread_rate_limit(void **state)
 {
-	struct symbolizer *s = symbolizer_new();
+	struct symbolizer *s = symbolizer_new(NULL);
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	struct symbol sym;
 	char *p;
@@ -870,6 +908,127 @@ static void test_reread_rate_limit(void **state)
 	assert_string_equal(sym.module, "late");
 	munmap(p, page);
 	symbolizer_free(s);
+}
+
+/* ---- warnings through the diagnostics channel -------------------------------------------- */
+
+struct heard {
+	char text[8][DIAG_TEXT_MAX + 1];
+	size_t n;
+};
+
+static void hear(void *arg, enum diag_level level, const char *text)
+{
+	struct heard *h = arg;
+
+	assert_int_equal(level, DIAG_WARNING);
+	assert_true(h->n < 8);
+	snprintf(h->text[h->n++], sizeof(h->text[0]), "%s", text);
+}
+
+/* What the channel delivers now; each text must contain a and b. */
+static size_t deliver_all(struct diag *diag, struct heard *h, const char *a, const char *b)
+{
+	static const struct diag_ops ops = { .report = hear };
+
+	h->n = 0;
+	diag_deliver(diag, &ops, h);
+	for (size_t i = 0; i < h->n; i++) {
+		if (!strstr(h->text[i], a) || !strstr(h->text[i], b))
+			fail_msg("unexpected warning: %s", h->text[i]);
+	}
+	return h->n;
+}
+
+/* A perf map the target's user does not own is refused, and said once (not per sample, not per
+ * refresh) with the file and the reason. */
+static void test_warn_refused_perf_map(void **state)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct diag *diag = diag_new();
+	struct symbolizer *s = symbolizer_new(diag);
+	char path[64], text[128];
+	struct heard heard;
+	struct symbol sym;
+
+	(void)state;
+	assert_true(code != MAP_FAILED);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	snprintf(text, sizeof(text), "%lx 40 refused_fn\n", (unsigned long)addr_of(code));
+	write_file(path, text, strlen(text));
+	/* Only root can hand a file to someone else. */
+	if (geteuid() != 0 || chown(path, 12345, 12345)) {
+		unlink(path);
+		symbolizer_free(s);
+		diag_free(diag);
+		munmap(code, page);
+		skip();
+	}
+	assert_int_equal(symbolizer_load_proc(s, getpid()), 0);
+	for (int i = 0; i < 3; i++) {
+		symbolizer_resolve(s, getpid(), addr_of(code) + 4, &sym);
+		assert_null(sym.function);
+		assert_string_equal(sym.module, "[anon]");
+		if (i == 1)
+			sleep_ms(150); /* the file is looked at again, and refused again */
+	}
+	assert_int_equal(deliver_all(diag, &heard, path, "not owned by the process's user"), 1);
+	assert_int_equal(deliver_all(diag, &heard, "", ""), 0);
+	unlink(path);
+	symbolizer_free(s);
+	diag_free(diag);
+	munmap(code, page);
+}
+
+/* Code in a file that cannot be opened, or that holds no ELF data, or no function symbols: one
+ * warning per module however many addresses hit it; none for a data mapping. */
+static void test_warn_unreadable_module(void **state)
+{
+	const pid_t pid = 0x7ffff100;
+	const uint64_t base = 0x40000000, page = (uint64_t)sysconf(_SC_PAGESIZE);
+	unsigned char junk[8192];
+	struct diag *diag = diag_new();
+	struct symbolizer *s = symbolizer_new(diag);
+	struct heard heard;
+	struct symbol sym;
+
+	(void)state;
+	memset(junk, 0x5a, sizeof(junk));
+	write_file(tmp_path("junk.bin"), junk, sizeof(junk));
+	symbolizer_mmap(s, pid, base, 2 * page, 0, 0, 0, 0, PROT_READ | PROT_EXEC,
+			tmp_path("missing.so"));
+	symbolizer_mmap(s, pid, base + 4 * page, 2 * page, 0, 0, 0, 0, PROT_READ | PROT_EXEC,
+			tmp_path("junk.bin"));
+	symbolizer_mmap(s, pid, base + 8 * page, 2 * page, 0, 0, 0, 0, PROT_READ, "/dev/null/data");
+	for (uint64_t off = 0; off < 2 * page; off += 512) {
+		symbolizer_resolve(s, pid, base + off, &sym);
+		assert_string_equal(sym.module, "missing.so");
+		assert_int_equal(sym.module_addr, off);
+		symbolizer_resolve(s, pid, base + 4 * page + off, &sym);
+		assert_string_equal(sym.module, "junk.bin");
+		symbolizer_resolve(s, pid, base + 8 * page + off, &sym);
+		assert_string_equal(sym.module, "data");
+	}
+	assert_int_equal(deliver_all(diag, &heard, "no symbols for ", "; its functions show as "), 2);
+	assert_non_null(strstr(heard.text[0], "missing.so: No such file or directory"));
+	assert_non_null(strstr(heard.text[1], "junk.bin: no ELF data proftop can read"));
+
+	/* An ELF file without a single function symbol: a stripped static program. */
+	write_file(tmp_path("nosyms.c"), "void _start(void) { for (;;); }\n", 32);
+	if (!have_tool("cc") || run("cd '%s' && cc -O1 -nostdlib -static -o nosyms nosyms.c && "
+				    "strip nosyms", tmpdir)) {
+		symbolizer_free(s);
+		diag_free(diag);
+		skip();
+	}
+	symbolizer_mmap(s, pid, base + 12 * page, page, 0, 0, 0, 0, PROT_READ | PROT_EXEC,
+			tmp_path("nosyms"));
+	symbolizer_resolve(s, pid, base + 12 * page + 16, &sym);
+	assert_null(sym.function);
+	assert_int_equal(deliver_all(diag, &heard, "nosyms: no function symbols", "nosyms+0x"), 1);
+	symbolizer_free(s);
+	diag_free(diag);
 }
 
 int main(void)
@@ -891,8 +1050,11 @@ int main(void)
 		cmocka_unit_test(test_perf_map),
 		cmocka_unit_test(test_pie_and_non_pie),
 		cmocka_unit_test(test_deleted_binary),
+		cmocka_unit_test(test_debug_file_gives_symbols_and_frames),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_reread_rate_limit),
+		cmocka_unit_test(test_warn_refused_perf_map),
+		cmocka_unit_test(test_warn_unreadable_module),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -1,0 +1,41 @@
+/* debugfile.h — a module's separate debug file: where distributions put the .symtab (and the
+ * .debug_frame) they strip from the files they ship.
+ *
+ * A module names its debug file in two ways, both read from its own sections: an NT_GNU_BUILD_ID
+ * note (the file is then /usr/lib/debug/.build-id/xx/yyyy.debug) and a .gnu_debuglink section (a
+ * file name, looked for beside the module, in .debug/ beside it and under /usr/lib/debug, with
+ * the CRC-32 of that file). A candidate is the debug file when it is another file than the
+ * module, an ELF file with a .symtab, and the right one: the same build-id when both have one,
+ * else (found by its debuglink) the same CRC. Each place is looked up inside the process's root
+ * first (another mount namespace), then in ours.
+ *
+ * Nothing is cached here: the module reader looks once per module and takes from the file what
+ * the module lacks. */
+#ifndef PROFTOP_DEBUGFILE_H
+#define PROFTOP_DEBUGFILE_H
+
+#include <libelf.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Where a module came from, which is where its debug file is looked for. */
+struct debugfile_origin {
+	pid_t pid;		/* a process that maps it: its root is searched first */
+	const char *path;	/* as mapped */
+	size_t path_len;	/* of path without the kernel's " (deleted)" */
+	dev_t dev;		/* the file opened for the module: a debug file must be another one */
+	ino_t ino;
+};
+
+/* An open debug file, read through libelf. */
+struct debugfile {
+	Elf *elf;
+	int fd;
+};
+
+/* Find and open the debug file of the module whose ELF image is elf (the file origin describes).
+ * Returns 0, or -ENOENT when no file fits. */
+int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origin *origin);
+void debugfile_close(struct debugfile *debug);
+
+#endif

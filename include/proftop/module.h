@@ -1,0 +1,62 @@
+/* module.h — one ELF file as the symbolizer reads it: its PT_LOAD segments, its functions
+ * (demangled) and its unwind tables, read from the file's bytes, which the module keeps.
+ *
+ * A module is read once, from a file it maps whole for its lifetime or from an image in memory
+ * (the vdso, a fuzzer's input), and then only looked at. Addresses here are the module's own:
+ * file offsets, or link-time addresses (the p_vaddr of its segments). Its name and every function
+ * name it returns stay valid, at the same address, until module_free().
+ *
+ * A module that could not be read (no file, not ELF) still has its name: it then has no segments
+ * and no functions, and its addresses are file offsets. Not thread-safe. */
+#ifndef PROFTOP_MODULE_H
+#define PROFTOP_MODULE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct debugfile_origin;
+struct module;
+
+/* Where DWARF unwinding finds the module's frames, in its link-time address space. */
+struct module_unwind {
+	uint64_t eh_frame_hdr;		/* link-time address; 0: none */
+	uint64_t eh_frame_hdr_size;
+	uint64_t code_start;		/* link-time range of the executable segments */
+	uint64_t code_end;
+	const unsigned char *debug_frame; /* the module's .debug_frame or its debug file's; NULL */
+	size_t debug_frame_size;
+};
+
+/* Ready libelf, once per process before the first load. Returns 0, or -ENOTSUP when libelf
+ * refuses our ELF version (then no module can be read). */
+int module_init(void);
+
+/* A module named name[0..len) with nothing read yet. */
+struct module *module_new(const char *name, size_t len);
+void module_free(struct module *mod);
+
+/* Read mod from the regular file open at fd (size bytes), which it maps for its lifetime: fd may
+ * be closed afterwards. Its functions come from its .symtab, else its debug file's (looked for
+ * around origin; NULL: nowhere), else its .dynsym. Returns 0, or -errno: -ENOEXEC when the file
+ * holds no ELF data this reader can use. */
+int module_load_file(struct module *mod, int fd, size_t size, const struct debugfile_origin *origin);
+/* Read mod from image[0..size) (malloc'd): from this call on the image is the module's. The same
+ * as a file without a debug file. Returns 0 or -ENOEXEC. */
+int module_load_image(struct module *mod, void *image, size_t size);
+
+const char *module_name(const struct module *mod);
+/* Whether its segments were read: then module_translate() gives link-time addresses. */
+bool module_is_elf(const struct module *mod);
+size_t module_function_count(const struct module *mod);
+/* The link-time address of file offset off (off itself when the module has no segments). */
+uint64_t module_translate(const struct module *mod, uint64_t off);
+/* The function holding link-time address addr, with where it starts in *start; or NULL. */
+const char *module_lookup(const struct module *mod, uint64_t addr, uint64_t *start);
+/* Its unwind tables; NULL when it has no ELF image to unwind through. */
+const struct module_unwind *module_unwind(const struct module *mod);
+/* Copy len bytes at link-time address addr from the file image: they must lie in one segment's
+ * file range, and in the image. Returns 0 or -EFAULT. */
+int module_read(const struct module *mod, uint64_t addr, void *buf, size_t len);
+
+#endif

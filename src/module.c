@@ -1,0 +1,591 @@
+/* module.c — reading one ELF module: segments, functions, unwind tables (see module.h).
+ *
+ * The image. A module's bytes are read once: a file is mapped whole, privately and writable (so
+ * libelf may convert in place without touching the file), and libelf reads it from memory, as it
+ * reads the vdso's copy or a fuzzer's input. The image is kept for the module's lifetime because
+ * unwinding reads .eh_frame_hdr, .eh_frame and code from it; once reading is done, the pages it
+ * touched are handed back (a mapped file costs memory only for what the unwinder reads again).
+ * A module whose reading failed keeps no image.
+ *
+ * Address translation. The PT_LOAD segment whose file range holds file offset off gives the
+ * link-time address: off - p_offset + p_vaddr. Which file offset an address in a process is at
+ * is the caller's business (symbols.c); a module without segments reports the offset itself.
+ *
+ * A module's functions are sorted by start with one entry per address: aliases collapse to one
+ * deterministic name (a global over a weak over a local binding, then a name without a leading
+ * underscore, then the shorter, then the lesser), names are demangled once and copied into one
+ * block the module owns, and a function of size 0 extends to the next one (or its section's end).
+ *
+ * The debug file. A module without a .symtab, or without any unwind table (no .eh_frame_hdr, no
+ * .debug_frame), is looked up once in its separate debug file (debugfile.c), which gives what the
+ * module lacks: its functions, its .debug_frame, or both. */
+#include "proftop/module.h"
+
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "proftop/debugfile.h"
+#include "proftop/demangle.h"
+#include "proftop/util.h"
+
+/* A demangled name this long helps nobody; keep the mangled one. */
+#define DEMANGLED_MAX		(64 * 1024)
+
+struct module_seg {
+	uint64_t offset;	/* p_offset */
+	uint64_t filesz;
+	uint64_t memsz;
+	uint64_t vaddr;
+	uint64_t page_start;	/* offset of the page holding p_offset: where its mapping starts */
+};
+
+struct module_func {
+	uint64_t start;
+	uint64_t end;		/* exclusive */
+	const char *name;	/* in module->names */
+};
+
+struct module {
+	char *name;
+	bool elf;		/* its segments were read: addresses translate to link-time ones */
+	struct module_seg *segs;
+	size_t nsegs;
+	struct module_func *funcs;	/* sorted by start, starts unique */
+	size_t nfuncs;
+	char *names;
+	unsigned char *image;	/* the whole file, mapped, or a malloc'd copy; NULL: unreadable */
+	size_t size;
+	bool mapped;		/* image is an mmap (else malloc'd) */
+	struct module_unwind unwind;
+	unsigned char *debug_frame_copy; /* unwind.debug_frame when it is not in the image */
+};
+
+/* A symbol table entry on its way into a module. */
+struct module_raw {
+	uint64_t start;
+	uint64_t size;
+	uint64_t limit;		/* end of its section: where a size-0 function must stop */
+	const char *name;	/* in the ELF's string table */
+	int rank;		/* binding: global 2, weak 1, local 0 */
+};
+
+/* ---- lookup ------------------------------------------------------------------------------- */
+
+const char *module_name(const struct module *mod)
+{
+	return mod->name;
+}
+
+bool module_is_elf(const struct module *mod)
+{
+	return mod->elf;
+}
+
+size_t module_function_count(const struct module *mod)
+{
+	return mod->nfuncs;
+}
+
+/* Besides the exact segment, an offset in the page below a segment's start, or in its
+ * zero-filled tail, translates through that segment: the kernel maps whole pages. */
+uint64_t module_translate(const struct module *mod, uint64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < mod->nsegs; i++) {
+		const struct module_seg *seg = &mod->segs[i];
+
+		if (off >= seg->offset && off - seg->offset < seg->filesz)
+			return off - seg->offset + seg->vaddr;
+	}
+	for (i = 0; i < mod->nsegs; i++) {
+		const struct module_seg *seg = &mod->segs[i];
+		uint64_t size = seg->memsz > seg->filesz ? seg->memsz : seg->filesz;
+
+		if (off >= seg->page_start && off < seg->offset + size)
+			return off - seg->offset + seg->vaddr;
+	}
+	return off;
+}
+
+const char *module_lookup(const struct module *mod, uint64_t addr, uint64_t *start)
+{
+	size_t lo = 0, hi = mod->nfuncs;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mod->funcs[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || addr >= mod->funcs[lo - 1].end)
+		return NULL;
+	*start = mod->funcs[lo - 1].start;
+	return mod->funcs[lo - 1].name;
+}
+
+const struct module_unwind *module_unwind(const struct module *mod)
+{
+	return mod->image ? &mod->unwind : NULL;
+}
+
+/* The bytes must be in one segment's file range (where the kernel mapped them from the file),
+ * and in the image: a segment's header may claim more than the file has. */
+int module_read(const struct module *mod, uint64_t addr, void *buf, size_t len)
+{
+	for (size_t i = 0; mod->image && i < mod->nsegs; i++) {
+		const struct module_seg *seg = &mod->segs[i];
+		uint64_t in = addr - seg->vaddr;
+
+		if (addr < seg->vaddr || in >= seg->filesz || len > seg->filesz - in)
+			continue;
+		if (seg->offset > mod->size || in > mod->size - seg->offset ||
+		    len > mod->size - seg->offset - in)
+			return -EFAULT;
+		memcpy(buf, mod->image + seg->offset + in, len);
+		return 0;
+	}
+	return -EFAULT;
+}
+
+/* ---- life --------------------------------------------------------------------------------- */
+
+int module_init(void)
+{
+	return elf_version(EV_CURRENT) == EV_NONE ? -ENOTSUP : 0;
+}
+
+struct module *module_new(const char *name, size_t len)
+{
+	struct module *mod = xcalloc(1, sizeof(*mod));
+
+	mod->name = xasprintf("%.*s", (int)len, name);
+	return mod;
+}
+
+static void module_drop_image(struct module *mod)
+{
+	if (mod->mapped)
+		munmap(mod->image, mod->size);
+	else
+		free(mod->image);
+	mod->image = NULL;
+	mod->size = 0;
+	mod->mapped = false;
+}
+
+void module_free(struct module *mod)
+{
+	if (!mod)
+		return;
+	module_drop_image(mod);
+	free(mod->debug_frame_copy);
+	free(mod->name);
+	free(mod->segs);
+	free(mod->funcs);
+	free(mod->names);
+	free(mod);
+}
+
+/* ---- reading ELF -------------------------------------------------------------------------- */
+
+static int module_read_segments(struct module *mod, Elf *elf)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	size_t n, cap = 0;
+	GElf_Phdr phdr;
+
+	if (elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
+		return -ENOEXEC;
+	for (size_t i = 0; i < n; i++) {
+		struct module_seg *seg;
+
+		if (!gelf_getphdr(elf, (int)i, &phdr) || phdr.p_type != PT_LOAD)
+			continue;
+		xgrow((void **)&mod->segs, &cap, mod->nsegs + 1, sizeof(*mod->segs));
+		seg = &mod->segs[mod->nsegs++];
+		seg->offset = phdr.p_offset;
+		seg->filesz = phdr.p_filesz;
+		seg->memsz = phdr.p_memsz;
+		seg->vaddr = phdr.p_vaddr;
+		seg->page_start = phdr.p_offset & ~(page - 1);
+	}
+	mod->elf = true;
+	return 0;
+}
+
+/* The first section of the given type, or (type SHT_NULL) of the given name. */
+static Elf_Scn *module_section(Elf *elf, Elf64_Word type, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx = 0;
+	GElf_Shdr shdr;
+
+	if (name && elf_getshdrstrndx(elf, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &shdr))
+			continue;
+		if (!name) {
+			if (shdr.sh_type == type)
+				return scn;
+			continue;
+		}
+		sname = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (sname && !strcmp(sname, name))
+			return scn;
+	}
+	return NULL;
+}
+
+static int module_rank(unsigned char bind)
+{
+	switch (bind) {
+	case STB_GLOBAL:
+		return 2;
+	case STB_LOCAL:
+		return 0;
+	default:		/* weak, GNU unique */
+		return 1;
+	}
+}
+
+/* The end of section shndx, for a symbol at addr inside it; UINT64_MAX when unknown. One
+ * symbol table names few sections, in runs, so the last answer is kept. */
+static uint64_t module_section_end(Elf *elf, size_t shndx, uint64_t addr, size_t *last_ndx,
+				   GElf_Shdr *last)
+{
+	Elf_Scn *scn;
+
+	if (shndx == SHN_UNDEF || shndx >= SHN_LORESERVE)
+		return UINT64_MAX;
+	if (shndx != *last_ndx) {
+		scn = elf_getscn(elf, shndx);
+		if (!scn || !gelf_getshdr(scn, last)) {
+			*last_ndx = 0;
+			return UINT64_MAX;
+		}
+		*last_ndx = shndx;
+	}
+	if (addr < last->sh_addr || addr - last->sh_addr >= last->sh_size)
+		return UINT64_MAX;
+	return last->sh_addr + last->sh_size;
+}
+
+/* Append the function symbols of symbol table scn to raw. */
+static int module_collect(Elf *elf, Elf_Scn *scn, struct module_raw **raw, size_t *n)
+{
+	size_t count, entsize, cap = 0, last_ndx = 0;
+	GElf_Shdr shdr, last;
+	Elf_Data *data;
+
+	if (!gelf_getshdr(scn, &shdr) || !(data = elf_getdata(scn, NULL)))
+		return -EINVAL;
+	entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
+	if (!entsize)
+		return -EINVAL;
+	count = data->d_size / entsize;
+	for (size_t i = 1; i < count; i++) {
+		struct module_raw *r;
+		unsigned char type;
+		const char *name;
+		GElf_Sym sym;
+
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+			continue;
+		type = GELF_ST_TYPE(sym.st_info);
+		if (type != STT_FUNC && type != STT_GNU_IFUNC)
+			continue;
+		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
+		if (!name || !*name)
+			continue;
+		xgrow((void **)raw, &cap, *n + 1, sizeof(**raw));
+		r = &(*raw)[(*n)++];
+		r->start = sym.st_value;
+		r->size = sym.st_size;
+		r->limit = module_section_end(elf, sym.st_shndx, sym.st_value, &last_ndx, &last);
+		r->name = name;
+		r->rank = module_rank(GELF_ST_BIND(sym.st_info));
+	}
+	return 0;
+}
+
+/* By address; at one address the alias to keep comes first. */
+static int module_raw_cmp(const void *a, const void *b)
+{
+	const struct module_raw *x = a, *y = b;
+	bool xu = x->name[0] == '_', yu = y->name[0] == '_';
+	size_t xl, yl;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->rank != y->rank)
+		return y->rank - x->rank;
+	if (xu != yu)
+		return xu - yu;
+	xl = strlen(x->name);
+	yl = strlen(y->name);
+	if (xl != yl)
+		return xl < yl ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Collapse aliases (the first of a run wins, with the largest size among them) and give each
+ * function its end. Returns the number kept at the front of raw. */
+static size_t module_dedup(struct module_raw *raw, size_t n)
+{
+	size_t out = 0;
+
+	if (!n)
+		return 0;
+	qsort(raw, n, sizeof(*raw), module_raw_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (out && raw[out - 1].start == raw[i].start) {
+			if (raw[i].size > raw[out - 1].size)
+				raw[out - 1].size = raw[i].size;
+			continue;
+		}
+		raw[out++] = raw[i];
+	}
+	return out;
+}
+
+static uint64_t module_func_end(const struct module_raw *raw, size_t i, size_t n)
+{
+	uint64_t next = i + 1 < n ? raw[i + 1].start : UINT64_MAX;
+
+	if (raw[i].size)
+		return raw[i].start + raw[i].size < raw[i].start ? UINT64_MAX :
+		       raw[i].start + raw[i].size;
+	return next < raw[i].limit ? next : raw[i].limit;
+}
+
+/* What raw's name shows as: without the symbol version a .symtab may carry
+ * ("memcpy@@GLIBC_2.14"), demangled when mangled. Returns the demangled name (the caller frees
+ * it) or NULL for the first *len bytes of raw. */
+static char *module_display_name(const char *raw, size_t *len)
+{
+	size_t n = strcspn(raw, "@");
+	char *plain = NULL, *name;
+
+	if (!n)
+		n = strlen(raw);
+	else if (raw[n])
+		plain = xasprintf("%.*s", (int)n, raw);
+	name = demangle_name(plain ? plain : raw);
+	free(plain);
+	*len = n;
+	if (name && strlen(name) <= DEMANGLED_MAX) {
+		*len = strlen(name);
+		return name;
+	}
+	free(name);
+	return NULL;
+}
+
+/* Fill mod->funcs and mod->names from raw (deduplicated): names demangled here, once. */
+static void module_build(struct module *mod, const struct module_raw *raw, size_t n)
+{
+	char **demangled = xcalloc(n ? n : 1, sizeof(*demangled));
+	size_t *len = xcalloc(n ? n : 1, sizeof(*len));
+	size_t total = 0, used = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		demangled[i] = module_display_name(raw[i].name, &len[i]);
+		total += len[i] + 1;
+	}
+	mod->names = xmalloc(total ? total : 1);
+	mod->funcs = xmalloc((n ? n : 1) * sizeof(*mod->funcs));
+	for (size_t i = 0; i < n; i++) {
+		struct module_func *f = &mod->funcs[mod->nfuncs];
+
+		f->start = raw[i].start;
+		f->end = module_func_end(raw, i, n);
+		if (f->end > f->start) {
+			f->name = mod->names + used;
+			memcpy(mod->names + used, demangled[i] ? demangled[i] : raw[i].name, len[i]);
+			mod->names[used + len[i]] = '\0';
+			used += len[i] + 1;
+			mod->nfuncs++;
+		}
+		free(demangled[i]);
+	}
+	free(len);
+	free(demangled);
+}
+
+/* Read the functions of symbol table scn of elf into mod (which has none yet). */
+static int module_read_symbols(struct module *mod, Elf *elf, Elf_Scn *scn)
+{
+	struct module_raw *raw = NULL;
+	size_t n = 0;
+	int err;
+
+	if (!scn)
+		return -ENOENT;
+	err = module_collect(elf, scn, &raw, &n);
+	if (err)
+		goto out_free;
+	n = module_dedup(raw, n);
+	module_build(mod, raw, n);
+out_free:
+	free(raw);
+	return err;
+}
+
+/* ---- unwind data -------------------------------------------------------------------------- */
+
+/* Whether the size bytes at p lie in the module's image (then they live as long as it). */
+static bool module_in_image(const struct module *mod, const void *p, size_t size)
+{
+	uintptr_t at = (uintptr_t)p, base = (uintptr_t)mod->image;
+
+	return mod->image && at >= base && at - base <= mod->size && size <= mod->size - (at - base);
+}
+
+/* .debug_frame of elf (the module's or its debug file's), decompressed if need be: in place when
+ * its bytes are the image's as they are, else a copy the module owns. */
+static void module_read_debug_frame(struct module *mod, Elf *elf)
+{
+	Elf_Scn *scn = module_section(elf, SHT_NULL, ".debug_frame");
+	struct module_unwind *uw = &mod->unwind;
+	GElf_Shdr shdr;
+	Elf_Data *data;
+
+	if (!scn || !gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+		return;
+	if ((shdr.sh_flags & SHF_COMPRESSED) && elf_compress(scn, 0, 0) < 0)
+		return;
+	data = elf_getdata(scn, NULL);
+	if (!data || !data->d_buf || !data->d_size)
+		return;
+	uw->debug_frame_size = data->d_size;
+	if (module_in_image(mod, data->d_buf, data->d_size)) {
+		uw->debug_frame = data->d_buf;
+		return;
+	}
+	mod->debug_frame_copy = xmalloc(data->d_size);
+	memcpy(mod->debug_frame_copy, data->d_buf, data->d_size);
+	uw->debug_frame = mod->debug_frame_copy;
+}
+
+/* .eh_frame_hdr and the range of the executable segments, from the program headers; the
+ * module's own .debug_frame. */
+static void module_read_unwind(struct module *mod, Elf *elf)
+{
+	struct module_unwind *uw = &mod->unwind;
+	GElf_Phdr phdr;
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return;
+	uw->code_start = UINT64_MAX;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &phdr))
+			continue;
+		if (phdr.p_type == PT_GNU_EH_FRAME) {
+			uw->eh_frame_hdr = phdr.p_vaddr;
+			uw->eh_frame_hdr_size = phdr.p_memsz;
+		} else if (phdr.p_type == PT_LOAD && (phdr.p_flags & PF_X)) {
+			if (phdr.p_vaddr < uw->code_start)
+				uw->code_start = phdr.p_vaddr;
+			if (phdr.p_vaddr + phdr.p_memsz > uw->code_end)
+				uw->code_end = phdr.p_vaddr + phdr.p_memsz;
+		}
+	}
+	if (uw->code_start == UINT64_MAX)
+		uw->code_start = 0;
+	module_read_debug_frame(mod, elf);
+}
+
+/* ---- loading ------------------------------------------------------------------------------ */
+
+/* What the module lacks, from its debug file when it has one: its functions when need_symbols,
+ * its .debug_frame when it has no unwind table at all (stripped, no .eh_frame_hdr). Returns
+ * whether it read functions. */
+static bool module_read_debugfile(struct module *mod, Elf *elf,
+				  const struct debugfile_origin *origin, bool need_symbols)
+{
+	bool need_frames = !mod->unwind.debug_frame && !mod->unwind.eh_frame_hdr;
+	struct debugfile debug;
+	bool read = false;
+
+	if (!origin || (!need_symbols && !need_frames) || debugfile_open(&debug, elf, origin))
+		return false;
+	if (need_symbols)
+		read = !module_read_symbols(mod, debug.elf, module_section(debug.elf, SHT_SYMTAB, NULL));
+	if (need_frames)
+		module_read_debug_frame(mod, debug.elf);
+	debugfile_close(&debug);
+	return read;
+}
+
+/* Segments and unwind tables from the image; functions from its .symtab, else the debug file's,
+ * else its .dynsym. */
+static int module_read_image(struct module *mod, const struct debugfile_origin *origin)
+{
+	Elf *elf = elf_memory((char *)mod->image, mod->size);
+	bool symbols;
+	int err;
+
+	if (!elf)
+		return -ENOEXEC;
+	err = module_read_segments(mod, elf);
+	if (err)
+		goto out_end;
+	symbols = !module_read_symbols(mod, elf, module_section(elf, SHT_SYMTAB, NULL));
+	module_read_unwind(mod, elf);
+	if (module_read_debugfile(mod, elf, origin, !symbols))
+		symbols = true;
+	if (!symbols)
+		module_read_symbols(mod, elf, module_section(elf, SHT_DYNSYM, NULL));
+out_end:
+	elf_end(elf);
+	return err;
+}
+
+int module_load_image(struct module *mod, void *image, size_t size)
+{
+	int err;
+
+	mod->image = image;
+	mod->size = size;
+	err = module_read_image(mod, NULL);
+	if (err)
+		module_drop_image(mod);
+	return err;
+}
+
+int module_load_file(struct module *mod, int fd, size_t size, const struct debugfile_origin *origin)
+{
+	void *image;
+	int err;
+
+	if (!size)
+		return -ENOEXEC;
+	image = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (image == MAP_FAILED)
+		return -errno;
+	mod->image = image;
+	mod->size = size;
+	mod->mapped = true;
+	err = module_read_image(mod, origin);
+	if (err) {
+		module_drop_image(mod);
+		return err;
+	}
+	/* Everything read is copied out (names, segments) or is file bytes the unwinder may read
+	 * again: give the pages back rather than keep a module's symbol table in memory. */
+	madvise(image, size, MADV_DONTNEED);
+	return 0;
+}

@@ -1,0 +1,108 @@
+/* libFuzzer target: the ELF module reader (module.c) on arbitrary bytes, read from memory as the
+ * vdso's image is: headers, segments, symbol tables, notes, unwind tables, .debug_frame compressed
+ * or not. The loaded module is then looked up at many addresses, its unwind tables are touched and
+ * reads of arbitrary ranges are asked of it, none of which may reach past the image (a copy of the
+ * input of its exact size, so AddressSanitizer sees any read past it). No file, no process, no
+ * debug-file search is involved.
+ *
+ * Seeds in corpus/fuzz_module: seed.so is a 5.6 KiB shared object of three small functions, built
+ * with gcc -O1 -shared -fPIC -nostdlib -Wl,-z,max-page-size=0x1000 -Wl,-z,noseparate-code
+ * -Wl,--build-id and stripped of .comment: headers, .symtab, .dynsym and a build-id note to
+ * mutate. debug_frame.so is four functions built the same way with -g
+ * -fno-asynchronous-unwind-tables, all debug sections but .debug_frame removed and that one
+ * compressed (objcopy --compress-debug-sections=zlib): no .eh_frame_hdr, a zlib .debug_frame. */
+#include "proftop/module.h"
+#include "proftop/util.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Lengths a reader asks for: libunwind's words, .eh_frame_hdr's header, and odd ones. */
+static const size_t read_lens[] = { 1, 4, 8, 3, 16, 64, 4096 };
+
+static uint64_t word_at(const uint8_t *data, size_t size, size_t i)
+{
+	uint64_t w = 0;
+
+	memcpy(&w, data + i, size - i < sizeof(w) ? size - i : sizeof(w));
+	return w;
+}
+
+/* A function name is a string: touch all of it. */
+static void check_name(const char *name)
+{
+	if (name && strlen(name) > 64 * 1024 + 4096)
+		abort();
+}
+
+/* A lookup's function must hold the address: it starts at or before it. */
+static void check_lookup(const struct module *mod, uint64_t addr)
+{
+	uint64_t start = 0;
+	const char *name = module_lookup(mod, addr, &start);
+
+	check_name(name);
+	if (name && start > addr)
+		abort();
+}
+
+/* Every file offset (in steps) translated and looked up, and every input word as an address. */
+static void check_lookups(const struct module *mod, const uint8_t *data, size_t size)
+{
+	for (size_t off = 0; off < size + 8192; off += 61)
+		check_lookup(mod, module_translate(mod, off));
+	for (size_t i = 0; i < size; i += 8) {
+		uint64_t addr = word_at(data, size, i);
+
+		check_lookup(mod, addr);
+		check_lookup(mod, addr + 1);
+	}
+}
+
+/* Reads of every length at input words, around the unwind tables and across translated
+ * offsets. */
+static void check_reads(const struct module *mod, const uint8_t *data, size_t size)
+{
+	const struct module_unwind *uw = module_unwind(mod);
+	unsigned char buf[4096];
+
+	for (size_t i = 0; i < size; i += 8) {
+		uint64_t addr = word_at(data, size, i);
+		size_t len = read_lens[(i / 8) % (sizeof(read_lens) / sizeof(read_lens[0]))];
+
+		module_read(mod, addr, buf, len);
+		module_read(mod, module_translate(mod, i), buf, len);
+	}
+	if (!uw)
+		return;
+	for (size_t k = 0; k < sizeof(read_lens) / sizeof(read_lens[0]); k++) {
+		module_read(mod, uw->eh_frame_hdr, buf, read_lens[k]);
+		module_read(mod, uw->code_start, buf, read_lens[k]);
+		module_read(mod, uw->code_end - 1, buf, read_lens[k]);
+	}
+	if (uw->debug_frame_size) {
+		volatile unsigned char sink = uw->debug_frame[0] ^ uw->debug_frame[uw->debug_frame_size - 1];
+
+		(void)sink;
+	}
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct module *mod;
+	void *image;
+
+	if (module_init())
+		return 0;
+	/* The module may let libelf write into its image: never into libFuzzer's input. */
+	image = xmalloc(size ? size : 1);
+	memcpy(image, data, size);
+	mod = module_new("fuzz", 4);
+	module_load_image(mod, image, size);
+	check_lookups(mod, data, size);
+	check_reads(mod, data, size);
+	module_free(mod);
+	return 0;
+}
