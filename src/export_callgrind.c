@@ -169,59 +169,90 @@ static void put_function(FILE *out, const struct snapshot *s, struct names *seen
 	put_ref(out, called ? "cfn" : "fn", f, seen->fn, s->funcs[f].name);
 }
 
-int export_callgrind(FILE *out, const struct snapshot *s, const struct export_scope *scope)
+/* Walk the scope's tree for its call edges, sorted by caller; returns first_edge: the edges out
+ * of f are first_edge[f] .. first_edge[f + 1]. */
+static size_t *collect_edges(struct callgrind *c, const struct export_scope *scope)
 {
-	struct callgrind c = { .s = s };
-	uint64_t *self = xmalloc(s->nfuncs * sizeof(*self));
-	uint64_t *total = xmalloc(s->nfuncs * sizeof(*total));
-	uint32_t *funcs = xmalloc(s->nfuncs * sizeof(*funcs));
+	const struct snapshot *s = c->s;
 	size_t *first_edge = xcalloc(s->nfuncs + 1, sizeof(*first_edge));
-	uint32_t *module_id = xcalloc(s->nfuncs, sizeof(*module_id));
-	struct names seen = { xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1) };
 	struct snapshot_walk w;
 	struct snapshot_walk_step step;
-	size_t nfuncs = 0;
 
-	idmap_init(&c.edge_index);
-	c.innermost = xmalloc(s->nfuncs * sizeof(*c.innermost));
-	memset(c.innermost, 0xff, s->nfuncs * sizeof(*c.innermost));
-	c.walk = &w;
-	export_walk_begin(&w, s, scope, leave, &c);
+	c->innermost = xmalloc(s->nfuncs * sizeof(*c->innermost));
+	memset(c->innermost, 0xff, s->nfuncs * sizeof(*c->innermost));
+	c->walk = &w;
+	export_walk_begin(&w, s, scope, leave, c);
 	while (snapshot_walk_next(&w, &step))
-		visit(&c, &step);
+		visit(c, &step);
 	snapshot_walk_end(&w);
-	snapshot_flat(s, scope->root, self, total);
-	number_modules(s, total, module_id);
-	for (uint32_t f = 1; f < s->nfuncs; f++)
-		if (total[f])
-			funcs[nfuncs++] = f;
-	qsort_r(funcs, nfuncs, sizeof(*funcs), by_total, total);
-	qsort(c.edges, c.nedges, sizeof(*c.edges), by_caller_then_cost);
-	/* first_edge[f] .. first_edge[f + 1]: the edges out of f. */
-	for (size_t e = 0; e < c.nedges; e++)
-		first_edge[c.edges[e].caller + 1]++;
+	qsort(c->edges, c->nedges, sizeof(*c->edges), by_caller_then_cost);
+	for (size_t e = 0; e < c->nedges; e++)
+		first_edge[c->edges[e].caller + 1]++;
 	for (size_t f = 0; f < s->nfuncs; f++)
 		first_edge[f + 1] += first_edge[f];
+	return first_edge;
+}
 
+static void write_header(FILE *out, const struct snapshot *s, const struct export_scope *scope)
+{
 	fprintf(out, "# callgrind format\nversion: 1\ncreator: proftop %s\n", PROFTOP_VERSION);
 	if (scope->thread)
 		fprintf(out, "pid: %d\nthread: %d\n", (int)scope->thread->pid, (int)scope->thread->tid);
 	fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"
 		     "summary: %llu\n\n",
 		s->freq, (unsigned long long)s->nodes[scope->root].total);
-	for (size_t i = 0; i < nfuncs; i++) {
-		uint32_t f = funcs[i];
+}
 
-		put_function(out, s, &seen, module_id, f, false);
-		if (self[f])
-			fprintf(out, "0 %llu\n", (unsigned long long)self[f]);
-		for (size_t e = first_edge[f]; e < first_edge[f + 1]; e++) {
-			put_function(out, s, &seen, module_id, c.edges[e].callee, true);
-			fprintf(out, "calls=%llu 0\n0 %llu\n", (unsigned long long)c.edges[e].calls,
-				(unsigned long long)c.edges[e].cost);
-		}
-		putc('\n', out);
+/* What the writing of function blocks needs. */
+struct blocks {
+	FILE *out;
+	const struct callgrind *c;
+	const uint64_t *self;
+	const size_t *first_edge;
+	const uint32_t *module_id;
+	struct names seen;
+};
+
+/* f's block: its position and self cost, then one call record per function it calls. */
+static void write_function(struct blocks *b, uint32_t f)
+{
+	const struct snapshot *s = b->c->s;
+
+	put_function(b->out, s, &b->seen, b->module_id, f, false);
+	if (b->self[f])
+		fprintf(b->out, "0 %llu\n", (unsigned long long)b->self[f]);
+	for (size_t e = b->first_edge[f]; e < b->first_edge[f + 1]; e++) {
+		const struct edge *edge = &b->c->edges[e];
+
+		put_function(b->out, s, &b->seen, b->module_id, edge->callee, true);
+		fprintf(b->out, "calls=%llu 0\n0 %llu\n", (unsigned long long)edge->calls,
+			(unsigned long long)edge->cost);
 	}
+	putc('\n', b->out);
+}
+
+int export_callgrind(FILE *out, const struct snapshot *s, const struct export_scope *scope)
+{
+	struct callgrind c = { .s = s };
+	uint64_t *self = xmalloc(s->nfuncs * sizeof(*self));
+	uint64_t *total = xmalloc(s->nfuncs * sizeof(*total));
+	uint32_t *funcs = xmalloc(s->nfuncs * sizeof(*funcs));
+	uint32_t *module_id = xcalloc(s->nfuncs, sizeof(*module_id));
+	struct blocks b = { out, &c, self, NULL, module_id,
+			    { xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1) } };
+	size_t nfuncs = 0;
+
+	idmap_init(&c.edge_index);
+	b.first_edge = collect_edges(&c, scope);
+	snapshot_flat(s, scope->root, self, total);
+	number_modules(s, total, module_id);
+	for (uint32_t f = 1; f < s->nfuncs; f++)
+		if (total[f])
+			funcs[nfuncs++] = f;
+	qsort_r(funcs, nfuncs, sizeof(*funcs), by_total, total);
+	write_header(out, s, scope);
+	for (size_t i = 0; i < nfuncs; i++)
+		write_function(&b, funcs[i]);
 	fprintf(out, "totals: %llu\n", (unsigned long long)s->nodes[scope->root].total);
 
 	idmap_free(&c.edge_index);
@@ -231,10 +262,10 @@ int export_callgrind(FILE *out, const struct snapshot *s, const struct export_sc
 	free(self);
 	free(total);
 	free(funcs);
-	free(first_edge);
+	free((void *)b.first_edge);
 	free(module_id);
-	free(seen.ob);
-	free(seen.fl);
-	free(seen.fn);
+	free(b.seen.ob);
+	free(b.seen.fl);
+	free(b.seen.fn);
 	return ferror(out) ? -(errno ? errno : EIO) : 0;
 }

@@ -327,15 +327,49 @@ static void tables(struct gz *g, struct pprof *p, struct pb *msg, struct pb *tmp
 	}
 }
 
+/* The comment every profile carries: proftop's version and the sampling counters. */
+static char *counters_comment(const struct snapshot *s)
+{
+	const struct counters *c = &s->counters;
+
+	return xasprintf("proftop %s: samples %llu overflow %llu dropped %llu throttled %llu "
+			 "truncated %llu", PROFTOP_VERSION, (unsigned long long)c->samples,
+			 (unsigned long long)c->overflow, (unsigned long long)c->dropped,
+			 (unsigned long long)c->throttled, (unsigned long long)c->truncated);
+}
+
+/* The Profile message's fields, in the order Go's writer uses. */
+static void write_profile(struct gz *g, struct pprof *p, const struct tree *trees, size_t ntrees,
+			  const char *comment)
+{
+	const struct snapshot *s = p->s;
+	uint64_t period = s->freq ? (1000000000ull + s->freq / 2) / s->freq : 0;
+	struct pb msg = { 0 }, tmp = { 0 };
+
+	value_type(&msg, p, "samples", "count");
+	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
+	value_type(&msg, p, "cpu", "nanoseconds");
+	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
+	for (size_t i = 0; i < ntrees && !g->err; i++)
+		samples_of(g, p, &trees[i], period, &msg, &tmp);
+	str_index(p, comment);
+	tables(g, p, &msg, &tmp);
+	gz_varint_field(g, PPROF_DURATION_NANOS, s->elapsed_ns);
+	value_type(&msg, p, "cpu", "nanoseconds");
+	gz_record(g, PPROF_PERIOD_TYPE, &msg);
+	gz_varint_field(g, PPROF_PERIOD, period);
+	gz_varint_field(g, PPROF_COMMENT, str_index(p, comment));
+	free(msg.buf);
+	free(tmp.buf);
+}
+
 int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope *scope)
 {
 	struct pprof p = { .s = s, .pool = strpool_new() };
 	struct gz *g = xcalloc(1, sizeof(*g));
-	struct pb msg = { 0 }, tmp = { 0 };
-	uint64_t period = s->freq ? (1000000000ull + s->freq / 2) / s->freq : 0;
 	struct tree *trees;
 	size_t ntrees = trees_of(s, scope, &trees);
-	char *comment;
+	char *comment = counters_comment(s);
 	int err;
 
 	idmap_init(&p.string_index);
@@ -345,32 +379,11 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	str_index(&p, "");
 	for (size_t i = 0; i < ntrees; i++)
 		use_functions(&p, &trees[i]);
-	comment = xasprintf("proftop %s: samples %llu overflow %llu dropped %llu throttled %llu "
-			    "truncated %llu", PROFTOP_VERSION,
-			    (unsigned long long)s->counters.samples,
-			    (unsigned long long)s->counters.overflow,
-			    (unsigned long long)s->counters.dropped,
-			    (unsigned long long)s->counters.throttled,
-			    (unsigned long long)s->counters.truncated);
-
 	g->out = out;
 	/* The fastest level, as Go's runtime/pprof writes its profiles. */
-	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8,
-			 Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		fatal("out of memory (zlib)");
-	value_type(&msg, &p, "samples", "count");
-	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
-	value_type(&msg, &p, "cpu", "nanoseconds");
-	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
-	for (size_t i = 0; i < ntrees && !g->err; i++)
-		samples_of(g, &p, &trees[i], period, &msg, &tmp);
-	str_index(&p, comment);
-	tables(g, &p, &msg, &tmp);
-	gz_varint_field(g, PPROF_DURATION_NANOS, s->elapsed_ns);
-	value_type(&msg, &p, "cpu", "nanoseconds");
-	gz_record(g, PPROF_PERIOD_TYPE, &msg);
-	gz_varint_field(g, PPROF_PERIOD, period);
-	gz_varint_field(g, PPROF_COMMENT, str_index(&p, comment));
+	write_profile(g, &p, trees, ntrees, comment);
 	if (!g->err)
 		gz_feed(g, NULL, 0, Z_FINISH);
 	deflateEnd(&g->z);
@@ -378,8 +391,6 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 
 	free(trees);
 	free(comment);
-	free(msg.buf);
-	free(tmp.buf);
 	free(g->head.buf);
 	free(g);
 	free(p.strings);

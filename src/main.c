@@ -48,12 +48,6 @@ static void command_output_close(struct command_output *out)
 	close(out->fd);
 }
 
-/* -i FILE -o OUT: convert a saved profile; nothing to show. */
-static int convert(struct session *session)
-{
-	return session_run(session, NULL);
-}
-
 /* The screen when there is a terminal for it; batch mode otherwise, or if it fails to start. The
  * batch tables go to stderr when the -o snapshot goes to stdout. */
 static int run(struct session *session, const struct options *o, bool interactive)
@@ -90,15 +84,36 @@ static struct session_options session_options(const struct options *o, bool inte
 	return so;
 }
 
+/* Profile (or show a saved profile) with the options; returns the exit status. */
+static int profile(const struct options *o)
+{
+	bool converting = o->input && o->run.export.output;
+	bool interactive = !o->batch_mode && !converting && tui_usable();
+	struct session *session = NULL;
+	struct command_output output;
+	struct session_options so;
+	char *message = NULL;
+	int status;
+
+	command_output_open(&output, interactive && o->argv);
+	so = session_options(o, interactive, output.fd);
+	status = session_open(&session, &so, &message);
+	if (status) {
+		fprintf(stderr, "proftop: %s\n", message);
+		free(message);
+	} else {
+		status = converting ? session_run(session, NULL) : run(session, o, interactive);
+	}
+	session_free(session);
+	command_output_close(&output);
+	return status;
+}
+
 int main(int argc, char **argv)
 {
 	struct options options;
-	struct session_options so;
-	struct session *session = NULL;
-	struct command_output output;
 	char *message = NULL;
-	int status;
-	bool interactive;
+	int status = 0;
 
 	if (options_parse(&options, argc, argv, getenv("PROFTOP"), &message) != OPTIONS_OK) {
 		fprintf(stderr, "proftop: %s\nTry 'proftop --help' for more information.\n", message);
@@ -106,33 +121,14 @@ int main(int argc, char **argv)
 		options_free(&options);
 		return 2;
 	}
-	if (options.report && !options.help) {
+	if (options.report && !options.help)
 		status = report_run(&options.report_options, stdout, stderr);
-		options_free(&options);
-		return status;
-	}
-	if (options.help || options.version) {
-		if (options.help)
-			options_write_help(stdout);
-		else
-			fputs("proftop " PROFTOP_VERSION "\n", stdout);
-		options_free(&options);
-		return 0;
-	}
-	interactive = !options.batch_mode && tui_usable() && !(options.input && options.run.export.output);
-	command_output_open(&output, interactive && options.argv);
-	so = session_options(&options, interactive, output.fd);
-	status = session_open(&session, &so, &message);
-	if (status) {
-		fprintf(stderr, "proftop: %s\n", message);
-		free(message);
-	} else if (options.input && options.run.export.output) {
-		status = convert(session);
-	} else {
-		status = run(session, &options, interactive);
-	}
-	session_free(session);
-	command_output_close(&output);
+	else if (options.help)
+		options_write_help(stdout);
+	else if (options.version)
+		fputs("proftop " PROFTOP_VERSION "\n", stdout);
+	else
+		status = profile(&options);
 	options_free(&options);
 	return status;
 }

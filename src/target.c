@@ -101,30 +101,46 @@ static struct target *target_new(void)
 	return t;
 }
 
+static void close_pair(int fds[2])
+{
+	close(fds[0]);
+	close(fds[1]);
+}
+
+/* The launched command's target: pid, waiting behind barrier_fd, reporting on exec_status_fd. */
+static struct target *launched(pid_t pid, char **argv, int barrier_fd, int exec_status_fd)
+{
+	struct target *target = target_new();
+
+	target->launched = true;
+	target->child = pid;
+	target->pids = xmalloc(sizeof(*target->pids));
+	target->pids[0] = pid;
+	target->npids = 1;
+	target->description = join_args(argv);
+	target->barrier_fd = barrier_fd;
+	target->exec_status_fd = exec_status_fd;
+	return target;
+}
+
 int target_launch(struct target **out, char **argv, int output_fd)
 {
-	int barrier[2], status[2];
+	int barrier[2], status[2], err;
 	pid_t pid, parent = getpid();
-	struct target *target;
 
 	*out = NULL;
 	if (pipe2(barrier, O_CLOEXEC) < 0)
 		return -errno;
 	if (pipe2(status, O_CLOEXEC) < 0) {
-		int err = -errno;
-
-		close(barrier[0]);
-		close(barrier[1]);
+		err = -errno;
+		close_pair(barrier);
 		return err;
 	}
 	pid = fork();
 	if (pid < 0) {
-		int err = -errno;
-
-		close(barrier[0]);
-		close(barrier[1]);
-		close(status[0]);
-		close(status[1]);
+		err = -errno;
+		close_pair(barrier);
+		close_pair(status);
 		return err;
 	}
 	if (pid == 0) {
@@ -134,16 +150,7 @@ int target_launch(struct target **out, char **argv, int output_fd)
 	}
 	close(barrier[0]);
 	close(status[1]);
-	target = target_new();
-	target->launched = true;
-	target->child = pid;
-	target->pids = xmalloc(sizeof(*target->pids));
-	target->pids[0] = pid;
-	target->npids = 1;
-	target->description = join_args(argv);
-	target->barrier_fd = barrier[1];
-	target->exec_status_fd = status[0];
-	*out = target;
+	*out = launched(pid, argv, barrier[1], status[0]);
 	return 0;
 }
 
