@@ -26,7 +26,7 @@ FIGURES=$TMPD/figures
 
 # --- reading the tree -------------------------------------------------------------------------
 # The final tree's rows are printf("%7.2f %7.2f %8llu  %*s%s  %s\n", total, self, samples,
-# depth * 2, "", name, module): the name starts at column 28 after 2 x depth spaces, the module
+# depth * 2, "", name, module): the name starts at column 27 after 2 x depth spaces, the module
 # follows the last two spaces (C++ names hold single spaces).
 
 # tree_nodes FILE — one line per node of the last final tree: TOTAL, SELF, DEPTH, NAME, MODULE,
@@ -37,7 +37,7 @@ tree_nodes()
 	/^=== proftop final/ { on = 0; hdr = 1; n = 0; next }
 	hdr { hdr = 0; on = 1; next }
 	on && /^ *[0-9]+\.[0-9][0-9] +[0-9]+\.[0-9][0-9] +[0-9]+  / {
-		rest = substr($0, 28)
+		rest = substr($0, 27)
 		ind = match(rest, /[^ ]/) - 1
 		d = int(ind / 2)
 		rest = substr(rest, ind + 1)
