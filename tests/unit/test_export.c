@@ -233,6 +233,7 @@ static void tmon_names_and_header(void **state)
 
 	add(p, 1, 3, 1, evil);
 	struct snapshot *s = profile_snapshot(p);
+	profile_free(p); /* the snapshot owns its names */
 	s->freq = HZ;
 	text = render(s, export_tmon, NULL, &len);
 	part2 = strstr(text, "\nPART2\n");
