@@ -454,52 +454,34 @@ static int mark_func(struct parser *ps, const struct field *f, size_t n, uint32_
 	return 0;
 }
 
-/* One line of PART2. */
-static int mark(struct parser *ps, const char *s, const char *end)
+/* The times on a mark: "@ u s r" adds them, DProf's first format has absolute ones on its entries
+ * and exits ("+ u s r name"). */
+static int mark_times(struct parser *ps, const struct field *f, size_t n, char dir)
+{
+	double u, sys, real;
+
+	if (!parse_count(&f[1], &u) || !parse_count(&f[2], &sys) || !parse_count(&f[3], &real))
+		return failf(ps, "bad times in a '%c' mark", dir);
+	if (dir == '@') {
+		ps->t += chosen_time(ps->o->clock, u, sys, real);
+		ps->raw_t += u + sys;
+		return 0;
+	}
+	ps->t = chosen_time(ps->o->clock, u, sys, real);
+	ps->raw_t = u + sys;
+	if (n < 5 && dir != '/')
+		return failf(ps, "a '%c' mark with times but no sub name", dir);
+	return 0;
+}
+
+/* A '-' leaves func, a '+' enters it, a '*' (goto &sub) does both; the time between DProf's
+ * entering and leaving its own write sub is overhead. */
+static int step(struct parser *ps, char dir, uint32_t func)
 {
 	struct tmon *tm = ps->tm;
-	struct field f[6];
-	size_t n = split(s, end, f, 5);
-	char dir;
-	uint32_t func = NO_FUNC;
-	bool is_write;
+	bool is_write = !strcmp(tm->funcs[func].full, DPROF_WRITE);
 	int err;
 
-	if (!n || f[0].len != 1)
-		return failf(ps, "not a mark (+, -, *, /, @ or &)");
-	dir = f[0].s[0];
-	if (dir == '&')
-		return declare(ps, f, n);
-	if (dir == '@' && n < 4)
-		return failf(ps, "a '@' mark needs three times (user, system, real)");
-	if (n >= 4) { /* "@ u s r", or an old-style "+ u s r name" with absolute times */
-		double u, sys, real;
-
-		if (!parse_count(&f[1], &u) || !parse_count(&f[2], &sys) || !parse_count(&f[3], &real))
-			return failf(ps, "bad times in a '%c' mark", dir);
-		if (dir == '@') {
-			ps->t += chosen_time(ps->o->clock, u, sys, real);
-			ps->raw_t += u + sys;
-			return 0;
-		}
-		ps->t = chosen_time(ps->o->clock, u, sys, real);
-		ps->raw_t = u + sys;
-		if (n < 5 && dir != '/')
-			return failf(ps, "a '%c' mark with times but no sub name", dir);
-	}
-	if (dir == '/') { /* DProf's exit by die(): leave the innermost sub */
-		if (!ps->depth)
-			return failf(ps, "an exit ('/') with no sub entered");
-		func = ps->stack[ps->depth - 1].func;
-		dir = '-';
-	} else if (dir == '+' || dir == '-' || dir == '*') {
-		err = mark_func(ps, f, n, &func);
-		if (err)
-			return err;
-	} else {
-		return failf(ps, "unknown mark '%c'", dir);
-	}
-	is_write = !strcmp(tm->funcs[func].full, DPROF_WRITE);
 	if (dir == '-' || dir == '*') {
 		tm->overhead += ps->over_per_call;
 		if (is_write) { /* DProf's own time writing the file */
@@ -518,6 +500,42 @@ static int mark(struct parser *ps, const char *s, const char *end)
 		enter(ps, func);
 	}
 	return 0;
+}
+
+/* One line of PART2. */
+static int mark(struct parser *ps, const char *s, const char *end)
+{
+	struct field f[6];
+	size_t n = split(s, end, f, 5);
+	char dir;
+	uint32_t func = NO_FUNC;
+	int err;
+
+	if (!n || f[0].len != 1)
+		return failf(ps, "not a mark (+, -, *, /, @ or &)");
+	dir = f[0].s[0];
+	if (dir == '&')
+		return declare(ps, f, n);
+	if (dir == '@' && n < 4)
+		return failf(ps, "a '@' mark needs three times (user, system, real)");
+	if (n >= 4) {
+		err = mark_times(ps, f, n, dir);
+		if (err || dir == '@')
+			return err;
+	}
+	if (dir == '/') { /* DProf's exit by die(): leave the innermost sub */
+		if (!ps->depth)
+			return failf(ps, "an exit ('/') with no sub entered");
+		func = ps->stack[ps->depth - 1].func;
+		dir = '-';
+	} else if (dir == '+' || dir == '-' || dir == '*') {
+		err = mark_func(ps, f, n, &func);
+		if (err)
+			return err;
+	} else {
+		return failf(ps, "unknown mark '%c'", dir);
+	}
+	return step(ps, dir, func);
 }
 
 static int marks(struct parser *ps)
