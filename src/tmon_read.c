@@ -222,57 +222,82 @@ static double *header_var(struct tmon *tm, const char *name, size_t len)
 	return NULL;
 }
 
+static bool is_name_char(char c)
+{
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+/* "$name =" from *s on, and the blanks after it; *s moves past them. */
+static int header_name(struct parser *ps, const char **s, const char *end, const char **name,
+		       size_t *len)
+{
+	const char *p = *s;
+
+	if (*p++ != '$')
+		return failf(ps, "not a header assignment ($name=value;)");
+	for (*name = p; p < end && is_name_char(*p); p++)
+		;
+	*len = (size_t)(p - *name);
+	while (p < end && is_space(*p))
+		p++;
+	if (!*len || p == end || *p++ != '=')
+		return failf(ps, "not a header assignment ($name=value;)");
+	while (p < end && is_space(*p))
+		p++;
+	*s = p;
+	return 0;
+}
+
+/* The value of $name from *s on, into *var when dprofpp uses the variable (var is then not NULL):
+ * a number, or a quoted string where no such variable is set. *s moves past it. */
+static int header_value(struct parser *ps, const char **s, const char *end, const char *name,
+			size_t len, double *var)
+{
+	const char *v = *s, *p = *s;
+	char buf[64], *stop;
+	double value;
+
+	if (p < end && (*p == '\'' || *p == '"')) {
+		const char *close = memchr(p + 1, *p, (size_t)(end - p - 1));
+
+		if (!close || var)
+			return failf(ps, "bad value for $%.*s", (int)len, name);
+		*s = close + 1;
+		return 0;
+	}
+	while (p < end && !is_space(*p) && *p != ';')
+		p++;
+	if (p == v || (size_t)(p - v) >= sizeof(buf))
+		return failf(ps, "bad value for $%.*s", (int)len, name);
+	memcpy(buf, v, (size_t)(p - v));
+	buf[p - v] = '\0';
+	value = strtod(buf, &stop);
+	if (*stop || value != value || value > 1e300 || value < -1e300)
+		return failf(ps, "bad value for $%.*s: '%s'", (int)len, name, buf);
+	if (var)
+		*var = value;
+	*s = p;
+	return 0;
+}
+
 /* One header line of "$name = value;" statements. Values are numbers or quoted strings; the
  * variables dprofpp uses are kept, any other is skipped. Nothing is evaluated. */
 static int header_line(struct parser *ps, const char *s, const char *end)
 {
 	for (;;) {
-		const char *name;
-		size_t len;
-		double *var;
+		const char *name = NULL;
+		size_t len = 0;
+		int err;
 
 		while (s < end && (is_space(*s) || *s == ';'))
 			s++;
 		if (s == end)
 			return 0;
-		if (*s++ != '$')
-			return failf(ps, "not a header assignment ($name=value;)");
-		for (name = s; s < end && (*s == '_' || (*s >= 'a' && *s <= 'z') ||
-					   (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9'));
-		     s++)
-			;
-		len = (size_t)(s - name);
-		while (s < end && is_space(*s))
-			s++;
-		if (!len || s == end || *s++ != '=')
-			return failf(ps, "not a header assignment ($name=value;)");
-		while (s < end && is_space(*s))
-			s++;
-		var = header_var(ps->tm, name, len);
-		if (s < end && (*s == '\'' || *s == '"')) {
-			const char *close = memchr(s + 1, *s, (size_t)(end - s - 1));
-
-			if (!close || var)
-				return failf(ps, "bad value for $%.*s", (int)len, name);
-			s = close + 1;
-		} else {
-			char buf[64];
-			const char *v = s;
-			char *stop;
-			double value;
-
-			while (s < end && !is_space(*s) && *s != ';')
-				s++;
-			if (s == v || (size_t)(s - v) >= sizeof(buf))
-				return failf(ps, "bad value for $%.*s", (int)len, name);
-			memcpy(buf, v, (size_t)(s - v));
-			buf[s - v] = '\0';
-			value = strtod(buf, &stop);
-			if (*stop || value != value || value > 1e300 || value < -1e300)
-				return failf(ps, "bad value for $%.*s: '%s'", (int)len, name, buf);
-			if (var)
-				*var = value;
-		}
+		err = header_name(ps, &s, end, &name, &len);
+		if (!err)
+			err = header_value(ps, &s, end, name, len, header_var(ps->tm, name, len));
+		if (err)
+			return err;
 	}
 }
 
