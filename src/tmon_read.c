@@ -580,6 +580,26 @@ static int marks(struct parser *ps)
 	return 0;
 }
 
+/* The error for the subs still open at the end, innermost first (the first five). */
+static int never_exited(struct parser *ps)
+{
+	size_t shown = ps->depth < 5 ? ps->depth : 5;
+	char *list = xstrdup("");
+
+	for (size_t i = 0; i < shown; i++) {
+		char *next = xasprintf("%s%s%s", list, i ? ", " : "",
+				       ps->tm->funcs[ps->stack[ps->depth - 1 - i].func].full);
+
+		free(list);
+		list = next;
+	}
+	failf(ps, "the file ends with %zu sub%s never exited (%s%s): it is truncated or garbled; -F "
+		  "fakes the missing exits", ps->depth, ps->depth == 1 ? "" : "s", list,
+	      ps->depth > shown ? ", ..." : "");
+	free(list);
+	return -EINVAL;
+}
+
 /* The end of the marks: subs still open are a truncated file, unless -F fakes their exits. */
 static int finish(struct parser *ps)
 {
@@ -593,23 +613,8 @@ static int finish(struct parser *ps)
 			      (long long)tm->funcs[f].outer);
 	if (!ps->depth)
 		return 0;
-	if (!ps->o->fake_exits) {
-		size_t shown = ps->depth < 5 ? ps->depth : 5;
-		char *list = xstrdup("");
-
-		for (size_t i = 0; i < shown; i++) {
-			char *next = xasprintf("%s%s%s", list, i ? ", " : "",
-					       tm->funcs[ps->stack[ps->depth - 1 - i].func].full);
-
-			free(list);
-			list = next;
-		}
-		failf(ps, "the file ends with %zu sub%s never exited (%s%s): it is truncated or "
-			  "garbled; -F fakes the missing exits", ps->depth, ps->depth == 1 ? "" : "s",
-		      list, ps->depth > shown ? ", ..." : "");
-		free(list);
-		return -EINVAL;
-	}
+	if (!ps->o->fake_exits)
+		return never_exited(ps);
 	warnf(ps, "Faking %zu exit timestamp(s).\n", ps->depth);
 	while (ps->depth)
 		leave(ps, ps->t - tm->overhead, ps->stack[ps->depth - 1].func);
