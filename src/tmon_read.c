@@ -803,43 +803,57 @@ static uint64_t to_count(double x)
 	return x < 1e19 ? (uint64_t)(x + 0.5) : (uint64_t)1e19;
 }
 
-struct snapshot *tmon_snapshot(const struct tmon *tm)
+/* The path from the root to node n as the profile's ids, into path[0..depth). ids caches the id of
+ * each function (UINT32_MAX: not made yet). */
+static void node_path(const struct tmon *tm, struct profile *p, uint32_t *ids, uint32_t n,
+		      uint32_t *path, size_t depth)
 {
-	struct profile *p = profile_new(NULL);
+	for (size_t d = depth; d > 0; d--, n = tm->nodes[n].parent) {
+		uint32_t f = tm->nodes[n].func;
+
+		if (ids[f] == UINT32_MAX)
+			ids[f] = profile_func_of(tm, p, f);
+		path[d - 1] = ids[f];
+	}
+}
+
+/* Every node's self ticks into p as samples of its call path. Returns how many. */
+static uint64_t add_nodes(const struct tmon *tm, struct profile *p)
+{
 	uint32_t *ids = xmalloc((tm->nfuncs + 1) * sizeof(*ids));
 	uint32_t *depth_of = xcalloc(tm->nnodes, sizeof(*depth_of));
-	uint32_t *stack = NULL;
+	uint32_t *path = NULL;
 	size_t cap = 0;
-	struct snapshot *s;
 	uint64_t total = 0;
 
 	memset(ids, 0xff, (tm->nfuncs + 1) * sizeof(*ids));
 	/* Nodes are made parent first, so a parent's depth is known before its children's. */
 	for (size_t n = 1; n < tm->nnodes; n++) {
-		const struct tmon_node *node = &tm->nodes[n];
-		uint64_t ticks = to_count(node->self);
-		size_t depth;
-		uint32_t up;
+		uint64_t ticks = to_count(tm->nodes[n].self);
 
 		if (ticks > MAX_TICKS - total) /* so that no sum over the tree overflows */
 			ticks = MAX_TICKS - total;
-		depth_of[n] = depth_of[node->parent] + 1;
+		depth_of[n] = depth_of[tm->nodes[n].parent] + 1;
 		if (!ticks)
 			continue;
-		depth = depth_of[n];
-		xgrow((void **)&stack, &cap, depth, sizeof(*stack));
-		up = (uint32_t)n;
-		for (size_t d = depth; d > 0; d--, up = tm->nodes[up].parent) {
-			uint32_t f = tm->nodes[up].func;
-
-			if (ids[f] == UINT32_MAX)
-				ids[f] = profile_func_of(tm, p, f);
-			stack[d - 1] = ids[f];
-		}
-		profile_add_n(p, 0, 0, stack, depth, ticks);
+		xgrow((void **)&path, &cap, depth_of[n], sizeof(*path));
+		node_path(tm, p, ids, (uint32_t)n, path, depth_of[n]);
+		profile_add_n(p, 0, 0, path, depth_of[n], ticks);
 		total += ticks;
 	}
-	s = profile_snapshot(p);
+	free(path);
+	free(depth_of);
+	free(ids);
+	return total;
+}
+
+struct snapshot *tmon_snapshot(const struct tmon *tm)
+{
+	struct profile *p = profile_new(NULL);
+	uint64_t total = add_nodes(tm, p);
+	struct snapshot *s = profile_snapshot(p);
+
+	profile_free(p); /* the snapshot owns its names */
 	s->freq = tm->hz < 1 ? 1 : tm->hz > 1e9 ? 1000000000u : (unsigned)(tm->hz + 0.5);
 	s->elapsed_ns = to_count(tm->rrun[2] * 1e9 / tm->hz);
 	s->user_ns = to_count(tm->rrun[0] * 1e9 / tm->hz);
@@ -848,9 +862,5 @@ struct snapshot *tmon_snapshot(const struct tmon *tm)
 		s->counters = tm->counters;
 	else
 		s->counters.samples = total;
-	free(stack);
-	free(depth_of);
-	free(ids);
-	profile_free(p);
 	return s;
 }
