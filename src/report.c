@@ -221,62 +221,80 @@ static int row_order(const void *a, const void *b, void *arg)
 	return x[1] < y[1] ? -1 : x[1] > y[1]; /* Perl's sort is stable */
 }
 
-void report_print(FILE *out, const struct tmon *tm, const struct report_options *o)
+/* The run's seconds in tm's clock, less DProf's overhead; 0 when not above 0. */
+static double run_time(const struct tmon *tm)
 {
-	static const char *const which[] = { "User+System", "User", "System", "Real" };
 	double rrun = tm->clock == TMON_USER ? tm->rrun[0]
 		    : tm->clock == TMON_SYSTEM ? tm->rrun[1]
 		    : tm->clock == TMON_REAL ? tm->rrun[2] : tm->rrun[0] + tm->rrun[1];
 	double runtime = (rrun - tm->overhead) / tm->hz;
+
+	return runtime > 0 ? runtime : 0;
+}
+
+/* The four lines at the top of every page. */
+static void page_titles(struct page *pg, const struct tmon *tm, double runtime)
+{
+	static const char *const which[] = { "User+System", "User", "System", "Real" };
+	char field[64];
+
+	perl_number_field(field, sizeof(field), (tm->rrun[2] - tm->overhead) / tm->hz, 8);
+	snprintf(pg->top[0], sizeof(pg->top[0]), "Total Elapsed Time = %s Seconds", field);
+	perl_number_field(field, sizeof(field), runtime, 8);
+	snprintf(pg->top[1], sizeof(pg->top[1]), "  %11s Time = %s Seconds", which[tm->clock], field);
+	snprintf(pg->top[2], sizeof(pg->top[2]), "Exclusive Times");
+	snprintf(pg->top[3], sizeof(pg->top[3]), "%%Time ExclSec CumulS #Calls sec/call Csec/c  Name");
+}
+
+/* The row of f, on as many lines as its Name takes. */
+static void func_row(struct page *pg, const struct tmon_func *f, double hz, double runtime,
+		     size_t name_width)
+{
+	double s = f->times / hz, cs = f->ctimes / hz, pcnt;
+	struct row row;
+
+	snprintf(row.secs, sizeof(row.secs), "%.3f", s);
+	snprintf(row.csecs, sizeof(row.csecs), "%.3f", cs);
+	snprintf(row.ncalls, sizeof(row.ncalls), "%llu", (unsigned long long)f->calls);
+	snprintf(row.percall, sizeof(row.percall), "%.4f", s / (double)f->calls);
+	snprintf(row.cpercall, sizeof(row.cpercall), "%.4f", cs / (double)f->calls);
+	pcnt = runtime ? strtod(row.secs, NULL) / runtime * 100.0 : 0.0;
+	/* Perl multiplies integral values as integers, so its zero has no sign. */
+	snprintf(row.pcnt, sizeof(row.pcnt), "%.2f", pcnt == 0 ? 0.0 : pcnt);
+	row.p[0] = row.pcnt;
+	row.p[1] = row.secs;
+	row.p[2] = row.csecs;
+	row.p[3] = row.ncalls;
+	row.p[4] = row.percall;
+	row.p[5] = row.cpercall;
+	row.p[6] = f->full;
+	write_row(pg, &row, name_width);
+	/* dprofpp blanks these four for the Name's further lines; the rest of CumulS and Csec/c, if
+	 * any, still prints there. */
+	row.p[0] = row.p[1] = row.p[3] = row.p[4] = "";
+	while (*row.p[6])
+		write_row(pg, &row, name_width);
+}
+
+void report_print(FILE *out, const struct tmon *tm, const struct report_options *o)
+{
+	double runtime = run_time(tm);
 	size_t name_width = NAME_WIDTH;
 	uint32_t (*keys)[2] = xmalloc((tm->nlisted + 1) * sizeof(*keys));
 	struct sort_ctx ctx = { tm, o->by_calls };
 	struct page pg = { out, 0, false, { { 0 } } };
-	char field[64];
 	long cnt = o->rows ? o->rows : 15;
 
-	if (!(runtime > 0))
-		runtime = 0;
 	if (o->columns > 80)
 		name_width += (size_t)o->columns - FORMAT_WIDTH;
-	perl_number_field(field, sizeof(field), (tm->rrun[2] - tm->overhead) / tm->hz, 8);
-	snprintf(pg.top[0], sizeof(pg.top[0]), "Total Elapsed Time = %s Seconds", field);
-	perl_number_field(field, sizeof(field), runtime, 8);
-	snprintf(pg.top[1], sizeof(pg.top[1]), "  %11s Time = %s Seconds", which[tm->clock], field);
-	snprintf(pg.top[2], sizeof(pg.top[2]), "Exclusive Times");
-	snprintf(pg.top[3], sizeof(pg.top[3]), "%%Time ExclSec CumulS #Calls sec/call Csec/c  Name");
-
+	page_titles(&pg, tm, runtime);
 	for (size_t i = 0; i < tm->nlisted; i++) {
 		keys[i][0] = tm->listed[i];
 		keys[i][1] = (uint32_t)i;
 	}
 	qsort_r(keys, tm->nlisted, sizeof(*keys), row_order, &ctx);
 	for (size_t i = 0; i < tm->nlisted; i++) {
-		const struct tmon_func *f = &tm->funcs[keys[i][0]];
-		double s = f->times / tm->hz, cs = f->ctimes / tm->hz, pcnt;
-		struct row row;
-
-		snprintf(row.secs, sizeof(row.secs), "%.3f", s);
-		snprintf(row.csecs, sizeof(row.csecs), "%.3f", cs);
-		snprintf(row.ncalls, sizeof(row.ncalls), "%llu", (unsigned long long)f->calls);
-		snprintf(row.percall, sizeof(row.percall), "%.4f", s / (double)f->calls);
-		snprintf(row.cpercall, sizeof(row.cpercall), "%.4f", cs / (double)f->calls);
-		pcnt = runtime ? strtod(row.secs, NULL) / runtime * 100.0 : 0.0;
-		/* Perl multiplies integral values as integers, so its zero has no sign. */
-		snprintf(row.pcnt, sizeof(row.pcnt), "%.2f", pcnt == 0 ? 0.0 : pcnt);
-		row.p[0] = row.pcnt;
-		row.p[1] = row.secs;
-		row.p[2] = row.csecs;
-		row.p[3] = row.ncalls;
-		row.p[4] = row.percall;
-		row.p[5] = row.cpercall;
-		row.p[6] = f->full;
-		write_row(&pg, &row, name_width);
-		/* dprofpp blanks these four for the Name's further lines; the rest of CumulS and
-		 * Csec/c, if any, still prints there. */
-		row.p[0] = row.p[1] = row.p[3] = row.p[4] = "";
-		while (*row.p[6])
-			write_row(&pg, &row, name_width);
+		func_row(&pg, &tm->funcs[keys[i][0]], tm->hz, runtime, name_width);
 		if (!--cnt)
 			break;
 	}
