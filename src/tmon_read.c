@@ -356,7 +356,7 @@ static int header(struct parser *ps)
 
 /* --- the trace (-T, -t) --------------------------------------------------------------------------- */
 
-/* Record that f is entered now, inside ps->depth open subs. */
+/* Record that f is entered now, inside ps->depth open subs. f's name is copied the first time. */
 static void trace_enter(struct parser *ps, uint32_t f)
 {
 	struct tmon_trace *tr = ps->trace;

@@ -1,7 +1,7 @@
 /* tmon_read.h — a tmon.out read back (proftop's own, or one Devel::DProf wrote): the counterpart
  * of export_tmon.c. The bytes become a struct tmon, which holds dprofpp's sums per sub (what
- * `proftop report` prints) and a call tree of raw ticks, which becomes a snapshot (what `proftop -i`
- * shows). Nothing here prints.
+ * `proftop report` prints) and a call tree of raw ticks, which becomes a snapshot (what
+ * `proftop -i` shows). Nothing here prints.
  *
  * The parser follows dprofpp's reading of the marks: `+`/`*` entries, `-`/`/` exits (an exit is
  * charged to the sub its mark names, as dprofpp does), `@` time increments, old-style marks with
@@ -82,13 +82,15 @@ struct tmon_entry {
 struct tmon_trace {
 	struct tmon_entry *entries;
 	size_t nentries, entries_cap;
-	char **names;           /* full names by func; NULL for a func never entered */
+	char **names;           /* full names by func, NULL for a func never entered: copies, as
+				 * the trace outlives the struct tmon of a file that fails */
 	size_t nnames;
 	bool ended;             /* the marks were read to their end (a file may fail after that) */
 };
 
-/* Parse a whole file held in data; with trace, record every sub entry there too. Returns 0 with
- * *tmon, or -EINVAL with *tmon NULL and a malloc'd *message that starts with "line N: ". */
+/* Parse a whole file held in data; with trace (a zeroed one), record every sub entry there too.
+ * Returns 0 with *tmon, or -EINVAL with *tmon NULL and a malloc'd *message that starts with
+ * "line N: ". */
 int tmon_read(const char *data, size_t len, const struct tmon_read_options *options,
 	      struct tmon_trace *trace, struct tmon **tmon, char **message);
 /* Read and parse the file at path ("-": standard input, as dprofpp's open() takes it). Errors as
@@ -96,6 +98,7 @@ int tmon_read(const char *data, size_t len, const struct tmon_read_options *opti
 int tmon_read_file(const char *path, const struct tmon_read_options *options,
 		   struct tmon_trace *trace, struct tmon **tmon, char **message);
 void tmon_free(struct tmon *tmon);
+/* Free what trace holds (not trace itself) and zero it. */
 void tmon_trace_free(struct tmon_trace *trace);
 
 /* The profile in the file as a snapshot of its own: one thread, a node's self samples its
