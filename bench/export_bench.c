@@ -11,7 +11,7 @@
  * before each format) less what was resident before it started. */
 #include "proftop/export.h"
 #include "proftop/profile.h"
-#include "proftop/report.h"
+#include "proftop/tmon_read.h"
 #include "proftop/util.h"
 
 #include <fcntl.h>
@@ -134,8 +134,8 @@ int main(int argc, char **argv)
 	uint64_t samples = argc > 2 ? strtoull(argv[2], NULL, 10) : 1000000;
 	struct profile *p;
 	struct snapshot *s, *s2;
-	struct report_options ro = { 0 };
-	struct report *r;
+	struct tmon_read_options ro = { 0 };
+	struct tmon *tm;
 	char path[4096], *message;
 	double t0;
 
@@ -173,21 +173,20 @@ int main(int argc, char **argv)
 
 	/* Reading the tmon.out back, as `proftop report` and `proftop -i` do. */
 	snprintf(path, sizeof(path), "%s/tmon.out", argv[1]);
-	ro.path = path;
 	reset_peak();
 	t0 = now_s();
-	if (report_read(&ro, NULL, &r, &message)) {
+	if (tmon_read_file(path, &ro, NULL, &tm, &message)) {
 		fprintf(stderr, "export_bench: %s\n", message);
 		return 1;
 	}
 	t0 = now_s() - t0;
 	printf("  report: read %llu marks in %.3f s", (unsigned long long)tmon_marks(path), t0);
 	t0 = now_s();
-	s2 = report_snapshot(r);
+	s2 = tmon_snapshot(tm);
 	printf(", snapshot of %llu samples in %.3f s\n", (unsigned long long)s2->samples,
 	       now_s() - t0);
 	snapshot_unref(s2);
-	report_free(r);
+	tmon_free(tm);
 	snapshot_unref(s);
 	profile_free(p);
 	return 0;

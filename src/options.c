@@ -669,16 +669,16 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 			r->by_calls = true;
 			break;
 		case 'u':
-			r->time = REPORT_USER;
+			r->read.clock = TMON_USER;
 			break;
 		case 's':
-			r->time = REPORT_SYSTEM;
+			r->read.clock = TMON_SYSTEM;
 			break;
 		case 'r':
-			r->time = REPORT_REAL;
+			r->read.clock = TMON_REAL;
 			break;
 		case 'F':
-			r->fake_exits = true;
+			r->read.fake_exits = true;
 			break;
 		case 'h':
 			o->help = true;

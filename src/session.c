@@ -11,10 +11,10 @@
 #include "proftop/session.h"
 
 #include "proftop/collector.h"
-#include "proftop/report.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/target.h"
+#include "proftop/tmon_read.h"
 #include "proftop/util.h"
 
 #include <errno.h>
@@ -162,13 +162,13 @@ static int start_command(struct session *s, const char *name, char **message)
 
 static int open_saved(struct session *s, const char *path, char **message)
 {
-	struct report_options ro = { .path = path };
-	struct report *r;
+	struct tmon_read_options ro = { 0 };
+	struct tmon *tm;
 
-	if (report_read(&ro, NULL, &r, message))
+	if (tmon_read_file(path, &ro, NULL, &tm, message))
 		return -EINVAL;
-	s->saved = report_snapshot(r);
-	report_free(r);
+	s->saved = tmon_snapshot(tm);
+	tmon_free(tm);
 	s->saved_name = xstrdup(path);
 	s->end = SESSION_END_SAVED;
 	s->stopped = true;

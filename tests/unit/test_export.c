@@ -1,7 +1,7 @@
 /* Unit tests of the snapshot writers (tmon.out, callgrind, folded, pprof) on synthetic profiles
- * whose counts are known, read back by independent means: tmon.out through `proftop report`'s
- * parser, callgrind and folded by parsing their text here, pprof by inflating it with zlib and
- * decoding the protobuf with a reader written for this test. */
+ * whose counts are known, read back by independent means: tmon.out through tmon_read.c (the reader
+ * under `proftop report` and -i), callgrind and folded by parsing their text here, pprof by
+ * inflating it with zlib and decoding the protobuf with a reader written for this test. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +11,7 @@
 #include "proftop/export.h"
 #include "proftop/profile.h"
 #include "proftop/report.h"
+#include "proftop/tmon_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,15 +134,15 @@ static uint32_t func_named(const struct snapshot *s, const char *module, const c
 
 /* --- tmon.out ---------------------------------------------------------------------------------- */
 
-static struct report *parse_tmon(const char *text, size_t len)
+static struct tmon *parse_tmon(const char *text, size_t len)
 {
-	struct report_options o = { 0 };
-	struct report *r;
+	struct tmon_read_options o = { 0 };
+	struct tmon *tm;
 	char *message = NULL;
 
-	if (report_parse(text, len, &o, NULL, &r, &message))
+	if (tmon_read(text, len, &o, NULL, &tm, &message))
 		fail_msg("tmon.out does not parse: %s", message);
-	return r;
+	return tm;
 }
 
 /* Read back, every function's self and total samples are the snapshot's. */
@@ -150,8 +151,8 @@ static void tmon_reads_back_exactly(void **state)
 	struct fixture *f = *state;
 	size_t len;
 	char *text = render(f->s, export_tmon, NULL, &len);
-	struct report *r = parse_tmon(text, len);
-	struct snapshot *s2 = report_snapshot(r);
+	struct tmon *tm = parse_tmon(text, len);
+	struct snapshot *s2 = tmon_snapshot(tm);
 
 	assert_int_equal(s2->samples, f->s->samples);
 	assert_int_equal(s2->freq, HZ);
@@ -170,7 +171,7 @@ static void tmon_reads_back_exactly(void **state)
 		assert_int_equal(s2->func_total[j], f->s->func_total[i]);
 	}
 	snapshot_unref(s2);
-	report_free(r);
+	tmon_free(tm);
 	free(text);
 }
 
@@ -180,8 +181,8 @@ static void tmon_round_trip_is_identical(void **state)
 	struct fixture *f = *state;
 	size_t len, len2;
 	char *text = render(f->s, export_tmon, NULL, &len);
-	struct report *r = parse_tmon(text, len);
-	struct snapshot *s2 = report_snapshot(r);
+	struct tmon *tm = parse_tmon(text, len);
+	struct snapshot *s2 = tmon_snapshot(tm);
 	char *again = render(s2, export_tmon, NULL, &len2);
 
 	/* Only the & names of the renamed duplicate differ: it is read back as "dup#2" and so
@@ -189,7 +190,7 @@ static void tmon_round_trip_is_identical(void **state)
 	assert_int_equal(len, len2);
 	assert_memory_equal(text, again, len);
 	snapshot_unref(s2);
-	report_free(r);
+	tmon_free(tm);
 	free(text);
 	free(again);
 }
@@ -202,10 +203,10 @@ static void tmon_table_numbers(void **state)
 	struct report_options o = { .rows = -1 };
 	size_t len, n = 0;
 	char *text = render(f->s, export_tmon, NULL, &len), *out = NULL;
-	struct report *r = parse_tmon(text, len);
+	struct tmon *tm = parse_tmon(text, len);
 	FILE *fp = open_memstream(&out, &n);
 
-	report_print(fp, r, &o);
+	report_print(fp, tm, &o);
 	fclose(fp);
 	/* burn: 90 self of 125 cpu ticks = 72%, reached by 2 paths. */
 	assert_non_null(strstr(out, "Total Elapsed Time =        2 Seconds\n"
@@ -214,7 +215,7 @@ static void tmon_table_numbers(void **state)
 	/* rec: 5 self, 25 total however deep the recursion, entered along 3 paths. */
 	assert_non_null(strstr(out, " 4.00   0.050  0.250      3   0.0167 0.0833  prog::rec\n"));
 	assert_non_null(strstr(out, " 0.00   0.000  1.340      1   0.0000 1.3400  prog::main\n"));
-	report_free(r);
+	tmon_free(tm);
 	free(text);
 	free(out);
 }
@@ -232,6 +233,7 @@ static void tmon_names_and_header(void **state)
 
 	add(p, 1, 3, 1, evil);
 	struct snapshot *s = profile_snapshot(p);
+	profile_free(p); /* the snapshot owns its names */
 	s->freq = HZ;
 	text = render(s, export_tmon, NULL, &len);
 	part2 = strstr(text, "\nPART2\n");
@@ -259,15 +261,15 @@ static void tmon_one_thread(void **state)
 	struct export_scope scope = { t->root, t };
 	size_t len;
 	char *text = render(f->s, export_tmon, &scope, &len);
-	struct report *r = parse_tmon(text, len);
-	struct snapshot *s2 = report_snapshot(r);
+	struct tmon *tm = parse_tmon(text, len);
+	struct snapshot *s2 = tmon_snapshot(tm);
 
 	assert_int_equal(t->tid, 7);
 	assert_int_equal(s2->samples, 100);
 	assert_int_equal(func_named(s2, "prog", "rec"), 0);
 	assert_int_equal(s2->func_total[func_named(s2, "libc.so.6", "burn")], 90);
 	snapshot_unref(s2);
-	report_free(r);
+	tmon_free(tm);
 	free(text);
 }
 

@@ -210,17 +210,18 @@ static void report_options(void **state)
 	assert_true(o.report);
 	assert_null(o.report_options.path);
 	assert_int_equal(o.report_options.rows, 0);
-	assert_int_equal(o.report_options.time, REPORT_USER_SYSTEM);
+	assert_int_equal(o.report_options.read.clock, TMON_USER_SYSTEM);
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 9, "proftop", "report", "-O", "-1", "-T", "-l", "-r", "-F",
 			       "x.out"), OPTIONS_OK);
 	assert_int_equal(o.report_options.rows, -1);
-	assert_true(o.report_options.tree && o.report_options.by_calls && o.report_options.fake_exits);
-	assert_int_equal(o.report_options.time, REPORT_REAL);
+	assert_true(o.report_options.tree && o.report_options.by_calls &&
+		    o.report_options.read.fake_exits);
+	assert_int_equal(o.report_options.read.clock, TMON_REAL);
 	assert_string_equal(o.report_options.path, "x.out");
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 4, "proftop", "report", "x.out", "-u"), OPTIONS_OK);
-	assert_int_equal(o.report_options.time, REPORT_USER);
+	assert_int_equal(o.report_options.read.clock, TMON_USER);
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 3, "proftop", "report", "-q"), OPTIONS_USAGE_ERROR);
 	assert_string_equal(msg, "unknown report option '-q'");

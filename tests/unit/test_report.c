@@ -1,6 +1,6 @@
-/* Unit tests of `proftop report`: the tmon.out parser, dprofpp's numbers and layout (expected
- * outputs below are what dprofpp 20110802 printed for the same input), the trees, errors that name
- * the line, and the snapshot a file turns into. */
+/* Unit tests of `proftop report` and of the tmon.out reader under it: dprofpp's numbers and layout
+ * (expected outputs below are what dprofpp 20110802 printed for the same input), the trees, errors
+ * that name the line, and the snapshot a file turns into. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -9,6 +9,7 @@
 
 #include "proftop/profile.h"
 #include "proftop/report.h"
+#include "proftop/tmon_read.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,28 +39,33 @@ static char *dprof_file(void)
 /* The report's table (or with a tree option, its tree) for text; fails the test on an error. */
 static char *run(const char *text, struct report_options o)
 {
-	struct report *r;
+	struct tmon_trace trace = { 0 };
+	bool trees = o.tree || o.compact_tree;
+	struct tmon *tm;
 	char *message = NULL, *out = NULL;
 	size_t n = 0;
 	FILE *fp = open_memstream(&out, &n);
 
-	if (report_parse(text, strlen(text), &o, fp, &r, &message))
+	if (tmon_read(text, strlen(text), &o.read, trees ? &trace : NULL, &tm, &message))
 		fail_msg("parse failed: %s", message);
-	if (!o.tree && !o.compact_tree)
-		report_print(fp, r, &o);
-	report_free(r);
+	if (trees)
+		report_print_tree(fp, &trace, &o);
+	else
+		report_print(fp, tm, &o);
+	tmon_trace_free(&trace);
+	tmon_free(tm);
 	fclose(fp);
 	return out;
 }
 
 /* The error for text, which must not parse. */
-static char *error_of(const char *text, struct report_options o)
+static char *error_of(const char *text, struct tmon_read_options o)
 {
-	struct report *r = NULL;
+	struct tmon *tm = NULL;
 	char *message = NULL;
 
-	assert_int_not_equal(report_parse(text, strlen(text), &o, NULL, &r, &message), 0);
-	assert_null(r);
+	assert_int_not_equal(tmon_read(text, strlen(text), &o, NULL, &tm, &message), 0);
+	assert_null(tm);
 	assert_non_null(message);
 	return message;
 }
@@ -154,7 +160,7 @@ static void old_format(void **state)
 		" 0.00   0.000  0.000      1   0.0000 0.0000  DynaLoader::import\n"
 		" 0.00   0.000  0.000      2   0.0000 0.0000  main::bar\n");
 	free(out);
-	out = run(text, (struct report_options){ .time = REPORT_REAL });
+	out = run(text, (struct report_options){ .read.clock = TMON_REAL });
 	assert_non_null(strstr(out, "         Real Time =     0.07 Seconds\n"));
 	assert_non_null(strstr(out, " 42.8   0.030  0.040      1   0.0300 0.0400  main::baz\n"));
 	assert_non_null(strstr(out, " 28.5   0.020  0.020      2   0.0100 0.0100  main::bar\n"));
@@ -207,12 +213,55 @@ static void errors_name_the_line(void **state)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *message = error_of(cases[i].text, (struct report_options){ 0 });
+		char *message = error_of(cases[i].text, (struct tmon_read_options){ 0 });
 
 		if (strncmp(message, cases[i].error, strlen(cases[i].error)))
 			fail_msg("case %zu: got \"%s\", want \"%s...\"", i, message, cases[i].error);
 		free(message);
 	}
+}
+
+/* The tree of text, which must not parse, as report prints it before the error. */
+static char *tree_of_broken(const char *text, struct report_options o)
+{
+	struct tmon_trace trace = { 0 };
+	struct tmon *tm = NULL;
+	char *message = NULL, *out = NULL;
+	size_t n = 0;
+	FILE *fp = open_memstream(&out, &n);
+
+	assert_int_not_equal(tmon_read(text, strlen(text), &o.read, &trace, &tm, &message), 0);
+	assert_null(tm);
+	report_print_tree(fp, &trace, &o);
+	tmon_trace_free(&trace);
+	free(message);
+	fclose(fp);
+	return out;
+}
+
+/* A broken file's tree goes as far as dprofpp's, which prints it while reading: up to the line the
+ * file fails at, and -t's last line only when the marks were read to their end. */
+static void trees_of_broken_files(void **state)
+{
+	(void)state;
+	static const char bad_mark[] = "#fOrTyTwO\n$hz=100;\nPART2\n& 1 main a\n& 2 main b\n"
+				       "+ 1\n+ 2\n- 2\n+ 2\n? 1\n";
+	static const char never_exited[] = "#fOrTyTwO\n$hz=100;\nPART2\n& 1 main a\n& 2 main b\n"
+					   "+ 1\n+ 2\n- 2\n+ 2\n";
+	char *out;
+
+	out = tree_of_broken(bad_mark, (struct report_options){ .tree = true });
+	assert_string_equal(out, "main::a\n   main::b\n   main::b\n");
+	free(out);
+	out = tree_of_broken(bad_mark, (struct report_options){ .compact_tree = true });
+	assert_string_equal(out, "main::a\n");
+	free(out);
+	out = tree_of_broken(never_exited, (struct report_options){ .compact_tree = true });
+	assert_string_equal(out, "main::a\n   main::b (2x)\n");
+	free(out);
+	out = tree_of_broken("#fOrTyTwO\n$hz=0;\nPART2\n", (struct report_options){ .tree = true });
+	assert_string_equal(out, "");
+	free(out);
 }
 
 /* -F closes what a truncated file left open, at its last time, and says so. */
@@ -221,17 +270,17 @@ static void fake_exits(void **state)
 	(void)state;
 	static const char text[] = "#fOrTyTwO\n$hz=100;\n$rrun_utime=3;\nPART2\n& 1 main a\n+ 1\n"
 				   "& 2 main b\n+ 2\n@ 3 0 3\n";
-	struct report_options o = { .fake_exits = true };
-	struct report *r;
+	struct report_options o = { .read.fake_exits = true };
+	struct tmon *tm;
 	char *message;
 	char *out = run(text, o);
 
 	assert_non_null(strstr(out, " 100.   0.030  0.030      1   0.0300 0.0300  main::b\n"));
 	assert_non_null(strstr(out, " 0.00   0.000  0.030      1   0.0000 0.0300  main::a\n"));
 	free(out);
-	assert_int_equal(report_parse(text, strlen(text), &o, NULL, &r, &message), 0);
-	assert_non_null(strstr(report_warnings(r), "Faking 2 exit timestamp(s).\n"));
-	report_free(r);
+	assert_int_equal(tmon_read(text, strlen(text), &o.read, NULL, &tm, &message), 0);
+	assert_non_null(strstr(tm->warnings, "Faking 2 exit timestamp(s).\n"));
+	tmon_free(tm);
 }
 
 /* A file as a snapshot: packages become modules, no-break spaces become spaces again, ticks
@@ -244,12 +293,12 @@ static void snapshot_of_file(void **state)
 		"# proftop: samples 7 overflow 1 dropped 2 throttled 3 truncated 4\nPART2\n"
 		"& 1 libc.so.6 operator\xc2\xa0new(unsigned\xc2\xa0long)\n& 2 prog main\n"
 		"+ 2\n@ 2 0 2\n+ 1\n@ 5 0 5\n- 1\n- 2\n+ & Other::Pkg::sub\n@ 1 0 1\n- & Other::Pkg::sub\n";
-	struct report_options o = { 0 };
-	struct report *r;
+	struct tmon_read_options o = { 0 };
+	struct tmon *tm;
 	char *message;
 
-	assert_int_equal(report_parse(text, strlen(text), &o, NULL, &r, &message), 0);
-	struct snapshot *s = report_snapshot(r);
+	assert_int_equal(tmon_read(text, strlen(text), &o, NULL, &tm, &message), 0);
+	struct snapshot *s = tmon_snapshot(tm);
 	assert_int_equal(s->samples, 8);
 	assert_int_equal(s->freq, 1000);
 	assert_int_equal(s->user_ns, 250000000);
@@ -271,7 +320,7 @@ static void snapshot_of_file(void **state)
 		}
 	}
 	snapshot_unref(s);
-	report_free(r);
+	tmon_free(tm);
 }
 
 /* A big file (half a million subs entered) parses, with the right sums. */
@@ -302,6 +351,7 @@ int main(void)
 		cmocka_unit_test(old_format),
 		cmocka_unit_test(pages),
 		cmocka_unit_test(errors_name_the_line),
+		cmocka_unit_test(trees_of_broken_files),
 		cmocka_unit_test(fake_exits),
 		cmocka_unit_test(snapshot_of_file),
 		cmocka_unit_test(big_file),

@@ -1,0 +1,68 @@
+/* libFuzzer target: the tmon.out reader (tmon_read.c) on arbitrary bytes, and `proftop report`'s
+ * printer on what it reads. The first byte picks the options (which clock, -F, -T or -t, -l, -O).
+ * A file that fails names its line and leaves no result, only the trace of what was read before
+ * (printed, as report prints it); a file that parses is printed as dprofpp's table and tree and
+ * turned into a snapshot, whose counts must add up. */
+#include "proftop/report.h"
+#include "proftop/snapshot.h"
+#include "proftop/tmon_read.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The snapshot of a file that parsed: every count within the total. */
+static void check_snapshot(const struct tmon *tm)
+{
+	struct snapshot *s = tmon_snapshot(tm);
+
+	if (s->nodes[s->merged_root].total != s->samples)
+		abort();
+	for (uint32_t f = 1; f < s->nfuncs; f++)
+		if (s->func_self[f] > s->func_total[f] || s->func_total[f] > s->samples)
+			abort();
+	snapshot_unref(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct report_options o = { 0 };
+	struct tmon_trace trace = { 0 };
+	struct tmon *tm = NULL;
+	char *message = NULL, *out = NULL;
+	size_t n = 0;
+	FILE *fp;
+	int err;
+
+	if (size < 1)
+		return 0;
+	o.read.clock = (enum tmon_clock)(data[0] & 3);
+	o.read.fake_exits = data[0] & 4;
+	o.tree = data[0] & 8;
+	o.compact_tree = data[0] & 16;
+	o.by_calls = data[0] & 32;
+	o.rows = data[0] & 64 ? -1 : 0;
+	o.columns = data[0] & 128 ? 132 : 0;
+	fp = open_memstream(&out, &n);
+	if (!fp)
+		abort();
+	err = tmon_read((const char *)data + 1, size - 1, &o.read,
+			o.tree || o.compact_tree ? &trace : NULL, &tm, &message);
+	report_print_tree(fp, &trace, &o);
+	tmon_trace_free(&trace);
+	if (err) {
+		/* Every error names its line. */
+		if (!message || strncmp(message, "line ", 5) || tm)
+			abort();
+		free(message);
+	} else {
+		report_print(fp, tm, &o);
+		check_snapshot(tm);
+		tmon_free(tm);
+	}
+	fclose(fp);
+	free(out);
+	return 0;
+}
