@@ -403,6 +403,15 @@ compare_split()
 	check "perf-$1-$4-within-3" approx "$p" "$q" 3
 }
 
+# as_good_as_perf P Q TRUTH TOLERANCE — proftop's P within TOLERANCE of perf's Q, or at least as
+# close to the known TRUTH as Q is.
+as_good_as_perf()
+{
+	awk -v p="$1" -v q="$2" -v t="$3" -v tol="$4" 'function abs(x) { return x < 0 ? -x : x }
+	    BEGIN { exit !(abs(p - q) <= tol || abs(p - t) <= abs(q - t)) }' ||
+		{ echo "got $1, perf $2 (want within $4 of perf, or as close to $3 as perf)"; return 1; }
+}
+
 # compare_complete WORKLOAD TREE FOLDED REGEX — proftop reaches REGEX (main, or a root) in at
 # least as many samples as perf, less 1 point.
 compare_complete()
@@ -453,8 +462,14 @@ else
 
 	perf_fold threads4 "$WL/threads4" $SECS
 	compare_complete threads4 "$threads4_tree" "$FOLDED" "$ROOTS" root
+	# Each worker uses exactly a quarter of the CPU (threads4 budgets its CPU time), so 25 is
+	# the truth: on a loaded machine perf itself can be a few points off it (it loses samples),
+	# and proftop then passes by being at least as close to 25 as perf.
 	for w in worker_one worker_two worker_three worker_four; do
-		compare_split threads4 "$threads4_tree" "$FOLDED" "$w" "clone3?;start_thread;${ANY}$w"
+		p=$(tree_share "$threads4_tree" "clone3?;start_thread;${ANY}$w")
+		q=$(perf_share "$FOLDED" "clone3?;start_thread;${ANY}$w")
+		figure threads4 "$w" "proftop $p  perf $q"
+		check "perf-threads4-$w-within-3" as_good_as_perf "$p" "$q" 25 3
 	done
 fi
 
