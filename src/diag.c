@@ -42,6 +42,11 @@ const char *diag_prefix(enum diag_level level)
 	return level == DIAG_WARNING ? "warning: " : "";
 }
 
+void diag_print(FILE *out, enum diag_level level, const char *text)
+{
+	fprintf(out, "proftop: %s%s\n", diag_prefix(level), text);
+}
+
 struct diag *diag_new(void)
 {
 	struct diag *d = xcalloc(1, sizeof(*d));
@@ -94,6 +99,10 @@ void diag_report(struct diag *d, enum diag_level level, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(e.text, sizeof(e.text), fmt, ap);
 	va_end(ap);
+	/* Reports carry paths and names from the target: no control byte reaches a terminal. */
+	for (char *c = e.text; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			*c = '?';
 	pthread_mutex_lock(&d->lock);
 	if (!already_said(d, e.text)) {
 		if (d->count < DIAG_QUEUE_MAX)

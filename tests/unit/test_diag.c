@@ -67,6 +67,11 @@ static void order_levels_and_once(void **state)
 	assert_int_equal(g.level[1], DIAG_INFO);
 	diag_report(d, DIAG_WARNING, "cannot read /proc/1/maps");
 	assert_int_equal(diag_deliver(d, &ops, &g), 0);
+	/* A path the target chose cannot put escape sequences on a terminal. */
+	diag_report(d, DIAG_WARNING, "no symbols for %s", "/tmp/\033]0;x\007\n.so");
+	g.n = 0;
+	diag_deliver(d, &ops, &g);
+	assert_string_equal(g.text[0], "no symbols for /tmp/?]0;x??.so");
 	assert_string_equal(diag_prefix(DIAG_WARNING), "warning: ");
 	assert_string_equal(diag_prefix(DIAG_ERROR), "");
 	diag_free(d);
