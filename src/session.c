@@ -45,7 +45,6 @@ struct session {
 	uint64_t window_ns;
 	int signal_fd;
 	int epoll_fd;
-	bool stopped;
 	bool interrupted;          /* SIGINT: the command got it from the terminal too */
 	enum session_end end;
 	char state[96];
@@ -171,7 +170,6 @@ static int open_saved(struct session *s, const char *path, char **message)
 	tmon_free(tm);
 	s->saved_name = xstrdup(path);
 	s->end = SESSION_END_SAVED;
-	s->stopped = true;
 	snprintf(s->state, sizeof(s->state), "saved profile");
 	return 0;
 }
@@ -236,13 +234,18 @@ static void describe_end(struct session *s)
 		snprintf(s->state, sizeof(s->state), "ended");
 }
 
+/* Profiling has ended (or, for a saved profile, never ran). */
+static bool stopped(const struct session *s)
+{
+	return s->end != SESSION_RUNNING;
+}
+
 /* End profiling: a launched command still running is ended (SIGTERM, then SIGKILL), attached
  * processes are left running; the events are drained and the final snapshot published. */
 static void stop(struct session *s, enum session_end why)
 {
-	if (s->stopped)
+	if (stopped(s))
 		return;
-	s->stopped = true;
 	s->end = why;
 	/* A Ctrl-C reached the command as well: give it the grace period to finish its own way
 	 * (and exit with its own status) before SIGTERM. */
@@ -261,7 +264,7 @@ static void stop(struct session *s, enum session_end why)
 static void report_to_stderr(void *arg, enum diag_level level, const char *text)
 {
 	(void)arg;
-	fprintf(stderr, "proftop: %s%s\n", diag_prefix(level), text);
+	diag_print(stderr, level, text);
 }
 
 static void report(struct session *s, enum diag_level level, const char *text)
@@ -333,7 +336,7 @@ static void wait_once(struct session *s, const struct clock *c)
 	uint64_t now = util_now_ns();
 	int timeout = -1, n = 1;
 
-	if (!s->stopped) {
+	if (!stopped(s)) {
 		timeout = min_timeout(ms_until(c->deadline, now), ms_until(c->next_refresh, now));
 		if (!target_launched(s->target))
 			timeout = min_timeout(timeout, ATTACH_CHECK_MS);
@@ -374,7 +377,7 @@ static enum session_end turn(struct session *s, struct clock *c)
 	util_fatal_check();
 	deliver_reports(s);
 	end = read_signals(s);
-	if (end != SESSION_RUNNING || s->stopped)
+	if (end != SESSION_RUNNING || stopped(s))
 		return end;
 	update_cpu_times(s);
 	now = util_now_ns();
@@ -401,7 +404,7 @@ static uint64_t seconds_ns(double seconds)
 static int finish(struct session *s, enum session_end why)
 {
 	const struct session_frontend *fe = s->frontend;
-	bool was_stopped = s->stopped;
+	bool was_stopped = stopped(s);
 	const struct export_options *e = &s->run.export;
 	int status = s->target ? target_exit_code(s->target) : 0;
 
@@ -475,7 +478,7 @@ struct snapshot *session_window_snapshot(struct session *s)
 
 unsigned session_set_freq(struct session *s, unsigned freq)
 {
-	if (s->stopped)
+	if (stopped(s))
 		return 0;
 	return sampler_set_freq(s->sampler, freq);
 }

@@ -400,7 +400,7 @@ static void report(void *arg, enum diag_level level, const char *text)
 	char *said;
 
 	if (!active_screen) {
-		fprintf(stderr, "proftop: %s%s\n", diag_prefix(level), text);
+		diag_print(stderr, level, text);
 		return;
 	}
 	tui_screen_message(&t->screen, level != DIAG_INFO, "%s", text);
