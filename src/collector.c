@@ -1,9 +1,15 @@
 /* collector.c — the collector thread: drains the ring, keeps the address spaces current, turns
  * samples into call stacks of function ids and adds them to the profile.
  *
- * Threads: everything in struct collector but `published` and `published_window` (guarded by
- * publish_lock), `stop` and `want_window` (atomics) belongs to the collector thread while it runs,
- * and to the caller after it ended. */
+ * Snapshots are made on request only: a reader that wants a fresh one (collector_snapshot())
+ * raises `requested`, wakes the thread and waits on `published_cond` for the next publication.
+ * So a run nobody looks at (batch with -n 0) makes none until the end, and a screen makes one
+ * per refresh; their cost follows what changed since the last one (profile.c).
+ *
+ * Threads: everything in struct collector but what publish_lock guards (`published`,
+ * `published_window`, `publications`, `requested`, `thread_live`) and the atomics (`stop`,
+ * `want_window`, the CPU times) belongs to the collector thread while it runs, and to the caller
+ * after it ended. */
 #include "proftop/collector.h"
 
 #include "proftop/diag.h"
@@ -24,10 +30,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
-#define PUBLISH_INTERVAL_NS 100000000ull /* 10 snapshots a second at most */
-#define IDLE_PUBLISH_NS 1000000000ull
+/* How long a reader waits for a snapshot it asked for before it takes the newest there is. */
+#define REQUEST_WAIT_NS 500000000ull
 /* Samples of a process can still be in the ring (read from another CPU's kernel buffer) after
  * its EXIT record: forget its address space only this much later. */
 #define EXIT_GRACE_NS 2000000000ull
@@ -63,14 +70,17 @@ struct collector {
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	uint64_t truncated;
-	uint64_t start_ns, last_publish_ns, publish_cost_ns;
-	uint64_t published_samples, published_lost; /* what the last snapshot showed */
+	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	int wake_fd;
 	pthread_t thread;
 	bool running;
 	atomic_bool stop;
 	pthread_mutex_t publish_lock;
+	pthread_cond_t published_cond;
+	uint64_t publications;     /* snapshots published so far */
+	bool requested;            /* a reader waits for the next one */
+	bool thread_live;          /* the thread runs and will answer requests */
 	struct snapshot *published;
 	struct snapshot *published_window; /* NULL unless want_window */
 	atomic_bool want_window;
@@ -81,6 +91,7 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 		  const struct sample_config *config, struct diag *diag)
 {
 	struct collector *c = xcalloc(1, sizeof(*c));
+	pthread_condattr_t cond_clock;
 
 	*out = NULL;
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -102,6 +113,10 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
 	pthread_mutex_init(&c->publish_lock, NULL);
+	pthread_condattr_init(&cond_clock);
+	pthread_condattr_setclock(&cond_clock, CLOCK_MONOTONIC);
+	pthread_cond_init(&c->published_cond, &cond_clock);
+	pthread_condattr_destroy(&cond_clock);
 	c->start_ns = util_now_ns();
 	*out = c;
 	return 0;
@@ -251,33 +266,47 @@ static void publish(struct collector *c)
 	c->published = s;
 	old_window = c->published_window;
 	c->published_window = window;
+	c->publications++;
+	c->requested = false;
+	pthread_cond_broadcast(&c->published_cond);
 	pthread_mutex_unlock(&c->publish_lock);
 	snapshot_unref(old);
 	snapshot_unref(old_window);
-	c->last_publish_ns = util_now_ns();
-	c->publish_cost_ns = c->last_publish_ns - now;
-	c->published_samples = profile_samples(c->profile);
-	c->published_lost = s->counters.overflow + s->counters.dropped;
 }
 
-/* Whether to publish now: at most every interval, and at least five intervals of collecting per
- * snapshot made, so a huge tree does not spend the collector on copies. Only when something
- * changed (or the window moves on); else once a second, so readers see time pass. */
-static bool publish_due(struct collector *c, uint64_t now)
+static bool publish_requested(struct collector *c)
 {
-	uint64_t since = now - c->last_publish_ns, interval = PUBLISH_INTERVAL_NS;
-	struct counters counters = { 0 };
+	bool requested;
 
-	if (interval < 5 * c->publish_cost_ns)
-		interval = 5 * c->publish_cost_ns;
-	if (since < interval)
-		return false;
-	if (since >= IDLE_PUBLISH_NS || atomic_load_explicit(&c->want_window, memory_order_relaxed))
-		return true;
-	if (c->sampler)
-		sampler_counters(c->sampler, &counters);
-	return profile_samples(c->profile) != c->published_samples ||
-	       counters.overflow + counters.dropped != c->published_lost;
+	pthread_mutex_lock(&c->publish_lock);
+	requested = c->requested;
+	pthread_mutex_unlock(&c->publish_lock);
+	return requested;
+}
+
+static void wake(struct collector *c)
+{
+	if (write(c->wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
+		/* saturated: the thread is awake already */
+	}
+}
+
+/* Ask the thread for a snapshot and wait (a bounded time) until one is published. Nothing to
+ * wait for once the thread ended: the final snapshot is there. */
+static void request_fresh(struct collector *c)
+{
+	uint64_t deadline = util_now_ns() + REQUEST_WAIT_NS, seen;
+	struct timespec until = { (time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u) };
+
+	pthread_mutex_lock(&c->publish_lock);
+	seen = c->publications;
+	if (c->thread_live) {
+		c->requested = true;
+		wake(c);
+	}
+	while (c->thread_live && c->publications == seen && util_now_ns() < deadline)
+		pthread_cond_timedwait(&c->published_cond, &c->publish_lock, &until);
+	pthread_mutex_unlock(&c->publish_lock);
 }
 
 /* Forget the processes that had a thread exit more than the grace period ago and are gone; one
@@ -314,7 +343,7 @@ static void *collector_main(void *arg)
 		}
 		drain(c);
 		forget_exited(c, util_now_ns());
-		if (publish_due(c, util_now_ns()))
+		if (publish_requested(c))
 			publish(c);
 	}
 	return NULL;
@@ -333,9 +362,16 @@ int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 	}
 	c->start_ns = util_now_ns();
 	publish(c);
+	pthread_mutex_lock(&c->publish_lock);
+	c->thread_live = true;
+	pthread_mutex_unlock(&c->publish_lock);
 	err = pthread_create(&c->thread, NULL, collector_main, c);
-	if (err)
+	if (err) {
+		pthread_mutex_lock(&c->publish_lock);
+		c->thread_live = false;
+		pthread_mutex_unlock(&c->publish_lock);
 		return -err;
+	}
 	c->running = true;
 	return 0;
 }
@@ -344,11 +380,12 @@ void collector_finish(struct collector *c)
 {
 	if (c->running) {
 		atomic_store_explicit(&c->stop, true, memory_order_release);
-		if (write(c->wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
-			/* saturated: the thread is awake already */
-		}
+		wake(c);
 		util_join(c->thread);
 		c->running = false;
+		pthread_mutex_lock(&c->publish_lock);
+		c->thread_live = false;
+		pthread_mutex_unlock(&c->publish_lock);
 	}
 	drain(c);
 	if (!c->end_ns)
@@ -359,6 +396,11 @@ void collector_finish(struct collector *c)
 void collector_set_window(struct collector *c, uint64_t window_ns)
 {
 	profile_set_window(c->profile, window_ns);
+}
+
+void collector_set_max_memory(struct collector *c, size_t bytes)
+{
+	profile_set_max_memory(c->profile, bytes);
 }
 
 void collector_want_window(struct collector *c, bool want)
@@ -373,6 +415,7 @@ struct snapshot *collector_window_snapshot(struct collector *c)
 {
 	struct snapshot *s = NULL;
 
+	request_fresh(c);
 	pthread_mutex_lock(&c->publish_lock);
 	if (c->published_window)
 		s = snapshot_ref(c->published_window);
@@ -384,6 +427,7 @@ struct snapshot *collector_snapshot(struct collector *c)
 {
 	struct snapshot *s;
 
+	request_fresh(c);
 	pthread_mutex_lock(&c->publish_lock);
 	s = snapshot_ref(c->published);
 	pthread_mutex_unlock(&c->publish_lock);
@@ -404,5 +448,6 @@ void collector_free(struct collector *c)
 	free(c->frames);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
+	pthread_cond_destroy(&c->published_cond);
 	free(c);
 }

@@ -73,6 +73,7 @@ static struct session_options session_options(const struct options *o, bool inte
 		.input = o->input,
 		.ring_size = RING_BYTES,
 		.window_ns = interactive ? (uint64_t)llround(o->tui.window * 1e9) : 0,
+		.max_memory = o->max_memory,
 		.command_output_fd = output_fd,
 		.run = o->run,
 	};

@@ -150,6 +150,27 @@ static char *set_window(struct options *o, const char *value)
 	return NULL;
 }
 
+/* Bytes with an optional K, M or G (powers of 1024); 0 is no limit. */
+static char *set_max_memory(struct options *o, const char *value)
+{
+	static const char units[] = "KMG";
+	char *end;
+	unsigned long long n;
+	const char *unit;
+
+	errno = 0;
+	n = strtoull(value, &end, 10);
+	unit = *end ? strchr(units, *end) : NULL;
+	if (errno || end == value || *value == '-' || (*end && (!unit || end[1])))
+		return bad("memory size (bytes, or a number with K, M or G)", value);
+	for (const char *u = units; unit && u <= unit; u++)
+		n = n > OPTIONS_MAX_MEMORY ? n : n * 1024;
+	if (n > OPTIONS_MAX_MEMORY || (n && n < OPTIONS_MIN_MEMORY))
+		return bad("memory size (0 for no limit, else 1M to 1024G)", value);
+	o->max_memory = (size_t)n;
+	return NULL;
+}
+
 static char *set_max_rows(struct options *o, const char *value)
 {
 	if (!parse_long(value, 0, LONG_MAX, &o->batch.max_rows))
@@ -309,6 +330,17 @@ static const struct option_spec options_table[] = {
 		.help = "seconds of the screen's time window (key w; default 10)",
 		.man = "Length of the screen's time window, which key \\fBw\\fR switches to (more\n"
 		       "than 0, at most 3600; default 10).",
+	},
+	{
+		.name = "max-memory", .arg = "SIZE", .parse = set_max_memory,
+		.help = "memory for the call trees (default 32M; K, M, G; 0: no limit):\n"
+			"past it the coldest call paths fold into [other]",
+		.man = "Memory for the call trees and their snapshots (default 32M; a size in\n"
+		       "bytes, or with K, M or G; 0 for no limit). Past it the coldest call\n"
+		       "paths fold: their samples go to an \\fB[other]\\fR node under their\n"
+		       "caller, so totals stay exact, the function table is not affected, and\n"
+		       "the header says how many nodes folded. proftop's own memory is this\n"
+		       "plus its symbol tables and buffers.",
 	},
 	{
 		.name = "max-rows", .arg = "N", .parse = set_max_rows,
@@ -637,6 +669,7 @@ static void options_defaults(struct options *o)
 	memset(o, 0, sizeof(*o));
 	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
 	o->run.interval = 1.0;
+	o->max_memory = OPTIONS_DEFAULT_MAX_MEMORY;
 	o->batch = (struct batch_options){ -1, false, 0.5 };
 	o->tui = (struct tui_options){ TUI_DEFAULT_WINDOW, NULL };
 	if (out_file && *out_file)

@@ -1,13 +1,30 @@
-/* profile.c — per-thread call-stack tries, and the snapshots made of them.
+/* profile.c — the collector's call trees, and the snapshots made of them.
  *
- * Invariants: nodes are only appended, and a node is always created after its parent, so a
- * parent's index is smaller than its children's. Snapshots rely on that to merge the per-thread
- * tries in one pass in index order (snapshot.c). A node's total is the sum of its self and its
- * children's totals; profile_add() keeps that true by adding along the whole path.
+ * Nodes live in one array: the per-thread tries and the tree merged over all threads (node 0 is
+ * the merged root), in creation order, so a parent's index is always smaller than its children's.
+ * Each thread node knows its counterpart in the merged tree (merged_of; a merged node maps to
+ * itself), so a sample walks its thread's trie by hash and the merged tree by array reads. The
+ * flat table (self and total per function, recursion counted once per sample) is kept per sample
+ * too. So a snapshot needs no merge and no walk: it is copies.
  *
- * The time window is a ring of (time, leaf node) pairs in two arrays, oldest at win_head, with a
- * power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot counts each pair's
- * node as one self sample and sums totals bottom-up, which the index order makes one reverse pass. */
+ * And the copies are incremental. The profile keeps the last POOL_SIZE snapshots it made and logs
+ * the nodes, functions and threads that change (an item once per generation; a generation is the
+ * time between two snapshots). A new snapshot takes a pooled one that no reader holds any more
+ * (its only reference is the pool's) and copies into it just what was logged since it was made:
+ * the cost of a snapshot follows what changed, not the size of the profile. With nothing
+ * pooled there is nothing to log against, and a snapshot is a full copy.
+ *
+ * The memory budget: when the tries, their index and the pooled snapshots outgrow it, the
+ * coldest subtrees fold. Every thread node whose total is under a threshold (chosen so that at
+ * most a quarter of the budget's nodes stay) leaves with its subtree, and its samples go to an
+ * "[other]" child of its parent; the merged tree is then rebuilt from the thread tries. Totals
+ * stay exact (a parent's total is still its self plus its children's), the flat table is kept
+ * per sample and never folds, and node ids change, so the pool is dropped.
+ *
+ * The time window is a ring of (time, thread leaf) pairs in two arrays, oldest at win_head, with
+ * a power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot counts each
+ * pair's leaf (and its merged counterpart) as one self sample and sums totals bottom-up, which the
+ * index order makes one reverse pass. */
 #include "proftop/profile.h"
 
 #include "proftop/diag.h"
@@ -18,6 +35,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#define POOL_SIZE 3
+/* Look at memory every this many new nodes (and after each snapshot). */
+#define BUDGET_CHECK_NODES 4096u
+/* Totals at or above this are counted together when choosing what folds. */
+#define FOLD_HISTOGRAM 65536u
+
+enum { LOG_NODES, LOG_FUNCS, LOG_THREADS, NLOGS };
+
+struct change_log {
+	uint32_t *gen_of;      /* per item: the generation it was last logged in */
+	size_t gen_cap;
+	uint32_t *items;       /* the items changed, oldest first; each once per generation */
+	size_t n, cap;
+};
+
+/* A snapshot the profile made and may update into a newer one. */
+struct pooled {
+	struct snapshot *snapshot;
+	struct snapshot_node *nodes;   /* its arrays, writable here */
+	struct snapshot_func *funcs;
+	uint64_t *self, *total;
+	struct snapshot_thread *threads;
+	size_t nodes_cap, funcs_cap, threads_cap;
+	size_t log_pos[NLOGS];         /* where each log stood when it was made */
+};
 
 struct func_key {
 	const char *module;    /* interned in the profile's strings, so compared by pointer */
@@ -31,17 +74,31 @@ struct profile {
 
 	struct snapshot_func *funcs;
 	struct func_key *func_keys;
-	size_t nfuncs, funcs_cap, keys_cap;
-	struct idmap func_index;  /* hash of func_key -> id (verified on lookup) */
+	uint64_t *func_self, *func_total;
+	uint64_t *func_seen;       /* the sample that last counted the function's total */
+	size_t nfuncs, funcs_cap;
+	struct idmap func_index;   /* hash of func_key -> id (verified on lookup) */
 
 	struct snapshot_node *nodes;
+	uint32_t *merged_of;
 	size_t nnodes, nodes_cap;
-	struct idmap child_index; /* parent << 32 | func -> node */
+	struct idmap child_index;  /* parent << 32 | func -> node */
 
 	struct snapshot_thread *threads;
 	size_t nthreads, threads_cap;
 	struct idmap thread_index; /* tid -> thread */
 	uint64_t samples;
+
+	size_t max_bytes;          /* the memory budget; 0: none */
+	size_t next_check;         /* node count at which memory is looked at again */
+	uint32_t other_func;       /* "[other]", once something folded */
+	uint64_t folded_nodes;
+	unsigned folds;
+
+	struct change_log logs[NLOGS];
+	uint32_t gen;
+	struct pooled pool[POOL_SIZE]; /* oldest first */
+	size_t npool;
 
 	uint64_t window_ns, now_ns;
 	uint64_t *win_time;
@@ -54,55 +111,216 @@ static const char *intern(struct profile *p, const char *s)
 	return strpool_intern(p->strings, s, strlen(s));
 }
 
+/* --- the change logs and the pool ------------------------------------------------------------- */
+
+/* Item was made or changed: log it once in this generation. Nothing is logged while nothing is
+ * pooled. */
+static inline void log_change(struct profile *p, int which, uint32_t item)
+{
+	struct change_log *l = &p->logs[which];
+
+	if (!p->npool || l->gen_of[item] == p->gen)
+		return;
+	l->gen_of[item] = p->gen;
+	if (l->n == l->cap)
+		xgrow((void **)&l->items, &l->cap, l->n + 1, sizeof(*l->items));
+	l->items[l->n++] = item;
+}
+
+/* Room in a log for items up to count (the profile's array of them grew). */
+static void log_reserve(struct change_log *l, size_t count)
+{
+	size_t old = l->gen_cap;
+
+	if (count <= old)
+		return;
+	xgrow((void **)&l->gen_of, &l->gen_cap, count, sizeof(*l->gen_of));
+	memset(l->gen_of + old, 0, (l->gen_cap - old) * sizeof(*l->gen_of));
+}
+
+static void pooled_release(struct pooled *e)
+{
+	snapshot_unref(e->snapshot);
+	memset(e, 0, sizeof(*e));
+}
+
+/* Forget every pooled snapshot (readers keep theirs) and the logs kept for them. */
+static void pool_drop(struct profile *p)
+{
+	for (size_t i = 0; i < p->npool; i++)
+		pooled_release(&p->pool[i]);
+	p->npool = 0;
+	for (int l = 0; l < NLOGS; l++)
+		p->logs[l].n = 0;
+}
+
+/* Drop log entries no pooled snapshot needs. */
+static void logs_trim(struct profile *p)
+{
+	for (int l = 0; l < NLOGS; l++) {
+		size_t keep_from = p->logs[l].n;
+
+		for (size_t i = 0; i < p->npool; i++)
+			if (p->pool[i].log_pos[l] < keep_from)
+				keep_from = p->pool[i].log_pos[l];
+		memmove(p->logs[l].items, p->logs[l].items + keep_from,
+			(p->logs[l].n - keep_from) * sizeof(*p->logs[l].items));
+		p->logs[l].n -= keep_from;
+		for (size_t i = 0; i < p->npool; i++)
+			p->pool[i].log_pos[l] -= keep_from;
+	}
+}
+
+static size_t log_bytes(const struct change_log *l)
+{
+	return l->gen_cap * sizeof(*l->gen_of) + l->cap * sizeof(*l->items);
+}
+
+/* --- memory ----------------------------------------------------------------------------------- */
+
+size_t profile_memory(const struct profile *p)
+{
+	size_t bytes = p->nodes_cap * (sizeof(*p->nodes) + sizeof(*p->merged_of)) +
+		       p->child_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
+		       p->funcs_cap * (sizeof(*p->funcs) + sizeof(*p->func_keys) + 3 * sizeof(uint64_t)) +
+		       p->func_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
+		       p->threads_cap * sizeof(*p->threads) + p->win_cap * (sizeof(uint64_t) + 4);
+
+	for (int l = 0; l < NLOGS; l++)
+		bytes += log_bytes(&p->logs[l]);
+	for (size_t i = 0; i < p->npool; i++)
+		bytes += p->pool[i].nodes_cap * sizeof(struct snapshot_node) +
+			 p->pool[i].funcs_cap * (sizeof(struct snapshot_func) + 2 * sizeof(uint64_t)) +
+			 p->pool[i].threads_cap * sizeof(struct snapshot_thread);
+	return bytes;
+}
+
+static void fold(struct profile *p);
+
+/* Fold when over the budget. A fold that cannot get under it (the budget is below what the
+ * functions and threads alone take) is not retried until the nodes double. */
+static void check_budget(struct profile *p)
+{
+	p->next_check = p->nnodes + BUDGET_CHECK_NODES;
+	if (!p->max_bytes || profile_memory(p) <= p->max_bytes)
+		return;
+	fold(p);
+	if (profile_memory(p) > p->max_bytes)
+		p->next_check = p->nnodes * 2 + BUDGET_CHECK_NODES;
+}
+
+/* --- making a profile -------------------------------------------------------------------------- */
+
+static void grow_funcs(struct profile *p)
+{
+	size_t cap = p->funcs_cap;
+
+	if (p->nfuncs < cap)
+		return;
+	cap = cap ? cap * 2 : 64;
+	p->funcs = xrealloc(p->funcs, cap * sizeof(*p->funcs));
+	p->func_keys = xrealloc(p->func_keys, cap * sizeof(*p->func_keys));
+	p->func_self = xrealloc(p->func_self, cap * sizeof(*p->func_self));
+	p->func_total = xrealloc(p->func_total, cap * sizeof(*p->func_total));
+	p->func_seen = xrealloc(p->func_seen, cap * sizeof(*p->func_seen));
+	p->funcs_cap = cap;
+	log_reserve(&p->logs[LOG_FUNCS], cap);
+}
+
+static void grow_nodes(struct profile *p)
+{
+	size_t cap = p->nodes_cap;
+
+	if (p->nnodes < cap)
+		return;
+	cap = cap ? cap * 2 : 256;
+	p->nodes = xrealloc(p->nodes, cap * sizeof(*p->nodes));
+	p->merged_of = xrealloc(p->merged_of, cap * sizeof(*p->merged_of));
+	p->nodes_cap = cap;
+	log_reserve(&p->logs[LOG_NODES], cap);
+}
+
+static uint32_t add_func(struct profile *p, const struct func_key *key, const char *name)
+{
+	uint32_t id = (uint32_t)p->nfuncs;
+
+	grow_funcs(p);
+	p->funcs[id] = (struct snapshot_func){ name, key->module };
+	p->func_keys[id] = *key;
+	p->func_self[id] = p->func_total[id] = 0;
+	p->func_seen[id] = 0;
+	p->nfuncs++;
+	log_change(p, LOG_FUNCS, id);
+	return id;
+}
+
+/* A new node of func under parent (SNAPSHOT_NO_NODE: a root). */
+static uint32_t append_node(struct profile *p, uint32_t func, uint32_t parent, uint32_t merged)
+{
+	uint32_t id = (uint32_t)p->nnodes;
+
+	grow_nodes(p);
+	p->nodes[id] = (struct snapshot_node){ func, parent, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0 };
+	p->merged_of[id] = merged == SNAPSHOT_NO_NODE ? id : merged;
+	p->nnodes++;
+	if (parent != SNAPSHOT_NO_NODE) {
+		p->nodes[id].next_sibling = p->nodes[parent].first_child;
+		p->nodes[parent].first_child = id;
+		idmap_put(&p->child_index, (uint64_t)parent << 32 | func, id);
+		log_change(p, LOG_NODES, parent);
+	}
+	log_change(p, LOG_NODES, id);
+	return id;
+}
+
 struct profile *profile_new(struct diag *diag)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
+	struct func_key root_key = { NULL, NULL, 0 };
 
 	p->diag = diag;
 	p->strings = strpool_new();
+	p->gen = 1;
 	idmap_init(&p->func_index);
 	idmap_init(&p->child_index);
 	idmap_init(&p->thread_index);
-	xgrow((void **)&p->funcs, &p->funcs_cap, 1, sizeof(*p->funcs));
-	xgrow((void **)&p->func_keys, &p->keys_cap, 1, sizeof(*p->func_keys));
-	p->funcs[0] = (struct snapshot_func){ intern(p, "[root]"), intern(p, "") };
-	p->func_keys[0] = (struct func_key){ NULL, NULL, 0 };
-	p->nfuncs = 1;
+	root_key.module = intern(p, "");
+	add_func(p, &root_key, intern(p, "[root]"));
+	append_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE); /* the merged root */
+	p->next_check = BUDGET_CHECK_NODES;
 	return p;
+}
+
+void profile_set_max_memory(struct profile *p, size_t bytes)
+{
+	p->max_bytes = bytes;
+	p->next_check = p->nnodes;
 }
 
 void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
+	pool_drop(p);
 	strpool_free(p->strings);
 	free(p->funcs);
 	free(p->func_keys);
+	free(p->func_self);
+	free(p->func_total);
+	free(p->func_seen);
 	free(p->nodes);
+	free(p->merged_of);
 	free(p->threads);
 	free(p->win_time);
 	free(p->win_node);
+	for (int l = 0; l < NLOGS; l++) {
+		free(p->logs[l].gen_of);
+		free(p->logs[l].items);
+	}
 	idmap_free(&p->func_index);
 	idmap_free(&p->child_index);
 	idmap_free(&p->thread_index);
 	free(p);
-}
-
-static uint32_t add_func(struct profile *p, const struct func_key *key)
-{
-	struct snapshot_func *f;
-	char *name = NULL;
-
-	xgrow((void **)&p->funcs, &p->funcs_cap, p->nfuncs + 1, sizeof(*p->funcs));
-	xgrow((void **)&p->func_keys, &p->keys_cap, p->nfuncs + 1, sizeof(*p->func_keys));
-	f = &p->funcs[p->nfuncs];
-	f->module = key->module;
-	if (!key->name)
-		name = xasprintf("%s+0x%llx", key->module, (unsigned long long)key->addr);
-	f->name = name ? intern(p, name) : key->name;
-	free(name);
-	p->func_keys[p->nfuncs] = *key;
-	return (uint32_t)p->nfuncs++;
 }
 
 uint32_t profile_func(struct profile *p, const char *module, const char *name, uint64_t addr)
@@ -124,7 +342,11 @@ uint32_t profile_func(struct profile *p, const char *module, const char *name, u
 
 		id = idmap_get(&p->func_index, h);
 		if (id == IDMAP_MISSING) {
-			id = add_func(p, &key);
+			char *shown = key.name ? NULL : xasprintf("%s+0x%llx", key.module,
+								  (unsigned long long)key.addr);
+
+			id = add_func(p, &key, shown ? intern(p, shown) : key.name);
+			free(shown);
 			idmap_put(&p->func_index, h, id);
 			return id;
 		}
@@ -133,30 +355,28 @@ uint32_t profile_func(struct profile *p, const char *module, const char *name, u
 	}
 }
 
-/* A new node of func under parent, or SNAPSHOT_NO_NODE when the tries hold as many nodes as ids
- * can number (then the sample stays at parent, and the user is told once). Thread roots have
- * room of their own beyond that. */
-static uint32_t new_node(struct profile *p, uint32_t func, uint32_t parent)
+/* The child of parent for func, made on first sight with its merged counterpart; or
+ * SNAPSHOT_NO_NODE when the tries hold as many nodes as ids can number (then the sample stays
+ * at parent, and the user is told). */
+static uint32_t child_of(struct profile *p, uint32_t parent, uint32_t func)
 {
-	uint32_t id = (uint32_t)p->nnodes;
+	uint32_t child = idmap_get(&p->child_index, (uint64_t)parent << 32 | func);
+	uint32_t merged;
 
-	if (parent == SNAPSHOT_NO_NODE && p->nnodes >= PROFILE_MAX_NODES + PROFILE_MAX_THREADS)
-		return SNAPSHOT_NO_NODE;
-	if (parent != SNAPSHOT_NO_NODE && p->nnodes >= PROFILE_MAX_NODES) {
+	if (child != IDMAP_MISSING)
+		return child;
+	if (p->nnodes + 2 > PROFILE_MAX_NODES) {
 		diag_report(p->diag, DIAG_WARNING, "the call tree has %zu nodes, the most it can hold: "
 			    "samples on new call paths are counted at their deepest known caller",
 			    p->nnodes);
 		return SNAPSHOT_NO_NODE;
 	}
-	xgrow((void **)&p->nodes, &p->nodes_cap, p->nnodes + 1, sizeof(*p->nodes));
-	p->nodes[id] = (struct snapshot_node){ func, parent, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0 };
-	if (parent != SNAPSHOT_NO_NODE) {
-		p->nodes[id].next_sibling = p->nodes[parent].first_child;
-		p->nodes[parent].first_child = id;
-		idmap_put(&p->child_index, (uint64_t)parent << 32 | func, id);
-	}
-	p->nnodes++;
-	return id;
+	merged = p->merged_of[parent];
+	if (merged == parent) /* a merged node */
+		return append_node(p, func, parent, SNAPSHOT_NO_NODE);
+	/* A thread node: its counterpart first. */
+	merged = child_of(p, merged, func);
+	return merged == SNAPSHOT_NO_NODE ? merged : append_node(p, func, parent, merged);
 }
 
 /* The thread's entry, made on first sight; NULL when no root can be made for it. */
@@ -168,13 +388,17 @@ static struct snapshot_thread *thread_of(struct profile *p, pid_t pid, pid_t tid
 
 	if (i != IDMAP_MISSING)
 		return &p->threads[i];
-	root = new_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE);
-	if (root == SNAPSHOT_NO_NODE)
+	if (p->nthreads >= PROFILE_MAX_THREADS || p->nnodes + 1 > PROFILE_MAX_NODES)
 		return NULL;
-	xgrow((void **)&p->threads, &p->threads_cap, p->nthreads + 1, sizeof(*p->threads));
+	root = append_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, 0);
+	if (p->nthreads == p->threads_cap) {
+		xgrow((void **)&p->threads, &p->threads_cap, p->nthreads + 1, sizeof(*p->threads));
+		log_reserve(&p->logs[LOG_THREADS], p->threads_cap);
+	}
 	t = &p->threads[p->nthreads];
 	*t = (struct snapshot_thread){ pid, tid, NULL, root, 0 };
-	idmap_put(&p->thread_index, (uint64_t)(uint32_t)tid, (uint32_t)p->nthreads++);
+	idmap_put(&p->thread_index, (uint64_t)(uint32_t)tid, (uint32_t)p->nthreads);
+	log_change(p, LOG_THREADS, (uint32_t)p->nthreads++);
 	return t;
 }
 
@@ -186,12 +410,86 @@ void profile_set_comm(struct profile *p, pid_t pid, pid_t tid, const char *comm)
 		return;
 	t->comm = intern(p, comm);
 	t->pid = pid;
+	log_change(p, LOG_THREADS, (uint32_t)(t - p->threads));
 }
 
 void profile_set_time(struct profile *p, uint64_t now_ns)
 {
 	p->now_ns = now_ns;
 }
+
+/* --- adding samples ----------------------------------------------------------------------------- */
+
+static inline void count_node(struct profile *p, uint32_t node, uint64_t count, bool leaf)
+{
+	p->nodes[node].total += count;
+	if (leaf)
+		p->nodes[node].self += count;
+	log_change(p, LOG_NODES, node);
+}
+
+/* The flat table: self for the leaf (the root's when the stack is empty), total once for each
+ * function on the stack, and for the root. */
+static void count_funcs(struct profile *p, const uint32_t *funcs, size_t depth, uint64_t count)
+{
+	uint64_t sample = p->samples; /* already counted this one: unique per sample */
+
+	p->func_total[SNAPSHOT_ROOT_FUNC] += count;
+	log_change(p, LOG_FUNCS, SNAPSHOT_ROOT_FUNC);
+	for (size_t i = 0; i < depth; i++) {
+		uint32_t f = funcs[i];
+
+		if (p->func_seen[f] != sample) {
+			p->func_seen[f] = sample;
+			p->func_total[f] += count;
+			log_change(p, LOG_FUNCS, f);
+		}
+	}
+	p->func_self[depth ? funcs[depth - 1] : SNAPSHOT_ROOT_FUNC] += count;
+}
+
+/* Add count samples along funcs; returns the leaf's thread node (SNAPSHOT_NO_NODE: not added). */
+static uint32_t add_stack(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
+			  size_t depth, uint64_t count)
+{
+	struct snapshot_thread *t = thread_of(p, pid, tid);
+	uint32_t node;
+	size_t reached = 0;
+
+	if (!t)
+		return SNAPSHOT_NO_NODE;
+	t->samples += count;
+	p->samples += count;
+	log_change(p, LOG_THREADS, (uint32_t)(t - p->threads));
+	node = t->root;
+	for (;; reached++) {
+		bool leaf = reached == depth;
+		uint32_t child = leaf ? SNAPSHOT_NO_NODE : child_of(p, node, funcs[reached]);
+
+		leaf = leaf || child == SNAPSHOT_NO_NODE;
+		count_node(p, node, count, leaf);
+		count_node(p, p->merged_of[node], count, leaf);
+		if (leaf)
+			break;
+		node = child;
+	}
+	count_funcs(p, funcs, reached, count);
+	return node;
+}
+
+/* After a sample: fold when the tries have grown past the budget. */
+static void after_add(struct profile *p)
+{
+	if (p->nnodes >= p->next_check)
+		check_budget(p);
+}
+
+uint64_t profile_samples(const struct profile *p)
+{
+	return p->samples;
+}
+
+/* --- the window ------------------------------------------------------------------------------- */
 
 void profile_set_window(struct profile *p, uint64_t window_ns)
 {
@@ -259,101 +557,339 @@ static void window_push(struct profile *p, uint32_t node)
 	p->win_count++;
 }
 
-/* Add count samples along funcs; returns the leaf's node (SNAPSHOT_NO_NODE: not added). */
-static uint32_t add_stack(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
-			  size_t depth, uint64_t count)
-{
-	struct snapshot_thread *t = thread_of(p, pid, tid);
-	uint32_t node;
-
-	if (!t)
-		return SNAPSHOT_NO_NODE;
-	node = t->root;
-	t->samples += count;
-	p->samples += count;
-	p->nodes[node].total += count;
-	for (size_t i = 0; i < depth; i++) {
-		uint32_t child = idmap_get(&p->child_index, (uint64_t)node << 32 | funcs[i]);
-
-		if (child == IDMAP_MISSING)
-			child = new_node(p, funcs[i], node);
-		if (child == SNAPSHOT_NO_NODE)
-			break;
-		node = child;
-		p->nodes[node].total += count;
-	}
-	p->nodes[node].self += count;
-	return node;
-}
-
 void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth)
 {
 	uint32_t node = add_stack(p, pid, tid, funcs, depth, 1);
 
 	if (p->window_ns && node != SNAPSHOT_NO_NODE)
 		window_push(p, node);
+	after_add(p);
 }
 
 void profile_add_n(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth,
 		   uint64_t count)
 {
 	add_stack(p, pid, tid, funcs, depth, count);
+	after_add(p);
 }
 
-uint64_t profile_samples(const struct profile *p)
+/* --- folding ---------------------------------------------------------------------------------- */
+
+/* The smallest total a thread node may have and stay, so that at most keep of them do. */
+static uint64_t fold_threshold(const struct profile *p, size_t keep)
 {
-	return p->samples;
+	uint32_t *count = xcalloc(FOLD_HISTOGRAM, sizeof(*count));
+	size_t kept = 0;
+	uint64_t t = FOLD_HISTOGRAM;
+
+	for (size_t i = 0; i < p->nnodes; i++)
+		if (p->merged_of[i] != i && p->nodes[i].parent != SNAPSHOT_NO_NODE)
+			count[p->nodes[i].total < FOLD_HISTOGRAM ? p->nodes[i].total
+								 : FOLD_HISTOGRAM - 1]++;
+	while (t > 1 && kept + count[t - 1] <= keep)
+		kept += count[--t];
+	free(count);
+	return t;
 }
 
-/* Room for the thread tries and the merged tree a snapshot makes of them. */
-static struct snapshot_node *snapshot_nodes(const struct profile *p)
+struct refold {
+	struct profile *p;
+	struct snapshot_node *nodes;
+	uint32_t *merged_of;
+	size_t nnodes, cap;
+	struct idmap children;
+	uint32_t *other_of;        /* per new node: its "[other]" child (SNAPSHOT_NO_NODE: none) */
+};
+
+static uint32_t refold_append(struct refold *r, uint32_t func, uint32_t parent, uint32_t merged,
+			      uint64_t self, uint64_t total)
 {
-	return xmalloc((2 * p->nnodes + 1) * sizeof(struct snapshot_node));
+	uint32_t id = (uint32_t)r->nnodes++;
+
+	if (id == r->cap) {
+		r->cap *= 2;
+		r->nodes = xrealloc(r->nodes, r->cap * sizeof(*r->nodes));
+		r->merged_of = xrealloc(r->merged_of, r->cap * sizeof(*r->merged_of));
+		r->other_of = xrealloc(r->other_of, r->cap * sizeof(*r->other_of));
+	}
+	r->nodes[id] = (struct snapshot_node){ func, parent, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE,
+					       self, total };
+	r->merged_of[id] = merged == SNAPSHOT_NO_NODE ? id : merged;
+	r->other_of[id] = SNAPSHOT_NO_NODE;
+	if (parent != SNAPSHOT_NO_NODE) {
+		r->nodes[id].next_sibling = r->nodes[parent].first_child;
+		r->nodes[parent].first_child = id;
+		idmap_put(&r->children, (uint64_t)parent << 32 | func, id);
+	}
+	return id;
 }
 
-/* A snapshot over nodes (from snapshot_nodes(), taken over): the profile's tries with the counts
- * to show, over samples samples. */
-static struct snapshot *snapshot_of(const struct profile *p, struct snapshot_node *nodes,
-				    uint64_t samples)
+/* Where a folded subtree's samples go: the "[other]" child of parent (a new node). */
+static uint32_t refold_other(struct refold *r, uint32_t parent)
 {
-	struct snapshot_func *funcs = xmalloc(p->nfuncs * sizeof(*funcs));
-	struct snapshot_thread *threads = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*threads));
-
-	memcpy(funcs, p->funcs, p->nfuncs * sizeof(*funcs));
-	if (p->nthreads)
-		memcpy(threads, p->threads, p->nthreads * sizeof(*threads));
-	return snapshot_new(nodes, p->nnodes, funcs, p->nfuncs, threads, p->nthreads, samples,
-			    strpool_ref(p->strings));
+	if (r->other_of[parent] == SNAPSHOT_NO_NODE)
+		r->other_of[parent] = refold_append(r, r->p->other_func, parent, 0, 0, 0);
+	return r->other_of[parent];
 }
 
-struct snapshot *profile_snapshot(const struct profile *p)
+/* The merged counterpart of new thread node n: found or made under its parent's, with n's
+ * counts added. */
+static void refold_merge(struct refold *r, uint32_t n)
 {
-	struct snapshot_node *nodes = snapshot_nodes(p);
+	const struct snapshot_node *node = &r->nodes[n];
+	uint32_t m = 0;
 
-	if (p->nnodes)
-		memcpy(nodes, p->nodes, p->nnodes * sizeof(*nodes));
-	return snapshot_of(p, nodes, p->samples);
+	if (node->parent != SNAPSHOT_NO_NODE) {
+		uint32_t mp = r->merged_of[node->parent];
+		uint64_t key = (uint64_t)mp << 32 | node->func;
+
+		m = idmap_get(&r->children, key);
+		if (m == IDMAP_MISSING)
+			m = refold_append(r, node->func, mp, SNAPSHOT_NO_NODE, 0, 0);
+	}
+	r->nodes[m].self += r->nodes[n].self;
+	r->nodes[m].total += r->nodes[n].total;
+	r->merged_of[n] = m;
+}
+
+/* Fold the thread nodes under threshold into their parents' "[other]" children and rebuild the
+ * merged tree; to[] maps each old thread node to where its samples are now. */
+static void refold_threads(struct refold *r, uint64_t threshold, uint32_t *to)
+{
+	const struct profile *p = r->p;
+
+	for (size_t i = 1; i < p->nnodes; i++) {
+		const struct snapshot_node *n = &p->nodes[i];
+		uint32_t parent = n->parent == SNAPSHOT_NO_NODE ? SNAPSHOT_NO_NODE : to[n->parent];
+
+		to[i] = SNAPSHOT_NO_NODE;
+		if (p->merged_of[i] == i)
+			continue; /* merged nodes are made again below */
+		if (n->parent == SNAPSHOT_NO_NODE) {
+			to[i] = refold_append(r, n->func, parent, 0, n->self, n->total);
+		} else if (r->nodes[parent].func == p->other_func) {
+			to[i] = parent; /* inside a folded subtree: already counted */
+		} else if (n->total >= threshold && n->func != p->other_func) {
+			to[i] = refold_append(r, n->func, parent, 0, n->self, n->total);
+		} else { /* folds, or an earlier fold's "[other]": one per parent */
+			to[i] = refold_other(r, parent);
+			r->nodes[to[i]].self += n->total;
+			r->nodes[to[i]].total += n->total;
+		}
+	}
+	/* Counted once each: the node's own samples, not its folded children's again. */
+	for (size_t n = 1, end = r->nnodes; n < end; n++)
+		refold_merge(r, (uint32_t)n);
+}
+
+static void fold(struct profile *p)
+{
+	size_t per_node = sizeof(struct snapshot_node) * (1 + POOL_SIZE) + 40;
+	uint64_t threshold = fold_threshold(p, p->max_bytes / per_node / 4);
+	uint32_t *to = xmalloc(p->nnodes * sizeof(*to));
+	struct refold r = { .p = p, .cap = p->nnodes / 2 + 16 };
+	size_t before = p->nnodes;
+
+	if (!p->other_func)
+		p->other_func = profile_func(p, NULL, "[other]", 0);
+	r.nodes = xmalloc(r.cap * sizeof(*r.nodes));
+	r.merged_of = xmalloc(r.cap * sizeof(*r.merged_of));
+	r.other_of = xmalloc(r.cap * sizeof(*r.other_of));
+	idmap_init(&r.children);
+	refold_append(&r, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0);
+	to[0] = 0;
+	refold_threads(&r, threshold, to);
+	for (size_t i = 0; i < p->nthreads; i++)
+		p->threads[i].root = to[p->threads[i].root];
+	for (size_t i = 0; i < p->win_count; i++) {
+		size_t j = (p->win_head + i) & (p->win_cap - 1);
+
+		p->win_node[j] = to[p->win_node[j]];
+	}
+	free(to);
+	free(r.other_of);
+	free(p->nodes);
+	free(p->merged_of);
+	idmap_free(&p->child_index);
+	p->nodes = r.nodes;
+	p->merged_of = r.merged_of;
+	p->nnodes = r.nnodes;
+	p->nodes_cap = r.cap;
+	p->child_index = r.children;
+	p->folded_nodes += before - p->nnodes;
+	p->folds++;
+	pool_drop(p);
+	for (int l = 0; l < NLOGS; l++) {
+		free(p->logs[l].gen_of);
+		free(p->logs[l].items);
+		memset(&p->logs[l], 0, sizeof(p->logs[l]));
+	}
+	log_reserve(&p->logs[LOG_NODES], p->nodes_cap);
+	log_reserve(&p->logs[LOG_FUNCS], p->funcs_cap);
+	log_reserve(&p->logs[LOG_THREADS], p->threads_cap);
+}
+
+/* --- snapshots ---------------------------------------------------------------------------------- */
+
+/* Copy items [from, to) of an array of elem bytes (the whole thing, or the logged ones). */
+static void copy_logged(void *dst, const void *src, size_t elem, const struct change_log *l,
+			size_t from_pos)
+{
+	for (size_t i = from_pos; i < l->n; i++)
+		memcpy((char *)dst + (size_t)l->items[i] * elem,
+		       (const char *)src + (size_t)l->items[i] * elem, elem);
+}
+
+/* Make e's arrays big enough for the profile's items now. */
+static void pooled_reserve(const struct profile *p, struct pooled *e)
+{
+	if (e->nodes_cap < p->nnodes) {
+		e->nodes_cap = p->nodes_cap;
+		e->nodes = xrealloc(e->nodes, e->nodes_cap * sizeof(*e->nodes));
+	}
+	if (e->funcs_cap < p->nfuncs) {
+		e->funcs_cap = p->funcs_cap;
+		e->funcs = xrealloc(e->funcs, e->funcs_cap * sizeof(*e->funcs));
+		e->self = xrealloc(e->self, e->funcs_cap * sizeof(*e->self));
+		e->total = xrealloc(e->total, e->funcs_cap * sizeof(*e->total));
+	}
+	if (e->threads_cap < p->nthreads || !e->threads) {
+		e->threads_cap = p->threads_cap ? p->threads_cap : 1;
+		e->threads = xrealloc(e->threads, e->threads_cap * sizeof(*e->threads));
+	}
+}
+
+/* Bring e up to the profile: everything (full) or what the logs say changed since it was made. */
+static void pooled_update(const struct profile *p, struct pooled *e, bool full)
+{
+	const struct change_log *logs = p->logs;
+
+	pooled_reserve(p, e);
+	if (full) {
+		memcpy(e->nodes, p->nodes, p->nnodes * sizeof(*e->nodes));
+		memcpy(e->funcs, p->funcs, p->nfuncs * sizeof(*e->funcs));
+		memcpy(e->self, p->func_self, p->nfuncs * sizeof(*e->self));
+		memcpy(e->total, p->func_total, p->nfuncs * sizeof(*e->total));
+		if (p->nthreads)
+			memcpy(e->threads, p->threads, p->nthreads * sizeof(*e->threads));
+	} else {
+		copy_logged(e->nodes, p->nodes, sizeof(*e->nodes), &logs[LOG_NODES],
+			    e->log_pos[LOG_NODES]);
+		copy_logged(e->funcs, p->funcs, sizeof(*e->funcs), &logs[LOG_FUNCS],
+			    e->log_pos[LOG_FUNCS]);
+		copy_logged(e->self, p->func_self, sizeof(*e->self), &logs[LOG_FUNCS],
+			    e->log_pos[LOG_FUNCS]);
+		copy_logged(e->total, p->func_total, sizeof(*e->total), &logs[LOG_FUNCS],
+			    e->log_pos[LOG_FUNCS]);
+		copy_logged(e->threads, p->threads, sizeof(*e->threads), &logs[LOG_THREADS],
+			    e->log_pos[LOG_THREADS]);
+	}
+	for (int l = 0; l < NLOGS; l++)
+		e->log_pos[l] = logs[l].n;
+}
+
+/* Point e's snapshot at e's arrays and the profile's counts. */
+static void pooled_publish(const struct profile *p, struct pooled *e)
+{
+	struct snapshot *s = e->snapshot;
+
+	s->nodes = e->nodes;
+	s->nnodes = p->nnodes;
+	s->funcs = e->funcs;
+	s->nfuncs = p->nfuncs;
+	s->func_self = e->self;
+	s->func_total = e->total;
+	s->threads = e->threads;
+	s->nthreads = p->nthreads;
+	s->merged_root = 0;
+	s->samples = p->samples;
+	s->folded_nodes = p->folded_nodes;
+	s->window_ns = 0;
+}
+
+/* A pooled snapshot no reader holds (the newest such), taken out of the pool; or a new one. */
+static struct pooled take_pooled(struct profile *p, bool *full)
+{
+	struct pooled e = { 0 };
+
+	for (size_t i = p->npool; i-- > 0;) {
+		if (atomic_load_explicit(&p->pool[i].snapshot->refs, memory_order_acquire) != 1)
+			continue;
+		e = p->pool[i];
+		memmove(&p->pool[i], &p->pool[i + 1], (p->npool - i - 1) * sizeof(*p->pool));
+		p->npool--;
+		*full = false;
+		return e;
+	}
+	e.snapshot = snapshot_alloc(strpool_ref(p->strings));
+	*full = true;
+	return e;
+}
+
+struct snapshot *profile_snapshot(struct profile *p)
+{
+	bool full;
+	struct pooled e = take_pooled(p, &full);
+
+	pooled_update(p, &e, full);
+	pooled_publish(p, &e);
+	/* The snapshot now frees its own arrays; the pool keeps a reference to update it later. */
+	snapshot_ref(e.snapshot);
+	if (p->npool == POOL_SIZE) {
+		pooled_release(&p->pool[0]);
+		memmove(&p->pool[0], &p->pool[1], (POOL_SIZE - 1) * sizeof(*p->pool));
+		p->npool--;
+	}
+	p->pool[p->npool++] = e;
+	p->gen++;
+	logs_trim(p);
+	if (p->nnodes >= p->next_check || (p->max_bytes && profile_memory(p) > p->max_bytes))
+		check_budget(p);
+	return e.snapshot;
 }
 
 struct snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
 {
-	struct snapshot_node *nodes = snapshot_nodes(p);
-	struct snapshot *s;
+	struct snapshot_node *nodes = xmalloc((p->nnodes ? p->nnodes : 1) * sizeof(*nodes));
+	struct snapshot_func *funcs = xmalloc(p->nfuncs * sizeof(*funcs));
+	struct snapshot_thread *threads = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*threads));
+	uint64_t *self = xmalloc(p->nfuncs * sizeof(*self));
+	uint64_t *total = xmalloc(p->nfuncs * sizeof(*total));
+	struct snapshot *s = snapshot_alloc(strpool_ref(p->strings));
 
 	window_trim(p, window_start(p, now_ns));
 	for (size_t i = 0; i < p->nnodes; i++) {
 		nodes[i] = p->nodes[i];
 		nodes[i].self = nodes[i].total = 0;
 	}
-	for (size_t i = 0; i < p->win_count; i++)
-		nodes[p->win_node[(p->win_head + i) & (p->win_cap - 1)]].self++;
+	for (size_t i = 0; i < p->win_count; i++) {
+		uint32_t leaf = p->win_node[(p->win_head + i) & (p->win_cap - 1)];
+
+		nodes[leaf].self++;
+		nodes[p->merged_of[leaf]].self++;
+	}
 	/* Children come after their parent: one reverse pass sums every subtree. */
 	for (size_t i = p->nnodes; i-- > 0;) {
 		nodes[i].total += nodes[i].self;
 		if (nodes[i].parent != SNAPSHOT_NO_NODE)
 			nodes[nodes[i].parent].total += nodes[i].total;
 	}
-	s = snapshot_of(p, nodes, p->win_count);
+	memcpy(funcs, p->funcs, p->nfuncs * sizeof(*funcs));
+	memcpy(threads, p->threads, p->nthreads * sizeof(*threads));
+	for (size_t i = 0; i < p->nthreads; i++)
+		threads[i].samples = nodes[threads[i].root].total;
+	s->nodes = nodes;
+	s->nnodes = p->nnodes;
+	s->funcs = funcs;
+	s->nfuncs = p->nfuncs;
+	s->threads = threads;
+	s->nthreads = p->nthreads;
+	s->merged_root = 0;
+	s->samples = p->win_count;
 	s->window_ns = p->window_ns;
+	s->folded_nodes = p->folded_nodes;
+	snapshot_flat(s, 0, self, total);
+	s->func_self = self;
+	s->func_total = total;
 	return s;
 }

@@ -1,5 +1,4 @@
-/* snapshot.c — snapshots: finishing one from per-thread tries (the merged tree, the flat table),
- * references, and the one tree walk every reader uses.
+/* snapshot.c — snapshots: references, flat totals, and the one tree walk every reader uses.
  *
  * The walk keeps an explicit stack of frames to visit. A visited node's children are pushed only
  * when the walk moves on from it without a prune, coolest first so that the hottest is popped
@@ -7,7 +6,6 @@
  * tree. */
 #include "proftop/snapshot.h"
 
-#include "proftop/idmap.h"
 #include "proftop/strpool.h"
 #include "proftop/util.h"
 
@@ -16,70 +14,12 @@
 
 /* --- making one ------------------------------------------------------------------------------ */
 
-/* Append to nodes the merge of every thread's trie (the first nthread_nodes) under one new root;
- * returns the root. */
-static uint32_t merge_threads(struct snapshot_node *nodes, size_t nthread_nodes, size_t *nnodes)
-{
-	uint32_t *merged_of = xmalloc((nthread_nodes ? nthread_nodes : 1) * sizeof(*merged_of));
-	uint32_t root = (uint32_t)*nnodes;
-	struct idmap children;
-
-	idmap_init(&children);
-	nodes[(*nnodes)++] = (struct snapshot_node){ SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE,
-						     SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0 };
-	for (size_t i = 0; i < nthread_nodes; i++) {
-		const struct snapshot_node *n = &nodes[i];
-		uint32_t m;
-
-		if (n->parent == SNAPSHOT_NO_NODE) {
-			m = root;
-		} else {
-			uint32_t parent = merged_of[n->parent];
-			uint64_t key = (uint64_t)parent << 32 | n->func;
-
-			m = idmap_get(&children, key);
-			if (m == IDMAP_MISSING) {
-				m = (uint32_t)(*nnodes)++;
-				nodes[m] = (struct snapshot_node){ n->func, parent, SNAPSHOT_NO_NODE,
-								   nodes[parent].first_child, 0, 0 };
-				nodes[parent].first_child = m;
-				idmap_put(&children, key, m);
-			}
-		}
-		nodes[m].self += n->self;
-		nodes[m].total += n->total;
-		merged_of[i] = m;
-	}
-	idmap_free(&children);
-	free(merged_of);
-	return root;
-}
-
-struct snapshot *snapshot_new(struct snapshot_node *nodes, size_t nthread_nodes,
-			      struct snapshot_func *funcs, size_t nfuncs,
-			      struct snapshot_thread *threads, size_t nthreads, uint64_t samples,
-			      struct strpool *strings)
+struct snapshot *snapshot_alloc(struct strpool *strings)
 {
 	struct snapshot *s = xcalloc(1, sizeof(*s));
-	uint64_t *self = xmalloc((nfuncs ? nfuncs : 1) * sizeof(*self));
-	uint64_t *total = xmalloc((nfuncs ? nfuncs : 1) * sizeof(*total));
-	size_t nnodes = nthread_nodes;
 
 	atomic_init(&s->refs, 1);
-	for (size_t i = 0; i < nthreads; i++)
-		threads[i].samples = nodes[threads[i].root].total;
-	s->merged_root = merge_threads(nodes, nthread_nodes, &nnodes);
-	s->samples = samples;
-	s->nodes = nodes;
-	s->nnodes = nnodes;
-	s->funcs = funcs;
-	s->nfuncs = nfuncs;
-	s->threads = threads;
-	s->nthreads = nthreads;
 	s->strings = strings;
-	snapshot_flat(s, s->merged_root, self, total);
-	s->func_self = self;
-	s->func_total = total;
 	return s;
 }
 

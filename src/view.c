@@ -458,23 +458,24 @@ static int by_samples(const void *pa, const void *pb)
 /* For each thread, the function with the most self samples in its trie. */
 static void hottest_per_thread(const struct snapshot *s, uint32_t *hot, uint64_t *hot_self)
 {
-	size_t nthread_nodes = s->merged_root;
-	uint32_t *owner = xmalloc((nthread_nodes ? nthread_nodes : 1) * sizeof(*owner));
+	uint32_t *owner = xmalloc(s->nnodes * sizeof(*owner)); /* the node's thread, or none */
 	uint64_t *self = NULL;
 	size_t nslots = 0, cap = 0;
 	struct idmap slots;        /* thread << 32 | func → index in self */
 
 	idmap_init(&slots);
+	for (size_t i = 0; i < s->nnodes; i++) /* parents come first: roots have none */
+		owner[i] = s->nodes[i].parent == SNAPSHOT_NO_NODE ? UINT32_MAX : owner[s->nodes[i].parent];
 	for (size_t t = 0; t < s->nthreads; t++)
 		owner[s->threads[t].root] = (uint32_t)t;
-	for (size_t i = 0; i < nthread_nodes; i++) {
+	for (size_t i = 0; i < s->nnodes; i++) {
 		const struct snapshot_node *n = &s->nodes[i];
 		uint64_t key;
 		uint32_t slot;
 
 		if (n->parent != SNAPSHOT_NO_NODE)
 			owner[i] = owner[n->parent];
-		if (!n->self || n->func == SNAPSHOT_ROOT_FUNC)
+		if (!n->self || n->func == SNAPSHOT_ROOT_FUNC || owner[i] == UINT32_MAX)
 			continue;
 		key = (uint64_t)owner[i] << 32 | n->func;
 		slot = idmap_get(&slots, key);

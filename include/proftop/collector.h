@@ -1,7 +1,7 @@
 /* collector.h — the consumer of the sampler's ring: records → call stacks → symbols → profile.
  *
- * The collector thread owns the symbolizer, the unwinder and the profile. It publishes an
- * immutable snapshot at most every publish interval; readers take a reference to the newest one
+ * The collector thread owns the symbolizer, the unwinder and the profile. It makes an immutable
+ * snapshot when a reader asks for one (and a final one at the end); readers take a reference
  * under a mutex that only the collector and the readers use (never the sampler), so a slow reader
  * delays nothing but its own frame. */
 #ifndef PROFTOP_COLLECTOR_H
@@ -34,7 +34,9 @@ void collector_finish(struct collector *collector);
 /* The target's CPU time so far (user, system ns), for the snapshots published from now on. Any
  * thread. */
 void collector_set_cpu_times(struct collector *collector, uint64_t user_ns, uint64_t system_ns);
-/* The newest snapshot with a reference the caller drops with snapshot_unref(). Never NULL. */
+/* A snapshot made for this call (while the thread runs: it is asked for one, and waited for at
+ * most half a second; else the final one), with a reference the caller drops with
+ * snapshot_unref(). Never NULL. */
 struct snapshot *collector_snapshot(struct collector *collector);
 
 /* Process one ring record synchronously, as the thread would: for replaying recorded records
@@ -45,9 +47,11 @@ uint64_t collector_samples(const struct collector *collector);
 
 /* Before collector_start(): how long a time window is (0: no window, the default). */
 void collector_set_window(struct collector *collector, uint64_t window_ns);
-/* Whether a reader wants window snapshots: while it does, each publication makes one too. */
+/* Before collector_start(): the memory budget of the call trees (profile_set_max_memory()). */
+void collector_set_max_memory(struct collector *collector, size_t bytes);
+/* Whether a reader wants window snapshots: while it does, each snapshot made comes with one. */
 void collector_want_window(struct collector *collector, bool want);
-/* The newest window snapshot with a reference, or NULL when none was made yet. */
+/* The same for the window snapshot: NULL when none was made (no reader wanted one). */
 struct snapshot *collector_window_snapshot(struct collector *collector);
 
 #endif

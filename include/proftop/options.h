@@ -20,6 +20,7 @@ struct options {
 	struct run_options run;  /* -d, -n; -o, -f, --per-thread (base from $PROFTOP_OUT_FILE) */
 	struct batch_options batch;
 	struct tui_options tui;
+	size_t max_memory;     /* --max-memory: bytes for the call trees (0: no limit) */
 	bool batch_mode;
 	bool help, version;
 	pid_t *pids;           /* -p; malloc'd */
@@ -35,6 +36,9 @@ struct options {
 #define OPTIONS_MAX_WINDOW 3600
 #define OPTIONS_DEFAULT_STACK 16384
 #define OPTIONS_MAX_STACK 65000
+#define OPTIONS_DEFAULT_MAX_MEMORY (32ull << 20)
+#define OPTIONS_MIN_MEMORY (1ull << 20)
+#define OPTIONS_MAX_MEMORY (1ull << 40)
 
 enum options_result {
 	OPTIONS_OK,

@@ -1,10 +1,12 @@
 /* profile.h — samples aggregated into call trees: the collector's working copy, from which it
  * makes the snapshots (snapshot.h) that everything else reads.
  *
- * The profile keeps one trie of call stacks per thread: a node is a function reached by one path
- * from the thread's root, with the samples that ended there (self) and that passed through it
- * (total). Memory grows with the number of distinct paths, not with samples. Functions are
- * interned once into ids by (module, name, address); id 0 is the root. Names live in a string pool the profile shares with its snapshots.
+ * The profile keeps one trie of call stacks per thread and their merge over all threads: a node is
+ * a function reached by one path from its root, with the samples that ended there (self) and that
+ * passed through it (total). Memory grows with the number of distinct paths, not with samples,
+ * up to a budget past which cold paths fold (profile_set_max_memory). Functions are interned
+ * once into ids by (module, name, address); id 0 is the root. Names live in a string pool the
+ * profile shares with its snapshots.
  *
  * Time windows: when a window length is set, the profile also remembers which trie leaf each recent
  * sample ended at, with its time, in a bounded deque (at most PROFILE_WINDOW_MAX samples, the
@@ -24,9 +26,9 @@
 
 struct diag;
 
-/* Node ids are 32 bits, and a snapshot holds twice the profile's nodes (and one more). */
+/* Node ids are 32 bits (UINT32_MAX is "no node"). */
 #define PROFILE_MAX_THREADS (1u << 20)
-#define PROFILE_MAX_NODES ((UINT32_MAX - 2) / 2 - PROFILE_MAX_THREADS)
+#define PROFILE_MAX_NODES (UINT32_MAX - 2)
 #define PROFILE_WINDOW_MAX (1u << 20)
 
 struct profile;
@@ -55,8 +57,14 @@ void profile_set_window(struct profile *profile, uint64_t window_ns);
  * advances it as records arrive. */
 void profile_set_time(struct profile *profile, uint64_t now_ns);
 
-/* A new snapshot of every sample so far, with one reference. */
-struct snapshot *profile_snapshot(const struct profile *profile);
+/* A new snapshot of every sample so far, with one reference. Its cost follows what changed
+ * since one of the last few snapshots that no reader holds any more (see profile.c). */
+struct snapshot *profile_snapshot(struct profile *profile);
+/* Keep the tries, their index and the pooled snapshots within bytes by folding the coldest
+ * subtrees into "[other]" nodes (0, the default: no limit). */
+void profile_set_max_memory(struct profile *profile, size_t bytes);
+/* Bytes the profile holds now (what the budget counts). */
+size_t profile_memory(const struct profile *profile);
 /* A new snapshot of the samples taken in the window before now_ns (see above); forgets the older
  * ones. */
 struct snapshot *profile_window_snapshot(struct profile *profile, uint64_t now_ns);

@@ -11,9 +11,12 @@
  * It never changes after it is made and is freed when its last reference is dropped, on any
  * thread.
  *
- * Node layout: indices below merged_root are the per-thread tries, merged_root and above the
- * merged tree. In both, a parent's index is smaller than its children's. Function id 0 is the
- * root. */
+ * Node layout: the per-thread tries and the merged tree share one array, in any order but one:
+ * a parent's index is smaller than its children's. A thread's trie is the subtree under its root;
+ * the merged tree the one under merged_root. Function id 0 is the root.
+ *
+ * A profile that outgrew its memory budget folded its coldest subtrees: their samples are in
+ * "[other]" nodes, folded_nodes says how many nodes went, and the flat table is still exact. */
 #ifndef PROFTOP_SNAPSHOT_H
 #define PROFTOP_SNAPSHOT_H
 
@@ -60,6 +63,7 @@ struct snapshot {
 	uint64_t window_ns;        /* 0: every sample since the start; else the window's length */
 
 	uint64_t samples;          /* samples in the tree */
+	uint64_t folded_nodes;     /* nodes folded into "[other]" to stay within the memory budget */
 	size_t nfuncs;
 	const struct snapshot_func *funcs;
 	size_t nnodes;
@@ -72,13 +76,9 @@ struct snapshot {
 	struct strpool *strings;   /* a reference: every name and comm above lives there */
 };
 
-/* A snapshot of per-thread tries, taking over its arguments: nodes (room for 2 * nthread_nodes + 1,
- * the first nthread_nodes filled, the rest for the merged tree), funcs and threads (malloc'd), and
- * one reference to strings. Merges the threads and counts the flat table. One reference. */
-struct snapshot *snapshot_new(struct snapshot_node *nodes, size_t nthread_nodes,
-			      struct snapshot_func *funcs, size_t nfuncs,
-			      struct snapshot_thread *threads, size_t nthreads, uint64_t samples,
-			      struct strpool *strings);
+/* An empty snapshot with one reference, owning one reference to strings: its maker fills in the
+ * arrays (malloc'd; the last unref frees them). */
+struct snapshot *snapshot_alloc(struct strpool *strings);
 struct snapshot *snapshot_ref(struct snapshot *snapshot);
 void snapshot_unref(struct snapshot *snapshot);
 

@@ -454,7 +454,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->batch.max_rows == b->batch.max_rows && a->batch.tree == b->batch.tree &&
 	       a->batch.min_percent == b->batch.min_percent && a->tui.window == b->tui.window &&
 	       same_string(a->tui.theme, b->tui.theme) && a->batch_mode == b->batch_mode &&
-	       a->npids == b->npids &&
+	       a->npids == b->npids && a->max_memory == b->max_memory &&
 	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
 	       same_string(a->input, b->input) && !a->argv == !b->argv;
 }
@@ -465,7 +465,7 @@ static const char *const samples[][2] = {
 	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
 	{ "call-graph", "none" }, { "stack-size", "4096" }, { "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
-	{ "max-rows", "7" },      { "tree", NULL },        { "min-percent", "2" },
+	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "kernel", NULL },       { "output", "cpu.pb.gz" }, { "format", "folded" },
 	{ "per-thread", NULL },   { "input", "t.tmon" },   { "help", NULL },
 	{ "version", NULL },
@@ -492,6 +492,39 @@ static void env_same_as_command_line(const char *name, const char *value)
 	options_free(&defaults);
 	free(cli);
 	free(env);
+}
+
+/* --max-memory: bytes with K, M or G, 0 for no limit; too small, too big or malformed is an
+ * error naming the value. */
+static void memory_sizes(void **state)
+{
+	(void)state;
+	static const struct { const char *text; size_t bytes; } good[] = {
+		{ "16M", 16u << 20 }, { "1G", 1u << 30 }, { "0", 0 }, { "2097152", 2u << 20 },
+		{ "1024K", 1u << 20 },
+	};
+	static const char *const bad_sizes[] = { "12X", "-1", "512K", "2048G", "", "1MB", "M",
+						 "99999999999999999999G" };
+	struct options o;
+	char *msg = NULL;
+
+	assert_int_equal(parse(&o, &msg, 2, "proftop", "./prog"), OPTIONS_OK);
+	assert_int_equal(o.max_memory, OPTIONS_DEFAULT_MAX_MEMORY);
+	options_free(&o);
+	for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+		assert_int_equal(parse(&o, &msg, 4, "proftop", "--max-memory", good[i].text, "./prog"),
+				 OPTIONS_OK);
+		assert_int_equal(o.max_memory, good[i].bytes);
+		options_free(&o);
+	}
+	for (size_t i = 0; i < sizeof(bad_sizes) / sizeof(*bad_sizes); i++) {
+		assert_int_equal(parse(&o, &msg, 4, "proftop", "--max-memory", bad_sizes[i], "./prog"),
+				 OPTIONS_USAGE_ERROR);
+		assert_non_null(strstr(msg, "memory size"));
+		free(msg);
+		msg = NULL;
+		options_free(&o);
+	}
 }
 
 static void env_sets_every_option(void **state)
@@ -652,6 +685,7 @@ int main(void)
 		cmocka_unit_test(env_flags),
 		cmocka_unit_test(env_does_not_block_help),
 		cmocka_unit_test(env_sets_every_option),
+		cmocka_unit_test(memory_sizes),
 		cmocka_unit_test(help_and_man_list_every_option),
 		cmocka_unit_test(docs_match_table),
 	};

@@ -8,6 +8,7 @@
 #include "proftop/profile.h"
 #include "proftop/view.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -156,6 +157,192 @@ static void threads_merge_and_scope(void **state)
 	profile_free(p);
 }
 
+/* --- incremental snapshots and the memory budget ------------------------------------------------ */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)rng_state;
+}
+
+/* A random stack of 16 functions (funcs[1..16]), depth min..max. */
+static size_t random_stack(const uint32_t *funcs, uint32_t *stack, size_t min, size_t max)
+{
+	size_t depth = min + rng() % (max - min + 1);
+
+	for (size_t i = 0; i < depth; i++)
+		stack[i] = funcs[1 + rng() % 16];
+	return depth;
+}
+
+static void intern_16(struct profile *p, uint32_t *funcs)
+{
+	char name[8];
+
+	for (int i = 1; i <= 16; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		funcs[i] = func(p, "prog", name);
+	}
+}
+
+static void assert_same_snapshot(const struct snapshot *a, const struct snapshot *b)
+{
+	assert_int_equal(a->samples, b->samples);
+	assert_int_equal(a->nnodes, b->nnodes);
+	assert_int_equal(a->merged_root, b->merged_root);
+	assert_memory_equal(a->nodes, b->nodes, a->nnodes * sizeof(*a->nodes));
+	assert_int_equal(a->nfuncs, b->nfuncs);
+	for (size_t f = 0; f < a->nfuncs; f++) {
+		assert_string_equal(a->funcs[f].name, b->funcs[f].name);
+		assert_int_equal(a->func_self[f], b->func_self[f]);
+		assert_int_equal(a->func_total[f], b->func_total[f]);
+	}
+	assert_int_equal(a->nthreads, b->nthreads);
+	for (size_t t = 0; t < a->nthreads; t++) {
+		assert_int_equal(a->threads[t].tid, b->threads[t].tid);
+		assert_int_equal(a->threads[t].root, b->threads[t].root);
+		assert_int_equal(a->threads[t].samples, b->threads[t].samples);
+		assert_true((a->threads[t].comm == NULL) == (b->threads[t].comm == NULL));
+		if (a->threads[t].comm)
+			assert_string_equal(a->threads[t].comm, b->threads[t].comm);
+	}
+}
+
+/* A snapshot updated from a recycled one equals a full copy of the same profile. Profile a
+ * drops its snapshots at random moments (so they are recycled); b holds every one it made (so
+ * each is a full copy). */
+static void incremental_snapshots_equal_full_copies(void **state)
+{
+	(void)state;
+	struct profile *a = profile_new(NULL), *b = profile_new(NULL);
+	uint32_t fa[17], fb[17], stack[16];
+	struct snapshot *held[3] = { NULL }, **all = calloc(400, sizeof(*all));
+	size_t nall = 0;
+
+	intern_16(a, fa);
+	intern_16(b, fb);
+	for (int round = 0; round < 400; round++) {
+		int samples = (int)(rng() % 60);
+
+		for (int i = 0; i < samples; i++) {
+			size_t depth = random_stack(fa, stack, 0, 9);
+			pid_t tid = (pid_t)(100 + rng() % 3);
+
+			profile_add(a, 100, tid, stack, depth);
+			profile_add(b, 100, tid, stack, depth);
+		}
+		if (round % 50 == 7) {
+			char comm[16];
+
+			snprintf(comm, sizeof(comm), "t%d", round);
+			profile_set_comm(a, 100, 101, comm);
+			profile_set_comm(b, 100, 101, comm);
+			func(a, "late", comm);
+			func(b, "late", comm);
+		}
+		struct snapshot *sa = profile_snapshot(a);
+		all[nall] = profile_snapshot(b);
+		assert_same_snapshot(sa, all[nall++]);
+		/* Hold up to three; drop one at random. */
+		size_t slot = rng() % 3;
+		snapshot_unref(held[slot]);
+		held[slot] = sa;
+	}
+	for (size_t i = 0; i < 3; i++)
+		snapshot_unref(held[i]);
+	for (size_t i = 0; i < nall; i++)
+		snapshot_unref(all[i]);
+	free(all);
+	profile_free(a);
+	profile_free(b);
+}
+
+/* Every node's total is its self plus its children's; "[other]" nodes are leaves. */
+static void assert_totals_add_up(const struct snapshot *s, uint32_t other)
+{
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct snapshot_node *n = &s->nodes[i];
+		uint64_t sum = n->self;
+
+		for (uint32_t c = n->first_child; c != SNAPSHOT_NO_NODE; c = s->nodes[c].next_sibling) {
+			assert_true(c > i);
+			sum += s->nodes[c].total;
+		}
+		assert_int_equal(sum, n->total);
+		if (n->func == other)
+			assert_int_equal(n->first_child, SNAPSHOT_NO_NODE);
+	}
+}
+
+static uint32_t func_named_in(const struct snapshot *s, const char *name)
+{
+	for (uint32_t f = 0; f < s->nfuncs; f++)
+		if (!strcmp(s->funcs[f].name, name))
+			return f;
+	return SNAPSHOT_NO_NODE;
+}
+
+/* Past the budget the coldest paths fold into "[other]": the tries stay within it, every total
+ * stays exact, the flat table is untouched, and the time window still adds up. */
+static void folding_keeps_totals_exact(void **state)
+{
+	(void)state;
+	const size_t budget = 4u << 20;
+	struct profile *p = profile_new(NULL), *u = profile_new(NULL);
+	uint32_t fp[17], fu[17], stack[16];
+	struct snapshot *held = NULL;
+
+	intern_16(p, fp);
+	intern_16(u, fu);
+	profile_set_max_memory(p, budget);
+	profile_set_window(p, 10 * 1000000000ull);
+	for (int i = 0; i < 300000; i++) {
+		size_t depth = random_stack(fp, stack, 4, 13);
+		pid_t tid = (pid_t)(1 + rng() % 2);
+
+		profile_set_time(p, (uint64_t)i * 1000000u);
+		profile_add(p, 1, tid, stack, depth);
+		profile_add(u, 1, tid, stack, depth);
+		if (i % 5000 == 0) { /* a reader that keeps the last one */
+			snapshot_unref(held);
+			held = profile_snapshot(p);
+		}
+		assert_true(profile_memory(p) < 2 * budget);
+	}
+	struct snapshot *s = profile_snapshot(p), *full = profile_snapshot(u);
+	uint32_t other = func_named_in(s, "[other]");
+
+	assert_true(s->folded_nodes > 0);
+	assert_int_equal(full->folded_nodes, 0);
+	assert_true(s->nnodes < full->nnodes / 2);
+	assert_int_not_equal(other, SNAPSHOT_NO_NODE);
+	assert_int_equal(s->samples, full->samples);
+	assert_int_equal(s->nodes[s->merged_root].total, full->samples);
+	for (size_t f = 0; f < full->nfuncs; f++) {
+		assert_int_equal(s->func_self[f], full->func_self[f]);
+		assert_int_equal(s->func_total[f], full->func_total[f]);
+	}
+	for (size_t t = 0; t < s->nthreads; t++)
+		assert_int_equal(s->nodes[s->threads[t].root].total, full->threads[t].samples);
+	assert_totals_add_up(s, other);
+	assert_totals_add_up(held, other);
+
+	struct snapshot *w = profile_window_snapshot(p, 300000ull * 1000000u);
+	assert_int_equal(w->samples, 10000);
+	assert_int_equal(w->nodes[w->merged_root].total, 10000);
+	assert_totals_add_up(w, other);
+	snapshot_unref(w);
+	snapshot_unref(s);
+	snapshot_unref(full);
+	snapshot_unref(held);
+	profile_free(p);
+	profile_free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +350,8 @@ int main(void)
 		cmocka_unit_test(tree_self_and_total),
 		cmocka_unit_test(recursion_counts_once),
 		cmocka_unit_test(threads_merge_and_scope),
+		cmocka_unit_test(incremental_snapshots_equal_full_copies),
+		cmocka_unit_test(folding_keeps_totals_exact),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
