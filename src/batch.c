@@ -15,10 +15,14 @@ static void print_header(FILE *out, const struct snapshot *s, const char *title)
 	const struct counters *c = &s->counters;
 
 	fprintf(out, "%s  elapsed %.2fs  freq %u Hz  samples %llu  overflow %llu  dropped %llu  "
-		     "throttled %llu  truncated %llu\n",
+		     "throttled %llu  truncated %llu",
 		title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
 		(unsigned long long)c->overflow, (unsigned long long)c->dropped,
 		(unsigned long long)c->throttled, (unsigned long long)c->truncated);
+	/* The call tree outgrew --max-memory: cold paths are in [other] nodes. */
+	if (s->folded_nodes)
+		fprintf(out, "  folded %llu", (unsigned long long)s->folded_nodes);
+	fputc('\n', out);
 }
 
 /* One row: the numbers' cells, then "FUNCTION  MODULE" (indented by depth in a tree). */

@@ -196,6 +196,8 @@ static void draw_counters(struct tui_screen *s, int y)
 	x = counter(s, y, x, "dropped ", c->dropped, s->rate[2], true);
 	x = counter(s, y, x, "throttled ", c->throttled, s->rate[3], true);
 	x = counter(s, y, x, "truncated ", c->truncated, s->rate[4], true);
+	if (s->live && s->live->folded_nodes) /* the tree outgrew --max-memory */
+		x = counter(s, y, x, "folded ", s->live->folded_nodes, 0, true);
 	draw_sparkline(s, y, x + 1);
 }
 
