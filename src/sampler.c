@@ -44,6 +44,8 @@
  * falls back to smaller rings. */
 #define KERNEL_RING_PAGES 1024
 #define POLL_MS 20
+#define CONSUMER_WAKE_NS 10000000ull
+#define WAKEUP_MAX_BYTES (512u * 1024)
 
 struct kernel_ring {
 	int fd;
@@ -74,6 +76,8 @@ struct sampler {
 	struct ring *ring;
 	struct diag *diag;
 	int wake_fd;
+	bool unsignalled;       /* records pushed since the consumer was last woken */
+	uint64_t signalled_ns;
 	int *fds;               /* every event */
 	size_t nfds, fds_cap;
 	struct kernel_ring *rings; /* one per CPU */
@@ -205,9 +209,18 @@ static int remember_fd(struct sampler *s, int fd, pid_t tid)
 static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, bool enable_on_exec)
 {
 	struct perf_event_attr attr;
+	size_t want = s->config.callgraph == CALLGRAPH_DWARF ? KERNEL_RING_PAGES : KERNEL_RING_PAGES / 8;
+	size_t pages = ring_pages_allowed(want);
+	size_t quarter = pages * (size_t)sysconf(_SC_PAGESIZE) / 4;
 
 	sample_attr_init(&attr, &s->config);
 	attr.enable_on_exec = enable_on_exec;
+	/* Woken when a quarter of the ring is written (at most WAKEUP_MAX_BYTES): a busy thread's
+	 * dwarf samples fill 16 MiB/s, and each wakeup costs a pass of the sampler. */
+	if (quarter > WAKEUP_MAX_BYTES)
+		quarter = WAKEUP_MAX_BYTES;
+	if (quarter > attr.wakeup_watermark)
+		attr.wakeup_watermark = (uint32_t)quarter;
 	for (int i = 0; i < ncpus; i++) {
 		int fd = perf_event_open(&attr, pid, cpus[i], -1);
 		int err;
@@ -218,10 +231,7 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 		if (err)
 			return err;
 		if ((size_t)i >= s->nrings) {
-			size_t want = s->config.callgraph == CALLGRAPH_DWARF ? KERNEL_RING_PAGES
-									    : KERNEL_RING_PAGES / 8;
-
-			err = map_ring(s, &s->rings[i], fd, ring_pages_allowed(want), want);
+			err = map_ring(s, &s->rings[i], fd, pages, want);
 			if (err)
 				return err;
 			s->nrings = (size_t)i + 1;
@@ -372,12 +382,56 @@ static bool thin_out(struct sampler *s)
 	return true;
 }
 
+/* A dwarf sample holds a stack copy of the full --stack-size of which only dyn_size bytes were
+ * filled (a few hundred for most stacks): the length of the record without the unfilled part, or
+ * h->size when there is nothing to leave out. *stack_at is where the stack's size field is. */
+static size_t trimmed_size(const struct sampler *s, const struct perf_event_header *h,
+			   size_t *stack_at, uint64_t *keep)
+{
+	struct sample_record r;
+	size_t at, size;
+
+	if (h->type != PERF_RECORD_SAMPLE || !(s->sample_type & PERF_SAMPLE_STACK_USER) ||
+	    sample_parse(h, h->size, s->sample_type, sample_regs_mask(), &r) || !r.sample.stack)
+		return h->size;
+	at = (size_t)(r.sample.stack - (const unsigned char *)h) - 8;
+	memcpy(&size, (const char *)h + at, sizeof(size));
+	*keep = (r.sample.stack_size + 7) & ~(uint64_t)7;
+	/* Only when the stack is the record's last field (then dyn_size follows it and ends it). */
+	if (at + 8 + size + 8 != h->size || *keep >= size)
+		return h->size;
+	*stack_at = at;
+	return at + 8 + *keep + 8;
+}
+
+/* Copy h to dst, leaving out the unfilled stack (see above) when len is shorter than h. */
+static void copy_record(void *dst, const struct perf_event_header *h, size_t len, size_t stack_at,
+			uint64_t keep)
+{
+	char *d = dst;
+	uint64_t dyn;
+
+	if (len == h->size) {
+		memcpy(dst, h, len);
+		return;
+	}
+	memcpy(d, h, stack_at);
+	((struct perf_event_header *)dst)->size = (uint16_t)len;
+	memcpy(d + stack_at, &keep, 8);
+	memcpy(d + stack_at + 8, (const char *)h + stack_at + 8, keep);
+	memcpy(&dyn, (const char *)h + h->size - 8, 8);
+	memcpy(d + stack_at + 8 + keep, &dyn, 8);
+}
+
 static void forward(struct sampler *s, const struct perf_event_header *h)
 {
-	void *dst = s->pending ? NULL : ring_reserve(s->ring, h->size);
+	size_t stack_at = 0;
+	uint64_t keep = 0;
+	size_t len = trimmed_size(s, h, &stack_at, &keep);
+	void *dst = s->pending ? NULL : ring_reserve(s->ring, len);
 
 	if (dst) {
-		memcpy(dst, h, h->size);
+		copy_record(dst, h, len, stack_at, keep);
 		ring_commit(s->ring);
 		if (h->type == PERF_RECORD_SAMPLE)
 			atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
@@ -563,17 +617,28 @@ static bool drain_rings(struct sampler *s)
 	return any;
 }
 
+/* Whether to wake the consumer now: a wakeup per pass (each kernel watermark) would be hundreds
+ * a second; records wait at most CONSUMER_WAKE_NS, or until the ring is a quarter full. */
+static bool consumer_due(const struct sampler *s)
+{
+	return util_now_ns() - s->signalled_ns >= CONSUMER_WAKE_NS ||
+	       ring_used(s->ring) >= ring_capacity(s->ring) / 4;
+}
+
 static bool drain_all(struct sampler *s)
 {
 	bool pushed = flush_pending(s);
 
 	pushed |= drain_rings(s);
-	if (pushed && s->wake_fd >= 0) {
+	s->unsignalled |= pushed;
+	if (s->unsignalled && s->wake_fd >= 0 && consumer_due(s)) {
 		uint64_t one = 1;
 
 		if (write(s->wake_fd, &one, sizeof(one)) < 0) {
 			/* the counter is saturated: the consumer is awake anyway */
 		}
+		s->unsignalled = false;
+		s->signalled_ns = util_now_ns();
 	}
 	return pushed;
 }
