@@ -7,6 +7,7 @@
 #include "proftop/util.h"
 
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,6 +117,10 @@ int main(int argc, char **argv)
 	char *message = NULL;
 	int status = 0;
 
+	/* The call trees' arrays are megabytes that a fold frees: mapped on their own they go back to
+	 * the system when freed (glibc's adaptive threshold would move them into the heap, where a
+	 * long run fragments them). */
+	mallopt(M_MMAP_THRESHOLD, 256 * 1024);
 	if (options_parse(&options, argc, argv, getenv("PROFTOP"), &message) != OPTIONS_OK) {
 		fprintf(stderr, "proftop: %s\nTry 'proftop --help' for more information.\n", message);
 		free(message);

@@ -333,9 +333,9 @@ static const struct option_spec options_table[] = {
 	},
 	{
 		.name = "max-memory", .arg = "SIZE", .parse = set_max_memory,
-		.help = "memory for the call trees (default 32M; K, M, G; 0: no limit):\n"
+		.help = "memory for the call trees (default 24M; K, M, G; 0: no limit):\n"
 			"past it the coldest call paths fold into [other]",
-		.man = "Memory for the call trees and their snapshots (default 32M; a size in\n"
+		.man = "Memory for the call trees and their snapshots (default 24M; a size in\n"
 		       "bytes, or with K, M or G; 0 for no limit). Past it the coldest call\n"
 		       "paths fold: their samples go to an \\fB[other]\\fR node under their\n"
 		       "caller, so totals stay exact, the function table is not affected, and\n"

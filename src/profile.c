@@ -197,12 +197,24 @@ size_t profile_memory(const struct profile *p)
 
 static void fold(struct profile *p);
 
-/* Fold when over the budget. A fold that cannot get under it (the budget is below what the
- * functions and threads alone take) is not retried until the nodes double. */
+/* The bytes the child index is about to take on top of what it has: it doubles when more than
+ * half full, and for a moment holds both tables. */
+static size_t index_growth(const struct profile *p)
+{
+	const struct idmap *m = &p->child_index;
+
+	if ((m->count + 2 * BUDGET_CHECK_NODES) * 2 <= m->capacity)
+		return 0;
+	return 2 * m->capacity * (sizeof(uint64_t) + sizeof(uint32_t));
+}
+
+/* Fold when over the budget, or when the index's next growth would be. A fold that cannot get
+ * under it (the budget is below what the functions and threads alone take) is not retried until
+ * the nodes double. */
 static void check_budget(struct profile *p)
 {
 	p->next_check = p->nnodes + BUDGET_CHECK_NODES;
-	if (!p->max_bytes || profile_memory(p) <= p->max_bytes)
+	if (!p->max_bytes || profile_memory(p) + index_growth(p) <= p->max_bytes)
 		return;
 	fold(p);
 	if (profile_memory(p) > p->max_bytes)
