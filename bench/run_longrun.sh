@@ -1,0 +1,77 @@
+#!/bin/bash
+# bench/run_longrun.sh BUILD_DIR — proftop's own cost over a long run, minute by minute.
+#
+# The randtree workload's distinct call stacks keep growing (hundreds of thousands in minutes):
+# if proftop's cost followed the size of its profile, its CPU per minute would climb. Prints, per
+# step, proftop's CPU share of one core in that step (utime+stime of all its threads, from
+# /proc/PID/stat), the CPU time per sample (at the workload's 999 samples a second), its RSS and
+# peak RSS; then the same for the split workload, and for reference `perf top` on randtree.
+# Figures only: nothing here passes or fails on a timing.
+#
+#   LONGRUN_SECONDS (600)        randtree under `proftop -b -n 0 -F 999`
+#   LONGRUN_STEP (60)            seconds per row
+#   LONGRUN_SPLIT_SECONDS (120)  split the same way
+#   LONGRUN_PERF_SECONDS (180)   perf top -F 999 --call-graph dwarf --stdio on randtree (0: skip)
+#   LONGRUN_ARGS                 more proftop options (e.g. --max-memory 64M)
+set -u
+build=${1:-build}
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here" || exit 1
+secs=${LONGRUN_SECONDS:-600}
+step=${LONGRUN_STEP:-60}
+hz=$(getconf CLK_TCK)
+tmp=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+
+ticks() { awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null; }
+mib() { awk -v k="$2:" '$1 == k {printf "%.1f", $2 / 1024}' "/proc/$1/status" 2>/dev/null; }
+
+# watch PID SECONDS: one row per step while PID lives.
+watch() {
+	local pid=$1 total=$2 t=0 prev now rss hwm
+	prev=$(ticks "$pid")
+	printf "  %6s  %9s  %12s  %8s  %9s\n" "min" "CPU%" "us/sample" "RSS MiB" "peak MiB"
+	while [ "$t" -lt "$total" ]; do
+		sleep "$step"
+		t=$((t + step))
+		now=$(ticks "$pid") rss=$(mib "$pid" VmRSS) hwm=$(mib "$pid" VmHWM)
+		[ -n "$now" ] || break
+		awk -v t="$t" -v d="$((now - prev))" -v hz="$hz" -v s="$step" -v rss="$rss" -v hwm="$hwm" \
+		    'BEGIN {cpu = d / hz; printf "  %6.1f  %8.2f%%  %12.1f  %8s  %9s\n",
+			    t / 60, 100 * cpu / s, 1e6 * cpu / (999 * s), rss, hwm}'
+		prev=$now
+	done
+}
+
+# profile WORKLOAD SECONDS: proftop on it, watched; then its final header.
+profile() {
+	local work=$1 secs=$2 pid
+	echo "== proftop's cost over time: ./proftop -b -n 0 -F 999 ${LONGRUN_ARGS:-}-- $build/workloads/$work $secs"
+	# shellcheck disable=SC2086
+	./proftop -b -n 0 -F 999 --max-rows 3 ${LONGRUN_ARGS:-} -- "$build/workloads/$work" "$secs" \
+		>"$tmp/$work.out" 2>&1 &
+	pid=$!
+	watch "$pid" "$secs"
+	wait "$pid" || echo "  proftop exited with status $?"
+	grep -m1 "^=== proftop final" "$tmp/$work.out" | sed 's/^/  /' ||
+		{ echo "  no final table"; cat "$tmp/$work.out"; return 1; }
+}
+
+status=0
+profile randtree "$secs" || status=1
+profile split "${LONGRUN_SPLIT_SECONDS:-120}" || status=1
+
+perf_secs=${LONGRUN_PERF_SECONDS:-180}
+if [ "$perf_secs" -gt 0 ] && command -v perf >/dev/null; then
+	echo "== for reference: perf top -F 999 --call-graph dwarf --stdio -p PID on randtree, ${perf_secs} s"
+	"$build/workloads/randtree" "$((perf_secs + 30))" &
+	work=$!
+	perf top -F 999 --call-graph dwarf --stdio -p "$work" >/dev/null 2>&1 &
+	pid=$!
+	sleep 1
+	watch "$pid" "$perf_secs"
+	kill -INT "$pid" 2>/dev/null
+	kill "$work" 2>/dev/null
+	wait 2>/dev/null
+fi
+exit $status
