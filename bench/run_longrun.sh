@@ -13,6 +13,7 @@
 #   LONGRUN_SPLIT_SECONDS (120)  split the same way
 #   LONGRUN_PERF_SECONDS (180)   perf top -F 999 --call-graph dwarf --stdio on randtree (0: skip)
 #   LONGRUN_ARGS                 more proftop options (e.g. --max-memory 64M)
+#   PROFTOP_BIN (./proftop)      the binary to measure
 set -u
 build=${1:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -20,6 +21,7 @@ cd "$here" || exit 1
 secs=${LONGRUN_SECONDS:-600}
 step=${LONGRUN_STEP:-60}
 hz=$(getconf CLK_TCK)
+proftop=${PROFTOP_BIN:-./proftop}
 tmp=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 
@@ -46,9 +48,9 @@ watch() {
 # profile WORKLOAD SECONDS: proftop on it, watched; then its final header.
 profile() {
 	local work=$1 secs=$2 pid
-	echo "== proftop's cost over time: ./proftop -b -n 0 -F 999 ${LONGRUN_ARGS:-}-- $build/workloads/$work $secs"
+	echo "== proftop's cost over time: $proftop -b -n 0 -F 999 ${LONGRUN_ARGS:-}-- $build/workloads/$work $secs"
 	# shellcheck disable=SC2086
-	./proftop -b -n 0 -F 999 --max-rows 3 ${LONGRUN_ARGS:-} -- "$build/workloads/$work" "$secs" \
+	"$proftop" -b -n 0 -F 999 --max-rows 3 ${LONGRUN_ARGS:-} -- "$build/workloads/$work" "$secs" \
 		>"$tmp/$work.out" 2>&1 &
 	pid=$!
 	watch "$pid" "$secs"
