@@ -163,6 +163,8 @@ static void logs_trim(struct profile *p)
 		for (size_t i = 0; i < p->npool; i++)
 			if (p->pool[i].log_pos[l] < keep_from)
 				keep_from = p->pool[i].log_pos[l];
+		if (!keep_from)
+			continue;
 		memmove(p->logs[l].items, p->logs[l].items + keep_from,
 			(p->logs[l].n - keep_from) * sizeof(*p->logs[l].items));
 		p->logs[l].n -= keep_from;
@@ -887,7 +889,8 @@ struct snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
 			nodes[nodes[i].parent].total += nodes[i].total;
 	}
 	memcpy(funcs, p->funcs, p->nfuncs * sizeof(*funcs));
-	memcpy(threads, p->threads, p->nthreads * sizeof(*threads));
+	if (p->nthreads)
+		memcpy(threads, p->threads, p->nthreads * sizeof(*threads));
 	for (size_t i = 0; i < p->nthreads; i++)
 		threads[i].samples = nodes[threads[i].root].total;
 	s->nodes = nodes;

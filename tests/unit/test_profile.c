@@ -181,7 +181,7 @@ static size_t random_stack(const uint32_t *funcs, uint32_t *stack, size_t min, s
 
 static void intern_16(struct profile *p, uint32_t *funcs)
 {
-	char name[8];
+	char name[16];
 
 	for (int i = 1; i <= 16; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
@@ -236,7 +236,7 @@ static void incremental_snapshots_equal_full_copies(void **state)
 			profile_add(b, 100, tid, stack, depth);
 		}
 		if (round % 50 == 7) {
-			char comm[16];
+			char comm[24];
 
 			snprintf(comm, sizeof(comm), "t%d", round);
 			profile_set_comm(a, 100, 101, comm);
