@@ -29,8 +29,12 @@ static void print_header(FILE *out, const struct snapshot *s, const char *title)
 static void print_row(FILE *out, const struct view_cells *c, unsigned depth, const char *name,
 		      const char *module)
 {
-	fprintf(out, "%s%s%s%*s%s  %s\n", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
-		c->text[VIEW_CELL_COUNT], (int)depth * 2, "", name, module);
+	fprintf(out, "%s%s%s%*s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
+		c->text[VIEW_CELL_COUNT], (int)depth * 2, "");
+	util_print_safe(out, name); /* names come from the target: never raw to a terminal */
+	fputs("  ", out);
+	util_print_safe(out, module);
+	fputc('\n', out);
 }
 
 static void print_functions(FILE *out, const struct snapshot *s, long max_rows)

@@ -33,7 +33,8 @@ static bool is_space(char c)
 /* A line of a tree: name indented by depth, and " (Nx)" when -t folded N calls into it. */
 static void tree_line(FILE *out, uint32_t depth, const char *name, unsigned long repeats)
 {
-	fprintf(out, "%*s%s", (int)(depth * TREE_TAB), "", name);
+	fprintf(out, "%*s", (int)(depth * TREE_TAB), "");
+	util_print_safe(out, name); /* names come from the file: never raw to a terminal */
 	if (repeats)
 		fprintf(out, " (%lux)", repeats + 1);
 	fputc('\n', out);
@@ -185,7 +186,8 @@ static void write_row(struct page *pg, struct row *r, size_t name_width)
 	put(&l, item, n);
 	while (l.len && l.buf[l.len - 1] == ' ') /* Perl drops the spaces that end a line */
 		l.len--;
-	fwrite(l.buf, 1, l.len, pg->out);
+	l.buf[l.len] = '\0';
+	util_print_safe(pg->out, l.buf); /* the name comes from the file */
 	fputc('\n', pg->out);
 	pg->lines_left--;
 	free(l.buf);

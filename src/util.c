@@ -215,3 +215,48 @@ int util_parse_hex(const char *p, const char *end, const char **after, uint64_t 
 	*out = v;
 	return 0;
 }
+
+/* The length of the UTF-8 sequence at p if it is well formed, else 0; *cp its code point. */
+static size_t utf8_sequence(const unsigned char *p, uint32_t *code_point)
+{
+	size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
+	uint32_t cp;
+
+	if (!len || p[0] > 0xf4)
+		return 0;
+	cp = p[0] & (0x7f >> len);
+	for (size_t i = 1; i < len; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+	    (cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	*code_point = cp;
+	return len;
+}
+
+void util_print_safe(FILE *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p) {
+		uint32_t cp = 0;
+		size_t len;
+
+		if (*p < 0x20 || *p == 0x7f) {
+			fputc('^', out);
+			fputc(*p == 0x7f ? '?' : *p + '@', out);
+			p++;
+		} else if (*p < 0x80) {
+			fputc(*p++, out);
+		} else if ((len = utf8_sequence(p, &cp)) && cp > 0x9f) {
+			fwrite(p, 1, len, out);
+			p += len;
+		} else { /* a C1 control (one '?' for its two bytes), or not UTF-8 */
+			fputc('?', out);
+			p += len ? len : 1;
+		}
+	}
+}

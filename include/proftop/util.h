@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 void *xmalloc(size_t size);
 void *xcalloc(size_t count, size_t size);
@@ -38,6 +39,11 @@ uint64_t util_now_ns(void);
 /* Hex digits (no sign, no "0x", no blanks; at least one) from p, up to end (NULL: up to the
  * first non-digit). Returns 0 with *after past the digits, or -EINVAL (no digit, overflow). */
 int util_parse_hex(const char *p, const char *end, const char **after, uint64_t *out);
+
+/* Print s to out so that a terminal shows it and does nothing else: control characters (C0, DEL)
+ * in caret notation as the screen shows them ("^[" for ESC), C1 controls and bytes that are not
+ * UTF-8 as '?'. For names that come from the target (functions, modules, threads). */
+void util_print_safe(FILE *out, const char *s);
 
 /* FNV-1a over bytes, the hash every table in proftop uses. */
 static inline uint64_t util_hash_bytes(const void *data, size_t len, uint64_t seed)

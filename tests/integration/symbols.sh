@@ -15,6 +15,12 @@ run_proftop jit -b -n 0 -- "$WL/jit" 1
 check jit-exit-status-0 status "$RC" 0
 check jit-named-from-perf-map approx "$(self_pct "$OUT" jit_hot_loop '[jit]')" 99 5
 
+# A name that would set the terminal's title and clear the screen reaches it in caret notation.
+JIT_MAP_NAME=$(printf 'jit\033]0;TITLE\007\033[2J') run_proftop jit_escape -b -n 0 -- "$WL/jit" 1
+check jit-escape-exit-status-0 status "$RC" 0
+check jit-escape-no-control-bytes awk '/[\033\007]/ { print "raw control byte: " $0; bad = 1 } END { exit bad }' "$OUT"
+check jit-escape-shown-in-caret-notation has "$OUT" 'jit\^\[\]0;TITLE\^G\^\[\[2J  \[jit\]'
+
 if [ "$(id -u)" -eq 0 ] && id nobody >/dev/null 2>&1; then
 	JIT_MAP_UID=$(id -u nobody) run_proftop jit_foreign -b -n 0 -- "$WL/jit" 1
 	check jit-foreign-map-exit-status-0 status "$RC" 0

@@ -128,11 +128,46 @@ static void parse_hex(void **state)
 	assert_int_equal(util_parse_hex("11111111111111111", NULL, &after, &v), -EINVAL);
 }
 
+static char *printed_safe(const char *s)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&text, &len);
+
+	util_print_safe(mem, s);
+	fclose(mem);
+	return text;
+}
+
+/* Names from the target reach a terminal without doing anything: C0 controls and DEL in caret
+ * notation, C1 controls and bytes that are not UTF-8 as '?', everything else as it is. */
+static void print_safe(void **state)
+{
+	(void)state;
+	static const char *const cases[][2] = {
+		{ "jit\x1b]0;TITLE\a\x1b[2J", "jit^[]0;TITLE^G^[[2J" },
+		{ "tab\tnew\nline\x7f", "tab^Inew^Jline^?" },
+		{ "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5", "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5" },
+		{ "csi\xc2\x9b" "2J", "csi?2J" },           /* U+009B, the 8-bit CSI */
+		{ "raw\x9b\xff\xc3", "raw???" },         /* not UTF-8 */
+		{ "over\xc0\xaf\xed\xa0\x80", "over?????" }, /* overlong, surrogate */
+		{ "std::vector<int>::push_back", "std::vector<int>::push_back" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		char *got = printed_safe(cases[i][0]);
+
+		assert_string_equal(got, cases[i][1]);
+		free(got);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(hook_runs_on_the_main_thread),
 		cmocka_unit_test(parse_hex),
+		cmocka_unit_test(print_safe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,7 +2,8 @@
  * executable memory, describes it in /tmp/perf-PID.map (the format node --perf-basic-prof and
  * others write) as jit_hot_loop, and spends SECONDS of CPU time (default 1) calling it. The map
  * file is removed at exit. With JIT_MAP_UID set, the map file is given to that user, which a
- * profiler must not trust for this process. */
+ * profiler must not trust for this process; JIT_MAP_NAME names the code instead (a hostile name,
+ * say, that a terminal would obey). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ int main(int argc, char **argv)
 	map = fopen(path, "w");
 	if (!map)
 		return 1;
-	fprintf(map, "%lx %zx jit_hot_loop\n", (unsigned long)(uintptr_t)mem, sizeof(code));
+	fprintf(map, "%lx %zx %s\n", (unsigned long)(uintptr_t)mem, sizeof(code),
+		getenv("JIT_MAP_NAME") ? getenv("JIT_MAP_NAME") : "jit_hot_loop");
 	fclose(map);
 	if (getenv("JIT_MAP_UID") && chown(path, (uid_t)atoi(getenv("JIT_MAP_UID")), (gid_t)-1))
 		return 1;
