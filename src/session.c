@@ -184,6 +184,10 @@ int session_open(struct session **out, const struct session_options *o, char **m
 	s->run = o->run;
 	s->window_ns = o->window_ns;
 	s->epoll_fd = -1;
+	/* A saved profile is read before the signals are taken over, so that Ctrl-C still ends
+	 * proftop while it waits on a FIFO or a terminal for the file. */
+	if (o->input && open_saved(s, o->input, message))
+		return fail(s, 1, message, *message);
 	s->diag = diag_new();
 	s->signal_fd = s->diag ? open_signals() : -1;
 	if (!s->diag || s->signal_fd < 0)
@@ -192,8 +196,6 @@ int session_open(struct session **out, const struct session_options *o, char **m
 	if (open_wait_set(s) < 0)
 		return fail(s, 1, message, xasprintf("epoll: %s", strerror(errno)));
 	if (o->input) {
-		if (open_saved(s, o->input, message))
-			return fail(s, 1, message, *message);
 		*out = s;
 		return 0;
 	}

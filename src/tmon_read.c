@@ -10,7 +10,12 @@
  *
  * Beside that, a call tree of raw user+system ticks (no overhead taken off), which is what a
  * snapshot of the file is made from; and, when the caller asks for it, the trace of every sub
- * entry with its depth, which is what dprofpp's -T and -t print. */
+ * entry with its depth, which is what dprofpp's -T and -t print.
+ *
+ * A file is read as a stream, a line at a time, never whole: the first line must be the magic
+ * #fOrTyTwO before more than its length is read, and no line may be longer than MAX_LINE. So
+ * /dev/zero, a binary file or an endless stream fails at once or within MAX_LINE bytes; what a
+ * file that keeps going costs is what its marks hold (new subs, call paths, -T's trace). */
 #include "proftop/tmon_read.h"
 
 #include "proftop/idmap.h"
@@ -31,6 +36,11 @@
 #define NO_FUNC UINT32_MAX
 #define MAX_NUMBER_DIGITS 15   /* below 2^53: every sum of them stays exact in a double */
 #define MAX_TICKS (1ull << 62)     /* a snapshot's samples, at most */
+#define MAGIC "#fOrTyTwO"
+/* proftop writes names unshortened, and C++ template names reach tens of KiB: a line of a MiB
+ * is no name a compiler makes, yet little to hold. */
+#define MAX_LINE (1u << 20)
+#define READ_CHUNK (1u << 16)
 
 struct frame {
 	uint32_t func;          /* the sub entered */
@@ -45,12 +55,23 @@ struct field {
 	size_t len;
 };
 
+/* The input, split into lines as they are needed. */
+struct lines {
+	const char *p, *end;    /* the bytes not split yet: all of a memory input, or what of a
+				 * file was read (into buf) */
+	int fd;                 /* -1: a memory input */
+	char *buf;
+	size_t cap;
+	bool eof;
+	int read_err;           /* the errno of a failed read() */
+};
+
 /* What reading needs beside the struct tmon it fills; gone once the file is read. */
 struct parser {
 	struct tmon *tm;
 	const struct tmon_read_options *o;
 	struct tmon_trace *trace; /* NULL: no trace asked for */
-	const char *p, *end;
+	struct lines in;
 	unsigned long line;
 	char **message;
 	struct idmap by_name;   /* interned full name → function */
@@ -175,21 +196,73 @@ static bool parse_count(const struct field *f, double *out)
 	return true;
 }
 
-/* The next line without its newline (and a CR before it); false at the end of the input. */
-static bool next_line(struct parser *ps, const char **line, const char **end)
+/* Read more of a file input, at most want bytes, after the bytes not split yet (moved to the
+ * start of buf first). Returns 0 (at the end, in->eof is set) or -errno. */
+static int fill(struct lines *in, size_t want)
 {
-	const char *nl;
+	size_t have = (size_t)(in->end - in->p);
+	ssize_t got;
 
-	if (ps->p >= ps->end)
-		return false;
+	if (want > READ_CHUNK)
+		want = READ_CHUNK;
+	if (in->buf && in->p != in->buf)
+		memmove(in->buf, in->p, have);
+	xgrow((void **)&in->buf, &in->cap, have + want, 1);
+	do
+		got = read(in->fd, in->buf + have, want);
+	while (got < 0 && errno == EINTR);
+	in->p = in->buf;
+	in->end = in->buf + have + (got > 0 ? (size_t)got : 0);
+	if (got < 0) {
+		in->read_err = errno;
+		return -errno;
+	}
+	in->eof = !got;
+	return 0;
+}
+
+/* The next line without its newline (and a CR before it), of at most max bytes before the
+ * newline; a file is read only as far as that needs. Returns 1, 0 at the end of the input,
+ * -EMSGSIZE for a longer line (no message), or -errno of reading. */
+static int read_line(struct parser *ps, size_t max, const char **line, const char **end)
+{
+	struct lines *in = &ps->in;
+	const char *nl = NULL;
+	size_t scanned = 0, have;
+	int err;
+
+	for (;;) {
+		have = (size_t)(in->end - in->p);
+		if (have > scanned)
+			nl = memchr(in->p + scanned, '\n', (have < max + 1 ? have : max + 1) - scanned);
+		if (nl || have > max || in->fd < 0 || in->eof)
+			break;
+		scanned = have;
+		err = fill(in, max + 1 - have);
+		if (err)
+			return err;
+	}
+	if (!have)
+		return 0;
 	ps->line++;
-	nl = memchr(ps->p, '\n', (size_t)(ps->end - ps->p));
-	*line = ps->p;
-	*end = nl ? nl : ps->end;
-	ps->p = nl ? nl + 1 : ps->end;
+	if (!nl && have > max)
+		return -EMSGSIZE;
+	*line = in->p;
+	*end = nl ? nl : in->end;
+	in->p = nl ? nl + 1 : in->end;
 	if (*end > *line && (*end)[-1] == '\r')
 		(*end)--;
-	return true;
+	return 1;
+}
+
+/* read_line() for every line after the first: a line too long is an error that says so. */
+static int next_line(struct parser *ps, const char **line, const char **end)
+{
+	int got = read_line(ps, MAX_LINE, line, end);
+
+	if (got == -EMSGSIZE)
+		return failf(ps, "longer than %u bytes: not a tmon.out line", MAX_LINE);
+	return got;
 }
 
 /* Of a user, a system and a real time, the one the clock reads (the default: user + system). */
@@ -325,23 +398,30 @@ static int header(struct parser *ps)
 {
 	const char *s, *end;
 	bool part = false;
-	int err;
+	int got;
 
-	if (!next_line(ps, &s, &end) || end - s != 9 || memcmp(s, "#fOrTyTwO", 9)) {
+	/* Nothing past the magic's length (and a CR) is read before the magic is checked. */
+	got = read_line(ps, sizeof(MAGIC), &s, &end);
+	if (got == 0 || got == -EMSGSIZE || (got == 1 && (end - s != sizeof(MAGIC) - 1 ||
+							  memcmp(s, MAGIC, sizeof(MAGIC) - 1)))) {
 		ps->line = 1;
-		return failf(ps, "not a tmon.out file (the first line is not #fOrTyTwO)");
+		return failf(ps, "not a tmon.out file (the first line is not " MAGIC ")");
 	}
-	while (!part && next_line(ps, &s, &end)) {
+	if (got < 0)
+		return got;
+	while (!part && (got = next_line(ps, &s, &end)) == 1) {
 		if (is_part(s, end)) {
 			part = true;
 		} else if (s < end && *s == '#') {
 			counters_comment(ps->tm, s, end);
 		} else {
-			err = header_line(ps, s, end);
-			if (err)
-				return err;
+			got = header_line(ps, s, end);
+			if (got)
+				return got;
 		}
 	}
+	if (got < 0)
+		return got;
 	if (!part)
 		return failf(ps, "the file ends in its header (no PART2 line): it is truncated");
 	if (!(ps->tm->hz > 0))
@@ -566,9 +646,9 @@ static int mark(struct parser *ps, const char *s, const char *end)
 static int marks(struct parser *ps)
 {
 	const char *s, *end;
-	int err;
+	int got, err;
 
-	while (next_line(ps, &s, &end)) {
+	while ((got = next_line(ps, &s, &end)) == 1) {
 		if (s < end && *s == '#')
 			continue;
 		if (is_part(s, end))
@@ -577,7 +657,7 @@ static int marks(struct parser *ps)
 		if (err)
 			return err;
 	}
-	return 0;
+	return got < 0 ? got : 0;
 }
 
 /* The error for the subs still open at the end, innermost first (the first five). */
@@ -623,8 +703,8 @@ static int finish(struct parser *ps)
 
 /* --- reading -------------------------------------------------------------------------------------- */
 
-/* A parser at the start of data, with a new struct tmon that has the root of its tree. */
-static void parser_init(struct parser *ps, const char *data, size_t len)
+/* A parser at the start of its input, with a new struct tmon that has the root of its tree. */
+static void parser_init(struct parser *ps)
 {
 	struct tmon *tm = xcalloc(1, sizeof(*tm));
 
@@ -632,8 +712,6 @@ static void parser_init(struct parser *ps, const char *data, size_t len)
 	tm->pool = strpool_new();
 	tm->warnings = xstrdup("");
 	ps->tm = tm;
-	ps->p = data;
-	ps->end = data + len;
 	idmap_init(&ps->by_name);
 	idmap_init(&ps->children);
 	idmap_init(&ps->cv);
@@ -648,6 +726,7 @@ static void parser_free(struct parser *ps)
 	idmap_free(&ps->children);
 	idmap_free(&ps->cv);
 	free(ps->stack);
+	free(ps->in.buf);
 }
 
 void tmon_free(struct tmon *tm)
@@ -662,85 +741,66 @@ void tmon_free(struct tmon *tm)
 	free(tm);
 }
 
+/* Parse the input ps->in holds into *out. */
+static int parse(struct parser *ps, struct tmon **out)
+{
+	int err;
+
+	*out = NULL;
+	*ps->message = NULL;
+	parser_init(ps);
+	err = header(ps);
+	if (!err)
+		err = marks(ps);
+	if (!err)
+		err = finish(ps);
+	parser_free(ps);
+	if (err) {
+		tmon_free(ps->tm);
+		return err;
+	}
+	*out = ps->tm;
+	return 0;
+}
+
 int tmon_read(const char *data, size_t len, const struct tmon_read_options *o,
 	      struct tmon_trace *trace, struct tmon **out, char **message)
 {
 	struct parser ps = { .o = o, .trace = trace, .message = message };
-	int err;
 
-	*out = NULL;
-	*message = NULL;
-	parser_init(&ps, data, len);
-	err = header(&ps);
-	if (!err)
-		err = marks(&ps);
-	if (!err)
-		err = finish(&ps);
-	parser_free(&ps);
-	if (err) {
-		tmon_free(ps.tm);
-		return err;
-	}
-	*out = ps.tm;
-	return 0;
-}
-
-/* The whole file ("-": standard input, as dprofpp's open() takes it). */
-static int read_all(const char *path, char **data, size_t *len)
-{
-	bool is_stdin = !strcmp(path, "-");
-	int fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	size_t cap = 1 << 16, n = 0;
-	char *buf;
-
-	if (fd < 0)
-		return -errno;
-	buf = xmalloc(cap);
-	for (;;) {
-		ssize_t got;
-
-		if (n == cap)
-			xgrow((void **)&buf, &cap, cap + 1, 1);
-		got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			int err = -errno;
-
-			free(buf);
-			if (!is_stdin)
-				close(fd);
-			return err;
-		}
-		if (!got)
-			break;
-		n += (size_t)got;
-	}
-	if (!is_stdin)
-		close(fd);
-	*data = buf;
-	*len = n;
-	return 0;
+	ps.in = (struct lines){ .p = data, .end = data + len, .fd = -1 };
+	return parse(&ps, out);
 }
 
 int tmon_read_file(const char *path, const struct tmon_read_options *o, struct tmon_trace *trace,
 		   struct tmon **out, char **message)
 {
-	char *data = NULL, *inner;
-	size_t len = 0;
-	int err = read_all(path, &data, &len);
+	struct parser ps = { .o = o, .trace = trace };
+	bool is_stdin = !strcmp(path, "-"); /* as dprofpp's open() takes it */
+	const char *name = is_stdin ? "standard input" : path;
+	char *inner = NULL;
+	int err;
 
 	*out = NULL;
-	if (err) {
-		*message = xasprintf("cannot read %s: %s", path, strerror(-err));
+	*message = NULL;
+	ps.in.fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	if (ps.in.fd < 0) {
+		err = -errno;
+		*message = xasprintf("cannot read %s: %s", name, strerror(-err));
 		return err;
 	}
-	err = tmon_read(data, len, o, trace, out, &inner);
-	free(data);
-	if (err) {
-		*message = xasprintf("%s: %s", path, inner);
-		free(inner);
-	}
+	ps.message = &inner;
+	err = parse(&ps, out);
+	if (!is_stdin)
+		close(ps.in.fd);
+	if (err && ps.in.read_err && ps.line)
+		*message = xasprintf("cannot read %s: %s (after line %lu)", name,
+				     strerror(ps.in.read_err), ps.line);
+	else if (err && ps.in.read_err)
+		*message = xasprintf("cannot read %s: %s", name, strerror(ps.in.read_err));
+	else if (err)
+		*message = xasprintf("%s: %s", name, inner);
+	free(inner);
 	return err;
 }
 

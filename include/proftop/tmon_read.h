@@ -90,11 +90,13 @@ struct tmon_trace {
 
 /* Parse a whole file held in data; with trace (a zeroed one), record every sub entry there too.
  * Returns 0 with *tmon, or -EINVAL with *tmon NULL and a malloc'd *message that starts with
- * "line N: ". */
+ * "line N: ". A line longer than a MiB is such an error. */
 int tmon_read(const char *data, size_t len, const struct tmon_read_options *options,
 	      struct tmon_trace *trace, struct tmon **tmon, char **message);
-/* Read and parse the file at path ("-": standard input, as dprofpp's open() takes it). Errors as
- * tmon_read's, prefixed with the path, or the errno of reading it with its message. */
+/* Read and parse the file at path ("-": standard input, as dprofpp's open() takes it) a line at
+ * a time: nothing past the first line's length is read before it is found to be #fOrTyTwO.
+ * Errors as tmon_read's, prefixed with the path, or "cannot read PATH: ..." with the errno of
+ * opening or reading it. */
 int tmon_read_file(const char *path, const struct tmon_read_options *options,
 		   struct tmon_trace *trace, struct tmon **tmon, char **message);
 void tmon_free(struct tmon *tmon);

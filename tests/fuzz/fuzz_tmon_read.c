@@ -2,7 +2,8 @@
  * printer on what it reads. The first byte picks the options (which clock, -F, -T or -t, -l, -O).
  * A file that fails names its line and leaves no result, only the trace of what was read before
  * (printed, as report prints it); a file that parses is printed as dprofpp's table and tree and
- * turned into a snapshot, whose counts must add up. */
+ * turned into a snapshot, whose counts must add up. The same bytes read from a file, a piece at a
+ * time, must give the same result and the same error. */
 #include "proftop/report.h"
 #include "proftop/snapshot.h"
 #include "proftop/tmon_read.h"
@@ -12,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* The snapshot of a file that parsed: every count within the total. */
 static void check_snapshot(const struct tmon *tm)
@@ -24,6 +27,30 @@ static void check_snapshot(const struct tmon *tm)
 		if (s->func_self[f] > s->func_total[f] || s->func_total[f] > s->samples)
 			abort();
 	snapshot_unref(s);
+}
+
+/* Read the bytes as a file (a memfd) and compare with what reading them from memory gave. */
+static void check_file(const uint8_t *data, size_t size, const struct tmon_read_options *o,
+		       int want_err, const char *want_message)
+{
+	int fd = memfd_create("fuzz_tmon_read", MFD_CLOEXEC);
+	char path[64], *message = NULL, *prefixed = NULL;
+	struct tmon *tm = NULL;
+	int err;
+
+	if (fd < 0 || write(fd, data, size) != (ssize_t)size || lseek(fd, 0, SEEK_SET) != 0)
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	err = tmon_read_file(path, o, NULL, &tm, &message);
+	close(fd);
+	if (err != want_err || (!err) != (tm != NULL))
+		abort();
+	if (err && (asprintf(&prefixed, "%s: %s", path, want_message) < 0 ||
+		    strcmp(message, prefixed)))
+		abort();
+	free(prefixed);
+	free(message);
+	tmon_free(tm);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -52,6 +79,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			o.tree || o.compact_tree ? &trace : NULL, &tm, &message);
 	report_print_tree(fp, &trace, &o);
 	tmon_trace_free(&trace);
+	check_file(data + 1, size - 1, &o.read, err, message);
 	if (err) {
 		/* Every error names its line. */
 		if (!message || strncmp(message, "line ", 5) || tm)

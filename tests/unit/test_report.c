@@ -11,9 +11,12 @@
 #include "proftop/report.h"
 #include "proftop/tmon_read.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* What perl -d:DProf wrote for a script that dies in a sub (the "/" exits), leaves one by
  * goto &sub (the "*" mark) and recurses, three times over. */
@@ -342,6 +345,131 @@ static void big_file(void **state)
 	free(text);
 }
 
+/* No line may hold more than a MiB, and the first line nothing but the magic: a long name still
+ * reads, a longer line or a first line that is not the magic fails on its line. */
+static void long_lines(void **state)
+{
+	(void)state;
+	size_t big = 3u << 20;
+	char *text = malloc(big + 256), *message;
+	struct tmon *tm;
+	struct tmon_read_options o = { 0 };
+	int n = sprintf(text, "#fOrTyTwO\n$hz=100;\nPART2\n& 1 main ");
+
+	memset(text + n, 'x', 200000);
+	strcpy(text + n + 200000, "\n+ 1\n@ 1 0 1\n- 1\n");
+	assert_int_equal(tmon_read(text, strlen(text), &o, NULL, &tm, &message), 0);
+	assert_int_equal(strlen(tm->funcs[0].name), 200000);
+	tmon_free(tm);
+
+	memset(text + n, 'x', (1u << 20) + 1);
+	strcpy(text + n + (1u << 20) + 1, "\n+ 1\n@ 1 0 1\n- 1\n");
+	message = error_of(text, o);
+	assert_string_equal(message, "line 4: longer than 1048576 bytes: not a tmon.out line");
+	free(message);
+
+	memset(text, 0, big); /* /dev/zero's bytes */
+	assert_int_not_equal(tmon_read(text, big, &o, NULL, &tm, &message), 0);
+	assert_string_equal(message, "line 1: not a tmon.out file (the first line is not #fOrTyTwO)");
+	free(message);
+	message = error_of("#fOrTyTwO#fOrTyTwO\n$hz=100;\nPART2\n", o);
+	assert_string_equal(message, "line 1: not a tmon.out file (the first line is not #fOrTyTwO)");
+	free(message);
+	free(text);
+}
+
+/* big_file's text with a 300 KB name in it: more than a read of the file reader, and one line
+ * longer than a read. */
+static char *file_text(void)
+{
+	size_t cap = 8u << 20, n;
+	char *text = malloc(cap);
+
+	n = (size_t)sprintf(text, "#fOrTyTwO\r\n$hz=1000;\n$rrun_utime=1000000;\nPART2\n"
+				  "& 1 prog outer\n& 2 prog ");
+	memset(text + n, 'i', 300000);
+	n += 300000;
+	n += (size_t)sprintf(text + n, "\n");
+	for (int i = 0; i < 50000; i++)
+		n += (size_t)sprintf(text + n, "+ 1\n@ 1 0 1\n+ 2\n@ 3 0 3\n- 2\n- 1\n");
+	assert_true(n < cap);
+	return text;
+}
+
+/* The report of the file at path, or its error. */
+static char *report_of_file(const char *path)
+{
+	struct report_options o = { 0 };
+	struct tmon *tm;
+	char *message = NULL, *out = NULL;
+	size_t n = 0;
+	FILE *fp;
+
+	if (tmon_read_file(path, &o.read, NULL, &tm, &message))
+		return message;
+	fp = open_memstream(&out, &n);
+	report_print(fp, tm, &o);
+	fclose(fp);
+	tmon_free(tm);
+	return out;
+}
+
+/* Write text into fd in pieces of 4093 bytes from a child, so the reader gets short reads. */
+static pid_t write_slowly(int fd, const char *text)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		for (size_t at = 0, len = strlen(text), n; at < len; at += n) {
+			n = len - at < 4093 ? len - at : 4093;
+			if (write(fd, text + at, n) != (ssize_t)n)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	close(fd);
+	return pid;
+}
+
+/* A file read a piece at a time reads as the same text in memory does: from a file and from a
+ * pipe that gives short reads. Errors of reading name the file. */
+static void file_reads_as_memory(void **state)
+{
+	(void)state;
+	char *text = file_text(), *want = run(text, (struct report_options){ 0 }), *got;
+	char path[] = "/tmp/test_report.XXXXXX", fdpath[32];
+	int fd = mkstemp(path), pipefd[2], status;
+	pid_t child;
+
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	close(fd);
+	got = report_of_file(path);
+	assert_string_equal(got, want);
+	free(got);
+	unlink(path);
+
+	assert_int_equal(pipe(pipefd), 0);
+	child = write_slowly(pipefd[1], text);
+	snprintf(fdpath, sizeof(fdpath), "/dev/fd/%d", pipefd[0]);
+	got = report_of_file(fdpath);
+	assert_string_equal(got, want);
+	free(got);
+	close(pipefd[0]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+
+	got = report_of_file("/");
+	assert_string_equal(got, "cannot read /: Is a directory");
+	free(got);
+	got = report_of_file("/dev/zero");
+	assert_string_equal(got, "/dev/zero: line 1: not a tmon.out file (the first line is not "
+				 "#fOrTyTwO)");
+	free(got);
+	free(want);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -355,6 +483,8 @@ int main(void)
 		cmocka_unit_test(fake_exits),
 		cmocka_unit_test(snapshot_of_file),
 		cmocka_unit_test(big_file),
+		cmocka_unit_test(long_lines),
+		cmocka_unit_test(file_reads_as_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
