@@ -10,10 +10,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define MAX_THEME_BYTES (64 * 1024)
@@ -324,26 +326,58 @@ int theme_builtin(struct theme *t, const char *name)
 
 /* --- files ------------------------------------------------------------------------------------ */
 
-static int read_file(const char *path, char **text, size_t *len)
+/* Up to max bytes of fd into buf; returns how many, or -errno. */
+static ssize_t read_up_to(int fd, char *buf, size_t max)
 {
-	FILE *f = fopen(path, "rb");
-	size_t n;
+	size_t n = 0;
 
-	if (!f)
-		return -errno;
-	*text = xmalloc(MAX_THEME_BYTES + 1);
-	n = fread(*text, 1, MAX_THEME_BYTES + 1, f);
-	if (ferror(f)) {
-		fclose(f);
-		free(*text);
-		return -EIO;
+	while (n < max) {
+		ssize_t got = read(fd, buf + n, max - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return -errno;
+		if (!got)
+			break;
+		n += (size_t)got;
 	}
-	fclose(f);
-	if (n > MAX_THEME_BYTES) {
-		free(*text);
-		return -EFBIG;
+	return (ssize_t)n;
+}
+
+/* The bytes of the theme file at path, which must be a regular file: opening a FIFO without a
+ * writer, or reading a terminal or a device, would wait or read for ever before the screen even
+ * starts. Returns 0, or -errno with *error saying what was wrong. */
+static int read_file(const char *path, char **text, size_t *len, char **error)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	ssize_t got = 0;
+	int err = 0;
+
+	*text = NULL;
+	if (fd < 0 || fstat(fd, &st) < 0)
+		err = -errno;
+	else if (!S_ISREG(st.st_mode))
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+	if (!err) {
+		*text = xmalloc(MAX_THEME_BYTES + 1);
+		got = read_up_to(fd, *text, MAX_THEME_BYTES + 1);
+		err = got < 0 ? (int)got : got > MAX_THEME_BYTES ? -EFBIG : 0;
 	}
-	*len = n;
+	if (fd >= 0)
+		close(fd);
+	if (err == -EFBIG)
+		*error = xasprintf("%s: larger than %d bytes", path, MAX_THEME_BYTES);
+	else if (err == -EINVAL)
+		*error = xasprintf("%s: not a regular file", path);
+	else if (err)
+		*error = xasprintf("%s: %s", path, strerror(-err));
+	if (err) {
+		free(*text);
+		return err;
+	}
+	*len = (size_t)got;
 	return 0;
 }
 
@@ -363,13 +397,10 @@ static int load_file(struct theme *t, const char *path, char **error)
 	char *text = NULL, *why = NULL;
 	size_t len = 0;
 	unsigned line;
-	int err = read_file(path, &text, &len);
+	int err = read_file(path, &text, &len, error);
 
-	if (err) {
-		*error = err == -EFBIG ? xasprintf("%s: larger than %d bytes", path, MAX_THEME_BYTES)
-				       : xasprintf("%s: %s", path, strerror(-err));
+	if (err)
 		return err;
-	}
 	line = parse(t, text, len, &why);
 	free(text);
 	if (line) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int parse(struct theme *t, const char *text, char **error)
@@ -184,6 +185,40 @@ static void load_reports_file_and_line(void **state)
 	assert_string_equal(t.name, "mono");
 }
 
+/* The error theme_load gives for path, which must not load. */
+static void assert_load_error(const char *path, int want_err, const char *want_why)
+{
+	struct theme t;
+	char *error = NULL, *want;
+
+	assert_int_equal(theme_load(&t, path, &error), want_err);
+	assert_true(asprintf(&want, "%s: %s", path, want_why) > 0);
+	assert_string_equal(error, want);
+	free(want);
+	free(error);
+}
+
+/* A theme file must be a regular file: a FIFO nobody writes to, a device or a directory is an
+ * error at once (the alarm turns a wait on the FIFO into a failure), never a wait or a read that
+ * does not end. */
+static void load_refuses_what_is_not_a_file(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/proftop-theme-XXXXXX", *fifo;
+
+	assert_non_null(mkdtemp(dir));
+	assert_true(asprintf(&fifo, "%s/fifo.theme", dir) > 0);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);
+	assert_load_error(fifo, -EINVAL, "not a regular file");
+	assert_load_error("/dev/zero", -EINVAL, "not a regular file");
+	alarm(0);
+	assert_load_error(dir, -EISDIR, "Is a directory");
+	unlink(fifo);
+	rmdir(dir);
+	free(fifo);
+}
+
 static void names_are_listed(void **state)
 {
 	(void)state;
@@ -208,6 +243,7 @@ int main(void)
 		cmocka_unit_test(shipped_themes_parse),
 		cmocka_unit_test(builtins_match_their_files),
 		cmocka_unit_test(load_reports_file_and_line),
+		cmocka_unit_test(load_refuses_what_is_not_a_file),
 		cmocka_unit_test(names_are_listed),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
