@@ -201,6 +201,8 @@ static char *set_kernel(struct options *o, const char *value)
 
 static char *set_output(struct options *o, const char *value)
 {
+	if (!*value)
+		return xstrdup("invalid output file '': give a file name, or - for standard output");
 	o->run.export.output = value;
 	return NULL;
 }
@@ -221,6 +223,8 @@ static char *set_per_thread(struct options *o, const char *value)
 
 static char *set_input(struct options *o, const char *value)
 {
+	if (!*value)
+		return xstrdup("invalid input file '': give a file name, or - for standard input");
 	o->input = value;
 	return NULL;
 }

@@ -267,6 +267,8 @@ static void command_line_errors(void **state)
 		{ "--bogus", "cmd", "unknown or incomplete option '--bogus'" },
 		{ "--stack-size", "12",
 		  "invalid stack size (a multiple of 8 from 64 to 65000 bytes): '12'" },
+		{ "-o", "", "invalid output file '': give a file name, or - for standard output" },
+		{ "--input", "", "invalid input file '': give a file name, or - for standard input" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *argv[] = { "proftop", (char *)cases[i][0], (char *)cases[i][1], NULL };
