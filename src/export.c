@@ -1,22 +1,31 @@
 /* export.c — which format, which file names, and writing them so that a failure never leaves a
  * half-written file where a good one was.
  *
- * A file is written to a temporary name in its own directory (".NAME.XXXXXX.tmp", created with
- * O_EXCL|O_NOFOLLOW and mode 0644 so the umask applies), flushed, fsync'd, and renamed over the
- * target; the directory is fsync'd after. A symbolic link at the target path is refused (rename
- * would replace the link, not follow it, but a user who put a link there meant something else).
- * Targets that are not regular files — /dev/null, a FIFO — are written in place, since renaming
- * over them would replace the device node. Numbered saves (export_save) link the temporary file
- * into place with RENAME_NOREPLACE, so two proftops saving at once never overwrite each other. */
+ * A file is written to a temporary name in its own directory (".NAME.PID.XXXXXX.tmp", created
+ * with O_EXCL|O_NOFOLLOW and mode 0644 so the umask applies), flushed, fsync'd, and renamed over
+ * the target; the directory is fsync'd after. A write killed on its way leaves its temporary
+ * file: the next write of NAME removes those whose PID no longer exists. A symbolic link at the
+ * target path is refused (rename would replace the link, not follow it, but a user who put a
+ * link there meant something else). Targets that are not regular files — /dev/null, a FIFO, a
+ * standard output that is a pipe or a terminal — are written in place, since renaming over them
+ * would replace the device node; without ever blocking (wait_write()), since the session keeps
+ * SIGINT, SIGTERM and SIGHUP blocked and a blocked write() would make proftop deaf to them.
+ * Numbered saves (export_save) link the temporary file into place with RENAME_NOREPLACE, so two
+ * proftops saving at once never overwrite each other. */
 #include "proftop/export.h"
 
 #include "proftop/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -122,12 +131,34 @@ struct out_file {
 	char *tmp;           /* the temporary name; NULL when writing in place or to stdout */
 	char *dir;           /* its directory, for the fsync after the rename */
 	bool is_stdout;
+	bool in_place;       /* not a regular file: written through wait_write() */
+	int signal_fd;       /* while writing in place: readable when SIGINT, SIGTERM or SIGHUP is
+			      * pending; -1 otherwise */
+	int signo;           /* the signal that abandoned a write in place; 0: none */
+	uint64_t written;    /* bytes a write in place handed on */
 };
 
 static char *fail_text(const char *path, const char *what, int err)
 {
 	return xasprintf("cannot write %s: %s%s%s", path, what ? what : "", what ? ": " : "",
 			 strerror(err));
+}
+
+static const char *out_name(const struct out_file *f)
+{
+	return f->is_stdout ? "standard output" : f->path;
+}
+
+/* The error of writing f: errno err, or the signal that abandoned a wait. */
+static char *write_fail_text(const struct out_file *f, const char *what, int err)
+{
+	if (f->signo)
+		return xasprintf("cannot write %s: interrupted by %s while waiting to write: only "
+				 "%llu bytes of the snapshot went in", out_name(f),
+				 f->signo == SIGINT ? "SIGINT" : f->signo == SIGHUP ? "SIGHUP"
+							       : "SIGTERM",
+				 (unsigned long long)f->written);
+	return fail_text(out_name(f), what, err);
 }
 
 static char *dir_of(const char *path)
@@ -141,17 +172,66 @@ static char *dir_of(const char *path)
 	return xasprintf("%.*s", (int)(slash - path), path);
 }
 
-/* Create the temporary file beside path. */
+/* --- temporary files: ".NAME.PID.XXXXXX.tmp" ------------------------------------------------ */
+
+/* Whether name is the temporary name of a write of base, ".BASE.PID.XXXXXX.tmp" (six lowercase
+ * hex digits), and which PID wrote it. */
+static bool temp_of(const char *name, const char *base, pid_t *pid)
+{
+	size_t blen = strlen(base);
+	const char *p = name + blen + 2;
+	long v = 0;
+	int digits = 0;
+
+	if (name[0] != '.' || strncmp(name + 1, base, blen) || name[blen + 1] != '.')
+		return false;
+	for (; *p >= '0' && *p <= '9' && digits < 10; p++, digits++)
+		v = v * 10 + (*p - '0');
+	if (!digits || name[blen + 2] == '0' || v > INT_MAX || *p++ != '.')
+		return false;
+	for (int i = 0; i < 6; i++, p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	*pid = (pid_t)v;
+	return !strcmp(p, ".tmp");
+}
+
+/* Remove the temporary files of base in dir that a write killed on its way left behind: those
+ * of a PID that no longer exists. Nothing else is touched: not another name's, not one whose
+ * writer may still run (a PID that exists, or one that may not be signalled), not what is no
+ * regular file. */
+static void remove_stale_temps(const char *dir, const char *base)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	struct stat st;
+	pid_t pid;
+
+	while (d && (e = readdir(d))) {
+		if (!temp_of(e->d_name, base, &pid) || pid == getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;
+		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			unlinkat(dirfd(d), e->d_name, 0);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* Create the temporary file beside path, first removing stale ones of the same name. Its name
+ * carries proftop's PID, so that a later write knows when it is stale. */
 static int open_temp(struct out_file *f, char **message)
 {
 	const char *base = strrchr(f->path, '/');
 
 	base = base ? base + 1 : f->path;
 	f->dir = dir_of(f->path);
+	remove_stale_temps(f->dir, base);
 	for (int attempt = 0; attempt < 100; attempt++) {
 		uint64_t r = util_hash_u64(util_now_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)attempt);
 
-		f->tmp = xasprintf("%s/.%s.%06llx.tmp", f->dir, base,
+		f->tmp = xasprintf("%s/.%s.%d.%06llx.tmp", f->dir, base, (int)getpid(),
 				   (unsigned long long)(r & 0xffffff));
 		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (f->fd >= 0)
@@ -176,47 +256,151 @@ static int open_temp(struct out_file *f, char **message)
 	return -EEXIST;
 }
 
-static int out_open(struct out_file *f, const char *path, char **message)
+/* --- writing in place: FIFOs, devices, standard output --------------------------------------- */
+
+/* Which of SIGINT, SIGTERM and SIGHUP is pending (blocked: the session reads them from its
+ * signalfd). */
+static int pending_signal(void)
+{
+	sigset_t set;
+
+	if (sigpending(&set) == 0 && sigismember(&set, SIGINT))
+		return SIGINT;
+	if (sigpending(&set) == 0 && sigismember(&set, SIGHUP))
+		return SIGHUP;
+	return SIGTERM;
+}
+
+/* The stream's write: all of buf, at most PIPE_BUF bytes at a time once poll() says there is
+ * room, so that no write() blocks, not even on a standard output that is not non-blocking (a
+ * pipe with room takes PIPE_BUF bytes at once). A FIFO whose reader stops reading, or a
+ * terminal on hold, would otherwise stop proftop for good with its signals blocked; here a
+ * pending SIGINT, SIGTERM or SIGHUP abandons the wait (and stays pending for the session).
+ * Returns size, or -1 with errno (EINTR for a signal). */
+static ssize_t wait_write(void *cookie, const char *buf, size_t size)
+{
+	struct out_file *f = cookie;
+	size_t done = 0;
+
+	while (done < size) {
+		struct pollfd p[2] = { { f->fd, POLLOUT, 0 }, { f->signal_fd, POLLIN, 0 } };
+		ssize_t n;
+
+		if (poll(p, 2, -1) < 0 && errno != EINTR)
+			return -1;
+		if (!p[0].revents && p[1].revents) {
+			f->signo = pending_signal();
+			errno = EINTR;
+			return -1;
+		}
+		if (!p[0].revents)
+			continue;
+		n = write(f->fd, buf + done, size - done < PIPE_BUF ? size - done : PIPE_BUF);
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		done += n > 0 ? (size_t)n : 0;
+		f->written += n > 0 ? (size_t)n : 0;
+	}
+	return (ssize_t)size;
+}
+
+/* f->fd (not a regular file) as a stream through wait_write(). */
+static void open_wait_stream(struct out_file *f)
+{
+	static const cookie_io_functions_t io = { .write = wait_write };
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	f->in_place = true;
+	/* Without it (no descriptor left), a wait ends only when there is room. */
+	f->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	f->fp = fopencookie(f, "w", io);
+	if (!f->fp)
+		fatal("out of memory (fopencookie)");
+}
+
+/* Open what is at path in place, without waiting: a FIFO nobody reads is an error now. */
+static int open_in_place(struct out_file *f, mode_t mode, char **message)
+{
+	int err;
+
+	f->fd = open(f->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+	if (f->fd >= 0) {
+		open_wait_stream(f);
+		return 0;
+	}
+	err = errno;
+	if (err == ENXIO && S_ISFIFO(mode))
+		*message = xasprintf("cannot write %s: it is a FIFO that no process has open for "
+				     "reading", f->path);
+	else
+		*message = fail_text(f->path, NULL, err);
+	return -err;
+}
+
+static int open_stdout(struct out_file *f)
 {
 	struct stat st;
+
+	f->is_stdout = true;
+	if (fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+		f->fp = stdout;
+		return 0;
+	}
+	fflush(stdout);
+	f->fd = STDOUT_FILENO;
+	open_wait_stream(f);
+	return 0;
+}
+
+/* What is at path already, if anything: a symbolic link or a directory is refused. Returns 0
+ * with *exists and *mode, or -errno with *message. */
+static int look_at(const char *path, bool *exists, mode_t *mode, char **message)
+{
+	struct stat st;
+
+	*exists = lstat(path, &st) == 0;
+	if (!*exists && errno != ENOENT) {
+		int err = errno;
+
+		*message = fail_text(path, NULL, err);
+		return -err;
+	}
+	*mode = *exists ? st.st_mode : 0;
+	if (*exists && S_ISLNK(st.st_mode)) {
+		*message = xasprintf("cannot write %s: it is a symbolic link, which proftop does "
+				     "not follow (name the file it points to)", path);
+		return -ELOOP;
+	}
+	if (*exists && S_ISDIR(st.st_mode)) {
+		*message = fail_text(path, NULL, EISDIR);
+		return -EISDIR;
+	}
+	return 0;
+}
+
+static int out_open(struct out_file *f, const char *path, char **message)
+{
+	bool exists;
+	mode_t mode;
 	int err;
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
-	f->fd = -1;
-	if (!strcmp(path, "-")) {
-		f->is_stdout = true;
-		f->fp = stdout;
-		return 0;
-	}
-	if (lstat(path, &st) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			*message = xasprintf("cannot write %s: it is a symbolic link, which proftop does "
-					     "not follow (name the file it points to)", path);
-			return -ELOOP;
-		}
-		if (S_ISDIR(st.st_mode)) {
-			*message = fail_text(path, NULL, EISDIR);
-			return -EISDIR;
-		}
-		if (!S_ISREG(st.st_mode)) { /* a device or a FIFO: write in place */
-			f->fd = open(path, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-			if (f->fd < 0) {
-				err = errno;
-				*message = fail_text(path, NULL, err);
-				return -err;
-			}
-		}
-	} else if (errno != ENOENT) {
-		err = errno;
-		*message = fail_text(path, NULL, err);
-		return -err;
-	}
-	if (f->fd < 0) {
-		err = open_temp(f, message);
-		if (err)
-			return err;
-	}
+	f->fd = f->signal_fd = -1;
+	if (!strcmp(path, "-"))
+		return open_stdout(f);
+	err = look_at(path, &exists, &mode, message);
+	if (err)
+		return err;
+	if (exists && !S_ISREG(mode)) /* a device or a FIFO: renaming over it would replace it */
+		return open_in_place(f, mode, message);
+	err = open_temp(f, message);
+	if (err)
+		return err;
 	f->fp = fdopen(f->fd, "w");
 	if (!f->fp)
 		fatal("out of memory (fdopen)");
@@ -224,15 +408,29 @@ static int out_open(struct out_file *f, const char *path, char **message)
 	return 0;
 }
 
+/* Close the stream and what it was written to (not standard output). Returns 0 or an errno. */
+static int out_release(struct out_file *f)
+{
+	int err = 0;
+
+	if (f->fp && f->fp != stdout && fclose(f->fp) != 0)
+		err = errno;
+	if (f->in_place && !f->is_stdout && f->fd >= 0 && close(f->fd) < 0 && !err)
+		err = errno;
+	if (f->signal_fd >= 0)
+		close(f->signal_fd);
+	f->fp = NULL;
+	f->fd = f->signal_fd = -1;
+	return err;
+}
+
 static void out_abandon(struct out_file *f)
 {
-	if (f->fp && !f->is_stdout)
-		fclose(f->fp);
+	out_release(f);
 	if (f->tmp)
 		unlink(f->tmp);
 	free(f->tmp);
 	free(f->dir);
-	f->fp = NULL;
 	f->tmp = f->dir = NULL;
 }
 
@@ -267,31 +465,26 @@ static int put_in_place(struct out_file *f, bool replace)
 /* Flush, sync and move into place. On failure the temporary file is removed. */
 static int out_close(struct out_file *f, bool replace, char **message)
 {
-	int err = 0;
+	int err = 0, close_err;
 	const char *what = "writing";
 
+	errno = 0;
 	if (fflush(f->fp) != 0 || ferror(f->fp)) {
 		err = errno ? errno : EIO;
 	} else if (f->tmp && fsync(f->fd) < 0) {
 		err = errno;
 		what = "syncing";
 	}
-	if (f->is_stdout) {
-		if (err)
-			*message = fail_text("standard output", NULL, err);
-		f->fp = NULL;
-		return -err;
-	}
-	if (fclose(f->fp) != 0 && !err)
-		err = errno;
-	f->fp = NULL;
+	close_err = out_release(f);
+	if (!err)
+		err = close_err;
 	if (!err && f->tmp) {
 		err = -put_in_place(f, replace);
 		what = "renaming the temporary file into place";
 	}
 	if (err) {
 		*message = err == EEXIST && !replace ? fail_text(f->path, NULL, EEXIST)
-						    : fail_text(f->path, what, err);
+						    : write_fail_text(f, what, err);
 		out_abandon(f);
 		return -err;
 	}
@@ -328,7 +521,7 @@ static int write_one(const struct snapshot *s, const char *path, enum export_for
 		return err;
 	err = write_format(f.fp, s, format, scope);
 	if (err) {
-		*message = fail_text(f.is_stdout ? "standard output" : path, "writing", -err);
+		*message = write_fail_text(&f, "writing", -err);
 		out_abandon(&f);
 		return err;
 	}
@@ -370,6 +563,55 @@ static int write_files(const struct snapshot *s, const char *path, enum export_f
 		if (err)
 			return err;
 	}
+	return 0;
+}
+
+/* -o - onto a terminal: never the screen's own, and never binary bytes. */
+static int check_stdout(const struct export_options *o, bool screen, char **message)
+{
+	enum export_format format = o->format == EXPORT_AUTO ? export_format_of_path("-") : o->format;
+
+	if (!isatty(STDOUT_FILENO))
+		return 0;
+	if (screen)
+		*message = xstrdup("-o - would write the snapshot onto the terminal the screen uses: "
+				   "give -o a file name, redirect standard output, or add -b");
+	else if (format == EXPORT_PPROF)
+		*message = xstrdup("-o -: a pprof snapshot is binary, and standard output is a "
+				   "terminal: give -o a file name or redirect standard output");
+	return *message ? -EINVAL : 0;
+}
+
+int export_check(const struct export_options *o, bool screen, char **message)
+{
+	struct out_file f = { .path = o->output, .fd = -1, .signal_fd = -1 };
+	bool exists = false;
+	mode_t mode = 0;
+	int err;
+
+	*message = NULL;
+	if (!o->output)
+		return 0;
+	if (!strcmp(o->output, "-"))
+		return check_stdout(o, screen, message);
+	/* --per-thread writes FILE.TID, in FILE's directory. */
+	err = o->per_thread ? 0 : look_at(o->output, &exists, &mode, message);
+	if (err)
+		return err;
+	if (exists && !S_ISREG(mode)) { /* written in place; a FIFO's reader may come later */
+		if (access(o->output, W_OK) == 0)
+			return 0;
+		err = errno;
+		*message = fail_text(o->output, NULL, err);
+		return -err;
+	}
+	err = open_temp(&f, message);
+	if (err)
+		return err;
+	close(f.fd);
+	unlink(f.tmp);
+	free(f.tmp);
+	free(f.dir);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 /* main.c — parse the options, open the session, pick a frontend and run it. */
 #include "proftop/batch.h"
+#include "proftop/export.h"
 #include "proftop/options.h"
 #include "proftop/report.h"
 #include "proftop/session.h"
@@ -97,6 +98,12 @@ static int profile(const struct options *o)
 	char *message = NULL;
 	int status;
 
+	/* Before profiling: a -o that cannot be written would otherwise cost the whole profile. */
+	if (export_check(&o->run.export, interactive, &message)) {
+		fprintf(stderr, "proftop: %s\n", message);
+		free(message);
+		return 1;
+	}
 	command_output_open(&output, interactive && o->argv);
 	so = session_options(o, interactive, output.fd);
 	status = session_open(&session, &so, &message);

@@ -375,7 +375,8 @@ static const struct option_spec options_table[] = {
 	{
 		.name = "output", .letter = 'o', .arg = "FILE", .parse = set_output,
 		.help = "write a snapshot to FILE when profiling ends (- for stdout,\n"
-			"tables then go to stderr); SIGUSR1 writes one at any time",
+			"tables then go to stderr; never onto the screen's terminal,\n"
+			"nor pprof onto any); SIGUSR1 writes one at any time",
 		.man = "Write a snapshot of the profile to \\fIFILE\\fR when profiling ends: when\n"
 		       "the command exits, at the \\fB\\-d\\fR duration, on \\fBq\\fR, or on\n"
 		       ".BR SIGINT ,\n"
@@ -383,7 +384,10 @@ static const struct option_spec options_table[] = {
 		       "or\n"
 		       ".BR SIGHUP .\n"
 		       "\\fB\\-o \\-\\fR writes it to standard output, and batch mode's tables\n"
-		       "then go to standard error.\n"
+		       "then go to standard error; it is refused when standard output is the\n"
+		       "terminal the screen draws on, and for \\fBpprof\\fR (binary) when it is\n"
+		       "any terminal. Before profiling starts, proftop checks that \\fIFILE\\fR's\n"
+		       "directory takes a new file, so a wrong path costs no profile.\n"
 		       ".B SIGUSR1\n"
 		       "replaces \\fIFILE\\fR with a snapshot of the profile so far, and\n"
 		       "profiling goes on.",

@@ -4,8 +4,11 @@
  *
  * export.c picks the format, names the files and writes them atomically: a temporary file in the
  * target's directory, fsync, rename. A failure at any point leaves the previous file as it was and
- * says what failed; a symbolic link at the target path is refused, never followed. The writers
- * (export_tmon.c, ...) only turn one tree of a snapshot into bytes on a stream.
+ * says what failed; a symbolic link at the target path is refused, never followed. A FIFO, a
+ * device or a standard output that is no regular file is written in place, and never blocks:
+ * a FIFO nobody reads is an error, and a wait for room ends when SIGINT, SIGTERM or SIGHUP is
+ * pending (the session keeps them blocked). The writers (export_tmon.c, ...) only turn one tree
+ * of a snapshot into bytes on a stream.
  *
  * A snapshot keeps no time order of its samples, so the writers walk its call tree depth first,
  * hottest child first (export_walk_begin()), and emit each node's self samples as if they were
@@ -43,6 +46,15 @@ const char *export_format_name(enum export_format format);
 enum export_format export_format_of_path(const char *path);
 /* The name numbered saves start from when neither -o nor $PROFTOP_OUT_FILE gives one. */
 const char *export_default_path(enum export_format format);
+
+/* Before profiling starts: whether the -o target (options->output; nothing to check when NULL)
+ * can be written, so that a typo costs no profile. The directory must take a new file (one is
+ * created and removed, which also clears stale temporary files of the same name); a symbolic
+ * link or a directory at the path is refused; a FIFO or a device must be writable (a FIFO's
+ * reader is not looked for: opening it now would hand the reader an end of file). -o - onto a
+ * terminal is refused for the screen (screen: it owns the terminal) and for pprof (binary).
+ * Returns 0, or -errno with a malloc'd *message naming the path. */
+int export_check(const struct export_options *options, bool screen, char **message);
 
 /* Write the snapshot to path ("-": standard output) in format (EXPORT_AUTO: from path). With
  * per_thread, one file per thread with samples, path.TID. Returns 0, or -errno with a malloc'd

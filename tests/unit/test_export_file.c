@@ -1,7 +1,8 @@
 /* Unit tests of how snapshot files are written: atomically (temporary file, fsync, rename), with
- * 0644 less the umask, never through a symbolic link, devices written in place, numbered saves
- * that never replace a file, per-thread names, and clear errors that leave the previous file as
- * it was. */
+ * 0644 less the umask, never through a symbolic link, devices and FIFOs written in place without
+ * ever blocking, numbered saves that never replace a file, per-thread names, stale temporary
+ * files cleared, the check made before profiling, and clear errors that leave the previous file
+ * as it was. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,6 +314,184 @@ static void per_thread_files(void **state)
 	free(message);
 }
 
+/* A FIFO is written in place: with a reader, the snapshot goes in; without one, the write is an
+ * error at once, not a wait (the alarm turns a wait into a failure). */
+static void fifo_needs_a_reader(void **state)
+{
+	struct fixture *f = *state;
+	const char *fifo = path_in(f, "out.folded");
+	char *message = NULL, buf[256];
+	int reader;
+	ssize_t n;
+
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	alarm(20);
+	assert_int_equal(export_write(f->s, fifo, EXPORT_AUTO, false, &message), -ENXIO);
+	char *want;
+	assert_true(asprintf(&want, "cannot write %s: it is a FIFO that no process has open for "
+				    "reading", fifo) > 0);
+	assert_string_equal(message, want);
+	free(want);
+	free(message);
+
+	reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	assert_int_equal(export_write(f->s, fifo, EXPORT_AUTO, false, &message), 0);
+	n = read(reader, buf, sizeof(buf) - 1);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	assert_string_equal(buf, "main 3\nmain;work 5\n");
+	close(reader);
+	alarm(0);
+	assert_int_equal(leftovers(f), 0);
+}
+
+/* A snapshot of 2000 functions: more than a small pipe holds. */
+static struct snapshot *big_snapshot(struct profile *p)
+{
+	uint32_t stack[2];
+	char name[32];
+	struct snapshot *s;
+
+	stack[0] = profile_func(p, "prog", "main", 0);
+	for (int i = 0; i < 2000; i++) {
+		snprintf(name, sizeof(name), "function_%d", i);
+		stack[1] = profile_func(p, "prog", name, 0);
+		profile_add(p, 40, 40, stack, 2);
+	}
+	s = profile_snapshot(p);
+	s->freq = 100;
+	return s;
+}
+
+/* A reader that stops reading cannot hold proftop: with SIGTERM blocked (as the session blocks
+ * it) and pending, the write that waits for room is abandoned, says so, and leaves the signal
+ * pending for the session. */
+static void stuck_reader_and_a_signal(void **state)
+{
+	struct fixture *f = *state;
+	const char *fifo = path_in(f, "out.folded");
+	struct profile *p = profile_new(NULL);
+	struct snapshot *s = big_snapshot(p);
+	sigset_t term, old, pending;
+	char *message = NULL;
+	int reader, signo;
+
+	assert_int_equal(mkfifo(fifo, 0644), 0);
+	reader = open(fifo, O_RDONLY | O_NONBLOCK);
+	assert_true(reader >= 0);
+	assert_true(fcntl(reader, F_SETPIPE_SZ, 4096) >= 4096);
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &term, &old), 0);
+	assert_int_equal(raise(SIGTERM), 0);
+	alarm(20);
+	assert_int_equal(export_write(s, fifo, EXPORT_AUTO, false, &message), -EINTR);
+	alarm(0);
+	assert_non_null(strstr(message, "out.folded: interrupted by SIGTERM while waiting to write: "
+					 "only "));
+	free(message);
+	assert_int_equal(sigpending(&pending), 0);
+	assert_true(sigismember(&pending, SIGTERM));
+	assert_int_equal(sigwait(&term, &signo), 0);
+	assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
+	close(reader);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+/* A PID that no process has: a child's, once reaped. */
+static pid_t dead_pid(void)
+{
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, NULL, 0), pid);
+	return pid;
+}
+
+/* A write of NAME removes the temporary files of NAME that a killed writer left (its PID gone),
+ * and nothing else: not those of a live PID, of another name, of another pattern, nor a symbolic
+ * link with such a name. */
+static void stale_temporary_files(void **state)
+{
+	struct fixture *f = *state;
+	pid_t dead = dead_pid(), alive = getppid();
+	char *message, stale[64], live[64], other[64], upper[64], longer[64], link[64];
+
+	snprintf(stale, sizeof(stale), ".tmon.out.%d.0a1b2c.tmp", (int)dead);
+	snprintf(live, sizeof(live), ".tmon.out.%d.0a1b2c.tmp", (int)alive);
+	snprintf(other, sizeof(other), ".tmon.out.1.%d.0a1b2c.tmp", (int)dead);
+	snprintf(upper, sizeof(upper), ".tmon.out.%d.0A1B2C.tmp", (int)dead);
+	snprintf(longer, sizeof(longer), ".tmon.out.%d.0a1b2c.tmp~", (int)dead);
+	snprintf(link, sizeof(link), ".tmon.out.%d.123456.tmp", (int)dead);
+	write_text(path_in(f, stale), "stale\n");
+	write_text(path_in(f, live), "live\n");
+	write_text(path_in(f, other), "other name\n");
+	write_text(path_in(f, upper), "other pattern\n");
+	write_text(path_in(f, longer), "other pattern\n");
+	assert_int_equal(symlink("tmon.out", path_in(f, link)), 0);
+
+	assert_int_equal(export_write(f->s, path_in(f, "tmon.out"), EXPORT_AUTO, false, &message),
+			 0);
+	assert_int_equal(access(path_in(f, stale), F_OK), -1);
+	assert_int_equal(access(path_in(f, live), F_OK), 0);
+	assert_int_equal(access(path_in(f, other), F_OK), 0);
+	assert_int_equal(access(path_in(f, upper), F_OK), 0);
+	assert_int_equal(access(path_in(f, longer), F_OK), 0);
+	struct stat st;
+	assert_int_equal(lstat(path_in(f, link), &st), 0);
+	assert_int_equal(leftovers(f), 5);
+}
+
+/* The check before profiling: what the final write would refuse is refused now, naming the
+ * path, and the check leaves nothing behind. */
+static void checked_before_profiling(void **state)
+{
+	struct fixture *f = *state;
+	struct export_options o = { path_in(f, "cpu.folded"), EXPORT_AUTO, false, NULL };
+	char *message, *want;
+
+	assert_int_equal(export_check(&o, false, &message), 0);
+	assert_null(message);
+	assert_int_equal(access(o.output, F_OK), -1);
+	assert_int_equal(leftovers(f), 0);
+
+	o.output = path_in(f, "missing/cpu.folded");
+	assert_int_equal(export_check(&o, false, &message), -ENOENT);
+	assert_true(asprintf(&want, "cannot write %s: cannot create a file in %s/missing: No such "
+				    "file or directory", o.output, f->dir) > 0);
+	assert_string_equal(message, want);
+	free(want);
+	free(message);
+	o.per_thread = true;
+	assert_int_equal(export_check(&o, false, &message), -ENOENT);
+	free(message);
+	o.per_thread = false;
+
+	o.output = f->dir;
+	assert_int_equal(export_check(&o, false, &message), -EISDIR);
+	assert_non_null(strstr(message, "Is a directory"));
+	free(message);
+
+	assert_int_equal(symlink("cpu.folded", path_in(f, "link.folded")), 0);
+	o.output = path_in(f, "link.folded");
+	assert_int_equal(export_check(&o, false, &message), -ELOOP);
+	assert_non_null(strstr(message, "symbolic link"));
+	free(message);
+
+	/* A FIFO's reader may come later: opening it now would end the reader's input. */
+	o.output = path_in(f, "fifo.folded");
+	assert_int_equal(mkfifo(o.output, 0644), 0);
+	alarm(20);
+	assert_int_equal(export_check(&o, false, &message), 0);
+	alarm(0);
+	o.output = NULL;
+	assert_int_equal(export_check(&o, true, &message), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -321,6 +501,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(devices_in_place, setup, teardown),
 		cmocka_unit_test_setup_teardown(numbered_saves_never_replace, setup, teardown),
 		cmocka_unit_test_setup_teardown(per_thread_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(fifo_needs_a_reader, setup, teardown),
+		cmocka_unit_test_setup_teardown(stuck_reader_and_a_signal, setup, teardown),
+		cmocka_unit_test_setup_teardown(stale_temporary_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(checked_before_profiling, setup, teardown),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
