@@ -1,0 +1,229 @@
+#!/bin/sh
+# hostile_io.sh — files that are not what proftop expects, through the real binary: /dev/zero
+# and endless input as a tmon.out (an error at once, not a read of everything), a FIFO as -i, as
+# a theme and as -o (with no reader, with one, with one that stops reading), -o checked before
+# profiling starts, -o - on a terminal (script(1) gives one), a full device, and the temporary
+# files a killed write leaves behind. No perf events needed: nothing here reaches profiling.
+#
+# Every run is bounded by timeout(1); a run that hangs is a failure (run_proftop records it, and
+# its exit status is then the wrong one).
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP_BIN"
+PROFTOP_TIMEOUT=${PROFTOP_TIMEOUT:-30}
+LIMIT=$PROFTOP_TIMEOUT
+
+# A saved profile: main → work 300 ticks, main 50, at 1000 Hz.
+T=$TMPD/saved.tmon
+cat >"$T" <<'EOF'
+#fOrTyTwO
+$hz=1000;
+$rrun_utime=350; $rrun_stime=0; $rrun_rtime=350;
+PART2
+& 1 prog main
++ 1
+@ 50 0 50
+& 2 prog work
++ 2
+@ 300 0 300
+- 2
+- 1
+EOF
+# 5000 functions: a snapshot larger than a pipe holds.
+BIG=$TMPD/big.tmon
+perl -e 'print "#fOrTyTwO\n\$hz=100;\n\$rrun_utime=5000;\nPART2\n";
+	 for $i (1 .. 5000) { print "& $i prog function_number_$i\n+ $i\n\@ 1 0 1\n- $i\n" }' >"$BIG"
+
+# bounded TAG CMD... — CMD under timeout, stdout and stderr to TAG.out and TAG.err; sets RC.
+bounded()
+{
+	local tag
+	tag=$1
+	shift
+	OUT=$TMPD/$tag.out
+	ERR=$TMPD/$tag.err
+	timeout -k 5 "$LIMIT" "$@" >"$OUT" 2>"$ERR" </dev/null
+	RC=$?
+	[ $RC -eq 124 ] || [ $RC -eq 137 ] && fail "$tag-timeout" "still running after ${LIMIT}s: $*"
+	return 0
+}
+
+# --- input: read a line at a time, the magic first ----------------------------------------------
+run_proftop report-zero report /dev/zero
+check "report-dev-zero-exit-1" status $RC 1 "$ERR"
+check "report-dev-zero-message" has "$ERR" \
+	'^proftop report: /dev/zero: line 1: not a tmon\.out file \(the first line is not #fOrTyTwO\)$'
+run_proftop input-zero -b -i /dev/zero
+check "input-dev-zero-exit-1" status $RC 1 "$ERR"
+check "input-dev-zero-message" has "$ERR" '^proftop: /dev/zero: line 1: not a tmon\.out file'
+
+# A good header, then zeros without end: the line cap ends it.
+endless()
+{
+	{ printf '#fOrTyTwO\n$hz=100;\n'; cat /dev/zero; } |
+		timeout -k 5 "$LIMIT" "$PROFTOP_BIN" "$@" >"$TMPD/endless.out" 2>"$TMPD/endless.err"
+}
+endless report -
+check "report-endless-line-exit-1" status $? 1 "$TMPD/endless.err"
+check "report-endless-line-message" has "$TMPD/endless.err" \
+	'^proftop report: standard input: line 3: longer than 1048576 bytes: not a tmon\.out line$'
+endless -b -i -
+check "input-endless-line-exit-1" status $? 1 "$TMPD/endless.err"
+check "input-endless-line-message" has "$TMPD/endless.err" '^proftop: standard input: line 3: longer than'
+
+# -i of a FIFO nobody writes to waits, as a reader should, but SIGTERM ends it.
+mkfifo "$TMPD/in.fifo"
+timeout --preserve-status -k 5 -s TERM 1 "$PROFTOP_BIN" -b -i "$TMPD/in.fifo" \
+	>"$TMPD/in-fifo.out" 2>"$TMPD/in-fifo.err" </dev/null
+check "input-fifo-sigterm-ends-it" status $? 143 "$TMPD/in-fifo.err"
+
+# --- -o checked before profiling starts ----------------------------------------------------------
+# The command would leave a mark if it ran: it must not.
+run_proftop missing-dir -b -o "$TMPD/missing/cpu.folded" -- sh -c "touch '$TMPD/ran'"
+check "missing-dir-exit-1" status $RC 1 "$ERR"
+check "missing-dir-message" has "$ERR" \
+	"^proftop: cannot write $TMPD/missing/cpu\\.folded: cannot create a file in $TMPD/missing: No such file or directory\$"
+check "missing-dir-before-profiling" sh -c "! [ -e '$TMPD/ran' ]"
+run_proftop dir-target -b -o "$TMPD" -- sh -c "touch '$TMPD/ran'"
+check "dir-target-exit-1" status $RC 1 "$ERR"
+check "dir-target-message" has "$ERR" "^proftop: cannot write $TMPD: Is a directory\$"
+check "dir-target-before-profiling" sh -c "! [ -e '$TMPD/ran' ]"
+run_proftop empty-output -b -o "" -- sh -c "touch '$TMPD/ran'"
+check "empty-output-exit-2" status $RC 2 "$ERR"
+check "empty-output-message" has "$ERR" "^proftop: invalid output file '': give a file name, or - for standard output\$"
+check "empty-output-before-profiling" sh -c "! [ -e '$TMPD/ran' ]"
+
+# --- -o FIFO --------------------------------------------------------------------------------------
+FIFO=$TMPD/out.fifo
+mkfifo "$FIFO"
+run_proftop fifo-no-reader -i "$T" -o "$FIFO" -f folded
+check "fifo-no-reader-exit-1" status $RC 1 "$ERR"
+check "fifo-no-reader-message" has "$ERR" \
+	"^proftop: cannot write $FIFO: it is a FIFO that no process has open for reading\$"
+
+# A reader: this shell holds the FIFO open (read-write, which never waits) so that cat's open
+# and proftop's find each other in any order; cat sees the end once the shell lets go. Neither
+# gets the shell's descriptor (cat would never see the end, proftop would be its own reader).
+exec 3<>"$FIFO"
+cat "$FIFO" >"$TMPD/fifo.got" 3>&- &
+cat_pid=$!
+run_proftop fifo-reader -i "$T" -o "$FIFO" -f folded 3>&-
+exec 3>&-
+timeout 10 sh -c "while kill -0 $cat_pid 2>/dev/null; do sleep 0.1; done"
+check "fifo-reader-exit-0" status $RC 0 "$ERR"
+check "fifo-reader-got-it" sh -c "printf 'main 50\nmain;work 300\n' | cmp - '$TMPD/fifo.got'"
+
+# A reader that stops reading: a helper holds the FIFO open and never reads; once the snapshot
+# has started to arrive (proftop then waits for room with its signals blocked), SIGTERM must end
+# proftop with an error that says what happened.
+python3 - "$FIFO" "$TMPD/stuck.holding" "$TMPD/stuck.started" <<'PY' &
+import array, fcntl, os, sys, termios, time
+fd = os.open(sys.argv[1], os.O_RDWR)
+open(sys.argv[2], "w").close()
+while True:
+    n = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, n)
+    if n[0] > 0:
+        break
+    time.sleep(0.05)
+open(sys.argv[3], "w").close()
+time.sleep(600)
+PY
+BG_PIDS="$BG_PIDS $!"
+timeout "$LIMIT" sh -c "until [ -e '$TMPD/stuck.holding' ]; do sleep 0.1; done"
+timeout -k 5 "$LIMIT" "$PROFTOP_BIN" -i "$BIG" -o "$FIFO" >"$TMPD/stuck.out" 2>"$TMPD/stuck.err" </dev/null &
+stuck_pid=$!
+timeout "$LIMIT" sh -c "until [ -e '$TMPD/stuck.started' ]; do sleep 0.1; done"
+kill -TERM $stuck_pid # timeout(1) hands it on to proftop
+wait $stuck_pid
+check "fifo-stuck-reader-sigterm-exit-1" status $? 1 "$TMPD/stuck.err"
+check "fifo-stuck-reader-message" has "$TMPD/stuck.err" \
+	"^proftop: cannot write $FIFO: interrupted by SIGTERM while waiting to write: only [0-9]+ bytes of the snapshot went in\$"
+
+# --- a full device ----------------------------------------------------------------------------------
+for format in tmon pprof; do
+	run_proftop "full-$format" -i "$T" -o /dev/full -f $format
+	check "dev-full-$format-exit-1" status $RC 1 "$ERR"
+	check "dev-full-$format-message" has "$ERR" '^proftop: cannot write /dev/full: writing: No space left on device$'
+done
+
+# --- temporary files a killed write left ------------------------------------------------------------
+# .NAME.PID.XXXXXX.tmp: the next write of NAME removes those of a PID that is gone, keeps those
+# of a live one (this shell) and anything else.
+mkdir "$TMPD/stale"
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+for f in ".tmon.out.$dead.0a1b2c.tmp" ".tmon.out.$$.0a1b2c.tmp" ".tmon.out.1.$dead.0a1b2c.tmp" \
+	 ".tmon.out.$dead.0a1b2c.tmp.keep" "tmon.out.$dead.0a1b2c.tmp"; do
+	echo partial >"$TMPD/stale/$f"
+done
+run_proftop stale -i "$T" -o "$TMPD/stale/tmon.out"
+check "stale-exit-0" status $RC 0 "$ERR"
+check "stale-dead-pid-removed" sh -c "! [ -e '$TMPD/stale/.tmon.out.$dead.0a1b2c.tmp' ]"
+check "stale-live-pid-kept" sh -c "[ -e '$TMPD/stale/.tmon.out.$$.0a1b2c.tmp' ]"
+check "stale-others-kept" sh -c "[ \$(ls -A '$TMPD/stale' | wc -l) -eq 5 ]"
+check "stale-written" has "$TMPD/stale/tmon.out" '^& [0-9]+ prog work$'
+# The check before profiling clears them too (the final write may never come).
+echo partial >"$TMPD/stale/.cpu.folded.$dead.abcdef.tmp"
+run_proftop stale-check -b -o "$TMPD/stale/cpu.folded" -- "$TMPD/no-such-command"
+check "stale-check-removed" sh -c "! [ -e '$TMPD/stale/.cpu.folded.$dead.abcdef.tmp' ]"
+
+# --- -o - on a terminal ----------------------------------------------------------------------------
+# script(1) runs proftop on a pseudo-terminal; its exit status is proftop's.
+on_terminal()
+{
+	local tag
+	tag=$1
+	shift
+	TERM=xterm timeout -k 5 "$LIMIT" script -qec "$*" /dev/null >"$TMPD/$tag.out" 2>&1 </dev/null
+}
+if ! script -qec true /dev/null >/dev/null 2>&1 </dev/null; then
+	skip "terminal" "script(1) cannot make a pseudo-terminal here"
+else
+	on_terminal tty-screen "'$PROFTOP_BIN' -o - -- sh -c \"touch '$TMPD/ran'\""
+	check "tty-screen-exit-1" status $? 1 "$TMPD/tty-screen.out"
+	check "tty-screen-message" has "$TMPD/tty-screen.out" \
+		'^proftop: -o - would write the snapshot onto the terminal the screen uses: give -o a file name, redirect standard output, or add -b'
+	check "tty-screen-before-profiling" sh -c "! [ -e '$TMPD/ran' ]"
+	on_terminal tty-pprof "'$PROFTOP_BIN' -b -o - -f pprof -- sh -c \"touch '$TMPD/ran'\""
+	check "tty-pprof-exit-1" status $? 1 "$TMPD/tty-pprof.out"
+	check "tty-pprof-message" has "$TMPD/tty-pprof.out" \
+		'^proftop: -o -: a pprof snapshot is binary, and standard output is a terminal'
+	check "tty-pprof-before-profiling" sh -c "! [ -e '$TMPD/ran' ]"
+	on_terminal tty-convert-pprof "'$PROFTOP_BIN' -i '$T' -o - -f pprof"
+	check "tty-convert-pprof-exit-1" status $? 1 "$TMPD/tty-convert-pprof.out"
+	on_terminal tty-folded "'$PROFTOP_BIN' -i '$T' -o - -f folded"
+	check "tty-folded-exit-0" status $? 0 "$TMPD/tty-folded.out"
+	check "tty-folded-text" has "$TMPD/tty-folded.out" '^main;work 300'
+fi
+
+# --- a theme that is a FIFO, on the screen ---------------------------------------------------------
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "theme-fifo" "tmux is not installed"
+else
+	SOCK=proftop-hostile-$$
+	mkfifo "$TMPD/fifo.theme"
+	trap 'tmux -L "$SOCK" kill-server >/dev/null 2>&1; lib_cleanup' EXIT
+	tmux -L "$SOCK" -f /dev/null new-session -d -s theme -x 120 -y 30 \
+		"timeout --foreground -k 5 $LIMIT '$PROFTOP_BIN' -i '$T' -t '$TMPD/fifo.theme' 2>'$TMPD/theme.err'; echo \$? >'$TMPD/theme.status'; exec sleep $LIMIT"
+	theme_screen()
+	{
+		i=0
+		while [ $i -lt $((LIMIT * 5)) ]; do
+			tmux -L "$SOCK" capture-pane -p -t theme | grep -Eq -- "$1" && return 0
+			sleep 0.2
+			i=$((i + 1))
+		done
+		echo "no line matches /$1/; the screen:"
+		tmux -L "$SOCK" capture-pane -p -t theme | sed '/^ *$/d' | head -n 20
+		return 1
+	}
+	check "theme-fifo-screen-starts" theme_screen ' work '
+	check "theme-fifo-says-why" theme_screen 'fifo\.theme: not a regular file'
+	tmux -L "$SOCK" send-keys -t theme q
+	check "theme-fifo-q-ends" timeout "$LIMIT" sh -c "until [ -s '$TMPD/theme.status' ]; do sleep 0.2; done"
+	check "theme-fifo-exit-0" status "$(cat "$TMPD/theme.status" 2>/dev/null || echo -1)" 0 "$TMPD/theme.err"
+	check "theme-fifo-on-stderr" has "$TMPD/theme.err" \
+		"^proftop: theme: $TMPD/fifo\\.theme: not a regular file; using the default theme\$"
+fi
+finish
