@@ -4,9 +4,9 @@
  * A file is written to a temporary name in its own directory (".NAME.PID.XXXXXX.tmp", created
  * with O_EXCL|O_NOFOLLOW and mode 0644 so the umask applies), flushed, fsync'd, and renamed over
  * the target; the directory is fsync'd after. A write killed on its way leaves its temporary
- * file: the next write of NAME removes those whose PID no longer exists. A symbolic link at the
- * target path is refused (rename would replace the link, not follow it, but a user who put a
- * link there meant something else). Targets that are not regular files — /dev/null, a FIFO, a
+ * file: a later write of NAME removes it once its PID is gone and it is ten minutes old
+ * (temp_is_stale()). A symbolic link at the target path is refused (rename would replace the
+ * link, not follow it, but a user who put a link there meant something else). Targets that are not regular files — /dev/null, a FIFO, a
  * standard output that is a pipe or a terminal — are written in place, since renaming over them
  * would replace the device node; without ever blocking (wait_write()), since the session keeps
  * SIGINT, SIGTERM and SIGHUP blocked and a blocked write() would make proftop deaf to them.
@@ -27,6 +27,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define OUT_BUFFER (1u << 20)
@@ -174,8 +175,23 @@ static char *dir_of(const char *path)
 
 /* --- temporary files: ".NAME.PID.XXXXXX.tmp" ------------------------------------------------ */
 
-/* Whether name is the temporary name of a write of base, ".BASE.PID.XXXXXX.tmp" (six lowercase
- * hex digits), and which PID wrote it. */
+/* A temporary file nobody has written to for this long is no write in progress: a write's
+ * buffer goes out OUT_BUFFER bytes at a time, so a live write touches its file every few
+ * milliseconds, a slow disk's fsync included. */
+#define STALE_AGE_S (10 * 60)
+
+/* The hex digits and ".tmp" at the end of a temporary name, at p. */
+static bool temp_tail(const char *p)
+{
+	for (int i = 0; i < 6; i++, p++)
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
+			return false;
+	return !strcmp(p, ".tmp");
+}
+
+/* Whether name is the temporary name of a write of base: ".BASE.PID.XXXXXX.tmp" (six lowercase
+ * hex digits), with *pid the PID that wrote it, or ".BASE.XXXXXX.tmp" as proftop named them
+ * before they carried a PID, with *pid 0. */
 static bool temp_of(const char *name, const char *base, pid_t *pid)
 {
 	size_t blen = strlen(base);
@@ -185,21 +201,34 @@ static bool temp_of(const char *name, const char *base, pid_t *pid)
 
 	if (name[0] != '.' || strncmp(name + 1, base, blen) || name[blen + 1] != '.')
 		return false;
+	*pid = 0;
+	if (temp_tail(p))
+		return true;
 	for (; *p >= '0' && *p <= '9' && digits < 10; p++, digits++)
 		v = v * 10 + (*p - '0');
 	if (!digits || name[blen + 2] == '0' || v > INT_MAX || *p++ != '.')
 		return false;
-	for (int i = 0; i < 6; i++, p++)
-		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f')))
-			return false;
 	*pid = (pid_t)v;
-	return !strcmp(p, ".tmp");
+	return temp_tail(p);
 }
 
-/* Remove the temporary files of base in dir that a write killed on its way left behind: those
- * of a PID that no longer exists. Nothing else is touched: not another name's, not one whose
- * writer may still run (a PID that exists, or one that may not be signalled), not what is no
- * regular file. */
+/* Whether the temporary file st, written by pid (0: unknown), is what a killed write left.
+ * Both must hold: its PID is gone and it has not been written to for STALE_AGE_S. The PID alone
+ * is not enough, since another PID namespace (a container sharing the directory) or another
+ * host (NFS) has PIDs this one cannot see; the age alone is not enough, since a writer stopped
+ * with ^Z mid-write still means to rename its file. A PID that exists here, even reused by an
+ * unrelated process, keeps the file: the cost of a wrong guess that way is a hidden file, the
+ * other way a lost snapshot. */
+static bool temp_is_stale(const struct stat *st, pid_t pid)
+{
+	if (!S_ISREG(st->st_mode) || time(NULL) - st->st_mtime < STALE_AGE_S)
+		return false;
+	return pid == 0 || (pid != getpid() && kill(pid, 0) < 0 && errno == ESRCH);
+}
+
+/* Remove the temporary files of base in dir that writes killed on their way left behind
+ * (temp_is_stale()). Nothing else is touched: not another name's, not what is no regular
+ * file. */
 static void remove_stale_temps(const char *dir, const char *base)
 {
 	DIR *d = opendir(dir);
@@ -208,11 +237,9 @@ static void remove_stale_temps(const char *dir, const char *base)
 	pid_t pid;
 
 	while (d && (e = readdir(d))) {
-		if (!temp_of(e->d_name, base, &pid) || pid == getpid())
-			continue;
-		if (kill(pid, 0) == 0 || errno != ESRCH)
-			continue;
-		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+		if (temp_of(e->d_name, base, &pid) &&
+		    fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    temp_is_stale(&st, pid))
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
 	if (d)

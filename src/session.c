@@ -183,7 +183,7 @@ int session_open(struct session **out, const struct session_options *o, char **m
 	*out = NULL;
 	s->run = o->run;
 	s->window_ns = o->window_ns;
-	s->epoll_fd = -1;
+	s->epoll_fd = s->signal_fd = -1;
 	/* A saved profile is read before the signals are taken over, so that Ctrl-C still ends
 	 * proftop while it waits on a FIFO or a terminal for the file. */
 	if (o->input && open_saved(s, o->input, message))

@@ -783,6 +783,10 @@ int tmon_read_file(const char *path, const struct tmon_read_options *o, struct t
 
 	*out = NULL;
 	*message = NULL;
+	if (!*path) {
+		*message = xstrdup("invalid input file '': give a file name, or - for standard input");
+		return -ENOENT;
+	}
 	ps.in.fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	if (ps.in.fd < 0) {
 		err = -errno;

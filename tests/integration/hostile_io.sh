@@ -33,20 +33,6 @@ BIG=$TMPD/big.tmon
 perl -e 'print "#fOrTyTwO\n\$hz=100;\n\$rrun_utime=5000;\nPART2\n";
 	 for $i (1 .. 5000) { print "& $i prog function_number_$i\n+ $i\n\@ 1 0 1\n- $i\n" }' >"$BIG"
 
-# bounded TAG CMD... — CMD under timeout, stdout and stderr to TAG.out and TAG.err; sets RC.
-bounded()
-{
-	local tag
-	tag=$1
-	shift
-	OUT=$TMPD/$tag.out
-	ERR=$TMPD/$tag.err
-	timeout -k 5 "$LIMIT" "$@" >"$OUT" 2>"$ERR" </dev/null
-	RC=$?
-	[ $RC -eq 124 ] || [ $RC -eq 137 ] && fail "$tag-timeout" "still running after ${LIMIT}s: $*"
-	return 0
-}
-
 # --- input: read a line at a time, the magic first ----------------------------------------------
 run_proftop report-zero report /dev/zero
 check "report-dev-zero-exit-1" status $RC 1 "$ERR"
@@ -55,6 +41,11 @@ check "report-dev-zero-message" has "$ERR" \
 run_proftop input-zero -b -i /dev/zero
 check "input-dev-zero-exit-1" status $RC 1 "$ERR"
 check "input-dev-zero-message" has "$ERR" '^proftop: /dev/zero: line 1: not a tmon\.out file'
+
+run_proftop report-empty-name report ""
+check "report-empty-name-exit-1" status $RC 1 "$ERR"
+check "report-empty-name-message" has "$ERR" \
+	"^proftop report: invalid input file '': give a file name, or - for standard input\$"
 
 # A good header, then zeros without end: the line cap ends it.
 endless()
@@ -147,24 +138,30 @@ for format in tmon pprof; do
 done
 
 # --- temporary files a killed write left ------------------------------------------------------------
-# .NAME.PID.XXXXXX.tmp: the next write of NAME removes those of a PID that is gone, keeps those
-# of a live one (this shell) and anything else.
+# .NAME.PID.XXXXXX.tmp: the next write of NAME removes those of a PID that is gone and not written
+# to for ten minutes (here: an hour ago), or old ones with no PID in the name; it keeps a dead
+# PID's written a moment ago, a live PID's (this shell's), and anything else.
 mkdir "$TMPD/stale"
 sh -c 'exit 0' &
 dead=$!
 wait $dead
-for f in ".tmon.out.$dead.0a1b2c.tmp" ".tmon.out.$$.0a1b2c.tmp" ".tmon.out.1.$dead.0a1b2c.tmp" \
-	 ".tmon.out.$dead.0a1b2c.tmp.keep" "tmon.out.$dead.0a1b2c.tmp"; do
+for f in ".tmon.out.$dead.0a1b2c.tmp" ".tmon.out.0a1b2c.tmp" ".tmon.out.$$.0a1b2c.tmp" \
+	 ".tmon.out.1.$dead.0a1b2c.tmp" ".tmon.out.$dead.0a1b2c.tmp.keep" "tmon.out.$dead.0a1b2c.tmp"; do
 	echo partial >"$TMPD/stale/$f"
+	touch -d '1 hour ago' "$TMPD/stale/$f"
 done
+echo partial >"$TMPD/stale/.tmon.out.$dead.3d4e5f.tmp"
 run_proftop stale -i "$T" -o "$TMPD/stale/tmon.out"
 check "stale-exit-0" status $RC 0 "$ERR"
 check "stale-dead-pid-removed" sh -c "! [ -e '$TMPD/stale/.tmon.out.$dead.0a1b2c.tmp' ]"
+check "stale-no-pid-removed" sh -c "! [ -e '$TMPD/stale/.tmon.out.0a1b2c.tmp' ]"
+check "stale-fresh-kept" sh -c "[ -e '$TMPD/stale/.tmon.out.$dead.3d4e5f.tmp' ]"
 check "stale-live-pid-kept" sh -c "[ -e '$TMPD/stale/.tmon.out.$$.0a1b2c.tmp' ]"
-check "stale-others-kept" sh -c "[ \$(ls -A '$TMPD/stale' | wc -l) -eq 5 ]"
+check "stale-others-kept" sh -c "[ \$(ls -A '$TMPD/stale' | wc -l) -eq 6 ]"
 check "stale-written" has "$TMPD/stale/tmon.out" '^& [0-9]+ prog work$'
 # The check before profiling clears them too (the final write may never come).
 echo partial >"$TMPD/stale/.cpu.folded.$dead.abcdef.tmp"
+touch -d '1 hour ago' "$TMPD/stale/.cpu.folded.$dead.abcdef.tmp"
 run_proftop stale-check -b -o "$TMPD/stale/cpu.folded" -- "$TMPD/no-such-command"
 check "stale-check-removed" sh -c "! [ -e '$TMPD/stale/.cpu.folded.$dead.abcdef.tmp' ]"
 

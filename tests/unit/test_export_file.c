@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 struct fixture {
@@ -412,38 +413,47 @@ static pid_t dead_pid(void)
 	return pid;
 }
 
-/* A write of NAME removes the temporary files of NAME that a killed writer left (its PID gone),
- * and nothing else: not those of a live PID, of another name, of another pattern, nor a symbolic
- * link with such a name. */
+/* A write of NAME removes the temporary files of NAME that a killed writer left (its PID gone,
+ * or none in the name as proftop used to write them, and an hour old), and nothing else: not
+ * a dead PID's written a moment ago, not those of a live PID, of another name, of another
+ * pattern, nor a symbolic link with such a name. */
 static void stale_temporary_files(void **state)
 {
 	struct fixture *f = *state;
 	pid_t dead = dead_pid(), alive = getppid();
-	char *message, stale[64], live[64], other[64], upper[64], longer[64], link[64];
+	char *message, stale[64], fresh[64], legacy[64], live[64], other[64], upper[64],
+		longer[64], link[64];
+	const char *old[] = { stale, legacy, live, other, upper, longer };
 
 	snprintf(stale, sizeof(stale), ".tmon.out.%d.0a1b2c.tmp", (int)dead);
+	snprintf(fresh, sizeof(fresh), ".tmon.out.%d.3d4e5f.tmp", (int)dead);
+	snprintf(legacy, sizeof(legacy), ".tmon.out.0a1b2c.tmp");
 	snprintf(live, sizeof(live), ".tmon.out.%d.0a1b2c.tmp", (int)alive);
 	snprintf(other, sizeof(other), ".tmon.out.1.%d.0a1b2c.tmp", (int)dead);
 	snprintf(upper, sizeof(upper), ".tmon.out.%d.0A1B2C.tmp", (int)dead);
 	snprintf(longer, sizeof(longer), ".tmon.out.%d.0a1b2c.tmp~", (int)dead);
 	snprintf(link, sizeof(link), ".tmon.out.%d.123456.tmp", (int)dead);
-	write_text(path_in(f, stale), "stale\n");
-	write_text(path_in(f, live), "live\n");
-	write_text(path_in(f, other), "other name\n");
-	write_text(path_in(f, upper), "other pattern\n");
-	write_text(path_in(f, longer), "other pattern\n");
+	write_text(path_in(f, fresh), "a dead PID's, but written a moment ago\n");
+	for (size_t i = 0; i < sizeof(old) / sizeof(old[0]); i++) {
+		struct timespec hour_ago[2] = { { time(NULL) - 3600, 0 }, { time(NULL) - 3600, 0 } };
+
+		write_text(path_in(f, old[i]), "an hour old\n");
+		assert_int_equal(utimensat(AT_FDCWD, path_in(f, old[i]), hour_ago, 0), 0);
+	}
 	assert_int_equal(symlink("tmon.out", path_in(f, link)), 0);
 
 	assert_int_equal(export_write(f->s, path_in(f, "tmon.out"), EXPORT_AUTO, false, &message),
 			 0);
 	assert_int_equal(access(path_in(f, stale), F_OK), -1);
+	assert_int_equal(access(path_in(f, legacy), F_OK), -1);
+	assert_int_equal(access(path_in(f, fresh), F_OK), 0);
 	assert_int_equal(access(path_in(f, live), F_OK), 0);
 	assert_int_equal(access(path_in(f, other), F_OK), 0);
 	assert_int_equal(access(path_in(f, upper), F_OK), 0);
 	assert_int_equal(access(path_in(f, longer), F_OK), 0);
 	struct stat st;
 	assert_int_equal(lstat(path_in(f, link), &st), 0);
-	assert_int_equal(leftovers(f), 5);
+	assert_int_equal(leftovers(f), 6);
 }
 
 /* The check before profiling: what the final write would refuse is refused now, naming the
