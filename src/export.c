@@ -291,11 +291,9 @@ static int pending_signal(void)
 {
 	sigset_t set;
 
-	if (sigpending(&set) == 0 && sigismember(&set, SIGINT))
-		return SIGINT;
-	if (sigpending(&set) == 0 && sigismember(&set, SIGHUP))
-		return SIGHUP;
-	return SIGTERM;
+	if (sigpending(&set) < 0)
+		return SIGTERM;
+	return sigismember(&set, SIGINT) ? SIGINT : sigismember(&set, SIGHUP) ? SIGHUP : SIGTERM;
 }
 
 /* The stream's write: all of buf, at most PIPE_BUF bytes at a time once poll() says there is
