@@ -366,17 +366,31 @@ static int open_in_place(struct out_file *f, mode_t mode, char **message)
 	return -err;
 }
 
-static int open_stdout(struct out_file *f)
+static int open_stdout(struct out_file *f, char **message)
 {
 	struct stat st;
 
 	f->is_stdout = true;
-	if (fstat(STDOUT_FILENO, &st) == 0 && S_ISREG(st.st_mode)) {
+	if (fstat(STDOUT_FILENO, &st) < 0) { /* closed: what open() returns next could be 1 */
+		int err = errno;
+
+		*message = fail_text("standard output", NULL, err);
+		return -err;
+	}
+	if (S_ISREG(st.st_mode)) {
 		f->fp = stdout;
 		return 0;
 	}
 	fflush(stdout);
-	f->fd = STDOUT_FILENO;
+	/* A description of its own, non-blocking (setting O_NONBLOCK on descriptor 1 would change
+	 * it for the shell and everything else that shares it). A terminal's poll() says there is
+	 * room for any room at all, so a blocking write() of PIPE_BUF bytes into a terminal whose
+	 * reader stalled (a remote connection) would wait in the kernel, deaf to the blocked
+	 * signals; non-blocking, it returns what fit. A socket cannot be opened so: it is written
+	 * through descriptor 1, PIPE_BUF at a time. */
+	f->fd = open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (f->fd < 0)
+		f->fd = STDOUT_FILENO;
 	open_wait_stream(f);
 	return 0;
 }
@@ -417,7 +431,7 @@ static int out_open(struct out_file *f, const char *path, char **message)
 	f->path = path;
 	f->fd = f->signal_fd = -1;
 	if (!strcmp(path, "-"))
-		return open_stdout(f);
+		return open_stdout(f, message);
 	err = look_at(path, &exists, &mode, message);
 	if (err)
 		return err;
@@ -440,7 +454,8 @@ static int out_release(struct out_file *f)
 
 	if (f->fp && f->fp != stdout && fclose(f->fp) != 0)
 		err = errno;
-	if (f->in_place && !f->is_stdout && f->fd >= 0 && close(f->fd) < 0 && !err)
+	/* Descriptor 1 stays open; proftop's own descriptor of standard output is closed. */
+	if (f->in_place && f->fd >= 0 && f->fd != STDOUT_FILENO && close(f->fd) < 0 && !err)
 		err = errno;
 	if (f->signal_fd >= 0)
 		close(f->signal_fd);

@@ -223,4 +223,47 @@ else
 	check "theme-fifo-on-stderr" has "$TMPD/theme.err" \
 		"^proftop: theme: $TMPD/fifo\\.theme: not a regular file; using the default theme\$"
 fi
+# --- -o - onto a terminal nobody reads ------------------------------------------------------------
+# A pseudo-terminal whose other side is never read, as when a remote terminal's connection
+# stalls: once it is full, proftop must wait for room in poll() (syscall 7), not in a write()
+# (1) it started when there was a little room, which would hold it with its signals blocked.
+# SIGTERM must end it, with an error that says so. The helper prints proftop's exit status, or
+# "hang" (after killing it) when SIGTERM did not end it.
+python3 - "$LIMIT" "$TMPD/unread.err" "$PROFTOP_BIN" -b -i "$BIG" -o - -f folded \
+	>"$TMPD/unread.status" 2>&1 <<'PY'
+import os, pty, signal, sys, time
+limit, err, argv = float(sys.argv[1]), sys.argv[2], sys.argv[3:]
+master, slave = pty.openpty()
+pid = os.fork()
+if pid == 0:
+    os.dup2(slave, 1)
+    os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), 2)
+    os.dup2(os.open("/dev/null", os.O_RDONLY), 0)
+    os.execv(argv[0], argv)
+os.close(slave)
+def waiting():
+    try:
+        with open("/proc/%d/syscall" % pid) as f:
+            return f.read().split()[0] in ("1", "7")
+    except (OSError, IndexError):
+        return False
+deadline = time.monotonic() + limit
+while not waiting() and time.monotonic() < deadline and os.waitpid(pid, os.WNOHANG) == (0, 0):
+    time.sleep(0.05)
+os.kill(pid, signal.SIGTERM)
+deadline = time.monotonic() + limit
+while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print(os.waitstatus_to_exitcode(status))
+        sys.exit(0)
+    time.sleep(0.05)
+os.kill(pid, signal.SIGKILL)
+os.waitpid(pid, 0)
+print("hang")
+PY
+check "tty-unread-sigterm-exit-1" status "$(cat "$TMPD/unread.status")" 1 "$TMPD/unread.err"
+check "tty-unread-message" has "$TMPD/unread.err" \
+	'^proftop: cannot write standard output: interrupted by SIGTERM while waiting to write: only [0-9]+ bytes of the snapshot went in$'
+
 finish
