@@ -78,6 +78,21 @@ run_proftop dir-target -b -o "$TMPD" -- sh -c "touch '$TMPD/ran'"
 check "dir-target-exit-1" status $RC 1 "$ERR"
 check "dir-target-message" has "$ERR" "^proftop: cannot write $TMPD: Is a directory\$"
 check "dir-target-before-profiling" sh -c "! [ -e '$TMPD/ran' ]"
+# A directory this user may not write to: root writes anywhere, so proftop runs as nobody.
+mkdir -m 0555 "$TMPD/ro"
+mkdir -m 0777 "$TMPD/mark"
+chmod 0711 "$TMPD"
+if ! setpriv --reuid=65534 --regid=65534 --clear-groups "$PROFTOP_BIN" --version >/dev/null 2>&1; then
+	skip "unwritable-dir" "cannot run $PROFTOP_BIN as nobody (setpriv, or its directory's mode)"
+else
+	timeout -k 5 "$LIMIT" setpriv --reuid=65534 --regid=65534 --clear-groups "$PROFTOP_BIN" \
+		-b -o "$TMPD/ro/cpu.folded" -- sh -c "touch '$TMPD/mark/ran'" \
+		>"$TMPD/ro.out" 2>"$TMPD/ro.err" </dev/null
+	check "unwritable-dir-exit-1" status $? 1 "$TMPD/ro.err"
+	check "unwritable-dir-message" has "$TMPD/ro.err" \
+		"^proftop: cannot write $TMPD/ro/cpu\\.folded: cannot create a file in $TMPD/ro: Permission denied\$"
+	check "unwritable-dir-before-profiling" sh -c "! [ -e '$TMPD/mark/ran' ]"
+fi
 run_proftop empty-output -b -o "" -- sh -c "touch '$TMPD/ran'"
 check "empty-output-exit-2" status $RC 2 "$ERR"
 check "empty-output-message" has "$ERR" "^proftop: invalid output file '': give a file name, or - for standard output\$"
