@@ -59,7 +59,7 @@ check "broken-message" has "$ERR" "^proftop: .*broken\.tmon: line 1: the file en
 run_proftop usage -i "$T" -- /bin/true
 check "input-with-command-exit-2" status $RC 2 "$ERR"
 
-# no_leftovers DIR — no temporary file (".NAME.XXXXXX.tmp") left in DIR.
+# no_leftovers DIR — no temporary file (".NAME.PID.XXXXXX.tmp") left in DIR.
 no_leftovers()
 {
 	local left
