@@ -94,10 +94,49 @@ static int fail(struct session *s, int status, char **message, char *text)
 	return status;
 }
 
+/* Whether pid is a kernel thread, then said in text. */
+static bool kernel_thread(pid_t pid, char *text, size_t size)
+{
+	char name[64];
+
+	if (!target_kernel_thread(pid, name, sizeof(name)))
+		return false;
+	snprintf(text, size, "pid %d (%s) is a kernel thread: it has no user space for proftop to "
+		 "profile", (int)pid, name);
+	return true;
+}
+
+/* Check the PIDs and attach. A kernel thread among them samples nothing: it is left out with a
+ * warning, or is the error when no other PID is left. */
+static int open_attach(struct session *s, const struct session_options *o, char **message)
+{
+	pid_t *pids = xmalloc(o->npids * sizeof(*pids)), missing = 0;
+	char text[160];
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < o->npids; i++)
+		if (!kernel_thread(o->pids[i], text, sizeof(text)))
+			pids[n++] = o->pids[i];
+	for (size_t i = 0; i < o->npids && !err; i++) {
+		if (!kernel_thread(o->pids[i], text, sizeof(text)))
+			continue;
+		if (n)
+			diag_report(s->diag, DIAG_WARNING, "%s; the other PIDs are profiled", text);
+		else
+			err = -EPERM;
+	}
+	if (err)
+		*message = xstrdup(text);
+	else if ((err = target_attach(&s->target, pids, n, &missing)))
+		*message = xasprintf("no such process: %d", (int)missing);
+	free(pids);
+	return err;
+}
+
 /* The processes: launch the command behind its barrier, or check the PIDs. */
 static int open_target(struct session *s, const struct session_options *o, char **message)
 {
-	pid_t missing = 0;
 	int err;
 
 	if (o->argv) {
@@ -106,10 +145,7 @@ static int open_target(struct session *s, const struct session_options *o, char 
 			*message = xasprintf("cannot start '%s': %s", o->argv[0], strerror(-err));
 		return err;
 	}
-	err = target_attach(&s->target, o->pids, o->npids, &missing);
-	if (err)
-		*message = xasprintf("no such process: %d", (int)missing);
-	return err;
+	return open_attach(s, o, message);
 }
 
 /* The engine: events on the target, the ring, the collector, their threads. */
