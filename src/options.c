@@ -274,7 +274,9 @@ static const struct option_spec options_table[] = {
 		.name = "pid", .letter = 'p', .arg = "PID[,PID...]", .parse = set_pids,
 		.help = "attach to running processes and all their threads",
 		.man = "Attach to running processes: all their threads, and the threads and\n"
-		       "processes they create. Detaching leaves them running untouched.",
+		       "processes they create. Detaching leaves them running untouched. A kernel\n"
+		       "thread (kthreadd, a kworker) has no user space to profile: it is left out\n"
+		       "with a warning, or is the error when no other PID is given.",
 	},
 	{
 		.name = "call-graph", .letter = 'g', .arg = "MODE", .parse = set_call_graph,

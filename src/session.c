@@ -94,15 +94,24 @@ static int fail(struct session *s, int status, char **message, char *text)
 	return status;
 }
 
-/* Whether pid is a kernel thread, then said in text. */
+/* Whether pid is a kernel thread, then said in text, its name in caret notation like every name
+ * from a target (util_print_safe). */
 static bool kernel_thread(pid_t pid, char *text, size_t size)
 {
-	char name[64];
+	char name[64], *safe = NULL;
+	size_t len = 0;
+	FILE *f;
 
 	if (!target_kernel_thread(pid, name, sizeof(name)))
 		return false;
+	f = open_memstream(&safe, &len);
+	if (f) {
+		util_print_safe(f, name);
+		fclose(f);
+	}
 	snprintf(text, size, "pid %d (%s) is a kernel thread: it has no user space for proftop to "
-		 "profile", (int)pid, name);
+		 "profile", (int)pid, safe ? safe : "?");
+	free(safe);
 	return true;
 }
 
