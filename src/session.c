@@ -174,8 +174,12 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	err = sampler_open(&s->sampler, &o->sample, pids, npids, launched, s->ring, s->diag, &what);
 	if (err == -ESRCH && !launched)
 		*message = xstrdup("no such process: the target ended while proftop attached");
-	else if (err)
-		*message = xasprintf("%s: %s (%s)", what, strerror(-err), sampler_advice(err, !launched));
+	else if (err) {
+		char *advice = sampler_advice(err, what, &o->sample, !launched);
+
+		*message = xasprintf("%s: %s (%s)", what, strerror(-err), advice);
+		free(advice);
+	}
 	if (err)
 		return err;
 	err = collector_new(&s->collector, s->ring, s->sampler, &o->sample, s->diag);
