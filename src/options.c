@@ -29,14 +29,15 @@ static char *bad(const char *what, const char *value)
 	return xasprintf("invalid %s: '%s'", what, value);
 }
 
-static bool parse_number(const char *text, double *out)
+/* A decimal number from 0 to max (strtod's syntax, so "1e3" too; no inf or nan). */
+static bool parse_number(const char *text, double max, double *out)
 {
 	char *end;
 	double v;
 
 	errno = 0;
 	v = strtod(text, &end);
-	if (errno || end == text || *end || !isfinite(v) || v < 0 || v > 1e7)
+	if (errno || end == text || *end || !isfinite(v) || v < 0 || v > max)
 		return false;
 	*out = v;
 	return true;
@@ -72,8 +73,9 @@ static char *set_freq(struct options *o, const char *value)
 
 static char *set_duration(struct options *o, const char *value)
 {
-	if (!parse_number(value, &o->run.duration) || o->run.duration == 0)
-		return bad("duration (seconds > 0)", value);
+	if (!parse_number(value, OPTIONS_MAX_SECONDS, &o->run.duration) || o->run.duration == 0)
+		return bad("duration (seconds, more than 0 and at most " OPTIONS_MAX_SECONDS_TEXT ")",
+			   value);
 	return NULL;
 }
 
@@ -131,8 +133,8 @@ static char *set_batch(struct options *o, const char *value)
 
 static char *set_interval(struct options *o, const char *value)
 {
-	if (!parse_number(value, &o->run.interval))
-		return bad("interval (seconds >= 0)", value);
+	if (!parse_number(value, OPTIONS_MAX_SECONDS, &o->run.interval))
+		return bad("interval (seconds, 0 to " OPTIONS_MAX_SECONDS_TEXT ")", value);
 	return NULL;
 }
 
@@ -144,8 +146,7 @@ static char *set_theme(struct options *o, const char *value)
 
 static char *set_window(struct options *o, const char *value)
 {
-	if (!parse_number(value, &o->tui.window) || o->tui.window <= 0 ||
-	    o->tui.window > OPTIONS_MAX_WINDOW)
+	if (!parse_number(value, OPTIONS_MAX_WINDOW, &o->tui.window) || o->tui.window <= 0)
 		return bad("window (seconds, more than 0 and at most 3600)", value);
 	return NULL;
 }
@@ -187,7 +188,7 @@ static char *set_tree(struct options *o, const char *value)
 
 static char *set_min_percent(struct options *o, const char *value)
 {
-	if (!parse_number(value, &o->batch.min_percent) || o->batch.min_percent > 100)
+	if (!parse_number(value, 100, &o->batch.min_percent))
 		return bad("percentage (0 to 100)", value);
 	return NULL;
 }
@@ -266,7 +267,8 @@ static const struct option_spec options_table[] = {
 		.name = "duration", .letter = 'd', .arg = "SEC", .parse = set_duration,
 		.help = "stop after SEC seconds (fractions allowed); a launched\n"
 			"command is then ended",
-		.man = "Stop after \\fISEC\\fR seconds (fractions allowed). A launched command is\n"
+		.man = "Stop after \\fISEC\\fR seconds (fractions allowed; at most 10000000, about\n"
+		       "115 days). A launched command is\n"
 		       "then ended as on\n"
 		       ".BR SIGTERM ;\n"
 		       "attached processes keep running. Batch mode then prints its final table\n"
@@ -276,7 +278,9 @@ static const struct option_spec options_table[] = {
 		.name = "pid", .letter = 'p', .arg = "PID[,PID...]", .parse = set_pids,
 		.help = "attach to running processes and all their threads",
 		.man = "Attach to running processes: all their threads, and the threads and\n"
-		       "processes they create. Detaching leaves them running untouched.",
+		       "processes they create. Detaching leaves them running untouched. A kernel\n"
+		       "thread (kthreadd, a kworker) has no user space to profile: it is left out\n"
+		       "with a warning, or is the error when no other PID is given.",
 	},
 	{
 		.name = "call-graph", .letter = 'g', .arg = "MODE", .parse = set_call_graph,
@@ -316,7 +320,7 @@ static const struct option_spec options_table[] = {
 			"otherwise (default 1, at least 0.1)",
 		.man = "Seconds between the periodic tables of batch mode (default 1; 0 prints\n"
 		       "only the final table). On the screen: seconds between refreshes (default\n"
-		       "1, at least 0.1; 0 means the default).",
+		       "1, at least 0.1; 0 means the default). At most 10000000.",
 	},
 	{
 		.name = "theme", .letter = 't', .arg = "NAME|PATH", .parse = set_theme,

@@ -7,7 +7,13 @@
  *
  * The file is read incrementally: `consumed` is the offset just past the last complete line, and a
  * refresh that finds the same file grown parses only from there. A different file (inode), one
- * that shrank, or one rewritten in place (same size, new mtime) is parsed again from scratch. */
+ * that shrank, or one rewritten in place (same size, new mtime) is parsed again from scratch.
+ *
+ * The file is the target's to write, so nothing in it decides how much memory proftop spends
+ * (see perfmap.h for the limits). It is read through one PERFMAP_CHUNK buffer; a line is looked
+ * at only as far as PERFMAP_LINE_MAX, and the rest of a longer one is skipped as it is read
+ * (`skipping`), however long it grows. Entries and names count against the map's limits; lines
+ * past them are counted in `skipped`, names cut in `cut`, for the symbolizer to tell the user. */
 #include "proftop/perfmap.h"
 
 #include <errno.h>
@@ -24,6 +30,10 @@
 
 /* One refresh reads at most this much; the rest waits for the next one. */
 #define PERFMAP_READ_MAX	(64u << 20)
+/* The read buffer: more than PERFMAP_LINE_MAX, so a chunk always holds a line or a line's head. */
+#define PERFMAP_CHUNK		(256u << 10)
+/* How much of a line is looked at: two 64-bit hex fields and their blanks, then the name. */
+#define PERFMAP_LINE_MAX	(PERFMAP_NAME_MAX + 128)
 
 struct perfmap_sym {
 	uint64_t start;
@@ -36,7 +46,13 @@ struct perfmap {
 	struct strpool *names;
 	struct perfmap_sym *v;	/* sorted by start, starts unique (after perfmap_parse) */
 	size_t n, cap;
+	size_t sorted;		/* v[0..sorted) is sorted and unique; more were added after it */
+	bool full;		/* no room for new starts: v is sorted, and only replaced in place */
 	uint64_t seq;
+	size_t name_bytes;	/* what this map's new names cost the pool, over its life */
+	size_t skipped;		/* lines left out for the limits, over the map's life */
+	size_t cut;		/* names cut to PERFMAP_NAME_MAX */
+	bool skipping;		/* `consumed` is inside an overlong line: skip to its newline */
 	/* The file as last read. */
 	dev_t dev;
 	ino_t ino;
@@ -75,6 +91,17 @@ static int perfmap_blanks(const char **s, const char *end)
 	return 0;
 }
 
+/* A name cut to at most max bytes, not inside a UTF-8 character (whose continuation bytes are
+ * 10xxxxxx; one is at most four bytes long, so anything else is not UTF-8 and cut anywhere). */
+static size_t perfmap_cut(const char *name, size_t max)
+{
+	size_t len = max;
+
+	while (len > max - 3 && ((unsigned char)name[len] & 0xc0) == 0x80)
+		len--;
+	return len;
+}
+
 int perfmap_parse_line(const char *line, size_t len, struct perfmap_entry *out)
 {
 	const char *p = line, *end = line + len;
@@ -93,6 +120,9 @@ int perfmap_parse_line(const char *line, size_t len, struct perfmap_entry *out)
 		return -EINVAL;
 	out->name = p;
 	out->name_len = (size_t)(end - p);
+	out->cut = out->name_len > PERFMAP_NAME_MAX;
+	if (out->cut)
+		out->name_len = perfmap_cut(p, PERFMAP_NAME_MAX);
 	return 0;
 }
 
@@ -126,48 +156,22 @@ static void perfmap_sort(struct perfmap *map)
 {
 	size_t out = 0;
 
+	if (map->sorted == map->n)
+		return;
 	qsort(map->v, map->n, sizeof(*map->v), perfmap_cmp);
 	for (size_t i = 0; i < map->n; i++) {
 		if (out && map->v[out - 1].start == map->v[i].start)
 			out--;
 		map->v[out++] = map->v[i];
 	}
-	map->n = out;
+	map->n = map->sorted = out;
 }
 
-size_t perfmap_parse(struct perfmap *map, const char *buf, size_t len)
-{
-	size_t pos = 0, consumed = 0, before = map->n;
-
-	while (pos < len) {
-		const char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t line_len = nl ? (size_t)(nl - (buf + pos)) : len - pos;
-		struct perfmap_entry e;
-
-		if (!perfmap_parse_line(buf + pos, line_len, &e)) {
-			struct perfmap_sym *sym;
-
-			xgrow((void **)&map->v, &map->cap, map->n + 1, sizeof(*map->v));
-			sym = &map->v[map->n++];
-			sym->start = e.start;
-			sym->end = e.start + e.size;
-			sym->seq = map->seq++;
-			sym->name = strpool_intern(map->names, e.name, e.name_len);
-		}
-		pos += line_len;
-		if (nl)
-			consumed = ++pos;
-	}
-	if (map->n != before)
-		perfmap_sort(map);
-	return consumed;
-}
-
-const char *perfmap_lookup(const struct perfmap *map, uint64_t addr)
+/* In a sorted map, the index of the first entry starting above addr. */
+static size_t perfmap_upper(const struct perfmap *map, uint64_t addr)
 {
 	size_t lo = 0, hi = map->n;
 
-	/* The first entry starting above addr; the one before it is the candidate. */
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -176,14 +180,131 @@ const char *perfmap_lookup(const struct perfmap *map, uint64_t addr)
 		else
 			hi = mid;
 	}
-	if (!lo || addr >= map->v[lo - 1].end)
+	return lo;
+}
+
+/* Where the entry for start goes: the end of the array, or in a full map the entry it replaces;
+ * NULL when a full map has no entry for start. A map that reaches PERFMAP_ENTRIES_MAX drops the
+ * entries later lines replaced; it is full when that frees less than an eighth of it, so that
+ * sorting stays rare. */
+static struct perfmap_sym *perfmap_place(struct perfmap *map, uint64_t start)
+{
+	size_t i;
+
+	if (map->n == PERFMAP_ENTRIES_MAX && !map->full) {
+		perfmap_sort(map);
+		map->full = map->n > PERFMAP_ENTRIES_MAX - PERFMAP_ENTRIES_MAX / 8;
+	}
+	if (!map->full) {
+		xgrow((void **)&map->v, &map->cap, map->n + 1, sizeof(*map->v));
+		return &map->v[map->n];
+	}
+	i = perfmap_upper(map, start);
+	return i && map->v[i - 1].start == start ? &map->v[i - 1] : NULL;
+}
+
+/* The pool's copy of e's name, or NULL when a new one would take the map past
+ * PERFMAP_NAMES_MAX. A name the pool already has costs nothing. */
+static const char *perfmap_name(struct perfmap *map, const struct perfmap_entry *e)
+{
+	const char *name = strpool_find(map->names, e->name, e->name_len);
+	size_t cost = strpool_cost(e->name_len);
+
+	if (name)
+		return name;
+	if (map->name_bytes + cost > PERFMAP_NAMES_MAX)
 		return NULL;
-	return map->v[lo - 1].name;
+	map->name_bytes += cost;
+	return strpool_intern(map->names, e->name, e->name_len);
+}
+
+/* Add one line (len bytes without its newline); an overlong line is only its head. */
+static void perfmap_add_line(struct perfmap *map, const char *line, size_t len, bool overlong)
+{
+	struct perfmap_entry e;
+	struct perfmap_sym *sym;
+	const char *name;
+
+	if (perfmap_parse_line(line, len, &e))
+		return;
+	sym = perfmap_place(map, e.start);
+	name = sym ? perfmap_name(map, &e) : NULL;
+	if (!name) {
+		map->skipped++;
+		return;
+	}
+	if (e.cut || overlong)
+		map->cut++;
+	if (sym == &map->v[map->n])
+		map->n++;
+	sym->start = e.start;
+	sym->end = e.start + e.size;
+	sym->seq = map->seq++;
+	sym->name = name;
+}
+
+/* Add buf's lines, the last one unterminated too when `tail` (it is the end of the file). A line
+ * longer than PERFMAP_LINE_MAX is added from its head, and the rest skipped up to its newline,
+ * also in later calls. Returns the bytes up to the last newline or the skipped part of a line:
+ * where the next call starts. Does not sort. */
+static size_t perfmap_add_lines(struct perfmap *map, const char *buf, size_t len, bool tail)
+{
+	size_t pos = 0, consumed = 0;
+
+	while (pos < len) {
+		size_t rest = len - pos, look = rest < PERFMAP_LINE_MAX + 1 ? rest : PERFMAP_LINE_MAX + 1;
+		const char *nl = memchr(buf + pos, '\n', map->skipping ? rest : look);
+
+		if (nl) {
+			if (!map->skipping)
+				perfmap_add_line(map, buf + pos, (size_t)(nl - (buf + pos)), false);
+			map->skipping = false;
+			consumed = pos = (size_t)(nl - buf) + 1;
+		} else if (map->skipping) {
+			consumed = pos = len;
+		} else if (rest > PERFMAP_LINE_MAX) {
+			perfmap_add_line(map, buf + pos, PERFMAP_LINE_MAX, true);
+			map->skipping = true;
+			consumed = pos += PERFMAP_LINE_MAX;
+		} else {
+			if (tail)
+				perfmap_add_line(map, buf + pos, rest, false);
+			break;
+		}
+	}
+	return consumed;
+}
+
+size_t perfmap_parse(struct perfmap *map, const char *buf, size_t len)
+{
+	size_t consumed = perfmap_add_lines(map, buf, len, true);
+
+	perfmap_sort(map);
+	return consumed;
+}
+
+const char *perfmap_lookup(const struct perfmap *map, uint64_t addr)
+{
+	size_t i = perfmap_upper(map, addr);
+
+	if (!i || addr >= map->v[i - 1].end)
+		return NULL;
+	return map->v[i - 1].name;
 }
 
 size_t perfmap_count(const struct perfmap *map)
 {
 	return map->n;
+}
+
+size_t perfmap_skipped(const struct perfmap *map)
+{
+	return map->skipped;
+}
+
+size_t perfmap_cut_names(const struct perfmap *map)
+{
+	return map->cut;
 }
 
 const char *perfmap_path(const struct perfmap *map)
@@ -269,34 +390,50 @@ static int perfmap_open(struct perfmap *map, pid_t pid, struct stat *st)
 	return err;
 }
 
-static int perfmap_read(struct perfmap *map, int fd, off_t size)
+/* Up to want bytes at off; *got short only at the end of the file. */
+static int perfmap_pread(int fd, char *buf, size_t want, off_t off, size_t *got)
 {
-	size_t want = (size_t)(size - map->consumed), got = 0, used;
-	char *buf;
-	int err = 0;
-
-	if (want > PERFMAP_READ_MAX)
-		want = PERFMAP_READ_MAX;
-	buf = xmalloc(want);
-	while (got < want) {
-		ssize_t r = pread(fd, buf + got, want - got, map->consumed + (off_t)got);
+	*got = 0;
+	while (*got < want) {
+		ssize_t r = pread(fd, buf + *got, want - *got, off + (off_t)*got);
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r < 0) {
-			err = -errno;
-			break;
-		}
+		if (r < 0)
+			return -errno;
 		if (r == 0)
 			break;
-		got += (size_t)r;
+		*got += (size_t)r;
 	}
-	used = perfmap_parse(map, buf, got);
-	/* A full read without a single newline would be read again forever: give up on it. */
-	if (!used && got == PERFMAP_READ_MAX)
-		used = got;
-	map->consumed += (off_t)used;
+	return 0;
+}
+
+/* Parse what was appended since map->consumed, up to size and at most PERFMAP_READ_MAX bytes,
+ * a chunk at a time. A chunk that does not reach the end of the file is parsed up to its last
+ * newline and read again from there. */
+static int perfmap_read(struct perfmap *map, int fd, off_t size)
+{
+	char *buf = xmalloc(PERFMAP_CHUNK);
+	off_t stop = size - map->consumed > PERFMAP_READ_MAX ? map->consumed + PERFMAP_READ_MAX : size;
+	int err = 0;
+
+	while (map->consumed < stop) {
+		size_t want = size - map->consumed > PERFMAP_CHUNK ? PERFMAP_CHUNK :
+			      (size_t)(size - map->consumed), got, used;
+		bool at_end;
+
+		err = perfmap_pread(fd, buf, want, map->consumed, &got);
+		if (err)
+			break;
+		at_end = got < want || map->consumed + (off_t)got == size;
+		used = perfmap_add_lines(map, buf, got, at_end);
+		map->consumed += (off_t)used;
+		/* At the end, what is left is the unfinished last line, read again next time. */
+		if (at_end || !used)
+			break;
+	}
 	free(buf);
+	perfmap_sort(map);
 	return err;
 }
 
@@ -314,7 +451,8 @@ int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns)
 	if (st.st_dev != map->dev || st.st_ino != map->ino || st.st_size < map->consumed ||
 	    (st.st_size == map->size && (st.st_mtim.tv_sec != map->mtime.tv_sec ||
 					 st.st_mtim.tv_nsec != map->mtime.tv_nsec))) {
-		map->n = 0;
+		map->n = map->sorted = 0;
+		map->full = map->skipping = false;
 		map->consumed = 0;
 	}
 	if (st.st_size > map->consumed)

@@ -46,6 +46,12 @@
 #define POLL_MS 20
 #define CONSUMER_WAKE_NS 10000000ull
 #define WAKEUP_MAX_BYTES (512u * 1024)
+/* The smallest kernel ring tried: 32 KiB holds two dwarf samples of the largest stack copy. */
+#define KERNEL_RING_MIN_PAGES 8
+
+/* sampler_open()'s steps, for *what. */
+static const char step_open[] = "perf_event_open";
+static const char step_mmap[] = "mmap of a kernel ring buffer";
 
 struct kernel_ring {
 	int fd;
@@ -88,6 +94,7 @@ struct sampler {
 	bool running;
 	atomic_bool stop;
 	int stop_fd;            /* eventfd: sampler_stop() wakes the thread at once */
+	const char *step;       /* what sampler_open() is doing: step_open or step_mmap */
 	atomic_uint requested_freq; /* at most config.freq: samples beyond it are thinned out */
 	unsigned thin_credit;
 	struct ring_cursor *cursors; /* one per ring, for drain_rings() */
@@ -140,24 +147,34 @@ static void raise_fd_limit(void)
 	}
 }
 
+/* A number from /proc/sys/kernel/NAME, or fallback when it cannot be read. */
+static long kernel_sysctl(const char *name, long fallback)
+{
+	char path[96];
+	long value;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return fallback;
+	if (fscanf(f, "%ld", &value) != 1)
+		value = fallback;
+	fclose(f);
+	return value;
+}
+
 /* The most data pages per CPU an unprivileged user can lock on every CPU at once: the kernel
  * allows perf_event_mlock_kb per CPU, in total (and beyond it RLIMIT_MEMLOCK). */
 static size_t ring_pages_allowed(size_t want)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned long kb = 516;
+	long kb = kernel_sysctl("perf_event_mlock_kb", 516);
 	size_t pages = 1;
-	FILE *f;
 
 	if (geteuid() == 0)
 		return want;
-	f = fopen("/proc/sys/kernel/perf_event_mlock_kb", "re");
-	if (f) {
-		if (fscanf(f, "%lu", &kb) != 1)
-			kb = 516;
-		fclose(f);
-	}
-	while (pages * 2 <= want && (pages * 2 + 1) * (size_t)page <= kb * 1024)
+	while (pages * 2 <= want && kb >= 0 && (pages * 2 + 1) * (size_t)page <= (size_t)kb * 1024)
 		pages *= 2;
 	return pages;
 }
@@ -169,8 +186,11 @@ static int map_ring(struct sampler *s, struct kernel_ring *kr, int fd, size_t ma
 {
 	long page = sysconf(_SC_PAGESIZE);
 
-	/* Fall back to smaller rings when the mlock budget is smaller than ours. */
-	for (size_t pages = max_pages; pages >= 8; pages /= 2) {
+	/* Fall back to smaller rings when the mlock budget is smaller than ours; the smallest is tried
+	 * even when perf_event_mlock_kb says it is too big, as RLIMIT_MEMLOCK may still allow it. */
+	if (max_pages < KERNEL_RING_MIN_PAGES)
+		max_pages = KERNEL_RING_MIN_PAGES;
+	for (size_t pages = max_pages; pages >= KERNEL_RING_MIN_PAGES; pages /= 2) {
 		void *base = mmap(NULL, (pages + 1) * (size_t)page, PROT_READ | PROT_WRITE, MAP_SHARED,
 				  fd, 0);
 
@@ -231,9 +251,11 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 		if (err)
 			return err;
 		if ((size_t)i >= s->nrings) {
+			s->step = step_mmap;
 			err = map_ring(s, &s->rings[i], fd, pages, want);
 			if (err)
 				return err;
+			s->step = step_open;
 			s->nrings = (size_t)i + 1;
 		} else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings[i].fd) < 0) {
 			return -errno;
@@ -315,7 +337,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 		sampler_free(s);
 		return err;
 	}
-	*what = "perf_event_open";
+	s->step = step_open;
 	if (launched) {
 		err = open_task(s, pids[0], cpus, ncpus, true);
 	} else {
@@ -325,6 +347,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	free(cpus);
 	if (!err && !s->nfds)
 		err = -ESRCH; /* every thread of the attached processes ended meanwhile */
+	*what = s->step;
 	if (err) {
 		sampler_free(s);
 		return err;
@@ -333,32 +356,77 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	return 0;
 }
 
-const char *sampler_advice(int err, bool attach)
+/* Past perf_event_mlock_kb per CPU, summed over all of a user's perf buffers, the kernel counts
+ * their pages against RLIMIT_MEMLOCK, unless perf_event_paranoid is -1 or the user has
+ * CAP_IPC_LOCK (perf_mmap() in kernel/events/core.c). */
+static char *mlock_advice(void)
+{
+	long page = sysconf(_SC_PAGESIZE), cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+	char memlock[32] = "unlimited";
+
+	getrlimit(RLIMIT_MEMLOCK, &rl);
+	if (rl.rlim_cur != RLIM_INFINITY)
+		snprintf(memlock, sizeof(memlock), "%llu KiB", (unsigned long long)rl.rlim_cur / 1024);
+	return xasprintf("the kernel's sample buffers are locked memory, and proftop's smallest, "
+			 "%ld KiB per CPU on %ld CPUs, is more than this user may lock: "
+			 "kernel.perf_event_mlock_kb (%ld KiB per CPU, for all of the user's perf "
+			 "buffers), then RLIMIT_MEMLOCK (ulimit -l: %s); raise either, or set "
+			 "kernel.perf_event_paranoid to -1, which lifts the limit, or run proftop with "
+			 "CAP_IPC_LOCK", (KERNEL_RING_MIN_PAGES + 1) * page / 1024, cpus,
+			 kernel_sysctl("perf_event_mlock_kb", 516), memlock);
+}
+
+/* perf_event_paranoid (Documentation/admin-guide/sysctl/kernel.rst): at 2 unprivileged users may
+ * profile their own processes in user mode only, at 1 kernel mode too; -1 only adds CPU-wide
+ * events and raw tracepoints, which proftop does not use. Some distributions' kernels refuse
+ * everything above 2; mainline treats 3 as 2. */
+static char *permission_advice(const struct sample_config *config, bool attach)
+{
+	long paranoid = kernel_sysctl("perf_event_paranoid", 2);
+	int needed = config->kernel ? 1 : 2;
+
+	if (config->kernel && paranoid > 1 && geteuid() != 0)
+		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: --kernel needs it at 1 "
+				 "or lower (kernel samples of your own processes), or CAP_PERFMON",
+				 paranoid);
+	if (attach)
+		return xasprintf("profiling another user's process needs root or CAP_PERFMON (and "
+				 "ptrace permission); /proc/sys/kernel/perf_event_paranoid must also be "
+				 "%d or lower", needed);
+	if (paranoid > 2)
+		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: it must be 2 or lower "
+				 "to profile your own processes, or run proftop with CAP_PERFMON",
+				 paranoid);
+	return xasprintf("the kernel does not allow perf events here: "
+			 "/proc/sys/kernel/perf_event_paranoid must be %d or lower to profile your own "
+			 "processes%s, or run proftop with CAP_PERFMON", needed,
+			 config->kernel ? " with --kernel" : "");
+}
+
+char *sampler_advice(int err, const char *what, const struct sample_config *config, bool attach)
 {
 	switch (-err) {
 	case EACCES:
 	case EPERM:
-		if (attach)
-			return "profiling another user's process needs root or CAP_PERFMON (and "
-			       "ptrace permission); /proc/sys/kernel/perf_event_paranoid must also "
-			       "be 2 or lower";
-		return "the kernel does not allow perf events here: "
-		       "/proc/sys/kernel/perf_event_paranoid must be 2 or lower to profile your own "
-		       "processes (-1 for --kernel), or run proftop with CAP_PERFMON";
+		return what == step_mmap ? mlock_advice() : permission_advice(config, attach);
 	case ENOSYS:
 	case ENOENT:
 	case ENODEV:
 	case EOPNOTSUPP:
-		return "this kernel has no perf events (CONFIG_PERF_EVENTS) or no cpu-clock event";
+		return xstrdup("this kernel has no perf events (CONFIG_PERF_EVENTS) or no cpu-clock "
+			       "event");
 	case EMFILE:
 	case ENFILE:
-		return "too many open files: raise the limit (ulimit -n) or profile fewer threads";
+		return xstrdup("too many open files: raise the limit (ulimit -n) or profile fewer "
+			       "threads");
 	case ESRCH:
-		return "the process ended before it could be profiled";
+		return xstrdup("the process ended before it could be profiled");
 	case EINVAL:
-		return "the kernel refused the event settings (try a lower -F or another --call-graph)";
+		return xstrdup("the kernel refused the event settings (try a lower -F or another "
+			       "--call-graph)");
 	default:
-		return strerror(-err);
+		return xstrdup(strerror(-err));
 	}
 }
 

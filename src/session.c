@@ -94,10 +94,58 @@ static int fail(struct session *s, int status, char **message, char *text)
 	return status;
 }
 
+/* Whether pid is a kernel thread, then said in text, its name in caret notation like every name
+ * from a target (util_print_safe). */
+static bool kernel_thread(pid_t pid, char *text, size_t size)
+{
+	char name[64], *safe = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (!target_kernel_thread(pid, name, sizeof(name)))
+		return false;
+	f = open_memstream(&safe, &len);
+	if (f) {
+		util_print_safe(f, name);
+		fclose(f);
+	}
+	snprintf(text, size, "pid %d (%s) is a kernel thread: it has no user space for proftop to "
+		 "profile", (int)pid, safe ? safe : "?");
+	free(safe);
+	return true;
+}
+
+/* Check the PIDs and attach. A kernel thread among them samples nothing: it is left out with a
+ * warning, or is the error when no other PID is left. */
+static int open_attach(struct session *s, const struct session_options *o, char **message)
+{
+	pid_t *pids = xmalloc(o->npids * sizeof(*pids)), missing = 0;
+	char text[160];
+	size_t n = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < o->npids; i++)
+		if (!kernel_thread(o->pids[i], text, sizeof(text)))
+			pids[n++] = o->pids[i];
+	for (size_t i = 0; i < o->npids && !err; i++) {
+		if (!kernel_thread(o->pids[i], text, sizeof(text)))
+			continue;
+		if (n)
+			diag_report(s->diag, DIAG_WARNING, "%s; the other PIDs are profiled", text);
+		else
+			err = -EPERM;
+	}
+	if (err)
+		*message = xstrdup(text);
+	else if ((err = target_attach(&s->target, pids, n, &missing)))
+		*message = xasprintf("no such process: %d", (int)missing);
+	free(pids);
+	return err;
+}
+
 /* The processes: launch the command behind its barrier, or check the PIDs. */
 static int open_target(struct session *s, const struct session_options *o, char **message)
 {
-	pid_t missing = 0;
 	int err;
 
 	if (o->argv) {
@@ -106,10 +154,7 @@ static int open_target(struct session *s, const struct session_options *o, char 
 			*message = xasprintf("cannot start '%s': %s", o->argv[0], strerror(-err));
 		return err;
 	}
-	err = target_attach(&s->target, o->pids, o->npids, &missing);
-	if (err)
-		*message = xasprintf("no such process: %d", (int)missing);
-	return err;
+	return open_attach(s, o, message);
 }
 
 /* The engine: events on the target, the ring, the collector, their threads. */
@@ -129,8 +174,12 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	err = sampler_open(&s->sampler, &o->sample, pids, npids, launched, s->ring, s->diag, &what);
 	if (err == -ESRCH && !launched)
 		*message = xstrdup("no such process: the target ended while proftop attached");
-	else if (err)
-		*message = xasprintf("%s: %s (%s)", what, strerror(-err), sampler_advice(err, !launched));
+	else if (err) {
+		char *advice = sampler_advice(err, what, &o->sample, !launched);
+
+		*message = xasprintf("%s: %s (%s)", what, strerror(-err), advice);
+		free(advice);
+	}
 	if (err)
 		return err;
 	err = collector_new(&s->collector, s->ring, s->sampler, &o->sample, s->diag);

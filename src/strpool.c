@@ -121,22 +121,43 @@ static void strpool_rehash(struct strpool *pool)
 	pool->nslots = nslots;
 }
 
-const char *strpool_intern(struct strpool *pool, const char *s, size_t len)
+/* The slot holding s[0..len), or the empty slot where it would go. */
+static struct strpool_slot *strpool_slot(const struct strpool *pool, const char *s, size_t len,
+					 uint64_t hash)
 {
-	uint64_t hash = util_hash_bytes(s, len, 0);
 	size_t mask = pool->nslots - 1, i;
 	struct strpool_slot *slot;
-	char *copy;
 
 	for (i = hash & mask; pool->slots[i].str; i = (i + 1) & mask) {
 		slot = &pool->slots[i];
 		if (slot->hash == hash && slot->len == len && !memcmp(slot->str, s, len))
-			return slot->str;
+			return slot;
 	}
+	return &pool->slots[i];
+}
+
+const char *strpool_find(const struct strpool *pool, const char *s, size_t len)
+{
+	return strpool_slot(pool, s, len, util_hash_bytes(s, len, 0))->str;
+}
+
+size_t strpool_cost(size_t len)
+{
+	/* After a rehash the table is a quarter full: four slots per string. */
+	return len + 1 + 4 * sizeof(struct strpool_slot);
+}
+
+const char *strpool_intern(struct strpool *pool, const char *s, size_t len)
+{
+	uint64_t hash = util_hash_bytes(s, len, 0);
+	struct strpool_slot *slot = strpool_slot(pool, s, len, hash);
+	char *copy;
+
+	if (slot->str)
+		return slot->str;
 	copy = strpool_alloc(pool, len + 1);
 	memcpy(copy, s, len);
 	copy[len] = '\0';
-	slot = &pool->slots[i];
 	slot->str = copy;
 	slot->hash = hash;
 	slot->len = len;

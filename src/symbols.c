@@ -21,7 +21,8 @@
  * alike; special mappings (vdso included) use off = addr - start.
  *
  * What the user should know goes to the diagnostics channel, once per condition: a file whose
- * functions will show as module+0xoffset (unopenable, not ELF, stripped), a perf map refused.
+ * functions will show as module+0xoffset (unopenable, not ELF, stripped), a perf map refused or
+ * past its limits.
  * Nothing is reported, or formatted, per sample.
  *
  * A cached module is trusted for as long as the symbolizer lives: a file deleted and its inode
@@ -79,6 +80,8 @@ struct symbolizer_jit {
 	pid_t pid;
 	struct perfmap *map;
 	int reported;		/* the last refresh error seen (0: none yet) */
+	bool told_skipped;	/* the user knows the map went past its limits */
+	bool told_cut;		/* ... and had names cut */
 };
 
 struct symbolizer {
@@ -418,6 +421,24 @@ static void symbolizer_warn_jit(struct symbolizer *s, struct symbolizer_jit *jit
 			    (int)jit->pid, perfmap_path(jit->map), strerror(-err));
 }
 
+/* A perf map past its limits (perfmap.h), said once per map: more of the same is no news. */
+static void symbolizer_warn_jit_limits(struct symbolizer *s, struct symbolizer_jit *jit)
+{
+	if (!jit->told_skipped && perfmap_skipped(jit->map)) {
+		jit->told_skipped = true;
+		diag_report(s->diag, DIAG_WARNING, "JIT symbols of pid %d: %s is past proftop's "
+			    "limit of %u functions and %u MiB of names per map: lines past it are "
+			    "skipped (%zu so far)", (int)jit->pid, perfmap_path(jit->map),
+			    PERFMAP_ENTRIES_MAX, PERFMAP_NAMES_MAX >> 20, perfmap_skipped(jit->map));
+	}
+	if (!jit->told_cut && perfmap_cut_names(jit->map)) {
+		jit->told_cut = true;
+		diag_report(s->diag, DIAG_WARNING, "JIT symbols of pid %d: %s has names longer than "
+			    "%u bytes: they are cut there (%zu so far)", (int)jit->pid,
+			    perfmap_path(jit->map), PERFMAP_NAME_MAX, perfmap_cut_names(jit->map));
+	}
+}
+
 /* An address no ELF file explains may be JIT code pid described in its perf map. */
 static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr,
 				   struct symbol *out)
@@ -429,6 +450,7 @@ static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t add
 		return;
 	jit = symbolizer_jit(s, pid);
 	symbolizer_warn_jit(s, jit, perfmap_refresh(jit->map, pid, util_now_ns()));
+	symbolizer_warn_jit_limits(s, jit);
 	name = perfmap_lookup(jit->map, addr);
 	if (!name)
 		return;

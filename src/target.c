@@ -212,25 +212,33 @@ void target_abandon(struct target *target)
 	target->exited = true;
 }
 
-/* utime + cutime and stime + cstime of pid, from /proc/PID/stat, in ns. The command name (field 2)
- * may hold spaces and parentheses, so the fields are counted from its last ')'. */
-static int proc_cpu_times(pid_t pid, uint64_t ns[2])
+/* /proc/PID/stat into buf: "pid (comm) state ppid ...". The command name may hold spaces and
+ * parentheses, so the fields after it are found from its last ')': returns where they start (at
+ * the blank before the state), or NULL when the file cannot be read. */
+static char *proc_stat(pid_t pid, char *buf, size_t size)
 {
-	char path[64], buf[1024];
-	unsigned long long utime, stime, cutime, cstime;
-	long tick = sysconf(_SC_CLK_TCK);
-	const char *p;
+	char path[64];
 	FILE *f;
 	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return -errno;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
+		return NULL;
+	n = fread(buf, 1, size - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	p = strrchr(buf, ')');
+	return strrchr(buf, ')');
+}
+
+/* utime + cutime and stime + cstime of pid, from /proc/PID/stat, in ns. */
+static int proc_cpu_times(pid_t pid, uint64_t ns[2])
+{
+	char buf[1024];
+	unsigned long long utime, stime, cutime, cstime;
+	long tick = sysconf(_SC_CLK_TCK);
+	const char *p = proc_stat(pid, buf, sizeof(buf));
+
 	/* After ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt, then
 	 * utime stime cutime cstime. */
 	if (!p || tick <= 0 || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
@@ -269,6 +277,23 @@ void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system
 		*user_ns += last[0] - first[0];
 		*system_ns += last[1] - first[1];
 	}
+}
+
+bool target_kernel_thread(pid_t pid, char *name, size_t size)
+{
+	/* PF_KTHREAD in include/linux/sched.h: a kernel thread has no user space, no maps, no exe. */
+	static const unsigned pf_kthread = 0x00200000;
+	char buf[1024], *end = proc_stat(pid, buf, sizeof(buf)), *start;
+	unsigned flags;
+
+	/* After ") ": state ppid pgrp session tty_nr tpgid flags. */
+	if (!end || sscanf(end + 1, " %*c %*d %*d %*d %*d %*d %u", &flags) != 1 ||
+	    !(flags & pf_kthread))
+		return false;
+	start = strchr(buf, '(');
+	*end = '\0';
+	snprintf(name, size, "%s", start ? start + 1 : "?");
+	return true;
 }
 
 /* The process a pid belongs to: a thread id names its thread group. */

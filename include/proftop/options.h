@@ -34,6 +34,9 @@ struct options {
 
 #define OPTIONS_MAX_FREQ 100000
 #define OPTIONS_MAX_WINDOW 3600
+/* -d and -n: 115 days, far past any run, and in ns still far from overflowing a uint64_t. */
+#define OPTIONS_MAX_SECONDS 10000000
+#define OPTIONS_MAX_SECONDS_TEXT "10000000"
 #define OPTIONS_DEFAULT_STACK 16384
 #define OPTIONS_MAX_STACK 65000
 #define OPTIONS_DEFAULT_MAX_MEMORY (24ull << 20)

@@ -7,10 +7,19 @@
  * caller provides, so they stay valid after the perfmap is refreshed or freed.
  *
  * The file is trusted only when the target process's uid owns it: /tmp is world-writable, and
- * anyone could otherwise put names into someone else's profile. Not thread-safe. */
+ * anyone could otherwise put names into someone else's profile. Not thread-safe.
+ *
+ * Limits. The file is the target's to write, and may be huge or hostile; a map costs at most
+ * about 100 MiB however large it is: at most PERFMAP_ENTRIES_MAX entries (32 bytes each: 32 MiB),
+ * names adding at most PERFMAP_NAMES_MAX to the pool over the map's life (strpool_cost(): the
+ * copies and their index), and a 256 KiB read buffer. A name longer than PERFMAP_NAME_MAX bytes
+ * is cut there (the function is still named, by the start of its name), and only that much of a
+ * line is ever held in memory. Lines that would go past the entries or the names limit are
+ * skipped; a line for a start the map already has still replaces it. Both are counted. */
 #ifndef PROFTOP_PERFMAP_H
 #define PROFTOP_PERFMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -19,12 +28,20 @@ struct strpool;
 
 /* How long a perf map is trusted before refresh looks at the file again. */
 #define PERFMAP_RECHECK_NS	(100 * 1000 * 1000ull)
+/* A longer name is cut to this many bytes (not inside a UTF-8 character). */
+#define PERFMAP_NAME_MAX	4096u
+/* At most this many functions in one map. A map this full whose replaced entries, once dropped,
+ * free less than an eighth of it takes no new starts. */
+#define PERFMAP_ENTRIES_MAX	(1u << 20)
+/* New names cost the pool at most this much per map. */
+#define PERFMAP_NAMES_MAX	(64u << 20)
 
 struct perfmap_entry {
 	uint64_t start;
 	uint64_t size;		/* never 0; start + size does not overflow */
 	const char *name;	/* not NUL-terminated: name_len bytes, never 0 */
-	size_t name_len;
+	size_t name_len;	/* at most PERFMAP_NAME_MAX */
+	bool cut;		/* the name was longer, and cut */
 };
 
 /* Parse one line (len bytes, without its newline; a trailing '\r' is ignored). out->name points
@@ -38,11 +55,16 @@ void perfmap_free(struct perfmap *map);
 
 /* Parse buf as whole lines appended to the file and add them. Returns the number of bytes up to
  * and including the last newline; an unterminated tail is added too but not counted, so the next
- * call sees it again once the writer has finished it. */
+ * call sees it again once the writer has finished it. A line longer than PERFMAP_NAME_MAX and its
+ * fields is added from its head, and its rest skipped, here or in the calls that follow (then
+ * counted as read). */
 size_t perfmap_parse(struct perfmap *map, const char *buf, size_t len);
 /* The function holding addr, or NULL. */
 const char *perfmap_lookup(const struct perfmap *map, uint64_t addr);
 size_t perfmap_count(const struct perfmap *map);
+/* Lines skipped because the map was at a limit, and names cut, since the map was made. */
+size_t perfmap_skipped(const struct perfmap *map);
+size_t perfmap_cut_names(const struct perfmap *map);
 
 /* Bring map up to date with pid's perf map file (/tmp/perf-PID.map, or the one inside pid's mount
  * namespace under its namespace pid), looking at the file at most once per PERFMAP_RECHECK_NS.

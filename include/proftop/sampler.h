@@ -25,8 +25,9 @@ struct sampler;
  * reported to diag. Returns 0 or -errno, with *what naming the step that failed (static string). */
 int sampler_open(struct sampler **out, const struct sample_config *config, const pid_t *pids,
 		 size_t npids, bool launched, struct ring *ring, struct diag *diag, const char **what);
-/* A sentence of advice for an error from sampler_open() (attach: for existing processes). */
-const char *sampler_advice(int err, bool attach);
+/* A sentence of advice (malloc'd) for an error from sampler_open() at step what, with the config
+ * it was given (attach: for existing processes). Reads the kernel's limits to say which one. */
+char *sampler_advice(int err, const char *what, const struct sample_config *config, bool attach);
 /* Start the thread, and enable the events in attach mode (a launched command's arm at exec). wake_fd, an
  * eventfd, is signalled after each pass that pushed records. Returns 0 or -errno. */
 int sampler_start(struct sampler *sampler, int wake_fd);

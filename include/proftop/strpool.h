@@ -24,5 +24,10 @@ struct strpool *strpool_ref(struct strpool *pool);
 void strpool_free(struct strpool *pool);
 /* The pool's NUL-terminated copy of s[0..len) (s need not be terminated). */
 const char *strpool_intern(struct strpool *pool, const char *s, size_t len);
+/* The pool's copy of s[0..len) if it has one, else NULL; adds nothing. */
+const char *strpool_find(const struct strpool *pool, const char *s, size_t len);
+/* The most memory interning a new string of len bytes costs: its copy and its share of the
+ * index. What a caller that must bound what it adds counts. */
+size_t strpool_cost(size_t len);
 
 #endif

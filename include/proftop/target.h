@@ -24,6 +24,9 @@ int target_start(struct target *target);
 /* Attach mode: check every PID exists; each process is kept once, a thread id standing for its
  * process. Returns 0, or -ESRCH with *missing set. */
 int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *missing);
+/* Whether pid is a kernel thread (kthreadd, a kworker): nothing proftop can profile, as it has no
+ * user space. If so, its name goes to name. False also when pid does not exist. */
+bool target_kernel_thread(pid_t pid, char *name, size_t size);
 
 /* True in launch mode. */
 bool target_launched(const struct target *target);

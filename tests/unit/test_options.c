@@ -112,6 +112,36 @@ static void usage_errors(void **state)
 	}
 }
 
+/* A number past an option's limit is refused with the limit in the message (-d 1e300 once said
+ * only "seconds > 0"); the limit itself is accepted. */
+static void number_limits(void **state)
+{
+	(void)state;
+	static const char *const cases[][3] = {
+		{ "-d", "1e300", "invalid duration (seconds, more than 0 and at most 10000000): '1e300'" },
+		{ "-d", "10000001", "invalid duration (seconds, more than 0 and at most 10000000): "
+				    "'10000001'" },
+		{ "-d", "inf", "invalid duration (seconds, more than 0 and at most 10000000): 'inf'" },
+		{ "-n", "1e300", "invalid interval (seconds, 0 to 10000000): '1e300'" },
+		{ "--window", "1e300", "invalid window (seconds, more than 0 and at most 3600): '1e300'" },
+		{ "--min-percent", "101", "invalid percentage (0 to 100): '101'" },
+	};
+	struct options o;
+	char *msg;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		assert_int_equal(parse(&o, &msg, 4, "proftop", cases[i][0], cases[i][1], "./prog"),
+				 OPTIONS_USAGE_ERROR);
+		assert_string_equal(msg, cases[i][2]);
+		free(msg);
+		options_free(&o);
+	}
+	assert_int_equal(parse(&o, &msg, 6, "proftop", "-d", "1e7", "-n", "10000000", "./prog"),
+			 OPTIONS_OK);
+	assert_true(o.run.duration == 1e7 && o.run.interval == 1e7);
+	options_free(&o);
+}
+
 static void help_and_version(void **state)
 {
 	(void)state;
@@ -676,6 +706,7 @@ int main(void)
 		cmocka_unit_test(defaults_and_command),
 		cmocka_unit_test(values),
 		cmocka_unit_test(usage_errors),
+		cmocka_unit_test(number_limits),
 		cmocka_unit_test(help_and_version),
 		cmocka_unit_test(screen_options),
 		cmocka_unit_test(command_line_errors),

@@ -1,5 +1,6 @@
 /* test_perfmap.c — the /tmp/perf-PID.map parser: lines good and bad, later lines winning,
- * incremental parsing of a growing file, and refresh from a real file. */
+ * incremental parsing of a growing file, refresh from a real file, and the limits a huge or
+ * hostile map meets (long names and lines, entries, name bytes). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -141,6 +142,223 @@ static void test_refresh_file(void **state)
 	strpool_free(pool);
 }
 
+/* A buffer of n lines "START 10 NAME", START from base in steps of 0x10, built by name(). */
+static char *lines(size_t n, uint64_t base, void (*name)(char *out, size_t i), size_t *len)
+{
+	char *buf = malloc(n * 64), item[40];
+	size_t pos = 0;
+
+	assert_non_null(buf);
+	for (size_t i = 0; i < n; i++) {
+		name(item, i);
+		pos += (size_t)sprintf(buf + pos, "%llx 10 %s\n", (unsigned long long)(base + 16 * i),
+				       item);
+	}
+	*len = pos;
+	return buf;
+}
+
+static void name_of_16(char *out, size_t i)
+{
+	sprintf(out, "fn%zu", i % 16);
+}
+
+static void name_unique(char *out, size_t i)
+{
+	sprintf(out, "n%019zu", i);
+}
+
+static void test_long_name_cut(void **state)
+{
+	char line[8 + 5000];
+	struct perfmap_entry e;
+
+	(void)state;
+	memcpy(line, "1000 10 ", 8);
+	memset(line + 8, 'a', 5000);
+	assert_int_equal(perfmap_parse_line(line, sizeof(line), &e), 0);
+	assert_int_equal(e.name_len, PERFMAP_NAME_MAX);
+	assert_true(e.cut);
+	/* "é" (C3 A9) across the limit: cut before it, not between its bytes. */
+	memcpy(line + 8 + PERFMAP_NAME_MAX - 1, "\xc3\xa9", 2);
+	assert_int_equal(perfmap_parse_line(line, sizeof(line), &e), 0);
+	assert_int_equal(e.name_len, PERFMAP_NAME_MAX - 1);
+	/* Exactly at the limit: whole. */
+	assert_int_equal(perfmap_parse_line(line, 8 + PERFMAP_NAME_MAX - 1, &e), 0);
+	assert_false(e.cut);
+	assert_int_equal(e.name_len, PERFMAP_NAME_MAX - 1);
+}
+
+/* A line far longer than a name may be: its head names the function, the rest is skipped, even
+ * when it arrives in a later call and looks like a line of its own. */
+static void test_overlong_line(void **state)
+{
+	static const char fake[] = "3000 10 fake\n2000 10 after\n";
+	size_t head = 8 + 100000, used;
+	char *buf = malloc(head + sizeof(fake));
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+
+	(void)state;
+	assert_non_null(buf);
+	memcpy(buf, "1000 10 ", 8);
+	memset(buf + 8, 'x', head - 8);
+	memcpy(buf + head, fake, sizeof(fake));
+	used = perfmap_parse(map, buf, head);
+	assert_int_equal(used, head);
+	assert_int_equal(strlen(perfmap_lookup(map, 0x1000)), PERFMAP_NAME_MAX);
+	used += perfmap_parse(map, buf + used, head + sizeof(fake) - 1 - used);
+	assert_int_equal(used, head + sizeof(fake) - 1);
+	assert_null(perfmap_lookup(map, 0x3000));
+	assert_string_equal(perfmap_lookup(map, 0x2000), "after");
+	assert_int_equal(perfmap_count(map), 2);
+	assert_int_equal(perfmap_cut_names(map), 1);
+	assert_int_equal(perfmap_skipped(map), 0);
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+}
+
+/* Past PERFMAP_ENTRIES_MAX distinct starts new ones are skipped and counted; a known start is
+ * still replaced. */
+static void test_entries_limit(void **state)
+{
+	size_t len, extra = 1000;
+	char *buf = lines(PERFMAP_ENTRIES_MAX + extra, 0x100000, name_of_16, &len);
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+
+	(void)state;
+	assert_int_equal(perfmap_parse(map, buf, len), len);
+	assert_int_equal(perfmap_count(map), PERFMAP_ENTRIES_MAX);
+	assert_int_equal(perfmap_skipped(map), extra);
+	assert_string_equal(perfmap_lookup(map, 0x100000 + 16 * (PERFMAP_ENTRIES_MAX - 1)), "fn15");
+	assert_null(perfmap_lookup(map, 0x100000 + 16 * PERFMAP_ENTRIES_MAX));
+	perfmap_parse(map, "100000 10 replaced\n", 19);
+	assert_string_equal(perfmap_lookup(map, 0x100000), "replaced");
+	assert_int_equal(perfmap_count(map), PERFMAP_ENTRIES_MAX);
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+}
+
+/* Starts written again (code compiled again at the same place) do not fill the map: in one read
+ * of more lines than it holds, half of them written twice, no line is skipped. */
+static void test_entries_replaced_not_counted(void **state)
+{
+	size_t len, more_len, half = PERFMAP_ENTRIES_MAX / 2, extra = 1000;
+	char *buf = lines(half, 0x100000, name_of_16, &len), *more, *all;
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+
+	(void)state;
+	more = lines(extra, 0x100000 + 16 * half, name_of_16, &more_len);
+	all = malloc(2 * len + more_len);
+	assert_non_null(all);
+	memcpy(all, buf, len);
+	memcpy(all + len, buf, len);
+	memcpy(all + 2 * len, more, more_len);
+	assert_int_equal(perfmap_parse(map, all, 2 * len + more_len), 2 * len + more_len);
+	free(all);
+	assert_int_equal(perfmap_count(map), half + extra);
+	assert_int_equal(perfmap_skipped(map), 0);
+	assert_string_equal(perfmap_lookup(map, 0x100000 + 16 * (half + extra - 1)), "fn7");
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+	free(more);
+}
+
+/* New names stop at PERFMAP_NAMES_MAX of pool cost; names the pool has cost nothing. */
+static void test_names_limit(void **state)
+{
+	size_t keep = PERFMAP_NAMES_MAX / strpool_cost(20), len;
+	char *buf = lines(keep + 1000, 0x100000, name_unique, &len);
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	char line[64];
+
+	(void)state;
+	perfmap_parse(map, buf, len);
+	assert_int_equal(perfmap_count(map), keep);
+	assert_int_equal(perfmap_skipped(map), 1000);
+	sprintf(line, "10 10 n%019d\n", 7);
+	perfmap_parse(map, line, strlen(line));
+	assert_string_equal(perfmap_lookup(map, 0x10), "n0000000000000000007");
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+}
+
+static FILE *own_map(char *path, size_t size)
+{
+	FILE *file;
+
+	snprintf(path, size, "/tmp/perf-%d.map", (int)getpid());
+	file = fopen(path, "w");
+	assert_non_null(file);
+	return file;
+}
+
+/* A file read a chunk at a time: lines across chunk boundaries are whole, not cut. */
+static void test_refresh_many_lines(void **state)
+{
+	size_t n = 40000, len;
+	char path[64], *buf = lines(n, 0x100000, name_unique, &len), want[40];
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	FILE *file = own_map(path, sizeof(path));
+
+	(void)state;
+	assert_int_equal(fwrite(buf, 1, len, file), len);
+	fclose(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000), 0);
+	assert_int_equal(perfmap_count(map), n);
+	for (size_t i = 0; i < n; i++) {
+		name_unique(want, i);
+		assert_string_equal(perfmap_lookup(map, 0x100000 + 16 * i), want);
+	}
+	unlink(path);
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+}
+
+/* A long line still being written is read no further than its head, and skipped up to its end
+ * when the writer gets there. */
+static void test_refresh_long_line(void **state)
+{
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	char path[64];
+	FILE *file = own_map(path, sizeof(path));
+	const char *name;
+
+	(void)state;
+	fputs("1000 10 one\n3000 10 ", file);
+	for (int i = 0; i < 300000; i++)
+		putc('y', file);
+	fflush(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000), 0);
+	name = perfmap_lookup(map, 0x3000);
+	assert_non_null(name);
+	assert_int_equal(strlen(name), PERFMAP_NAME_MAX);
+	for (int i = 0; i < 300000; i++)
+		putc('y', file);
+	fputs(" 5000 10 not-a-line\n4000 10 four\n", file);
+	fclose(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS), 0);
+	assert_string_equal(perfmap_lookup(map, 0x4000), "four");
+	assert_ptr_equal(perfmap_lookup(map, 0x3000), name);
+	assert_null(perfmap_lookup(map, 0x5000));
+	assert_string_equal(perfmap_lookup(map, 0x1000), "one");
+	assert_int_equal(perfmap_count(map), 3);
+	assert_int_equal(perfmap_cut_names(map), 1);
+	unlink(path);
+	perfmap_free(map);
+	strpool_free(pool);
+}
+
 static void test_refresh_wrong_owner(void **state)
 {
 	struct strpool *pool = strpool_new();
@@ -176,6 +394,13 @@ int main(void)
 		cmocka_unit_test(test_parse_file),
 		cmocka_unit_test(test_refresh_file),
 		cmocka_unit_test(test_refresh_wrong_owner),
+		cmocka_unit_test(test_long_name_cut),
+		cmocka_unit_test(test_overlong_line),
+		cmocka_unit_test(test_entries_limit),
+		cmocka_unit_test(test_entries_replaced_not_counted),
+		cmocka_unit_test(test_names_limit),
+		cmocka_unit_test(test_refresh_many_lines),
+		cmocka_unit_test(test_refresh_long_line),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

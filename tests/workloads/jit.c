@@ -3,7 +3,9 @@
  * others write) as jit_hot_loop, and spends SECONDS of CPU time (default 1) calling it. The map
  * file is removed at exit. With JIT_MAP_UID set, the map file is given to that user, which a
  * profiler must not trust for this process; JIT_MAP_NAME names the code instead (a hostile name,
- * say, that a terminal would obey). */
+ * say, that a terminal would obey). With JIT_MAP_JUNK set, the map goes on after that line with
+ * what no profiler should hold in memory: a line with a 16 MiB name, then 1.1 million functions
+ * that are never called. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +20,16 @@ static double thread_cpu_seconds(void)
 
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void write_junk(FILE *map)
+{
+	fputs("10000 10 ", map);
+	for (long i = 0; i < 16l << 20; i++)
+		putc('x', map);
+	putc('\n', map);
+	for (long i = 0; i < 1100000; i++)
+		fprintf(map, "%lx 10 never_called_%ld\n", 0x100000000l + 16 * i, i % 100);
 }
 
 int main(int argc, char **argv)
@@ -43,10 +55,13 @@ int main(int argc, char **argv)
 		return 1;
 	fprintf(map, "%lx %zx %s\n", (unsigned long)(uintptr_t)mem, sizeof(code),
 		getenv("JIT_MAP_NAME") ? getenv("JIT_MAP_NAME") : "jit_hot_loop");
+	if (getenv("JIT_MAP_JUNK"))
+		write_junk(map);
 	fclose(map);
 	if (getenv("JIT_MAP_UID") && chown(path, (uid_t)atoi(getenv("JIT_MAP_UID")), (gid_t)-1))
 		return 1;
 	*(void **)&hot = mem;
+	secs += thread_cpu_seconds();	/* SECONDS in the JIT code, after writing the map */
 	while (thread_cpu_seconds() < secs)
 		hot();
 	unlink(path);
