@@ -112,11 +112,10 @@ static int by_caller_then_cost(const void *a, const void *b)
 	return x->callee < y->callee ? -1 : x->callee > y->callee;
 }
 
-/* A name on one line: line breaks become spaces. */
+/* A name on one line, in visible form (util.h): a line break in it shows as ^J. */
 static void put_name(FILE *out, const char *name)
 {
-	for (const char *p = *name ? name : "[unknown]"; *p; p++)
-		putc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
+	util_print_safe(out, *name ? name : "[unknown]");
 	putc('\n', out);
 }
 

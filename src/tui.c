@@ -179,8 +179,8 @@ static void first_theme(struct tui *t, struct theme *theme, char **complaint)
 		return;
 	}
 	if (theme_load(theme, t->o->theme, &error)) {
-		fprintf(stderr, "proftop: theme: %s; using the default theme\n", error);
 		*complaint = xasprintf("theme: %s; using the default theme", error);
+		diag_print(stderr, DIAG_ERROR, *complaint);
 		free(error);
 		theme_builtin(theme, "default");
 	}
@@ -397,7 +397,8 @@ static void refresh_op(void *arg, struct session *session)
 static void report(void *arg, enum diag_level level, const char *text)
 {
 	struct tui *t = arg;
-	char *said;
+	char *said, *buf = NULL;
+	size_t cap = 0;
 
 	if (!active_screen) {
 		diag_print(stderr, level, text);
@@ -406,7 +407,10 @@ static void report(void *arg, enum diag_level level, const char *text)
 	tui_screen_message(&t->screen, level != DIAG_INFO, "%s", text);
 	if (level == DIAG_INFO)
 		return;
-	said = xasprintf("%sproftop: %s%s\n", t->said ? t->said : "", diag_prefix(level), text);
+	/* Kept in visible form, as diag_print() would print it then. */
+	said = xasprintf("%sproftop: %s%s\n", t->said ? t->said : "", diag_prefix(level),
+			 util_visible_str(text, &buf, &cap));
+	free(buf);
 	free(t->said);
 	t->said = said;
 }
