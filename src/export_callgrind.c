@@ -184,7 +184,8 @@ static size_t *collect_edges(struct callgrind *c, const struct export_scope *sco
 	while (snapshot_walk_next(&w, &step))
 		visit(c, &step);
 	snapshot_walk_end(&w);
-	qsort(c->edges, c->nedges, sizeof(*c->edges), by_caller_then_cost);
+	if (c->nedges) /* no calls at all (only leaf frames): edges is NULL, which qsort may not get */
+		qsort(c->edges, c->nedges, sizeof(*c->edges), by_caller_then_cost);
 	for (size_t e = 0; e < c->nedges; e++)
 		first_edge[c->edges[e].caller + 1]++;
 	for (size_t f = 0; f < s->nfuncs; f++)

@@ -335,6 +335,26 @@ static void text_formats_show_names_visibly(void **state)
 
 /* --- callgrind ---------------------------------------------------------------------------------- */
 
+/* A profile without a single call (a JIT's code, which nothing unwinds out of): one fn, its self
+ * cost, no calls= line. (Under UBSan, the empty edge list once reached qsort() as NULL.) */
+static void callgrind_without_calls(void **state)
+{
+	struct profile *p = profile_new(NULL);
+	struct snapshot *s;
+	char *text;
+
+	(void)state;
+	add(p, 1, 5, 1, func(p, "[jit]", "jit_hot_loop"));
+	s = profile_snapshot(p);
+	profile_free(p);
+	s->freq = HZ;
+	text = render(s, export_callgrind, NULL, NULL);
+	assert_non_null(strstr(text, "\nfn=(1) jit_hot_loop\n0 5\n"));
+	assert_null(strstr(text, "calls="));
+	free(text);
+	snapshot_unref(s);
+}
+
 /* Inclusive cost per function as callgrind_annotate computes it: self lines plus the cost line
  * after each calls= line, under the current fn. Names come from "fn=(id) name" compression. */
 static void callgrind_inclusive(const char *text, const struct snapshot *s,
@@ -595,6 +615,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(folded_lines_and_sum, setup, teardown),
 		cmocka_unit_test(text_formats_show_names_visibly),
 		cmocka_unit_test_setup_teardown(callgrind_costs, setup, teardown),
+		cmocka_unit_test(callgrind_without_calls),
 		cmocka_unit_test_setup_teardown(pprof_decodes, setup, teardown),
 		cmocka_unit_test(formats_from_names),
 		cmocka_unit_test_setup_teardown(walk_is_hottest_first, setup, teardown),
