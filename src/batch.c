@@ -1,14 +1,19 @@
 /* batch.c — the batch frontend: the session's run with tables of the same view rows the screen
  * shows, printed every interval and when profiling ends. Reports (saves, warnings) are left to
- * the session, which prints them on standard error. */
+ * the session, which prints them on standard error. When the tables cannot be written (the
+ * reader of a pipe went away, a full disk), the run ends as on a signal. */
 #include "proftop/batch.h"
 
 #include "proftop/session.h"
 #include "proftop/util.h"
 #include "proftop/view.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void print_header(FILE *out, const struct snapshot *s, const char *title)
 {
@@ -25,13 +30,15 @@ static void print_header(FILE *out, const struct snapshot *s, const char *title)
 	fputc('\n', out);
 }
 
-/* One row: the numbers' cells, then "FUNCTION  MODULE" (indented by depth in a tree). */
+/* One row: the numbers' cells, then "FUNCTION  MODULE" (indented by depth in a tree). The names
+ * come from the target, so they are printed in visible form: no byte of theirs acts on a terminal
+ * or breaks the line. */
 static void print_row(FILE *out, const struct view_cells *c, unsigned depth, const char *name,
 		      const char *module)
 {
 	fprintf(out, "%s%s%s%*s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
 		c->text[VIEW_CELL_COUNT], (int)depth * 2, "");
-	util_print_safe(out, name); /* names come from the target: never raw to a terminal */
+	util_print_safe(out, name);
 	fputs("  ", out);
 	util_print_safe(out, module);
 	fputc('\n', out);
@@ -73,28 +80,79 @@ static void print_tree(FILE *out, const struct snapshot *s, double min_percent, 
 	view_tree_free(&tree);
 }
 
-void batch_print_table(FILE *out, const struct snapshot *s, const char *title,
-		       const struct batch_options *o, long max_rows)
+int batch_print_table(FILE *out, const struct snapshot *s, const char *title,
+		      const struct batch_options *o, long max_rows)
 {
+	errno = 0;
 	print_header(out, s, title);
 	if (o->tree)
 		print_tree(out, s, o->min_percent, max_rows);
 	else
 		print_functions(out, s, max_rows);
-	fflush(out);
+	if (fflush(out) != 0 || ferror(out))
+		return -(errno ? errno : EIO);
+	return 0;
 }
 
 struct batch {
 	const struct batch_options *o;
 	FILE *out;
+	int pipe_fd;               /* out's descriptor when it is a pipe's write end, else -1 */
+	int write_error;           /* errno of the first table that could not be written; 0: none */
 };
+
+/* A table nobody can read ends the run: the session then stops profiling as on a signal and
+ * still writes the -o snapshot. A reader that went away (EPIPE) is how a pipe ends, as in
+ * `proftop -b ... | head`, so only other errors (a full disk) are told. */
+static void write_failed(struct batch *b, int err)
+{
+	char *text;
+
+	b->write_error = err;
+	if (err == EPIPE)
+		return;
+	text = xasprintf("cannot write the tables to %s: %s",
+			 b->out == stderr ? "standard error" : "standard output", strerror(err));
+	diag_print(stderr, DIAG_ERROR, text);
+	free(text);
+}
 
 static void print_latest(struct batch *b, struct session *session, const char *title, long rows)
 {
-	struct snapshot *s = session_snapshot(session);
+	struct snapshot *s;
+	int err;
 
-	batch_print_table(b->out, s, title, b->o, rows);
+	if (b->write_error)
+		return;
+	s = session_snapshot(session);
+	err = batch_print_table(b->out, s, title, b->o, rows);
 	snapshot_unref(s);
+	if (err)
+		write_failed(b, -err);
+}
+
+/* The write end of a pipe reports POLLERR once its reader has closed it: a run that prints no
+ * periodic table (-n 0) learns so without writing. */
+static int pipe_of(FILE *out)
+{
+	struct stat st;
+	int fd = fileno(out);
+
+	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode) ||
+	    (fcntl(fd, F_GETFL) & O_ACCMODE) != O_WRONLY)
+		return -1;
+	return fd;
+}
+
+static bool wake(void *arg, struct session *session)
+{
+	struct batch *b = arg;
+	struct pollfd p = { .fd = b->pipe_fd };
+
+	(void)session;
+	if (!b->write_error && p.fd >= 0 && poll(&p, 1, 0) > 0 && (p.revents & POLLERR))
+		write_failed(b, EPIPE);
+	return !b->write_error;
 }
 
 static void refresh(void *arg, struct session *session)
@@ -114,13 +172,15 @@ static bool ended(void *arg, struct session *session)
 
 int batch_run(struct session *session, const struct batch_options *o, FILE *out)
 {
-	struct batch b = { o, out };
+	struct batch b = { o, out, pipe_of(out), 0 };
 	struct session_frontend fe = {
 		.arg = &b,
-		.fds = { -1, -1 },
+		.fds = { b.pipe_fd, -1 },
+		.wake = wake,
 		.refresh = refresh,
 		.ended = ended,
 	};
+	int status = session_run(session, &fe);
 
-	return session_run(session, &fe);
+	return b.write_error && b.write_error != EPIPE ? 1 : status;
 }

@@ -44,7 +44,9 @@ const char *diag_prefix(enum diag_level level)
 
 void diag_print(FILE *out, enum diag_level level, const char *text)
 {
-	fprintf(out, "proftop: %s%s\n", diag_prefix(level), text);
+	fprintf(out, "proftop: %s", diag_prefix(level));
+	util_print_safe(out, text);
+	fputc('\n', out);
 }
 
 struct diag *diag_new(void)
@@ -91,18 +93,18 @@ static bool already_said(struct diag *d, const char *text)
 void diag_report(struct diag *d, enum diag_level level, const char *fmt, ...)
 {
 	struct diag_entry e = { .level = level };
+	char text[DIAG_TEXT_MAX + 1];
 	bool wake = false;
 	va_list ap;
 
 	if (!d)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(e.text, sizeof(e.text), fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	/* Reports carry paths and names from the target: no control byte reaches a terminal. */
-	for (char *c = e.text; *c; c++)
-		if ((unsigned char)*c < 0x20 || *c == 0x7f)
-			*c = '?';
+	/* Reports carry paths and names from the target: they are kept in visible form, so no byte
+	 * of theirs acts on a terminal, whichever frontend shows them. */
+	util_visible(e.text, sizeof(e.text), text);
 	pthread_mutex_lock(&d->lock);
 	if (!already_said(d, e.text)) {
 		if (d->count < DIAG_QUEUE_MAX)

@@ -112,11 +112,10 @@ static int by_caller_then_cost(const void *a, const void *b)
 	return x->callee < y->callee ? -1 : x->callee > y->callee;
 }
 
-/* A name on one line: line breaks become spaces. */
+/* A name on one line, in visible form (util.h): a line break in it shows as ^J. */
 static void put_name(FILE *out, const char *name)
 {
-	for (const char *p = *name ? name : "[unknown]"; *p; p++)
-		putc(*p == '\n' || *p == '\r' ? ' ' : *p, out);
+	util_print_safe(out, *name ? name : "[unknown]");
 	putc('\n', out);
 }
 
@@ -185,7 +184,8 @@ static size_t *collect_edges(struct callgrind *c, const struct export_scope *sco
 	while (snapshot_walk_next(&w, &step))
 		visit(c, &step);
 	snapshot_walk_end(&w);
-	qsort(c->edges, c->nedges, sizeof(*c->edges), by_caller_then_cost);
+	if (c->nedges) /* no calls at all (only leaf frames): edges is NULL, which qsort may not get */
+		qsort(c->edges, c->nedges, sizeof(*c->edges), by_caller_then_cost);
 	for (size_t e = 0; e < c->nedges; e++)
 		first_edge[c->edges[e].caller + 1]++;
 	for (size_t f = 0; f < s->nfuncs; f++)

@@ -1,7 +1,9 @@
 /* export_folded.c — a snapshot as folded stacks, one line per distinct stack with self samples:
  * "outer;...;leaf COUNT", the input of flamegraph.pl and speedscope. The counts add up to the
  * samples of the scope. A frame is the function's name; ';' in a name (which would split it) becomes
- * ':' and line breaks become spaces. Samples with no function at all are counted as "[unknown]". */
+ * ':' and the rest is in visible form (util.h), so a line break or an escape sequence in a name
+ * shows as ^J or ^[ and never breaks a line (nor acts on a terminal, with -o -). Samples with no
+ * function at all are counted as "[unknown]". */
 #include "proftop/export.h"
 
 #include "proftop/util.h"
@@ -19,15 +21,19 @@ struct folded {
 
 static void append_frame(struct folded *f, size_t depth, const char *name)
 {
-	size_t at = depth ? f->end[depth - 1] : 0, n = strlen(name);
+	size_t at = depth ? f->end[depth - 1] : 0;
 
-	xgrow((void **)&f->line, &f->cap, at + n + 2, 1);
+	/* No character grows past UTIL_VISIBLE_CHAR_MAX bytes. */
+	xgrow((void **)&f->line, &f->cap, at + UTIL_VISIBLE_CHAR_MAX * strlen(name) + 2, 1);
 	if (depth)
 		f->line[at++] = ';';
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		f->line[at++] = c == ';' ? ':' : c == '\n' || c == '\r' ? ' ' : c;
+	while (*name) {
+		if (*name == ';') {
+			f->line[at++] = ':';
+			name++;
+		} else {
+			at += util_visible_char(&name, f->line + at);
+		}
 	}
 	f->line[at] = '\0';
 	xgrow((void **)&f->end, &f->end_cap, depth + 1, sizeof(*f->end));

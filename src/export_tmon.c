@@ -12,8 +12,9 @@
  * The header is Perl that dprofpp evals: only numbers proftop computed go there, never a name or
  * a path from the target. Names go on `&` lines, which dprofpp splits on ASCII whitespace: each
  * whitespace byte in a name becomes U+00A0 (no-break space, which reads the same and which
- * `proftop report` turns back), control bytes become '?', and a package::name that two functions
- * would share gets a #N suffix so that dprofpp keeps them apart as proftop does. */
+ * `proftop report` turns back), the rest is in visible form (util.h: ESC as ^[), and a
+ * package::name that two functions would share gets a #N suffix so that dprofpp keeps them apart
+ * as proftop does. */
 #include "proftop/export.h"
 
 #include "proftop/idmap.h"
@@ -35,8 +36,8 @@ struct tmon {
 	size_t cap;
 };
 
-/* field with whitespace as U+00A0 and control bytes as '?'; "[unknown]" when empty. Returns a
- * pointer into t->buf. */
+/* field with whitespace as U+00A0 and the rest in visible form; "[unknown]" when empty. Returns
+ * a pointer into t->buf. */
 static const char *clean(struct tmon *t, const char *field)
 {
 	size_t len = strlen(field), n = 0;
@@ -45,13 +46,14 @@ static const char *clean(struct tmon *t, const char *field)
 		field = "[unknown]";
 		len = strlen(field);
 	}
-	xgrow((void **)&t->buf, &t->cap, 2 * len + 1, 1);
-	for (const unsigned char *p = (const unsigned char *)field; *p; p++) {
+	xgrow((void **)&t->buf, &t->cap, UTIL_VISIBLE_CHAR_MAX * len + 1, 1);
+	for (const char *p = field; *p;) {
 		if (*p == ' ' || (*p >= '\t' && *p <= '\r')) {
 			t->buf[n++] = (char)0xc2;
 			t->buf[n++] = (char)0xa0;
+			p++;
 		} else {
-			t->buf[n++] = *p < 0x20 || *p == 0x7f ? '?' : (char)*p;
+			n += util_visible_char(&p, t->buf + n);
 		}
 	}
 	t->buf[n] = '\0';

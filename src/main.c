@@ -100,7 +100,7 @@ static int profile(const struct options *o)
 
 	/* Before profiling: a -o that cannot be written would otherwise cost the whole profile. */
 	if (export_check(&o->run.export, interactive, &message)) {
-		fprintf(stderr, "proftop: %s\n", message);
+		diag_print(stderr, DIAG_ERROR, message); /* the path may hold anything */
 		free(message);
 		return 1;
 	}
@@ -108,7 +108,7 @@ static int profile(const struct options *o)
 	so = session_options(o, interactive, output.fd);
 	status = session_open(&session, &so, &message);
 	if (status) {
-		fprintf(stderr, "proftop: %s\n", message);
+		diag_print(stderr, DIAG_ERROR, message); /* it may quote a saved profile's names */
 		free(message);
 	} else {
 		status = converting ? session_run(session, NULL) : run(session, o, interactive);

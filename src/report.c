@@ -30,11 +30,13 @@ static bool is_space(char c)
 
 /* --- the trees (-T, -t) --------------------------------------------------------------------------- */
 
-/* A line of a tree: name indented by depth, and " (Nx)" when -t folded N calls into it. */
+/* A line of a tree: name indented by depth, and " (Nx)" when -t folded N calls into it. Names
+ * are printed in visible form (util.h) here and in the table: a file's control bytes never reach
+ * the terminal. */
 static void tree_line(FILE *out, uint32_t depth, const char *name, unsigned long repeats)
 {
 	fprintf(out, "%*s", (int)(depth * TREE_TAB), "");
-	util_print_safe(out, name); /* names come from the file: never raw to a terminal */
+	util_print_safe(out, name);
 	if (repeats)
 		fprintf(out, " (%lux)", repeats + 1);
 	fputc('\n', out);
@@ -186,8 +188,7 @@ static void write_row(struct page *pg, struct row *r, size_t name_width)
 	put(&l, item, n);
 	while (l.len && l.buf[l.len - 1] == ' ') /* Perl drops the spaces that end a line */
 		l.len--;
-	l.buf[l.len] = '\0';
-	util_print_safe(pg->out, l.buf); /* the name comes from the file */
+	fwrite(l.buf, 1, l.len, pg->out); /* the name is in visible form already (func_row) */
 	fputc('\n', pg->out);
 	pg->lines_left--;
 	free(l.buf);
@@ -253,6 +254,8 @@ static void func_row(struct page *pg, const struct tmon_func *f, double hz, doub
 		     size_t name_width)
 {
 	double s = f->times / hz, cs = f->ctimes / hz, pcnt;
+	char *name = NULL;
+	size_t name_cap = 0;
 	struct row row;
 
 	snprintf(row.secs, sizeof(row.secs), "%.3f", s);
@@ -269,13 +272,14 @@ static void func_row(struct page *pg, const struct tmon_func *f, double hz, doub
 	row.p[3] = row.ncalls;
 	row.p[4] = row.percall;
 	row.p[5] = row.cpercall;
-	row.p[6] = f->full;
+	row.p[6] = util_visible_str(f->full, &name, &name_cap);
 	write_row(pg, &row, name_width);
 	/* dprofpp blanks these four for the Name's further lines; the rest of CumulS and Csec/c, if
 	 * any, still prints there. */
 	row.p[0] = row.p[1] = row.p[3] = row.p[4] = "";
 	while (*row.p[6])
 		write_row(pg, &row, name_width);
+	free(name);
 }
 
 void report_print(FILE *out, const struct tmon *tm, const struct report_options *o)
@@ -316,6 +320,21 @@ static int terminal_columns(FILE *out)
 	return 0;
 }
 
+/* Each line of text (which quotes names from the file) after prefix, in visible form. */
+static void print_lines(FILE *out, const char *prefix, const char *text)
+{
+	for (const char *p = text, *end; *p; p = *end ? end + 1 : end) {
+		char *line;
+
+		end = strchrnul(p, '\n');
+		line = xasprintf("%.*s", (int)(end - p), p);
+		fputs(prefix, out);
+		util_print_safe(out, line);
+		fputc('\n', out);
+		free(line);
+	}
+}
+
 int report_run(const struct report_options *options, FILE *out, FILE *err)
 {
 	struct report_options o = *options;
@@ -333,11 +352,11 @@ int report_run(const struct report_options *options, FILE *out, FILE *err)
 	tmon_trace_free(&trace);
 	if (rc) {
 		fflush(out);
-		fprintf(err, "proftop report: %s\n", message);
+		print_lines(err, "proftop report: ", message);
 		free(message);
 		return 1;
 	}
-	fputs(tm->warnings, err);
+	print_lines(err, "", tm->warnings);
 	if (!trees)
 		report_print(out, tm, &o);
 	tmon_free(tm);

@@ -45,7 +45,7 @@ struct session {
 	uint64_t window_ns;
 	int signal_fd;
 	int epoll_fd;
-	bool interrupted;          /* SIGINT: the command got it from the terminal too */
+	bool interrupted;          /* SIGINT, SIGQUIT: the command got it from the terminal too */
 	enum session_end end;
 	char state[96];
 	const struct session_frontend *frontend; /* while session_run() runs */
@@ -60,6 +60,7 @@ static int open_signals(void)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGQUIT);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGCHLD);
 	sigaddset(&set, SIGUSR1);
@@ -299,8 +300,8 @@ static void stop(struct session *s, enum session_end why)
 	if (stopped(s))
 		return;
 	s->end = why;
-	/* A Ctrl-C reached the command as well: give it the grace period to finish its own way
-	 * (and exit with its own status) before SIGTERM. */
+	/* A Ctrl-C (or Ctrl-\) reached the command as well: give it the grace period to finish its
+	 * own way (and exit with its own status) before SIGTERM. */
 	if (s->interrupted && target_launched(s->target))
 		target_wait(s->target, TERMINATE_GRACE_MS);
 	target_terminate(s->target, TERMINATE_GRACE_MS);
@@ -344,9 +345,10 @@ static enum session_end read_signals(struct session *s)
 	enum session_end end = SESSION_RUNNING;
 
 	while (read(s->signal_fd, &info, sizeof(info)) == (ssize_t)sizeof(info)) {
-		if (info.ssi_signo == SIGINT)
+		if (info.ssi_signo == SIGINT || info.ssi_signo == SIGQUIT)
 			s->interrupted = true;
-		if (info.ssi_signo == SIGINT || info.ssi_signo == SIGTERM || info.ssi_signo == SIGHUP)
+		if (info.ssi_signo == SIGINT || info.ssi_signo == SIGQUIT ||
+		    info.ssi_signo == SIGTERM || info.ssi_signo == SIGHUP)
 			end = SESSION_END_SIGNAL;
 		else if (info.ssi_signo == SIGUSR1)
 			session_save(s);

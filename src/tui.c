@@ -2,9 +2,9 @@
  * owns the loop. tui_screen.c keeps the state, tui_draw.c draws it.
  *
  * Threads: this runs on the thread that runs the session (the main thread) and reads the profile
- * only through snapshot references. Signals: session_open() blocked SIGINT, SIGTERM, SIGHUP,
- * SIGCHLD and SIGUSR1 in every thread; the session reads them from a signalfd, so quitting on
- * them goes through the screen's leave op, which restores the terminal. SIGWINCH is not blocked:
+ * only through snapshot references. Signals: session_open() blocked SIGINT, SIGTERM, SIGQUIT,
+ * SIGHUP, SIGCHLD and SIGUSR1 in every thread; the session reads them from a signalfd, so
+ * quitting on them goes through the screen's leave op, which restores the terminal. SIGWINCH is not blocked:
  * ncurses' handler turns it into KEY_RESIZE, and ours (chained before it) also writes to a pipe
  * the loop polls, since the signal may land on another thread while this one sleeps in poll().
  * Fatal errors restore the terminal through util_set_fatal_hook(), on this thread only. */
@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <term.h>
+#include <termios.h>
 #include <unistd.h>
 
 #define MESSAGE_NS 5000000000ull   /* a message stays this long, or until a key */
@@ -127,6 +128,22 @@ bool tui_usable(void)
 	return true;
 }
 
+/* Ctrl-S would stop the terminal's output until Ctrl-Q: the screen would freeze, and a frame
+ * blocked in write() would keep proftop from acting on SIGTERM. So flow control is off while the
+ * screen is up (Ctrl-S is then a key like any other). fd is the terminal ncurses draws on and
+ * keeps the modes of: the change becomes its program mode, and endwin() puts back the shell's
+ * modes, IXON included. */
+static void no_flow_control(int fd)
+{
+	struct termios tio;
+
+	if (tcgetattr(fd, &tio) < 0)
+		return;
+	tio.c_iflag &= ~(tcflag_t)(IXON | IXOFF);
+	if (tcsetattr(fd, TCSANOW, &tio) == 0)
+		def_prog_mode();
+}
+
 static int open_terminal(struct tui *t)
 {
 	FILE *in = key_input();
@@ -145,6 +162,7 @@ static int open_terminal(struct tui *t)
 	cbreak();
 	noecho();
 	nonl();
+	no_flow_control(STDOUT_FILENO);
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
@@ -179,8 +197,8 @@ static void first_theme(struct tui *t, struct theme *theme, char **complaint)
 		return;
 	}
 	if (theme_load(theme, t->o->theme, &error)) {
-		fprintf(stderr, "proftop: theme: %s; using the default theme\n", error);
 		*complaint = xasprintf("theme: %s; using the default theme", error);
+		diag_print(stderr, DIAG_ERROR, *complaint);
 		free(error);
 		theme_builtin(theme, "default");
 	}
@@ -397,7 +415,8 @@ static void refresh_op(void *arg, struct session *session)
 static void report(void *arg, enum diag_level level, const char *text)
 {
 	struct tui *t = arg;
-	char *said;
+	char *said, *buf = NULL;
+	size_t cap = 0;
 
 	if (!active_screen) {
 		diag_print(stderr, level, text);
@@ -406,7 +425,10 @@ static void report(void *arg, enum diag_level level, const char *text)
 	tui_screen_message(&t->screen, level != DIAG_INFO, "%s", text);
 	if (level == DIAG_INFO)
 		return;
-	said = xasprintf("%sproftop: %s%s\n", t->said ? t->said : "", diag_prefix(level), text);
+	/* Kept in visible form, as diag_print() would print it then. */
+	said = xasprintf("%sproftop: %s%s\n", t->said ? t->said : "", diag_prefix(level),
+			 util_visible_str(text, &buf, &cap));
+	free(buf);
 	free(t->said);
 	t->said = said;
 }

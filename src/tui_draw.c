@@ -19,6 +19,7 @@
 
 #define HOT_PCT 10.0
 #define WARM_PCT 1.0
+#define PUT_MAX 4096           /* bytes of one put(): 1000 columns of 4-byte characters */
 
 /* --- colours ---------------------------------------------------------------------------------- */
 
@@ -86,9 +87,12 @@ static int fit(const char *text, int width, int *columns)
 	return bytes;
 }
 
-/* Text at (y, x), clipped to width columns and to the screen; returns the columns used. */
+/* Text at (y, x), clipped to width columns and to the screen; returns the columns used. Names
+ * come from the target: the text is drawn in visible form (util.h), as batch mode prints it, so
+ * what the screen shows is what fit() counted and no byte of it acts on the terminal. */
 static int put(int y, int x, int width, unsigned long attr, const char *text)
 {
+	char shown[PUT_MAX];
 	int cols, bytes;
 
 	if (y < 0 || y >= LINES || x < 0 || x >= COLS)
@@ -97,9 +101,10 @@ static int put(int y, int x, int width, unsigned long attr, const char *text)
 		width = COLS - x;
 	if (width <= 0)
 		return 0;
-	bytes = fit(text, width, &cols);
+	util_visible(shown, sizeof(shown), text);
+	bytes = fit(shown, width, &cols);
 	attrset((attr_t)attr);
-	mvaddnstr(y, x, text, bytes);
+	mvaddnstr(y, x, shown, bytes);
 	return cols;
 }
 

@@ -1,4 +1,4 @@
-/* util.c — allocation that cannot fail, the fatal-error path, clocks.
+/* util.c — allocation that cannot fail, the fatal-error path, clocks, text made safe to show.
  *
  * The fatal path on a worker thread: the hook (the TUI's terminal restore) must run on the thread
  * that registered it, which may be inside curses right now. So a worker formats its message into
@@ -216,47 +216,113 @@ int util_parse_hex(const char *p, const char *end, const char **after, uint64_t 
 	return 0;
 }
 
-/* The length of the UTF-8 sequence at p if it is well formed, else 0; *cp its code point. */
-static size_t utf8_sequence(const unsigned char *p, uint32_t *code_point)
-{
-	size_t len = p[0] >= 0xf0 ? 4 : p[0] >= 0xe0 ? 3 : p[0] >= 0xc2 ? 2 : 0;
-	uint32_t cp;
+/* --- text for a terminal --------------------------------------------------------------------- */
 
-	if (!len || p[0] > 0xf4)
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong forms, no surrogates,
+ * nothing past U+10FFFF), or 0. Stops at the first byte that does not fit, so never reads past a
+ * terminating NUL. */
+static size_t utf8_length(const unsigned char *p)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf) {
+		n = 2;
+	} else if (*p >= 0xe0 && *p <= 0xef) {
+		n = 3;
+		lo = *p == 0xe0 ? 0xa0 : lo;
+		hi = *p == 0xed ? 0x9f : hi;
+	} else if (*p >= 0xf0 && *p <= 0xf4) {
+		n = 4;
+		lo = *p == 0xf0 ? 0x90 : lo;
+		hi = *p == 0xf4 ? 0x8f : hi;
+	} else {
 		return 0;
-	cp = p[0] & (0x7f >> len);
-	for (size_t i = 1; i < len; i++) {
+	}
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
 		if ((p[i] & 0xc0) != 0x80)
 			return 0;
-		cp = cp << 6 | (p[i] & 0x3f);
+	return n;
+}
+
+size_t util_visible_char(const char **text, char out[static UTIL_VISIBLE_CHAR_MAX])
+{
+	static const char hex[] = "0123456789abcdef";
+	const unsigned char *p = (const unsigned char *)*text;
+	size_t n = utf8_length(p);
+
+	if (*p < 0x20 || *p == 0x7f) {
+		out[0] = '^';
+		out[1] = (char)(*p ^ 0x40);
+		*text += 1;
+		return 2;
 	}
-	if ((len == 3 && cp < 0x800) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
+	if (!n) {
+		memcpy(out, "\\x", 2);
+		out[2] = hex[*p >> 4];
+		out[3] = hex[*p & 15];
+		*text += 1;
+		return 4;
+	}
+	if (n == 2 && p[0] == 0xc2 && p[1] < 0xa0) {
+		memcpy(out, "\\u00", 4);
+		out[4] = hex[p[1] >> 4];
+		out[5] = hex[p[1] & 15];
+		*text += 2;
+		return 6;
+	}
+	memcpy(out, p, n);
+	*text += n;
+	return n;
+}
+
+size_t util_visible(char *out, size_t size, const char *text)
+{
+	char one[UTIL_VISIBLE_CHAR_MAX];
+	size_t len = 0;
+
+	if (!size)
 		return 0;
-	*code_point = cp;
+	while (*text) {
+		size_t n = util_visible_char(&text, one);
+
+		if (len + n >= size)
+			break;
+		memcpy(out + len, one, n);
+		len += n;
+	}
+	out[len] = '\0';
 	return len;
 }
 
-void util_print_safe(FILE *out, const char *s)
+const char *util_visible_str(const char *text, char **buf, size_t *cap)
 {
-	const unsigned char *p = (const unsigned char *)s;
+	char one[UTIL_VISIBLE_CHAR_MAX];
+	const char *p = text;
+	bool changes = false;
 
-	while (*p) {
-		uint32_t cp = 0;
-		size_t len;
+	/* A character changes exactly when its visible form is longer than it. */
+	while (*p && !changes) {
+		const char *at = p;
 
-		if (*p < 0x20 || *p == 0x7f) {
-			fputc('^', out);
-			fputc(*p == 0x7f ? '?' : *p + '@', out);
-			p++;
-		} else if (*p < 0x80) {
-			fputc(*p++, out);
-		} else if ((len = utf8_sequence(p, &cp)) && cp > 0x9f) {
-			fwrite(p, 1, len, out);
-			p += len;
-		} else { /* a C1 control (one '?' for its two bytes), or not UTF-8 */
-			fputc('?', out);
-			p += len ? len : 1;
-		}
+		changes = util_visible_char(&p, one) != (size_t)(p - at);
 	}
+	if (!changes)
+		return text;
+	/* No character grows more than fourfold (a stray byte becomes "\xNN"). */
+	xgrow((void **)buf, cap, 4 * strlen(text) + 1, 1);
+	util_visible(*buf, *cap, text);
+	return *buf;
+}
+
+void util_print_safe(FILE *out, const char *text)
+{
+	char one[UTIL_VISIBLE_CHAR_MAX];
+
+	while (*text)
+		fwrite(one, 1, util_visible_char(&text, one), out);
 }

@@ -17,10 +17,14 @@ struct batch_options {
 
 #define BATCH_DEFAULT_ROWS 25
 
-/* Run the session to its end, printing tables to out; returns proftop's exit status. */
+/* Run the session to its end, printing tables to out; returns proftop's exit status. A table
+ * that cannot be written ends profiling as a signal does (the -o snapshot is still written):
+ * when out's reader went away (EPIPE) the status is what the session says, as after SIGTERM;
+ * any other write error is reported and the status is 1. */
 int batch_run(struct session *session, const struct batch_options *options, FILE *out);
-/* Print one table (header, columns, rows) of a snapshot: the function table, or the call tree. */
-void batch_print_table(FILE *out, const struct snapshot *snapshot, const char *title,
-		       const struct batch_options *options, long max_rows);
+/* Print one table (header, columns, rows) of a snapshot: the function table, or the call tree.
+ * Returns 0, or -errno when out could not take it all. */
+int batch_print_table(FILE *out, const struct snapshot *snapshot, const char *title,
+		      const struct batch_options *options, long max_rows);
 
 #endif

@@ -35,8 +35,8 @@ struct diag_ops {
 /* A new channel, or NULL with errno set when no eventfd could be made. */
 struct diag *diag_new(void);
 void diag_free(struct diag *diag);
-/* Any thread. The text is cut at DIAG_TEXT_MAX bytes, and control bytes (from a path or a name the
- * target chose) become '?'. */
+/* Any thread. The text is cut at DIAG_TEXT_MAX bytes and kept in visible form (util.h: a path or
+ * a name the target chose may hold control characters; ESC shows as ^[). */
 void diag_report(struct diag *diag, enum diag_level level, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* Readable while reports wait. */
@@ -46,7 +46,7 @@ size_t diag_deliver(struct diag *diag, const struct diag_ops *ops, void *arg);
 /* What goes before a report's text on a line of its own: "warning: " for a warning, else ""
  * (an error's text says what failed, an info's what happened). */
 const char *diag_prefix(enum diag_level level);
-/* A report as a line of its own: "proftop: [warning: ]text". */
+/* A report as a line of its own: "proftop: [warning: ]text", text in visible form. */
 void diag_print(FILE *out, enum diag_level level, const char *text);
 
 #endif

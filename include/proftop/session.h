@@ -6,8 +6,8 @@
  * A session either profiles (launch or attach mode) or shows a saved profile (a tmon.out read
  * back); the second kind has ended before it starts and never samples.
  *
- * session_open() blocks SIGINT, SIGTERM, SIGHUP, SIGCHLD and SIGUSR1 in the calling thread (and
- * so in every thread it starts) and receives them through a signalfd. The session's engine
+ * session_open() blocks SIGINT, SIGTERM, SIGQUIT, SIGHUP, SIGCHLD and SIGUSR1 in the calling
+ * thread (and so in every thread it starts) and receives them through a signalfd. The engine's
  * threads report what goes wrong through a diagnostics channel (diag.h); session_run() hands
  * each report to the frontend on the calling thread, the only one that may touch a terminal. */
 #ifndef PROFTOP_SESSION_H
@@ -49,7 +49,7 @@ enum session_end {
 	SESSION_RUNNING,       /* it has not */
 	SESSION_END_TARGET,    /* the command exited, or every attached process is gone */
 	SESSION_END_DURATION,  /* the duration passed */
-	SESSION_END_SIGNAL,    /* SIGINT, SIGTERM or SIGHUP */
+	SESSION_END_SIGNAL,    /* SIGINT, SIGTERM, SIGQUIT or SIGHUP */
 	SESSION_END_QUIT,      /* the frontend asked (the q key) */
 	SESSION_END_SAVED,     /* a saved profile: nothing ran */
 };

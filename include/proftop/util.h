@@ -1,4 +1,4 @@
-/* util.h — allocation that cannot fail and the one fatal-error path.
+/* util.h — allocation that cannot fail, the one fatal-error path, and text made safe to show.
  *
  * Allocation failure is the only fatal error: xmalloc() and friends call fatal(), which runs the
  * cleanup hook a frontend registered (the TUI restores the terminal there) before printing and
@@ -40,10 +40,31 @@ uint64_t util_now_ns(void);
  * first non-digit). Returns 0 with *after past the digits, or -EINVAL (no digit, overflow). */
 int util_parse_hex(const char *p, const char *end, const char **after, uint64_t *out);
 
-/* Print s to out so that a terminal shows it and does nothing else: control characters (C0, DEL)
- * in caret notation as the screen shows them ("^[" for ESC), C1 controls and bytes that are not
- * UTF-8 as '?'. For names that come from the target (functions, modules, threads). */
-void util_print_safe(FILE *out, const char *s);
+/* --- text for a terminal ---------------------------------------------------------------------------
+ *
+ * Names and paths come from the target (a symbol table, a JIT's perf map, a thread's name, a file
+ * path) and may hold anything. Before such text reaches a terminal, or a line of a text file, each
+ * character that would act rather than show is written visibly, one rule for every frontend:
+ *   C0 controls and DEL in caret notation, as curses draws them: ESC ^[, BEL ^G, LF ^J, DEL ^?;
+ *   C1 controls (U+0080..U+009F in UTF-8, which some terminals obey) as \u0080 .. \u009f;
+ *   a byte that is not part of well-formed UTF-8 as \xNN (lower-case hex).
+ * Everything else, valid UTF-8 included, stays as it is. The result holds no control character
+ * and no line break, and is its own visible form. */
+
+/* The most bytes one character turns into ("\u0080"). */
+#define UTIL_VISIBLE_CHAR_MAX 6
+
+/* The character at *text (not its terminating NUL) as it shows: writes its bytes to out and
+ * returns how many, moving *text past the character. */
+size_t util_visible_char(const char **text, char out[static UTIL_VISIBLE_CHAR_MAX]);
+/* text in visible form into out (size bytes, NUL-terminated; text that does not fit is cut
+ * before the first character that would not fit whole). Returns the length written. */
+size_t util_visible(char *out, size_t size, const char *text);
+/* text in visible form: text itself when it is already, else *buf (grown, with capacity *cap;
+ * NULL and 0 to start; the caller frees it), which the next call may overwrite. */
+const char *util_visible_str(const char *text, char **buf, size_t *cap);
+/* text in visible form, written to out. */
+void util_print_safe(FILE *out, const char *text);
 
 /* FNV-1a over bytes, the hash every table in proftop uses. */
 static inline uint64_t util_hash_bytes(const void *data, size_t len, uint64_t seed)

@@ -3,7 +3,8 @@
  * A file that fails names its line and leaves no result, only the trace of what was read before
  * (printed, as report prints it); a file that parses is printed as dprofpp's table and tree and
  * turned into a snapshot, whose counts must add up. The same bytes read from a file, a piece at a
- * time, must give the same result and the same error. */
+ * time, must give the same result and the same error. What is printed holds no control byte but
+ * the report's own line breaks and form feeds: the file's names are in visible form. */
 #include "proftop/report.h"
 #include "proftop/snapshot.h"
 #include "proftop/tmon_read.h"
@@ -91,6 +92,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		tmon_free(tm);
 	}
 	fclose(fp);
+	for (size_t i = 0; i < n; i++)
+		if (((unsigned char)out[i] < 0x20 && out[i] != '\n' && out[i] != '\f') || out[i] == 0x7f)
+			abort();
 	free(out);
 	return 0;
 }

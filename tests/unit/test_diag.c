@@ -67,11 +67,12 @@ static void order_levels_and_once(void **state)
 	assert_int_equal(g.level[1], DIAG_INFO);
 	diag_report(d, DIAG_WARNING, "cannot read /proc/1/maps");
 	assert_int_equal(diag_deliver(d, &ops, &g), 0);
-	/* A path the target chose cannot put escape sequences on a terminal. */
-	diag_report(d, DIAG_WARNING, "no symbols for %s", "/tmp/\033]0;x\007\n.so");
+	/* A path the target chose cannot put escape sequences on a terminal: its control characters
+	 * (C1 and stray bytes too) are in visible form, as batch mode and the screen show names. */
+	diag_report(d, DIAG_WARNING, "no symbols for %s", "/tmp/\033]0;x\007\n\302\233\377.so");
 	g.n = 0;
 	diag_deliver(d, &ops, &g);
-	assert_string_equal(g.text[0], "no symbols for /tmp/?]0;x??.so");
+	assert_string_equal(g.text[0], "no symbols for /tmp/^[]0;x^G^J\\u009b\\xff.so");
 	assert_string_equal(diag_prefix(DIAG_WARNING), "warning: ");
 	assert_string_equal(diag_prefix(DIAG_ERROR), "");
 	diag_free(d);
@@ -104,6 +105,35 @@ static void full_queue_is_summed_up(void **state)
 	assert_int_equal(g.n, 1);
 	assert_int_equal(strlen(g.text[0]), DIAG_TEXT_MAX);
 	diag_free(d);
+}
+
+/* A report of escapes longer than a report may be: cut at a whole character, nothing raw left;
+ * diag_print() shows any text visibly too (a save's message names a file the user chose). */
+static void reports_are_visible(void **state)
+{
+	struct diag *d = diag_new();
+	struct diag_ops ops = { collect };
+	struct got g = { 0 };
+	char escapes[DIAG_TEXT_MAX + 1], *printed = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	(void)state;
+	memset(escapes, '\033', DIAG_TEXT_MAX);
+	escapes[DIAG_TEXT_MAX] = 0;
+	diag_report(d, DIAG_WARNING, "x%s", escapes);
+	diag_deliver(d, &ops, &g);
+	assert_int_equal(g.n, 1);
+	assert_int_equal(strlen(g.text[0]), DIAG_TEXT_MAX - 1); /* "x" and 119 whole "^[" */
+	assert_null(strchr(g.text[0], '\033'));
+	assert_string_equal(g.text[0] + strlen(g.text[0]) - 4, "^[^[");
+	diag_free(d);
+	out = open_memstream(&printed, &size);
+	assert_non_null(out);
+	diag_print(out, DIAG_ERROR, "cannot write /tmp/a\033[2J\nb");
+	fclose(out);
+	assert_string_equal(printed, "proftop: cannot write /tmp/a^[[2J^Jb\n");
+	free(printed);
 }
 
 #define THREADS 4
@@ -160,6 +190,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(order_levels_and_once),
 		cmocka_unit_test(full_queue_is_summed_up),
+		cmocka_unit_test(reports_are_visible),
 		cmocka_unit_test(threads_report_while_one_delivers),
 	};
 

@@ -221,13 +221,14 @@ static void tmon_table_numbers(void **state)
 }
 
 /* Whitespace in a name becomes U+00A0 on the & line (dprofpp splits fields on ASCII whitespace)
- * and comes back as a space; the header holds nothing from the target. */
+ * and comes back as a space, other control characters are in visible form (^A, ^[); the header
+ * holds nothing from the target. */
 static void tmon_names_and_header(void **state)
 {
 	struct fixture *f = *state;
 	static const char evil_module[] = "x';system('id');'\n$hz=1;";
 	struct profile *p = profile_new(NULL);
-	uint32_t evil = func(p, evil_module, "a b\tc\x01");
+	uint32_t evil = func(p, evil_module, "a b\tc\x01\033[2J");
 	char *text, *part2, *line;
 	size_t len;
 
@@ -244,7 +245,7 @@ static void tmon_names_and_header(void **state)
 	*part2 = '\n';
 	line = strstr(part2, "\n& 1 ");
 	assert_non_null(line);
-	assert_non_null(strstr(line, "& 1 x';system('id');'\xc2\xa0$hz=1; a\xc2\xa0" "b\xc2\xa0" "c?\n"));
+	assert_non_null(strstr(line, "& 1 x';system('id');'\xc2\xa0$hz=1; a\xc2\xa0" "b\xc2\xa0" "c^A^[[2J\n"));
 	free(text);
 	snapshot_unref(s);
 
@@ -295,7 +296,64 @@ static void folded_lines_and_sum(void **state)
 	free(text);
 }
 
+/* Names with line breaks and escape sequences (an ELF symbol can be any bytes) keep every text
+ * format's lines whole and put no control character in the file: they are in visible form, as
+ * batch mode prints them. */
+static void text_formats_show_names_visibly(void **state)
+{
+	static const char name[] = "a\nb;c\033]0;T\007\r", module[] = "m\nod\xc2\x9b";
+	int (*const writers[])(FILE *, const struct snapshot *, const struct export_scope *) = {
+		export_folded, export_callgrind, export_tmon };
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = func(p, "prog", "main"), evil = func(p, module, name);
+	struct snapshot *s;
+	char *text;
+
+	(void)state;
+	add(p, 1, 3, 2, main_, evil);
+	s = profile_snapshot(p);
+	profile_free(p);
+	s->freq = HZ;
+	for (size_t w = 0; w < sizeof(writers) / sizeof(*writers); w++) {
+		text = render(s, writers[w], NULL, NULL);
+		for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+			if ((*c < 0x20 && *c != '\n') || *c == 0x7f)
+				fail_msg("writer %zu: control byte 0x%02x at %zu", w, *c,
+					 (size_t)((const char *)c - text));
+		assert_null(strstr(text, "\xc2\x9b"));
+		if (w == 0)
+			assert_string_equal(text, "main;a^Jb:c^[]0:T^G^M 3\n");
+		else if (w == 1)
+			assert_non_null(strstr(text, "\ncob=(2) m^Jod\\u009b\ncfl=(2) m^Jod\\u009b\n"
+						     "cfn=(2) a^Jb;c^[]0;T^G^M\ncalls=1 0\n"));
+		else
+			assert_non_null(strstr(text, " m\xc2\xa0od\\u009b a\xc2\xa0" "b;c^[]0;T^G\xc2\xa0\n"));
+		free(text);
+	}
+	snapshot_unref(s);
+}
+
 /* --- callgrind ---------------------------------------------------------------------------------- */
+
+/* A profile without a single call (a JIT's code, which nothing unwinds out of): one fn, its self
+ * cost, no calls= line. (Under UBSan, the empty edge list once reached qsort() as NULL.) */
+static void callgrind_without_calls(void **state)
+{
+	struct profile *p = profile_new(NULL);
+	struct snapshot *s;
+	char *text;
+
+	(void)state;
+	add(p, 1, 5, 1, func(p, "[jit]", "jit_hot_loop"));
+	s = profile_snapshot(p);
+	profile_free(p);
+	s->freq = HZ;
+	text = render(s, export_callgrind, NULL, NULL);
+	assert_non_null(strstr(text, "\nfn=(1) jit_hot_loop\n0 5\n"));
+	assert_null(strstr(text, "calls="));
+	free(text);
+	snapshot_unref(s);
+}
 
 /* Inclusive cost per function as callgrind_annotate computes it: self lines plus the cost line
  * after each calls= line, under the current fn. Names come from "fn=(id) name" compression. */
@@ -555,7 +613,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tmon_names_and_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(tmon_one_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(folded_lines_and_sum, setup, teardown),
+		cmocka_unit_test(text_formats_show_names_visibly),
 		cmocka_unit_test_setup_teardown(callgrind_costs, setup, teardown),
+		cmocka_unit_test(callgrind_without_calls),
 		cmocka_unit_test_setup_teardown(pprof_decodes, setup, teardown),
 		cmocka_unit_test(formats_from_names),
 		cmocka_unit_test_setup_teardown(walk_is_hottest_first, setup, teardown),

@@ -286,6 +286,27 @@ static void fake_exits(void **state)
 	tmon_free(tm);
 }
 
+/* A file's names are any bytes: the table and the trees show them in visible form, so none of
+ * them acts on a terminal (the one difference from dprofpp, which prints them raw). */
+static void names_show_visibly(void **state)
+{
+	(void)state;
+	static const char text[] = "#fOrTyTwO\n$hz=100;\n$rrun_utime=3;\nPART2\n"
+				   "& 1 main jit\033]0;TITLE\007\033[2J\xc2\x9b\xff\n+ 1\n@ 3 0 3\n- 1\n";
+	static const char shown[] = "main::jit^[]0;TITLE^G^[[2J\\u009b\\xff";
+	struct report_options modes[] = { { .columns = 120 }, { .tree = true }, { .compact_tree = true } };
+
+	for (size_t m = 0; m < sizeof(modes) / sizeof(*modes); m++) {
+		char *out = run(text, modes[m]);
+
+		assert_non_null(strstr(out, shown));
+		assert_null(strchr(out, '\033'));
+		assert_null(strchr(out, '\007'));
+		assert_null(strstr(out, "\xc2\x9b"));
+		free(out);
+	}
+}
+
 /* A file as a snapshot: packages become modules, no-break spaces become spaces again, ticks
  * become samples, the header's times and proftop's counters come along. */
 static void snapshot_of_file(void **state)
@@ -481,6 +502,7 @@ int main(void)
 		cmocka_unit_test(errors_name_the_line),
 		cmocka_unit_test(trees_of_broken_files),
 		cmocka_unit_test(fake_exits),
+		cmocka_unit_test(names_show_visibly),
 		cmocka_unit_test(snapshot_of_file),
 		cmocka_unit_test(big_file),
 		cmocka_unit_test(long_lines),

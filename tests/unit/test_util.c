@@ -1,6 +1,7 @@
 /* Unit tests of util.c's fatal path: a worker thread's fatal error is finished on the thread that
  * registered the hook (the one that owns the terminal), which runs the hook, prints and exits 1.
- * Each case runs in a child process, since it ends the process. */
+ * Each case runs in a child process, since it ends the process. Then the visible form of text
+ * from the target: what acts on a terminal shows, everything else stays. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -139,8 +140,8 @@ static char *printed_safe(const char *s)
 	return text;
 }
 
-/* Names from the target reach a terminal without doing anything: C0 controls and DEL in caret
- * notation, C1 controls and bytes that are not UTF-8 as '?', everything else as it is. */
+/* util_print_safe() writes the one visible form (util.h) to a stream: C0 controls and DEL in
+ * caret notation, C1 controls as \u00NN, bytes that are not UTF-8 as \xNN, the rest as it is. */
 static void print_safe(void **state)
 {
 	(void)state;
@@ -148,18 +149,86 @@ static void print_safe(void **state)
 		{ "jit\x1b]0;TITLE\a\x1b[2J", "jit^[]0;TITLE^G^[[2J" },
 		{ "tab\tnew\nline\x7f", "tab^Inew^Jline^?" },
 		{ "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5", "caf\xc3\xa9 \xe2\x86\x92 \xf0\x9f\x94\xa5" },
-		{ "csi\xc2\x9b" "2J", "csi?2J" },           /* U+009B, the 8-bit CSI */
-		{ "raw\x9b\xff\xc3", "raw???" },         /* not UTF-8 */
-		{ "over\xc0\xaf\xed\xa0\x80", "over?????" }, /* overlong, surrogate */
+		{ "csi\xc2\x9b" "2J", "csi\\u009b2J" },       /* U+009B, the 8-bit CSI */
+		{ "raw\x9b\xff\xc3", "raw\\x9b\\xff\\xc3" }, /* not UTF-8 */
+		{ "over\xc0\xaf\xed\xa0\x80", "over\\xc0\\xaf\\xed\\xa0\\x80" }, /* overlong, surrogate */
 		{ "std::vector<int>::push_back", "std::vector<int>::push_back" },
+		{ "", "" },
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
-		char *got = printed_safe(cases[i][0]);
+		char *got = printed_safe(cases[i][0]), *buf = NULL;
+		size_t cap = 0;
 
 		assert_string_equal(got, cases[i][1]);
+		assert_string_equal(got, util_visible_str(cases[i][0], &buf, &cap));
 		free(got);
+		free(buf);
 	}
+}
+
+/* visible(text) compared with want; the form of the form is itself. */
+static void assert_visible(const char *text, const char *want)
+{
+	char *buf = NULL, *again = NULL;
+	size_t cap = 0, again_cap = 0;
+	const char *got = util_visible_str(text, &buf, &cap);
+
+	assert_string_equal(got, want);
+	assert_ptr_equal(util_visible_str(got, &again, &again_cap), got);
+	assert_null(again);
+	free(buf);
+}
+
+static void visible_text(void **state)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+	const char *plain = "main operator new(unsigned long) [jit] libc.so.6";
+
+	(void)state;
+	/* Printable text, UTF-8 included, is the text itself: no copy. */
+	assert_ptr_equal(util_visible_str(plain, &buf, &cap), plain);
+	assert_visible("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 a\xc2\xa0" "b",
+		       "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 a\xc2\xa0" "b");
+	assert_null(buf);
+	/* C0 controls and DEL in caret notation, as curses draws them. */
+	assert_visible("jit\033]0;TITLE\007\033[2J", "jit^[]0;TITLE^G^[[2J");
+	assert_visible("\001\t\n\r\037\177", "^A^I^J^M^_^?");
+	assert_visible("name\n", "name^J"); /* the first to change is the last */
+	assert_visible("\033", "^[");
+	/* C1 controls as code points; U+00A0 is no control. */
+	assert_visible("\xc2\x80\xc2\x9b[2J\xc2\x9f", "\\u0080\\u009b[2J\\u009f");
+	/* Bytes outside well-formed UTF-8: stray, overlong, surrogate, past U+10FFFF, cut short. */
+	assert_visible("\xff\x80", "\\xff\\x80");
+	assert_visible("\xc0\xaf", "\\xc0\\xaf");
+	assert_visible("\xed\xa0\x80", "\\xed\\xa0\\x80");
+	assert_visible("\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80");
+	assert_visible("a\xe2\x82", "a\\xe2\\x82");
+	assert_visible("\xe2\x82\033", "\\xe2\\x82^[");
+	free(buf);
+}
+
+static void visible_cut_whole(void **state)
+{
+	char out[8], stray[65], *buf = NULL;
+	size_t cap = 0;
+
+	(void)state;
+	assert_int_equal(util_visible(out, 3, "a\033b"), 1); /* "a^" would be half of ^[ */
+	assert_string_equal(out, "a");
+	assert_int_equal(util_visible(out, 4, "a\033b"), 3);
+	assert_string_equal(out, "a^[");
+	assert_int_equal(util_visible(out, 7, "\xc2\x9bx"), 6);
+	assert_string_equal(out, "\\u009b");
+	assert_int_equal(util_visible(out, 1, "abc"), 0);
+	assert_string_equal(out, "");
+	assert_int_equal(util_visible(out, 0, "abc"), 0);
+	/* The worst case grows fourfold, and the buffer holds it. */
+	memset(stray, 0xff, 64);
+	stray[64] = 0;
+	assert_int_equal(strlen(util_visible_str(stray, &buf, &cap)), 256);
+	free(buf);
 }
 
 int main(void)
@@ -168,6 +237,8 @@ int main(void)
 		cmocka_unit_test(hook_runs_on_the_main_thread),
 		cmocka_unit_test(parse_hex),
 		cmocka_unit_test(print_safe),
+		cmocka_unit_test(visible_text),
+		cmocka_unit_test(visible_cut_whole),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
