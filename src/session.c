@@ -95,24 +95,17 @@ static int fail(struct session *s, int status, char **message, char *text)
 	return status;
 }
 
-/* Whether pid is a kernel thread, then said in text, its name in caret notation like every name
- * from a target (util_print_safe). */
+/* Whether pid is a kernel thread, then said in text, its name in visible form like every name
+ * from a target. */
 static bool kernel_thread(pid_t pid, char *text, size_t size)
 {
-	char name[64], *safe = NULL;
-	size_t len = 0;
-	FILE *f;
+	char name[64], safe[64 * UTIL_VISIBLE_CHAR_MAX];
 
 	if (!target_kernel_thread(pid, name, sizeof(name)))
 		return false;
-	f = open_memstream(&safe, &len);
-	if (f) {
-		util_print_safe(f, name);
-		fclose(f);
-	}
+	util_visible(safe, sizeof(safe), name);
 	snprintf(text, size, "pid %d (%s) is a kernel thread: it has no user space for proftop to "
-		 "profile", (int)pid, safe ? safe : "?");
-	free(safe);
+		 "profile", (int)pid, safe);
 	return true;
 }
 
@@ -121,7 +114,7 @@ static bool kernel_thread(pid_t pid, char *text, size_t size)
 static int open_attach(struct session *s, const struct session_options *o, char **message)
 {
 	pid_t *pids = xmalloc(o->npids * sizeof(*pids)), missing = 0;
-	char text[160];
+	char text[512];
 	size_t n = 0;
 	int err = 0;
 
