@@ -6,10 +6,11 @@
  * the target; the directory is fsync'd after. A write killed on its way leaves its temporary
  * file: a later write of NAME removes it once its PID is gone and it is ten minutes old
  * (temp_is_stale()). A symbolic link at the target path is refused (rename would replace the
- * link, not follow it, but a user who put a link there meant something else). Targets that are not regular files — /dev/null, a FIFO, a
- * standard output that is a pipe or a terminal — are written in place, since renaming over them
- * would replace the device node; without ever blocking (wait_write()), since the session keeps
- * SIGINT, SIGTERM and SIGHUP blocked and a blocked write() would make proftop deaf to them.
+ * link, not follow it, but a user who put a link there meant something else). Targets that are
+ * not regular files — /dev/null, a FIFO, a standard output that is a pipe or a terminal — are
+ * written in place, since renaming over them would replace the device node; without ever
+ * blocking (wait_write()), since the session keeps the signals that end it blocked
+ * (ENDING_SIGNALS) and a blocked write() would make proftop deaf to them.
  * Numbered saves (export_save) link the temporary file into place with RENAME_NOREPLACE, so two
  * proftops saving at once never overwrite each other. */
 #include "proftop/export.h"
@@ -133,7 +134,7 @@ struct out_file {
 	char *dir;           /* its directory, for the fsync after the rename */
 	bool is_stdout;
 	bool in_place;       /* not a regular file: written through wait_write() */
-	int signal_fd;       /* while writing in place: readable when SIGINT, SIGTERM or SIGHUP is
+	int signal_fd;       /* while writing in place: readable when one of ENDING_SIGNALS is
 			      * pending; -1 otherwise */
 	int signo;           /* the signal that abandoned a write in place; 0: none */
 	uint64_t written;    /* bytes a write in place handed on */
@@ -154,11 +155,9 @@ static const char *out_name(const struct out_file *f)
 static char *write_fail_text(const struct out_file *f, const char *what, int err)
 {
 	if (f->signo)
-		return xasprintf("cannot write %s: interrupted by %s while waiting to write: only "
+		return xasprintf("cannot write %s: interrupted by SIG%s while waiting to write: only "
 				 "%llu bytes of the snapshot went in", out_name(f),
-				 f->signo == SIGINT ? "SIGINT" : f->signo == SIGHUP ? "SIGHUP"
-							       : "SIGTERM",
-				 (unsigned long long)f->written);
+				 sigabbrev_np(f->signo), (unsigned long long)f->written);
 	return fail_text(out_name(f), what, err);
 }
 
@@ -285,22 +284,27 @@ static int open_temp(struct out_file *f, char **message)
 
 /* --- writing in place: FIFOs, devices, standard output --------------------------------------- */
 
-/* Which of SIGINT, SIGTERM and SIGHUP is pending (blocked: the session reads them from its
- * signalfd). */
+/* The signals that end a session (session.c blocks them and reads them from a signalfd). */
+static const int ENDING_SIGNALS[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
+
+/* Which of ENDING_SIGNALS is pending. */
 static int pending_signal(void)
 {
 	sigset_t set;
 
 	if (sigpending(&set) < 0)
 		return SIGTERM;
-	return sigismember(&set, SIGINT) ? SIGINT : sigismember(&set, SIGHUP) ? SIGHUP : SIGTERM;
+	for (size_t i = 0; i < sizeof(ENDING_SIGNALS) / sizeof(ENDING_SIGNALS[0]); i++)
+		if (sigismember(&set, ENDING_SIGNALS[i]))
+			return ENDING_SIGNALS[i];
+	return SIGTERM;
 }
 
 /* The stream's write: all of buf, at most PIPE_BUF bytes at a time once poll() says there is
  * room, so that no write() blocks, not even on a standard output that is not non-blocking (a
  * pipe with room takes PIPE_BUF bytes at once). A FIFO whose reader stops reading, or a
  * terminal on hold, would otherwise stop proftop for good with its signals blocked; here a
- * pending SIGINT, SIGTERM or SIGHUP abandons the wait (and stays pending for the session).
+ * pending one of ENDING_SIGNALS abandons the wait (and stays pending for the session).
  * Returns size, or -1 with errno (EINTR for a signal). */
 static ssize_t wait_write(void *cookie, const char *buf, size_t size)
 {
@@ -336,9 +340,8 @@ static void open_wait_stream(struct out_file *f)
 	sigset_t set;
 
 	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
+	for (size_t i = 0; i < sizeof(ENDING_SIGNALS) / sizeof(ENDING_SIGNALS[0]); i++)
+		sigaddset(&set, ENDING_SIGNALS[i]);
 	f->in_place = true;
 	/* Without it (no descriptor left), a wait ends only when there is room. */
 	f->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);

@@ -4,9 +4,10 @@
  * Threads: this runs on the thread that runs the session (the main thread) and reads the profile
  * only through snapshot references. Signals: session_open() blocked SIGINT, SIGTERM, SIGQUIT,
  * SIGHUP, SIGCHLD and SIGUSR1 in every thread; the session reads them from a signalfd, so
- * quitting on them goes through the screen's leave op, which restores the terminal. SIGWINCH is not blocked:
- * ncurses' handler turns it into KEY_RESIZE, and ours (chained before it) also writes to a pipe
- * the loop polls, since the signal may land on another thread while this one sleeps in poll().
+ * quitting on them goes through the screen's leave op, which restores the terminal. SIGWINCH is
+ * not blocked: ncurses' handler turns it into KEY_RESIZE, and ours (chained before it) also
+ * writes to a pipe the loop polls, since the signal may land on another thread while this one
+ * sleeps in poll().
  * Fatal errors restore the terminal through util_set_fatal_hook(), on this thread only. */
 #include "proftop/tui.h"
 

@@ -6,8 +6,8 @@
  * target's directory, fsync, rename. A failure at any point leaves the previous file as it was and
  * says what failed; a symbolic link at the target path is refused, never followed. A FIFO, a
  * device or a standard output that is no regular file is written in place, and never blocks:
- * a FIFO nobody reads is an error, and a wait for room ends when SIGINT, SIGTERM or SIGHUP is
- * pending (the session keeps them blocked). The writers (export_tmon.c, ...) only turn one tree
+ * a FIFO nobody reads is an error, and a wait for room ends when SIGINT, SIGTERM, SIGQUIT or
+ * SIGHUP is pending (the session keeps them blocked). The writers (export_tmon.c, ...) only turn one tree
  * of a snapshot into bytes on a stream.
  *
  * A snapshot keeps no time order of its samples, so the writers walk its call tree depth first,

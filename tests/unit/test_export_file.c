@@ -365,12 +365,11 @@ static struct snapshot *big_snapshot(struct profile *p)
 	return s;
 }
 
-/* A reader that stops reading cannot hold proftop: with SIGTERM blocked (as the session blocks
- * it) and pending, the write that waits for room is abandoned, says so, and leaves the signal
- * pending for the session. */
-static void stuck_reader_and_a_signal(void **state)
+/* A reader that stops reading cannot hold proftop: with a signal that ends the session blocked
+ * (as the session blocks it) and pending, the write that waits for room is abandoned, says so,
+ * and leaves the signal pending for the session. */
+static void stuck_reader_and(struct fixture *f, int sig, const char *said)
 {
-	struct fixture *f = *state;
 	const char *fifo = path_in(f, "out.folded");
 	struct profile *p = profile_new(NULL);
 	struct snapshot *s = big_snapshot(p);
@@ -383,22 +382,30 @@ static void stuck_reader_and_a_signal(void **state)
 	assert_true(reader >= 0);
 	assert_true(fcntl(reader, F_SETPIPE_SZ, 4096) >= 4096);
 	sigemptyset(&term);
-	sigaddset(&term, SIGTERM);
+	sigaddset(&term, sig);
 	assert_int_equal(sigprocmask(SIG_BLOCK, &term, &old), 0);
-	assert_int_equal(raise(SIGTERM), 0);
+	assert_int_equal(raise(sig), 0);
 	alarm(20);
 	assert_int_equal(export_write(s, fifo, EXPORT_AUTO, false, &message), -EINTR);
 	alarm(0);
-	assert_non_null(strstr(message, "out.folded: interrupted by SIGTERM while waiting to write: "
-					 "only "));
+	assert_non_null(strstr(message, said));
 	free(message);
 	assert_int_equal(sigpending(&pending), 0);
-	assert_true(sigismember(&pending, SIGTERM));
+	assert_true(sigismember(&pending, sig));
 	assert_int_equal(sigwait(&term, &signo), 0);
 	assert_int_equal(sigprocmask(SIG_SETMASK, &old, NULL), 0);
 	close(reader);
+	unlink(fifo);
 	snapshot_unref(s);
 	profile_free(p);
+}
+
+static void stuck_reader_and_a_signal(void **state)
+{
+	stuck_reader_and(*state, SIGTERM, "out.folded: interrupted by SIGTERM while waiting to "
+					  "write: only ");
+	stuck_reader_and(*state, SIGQUIT, "out.folded: interrupted by SIGQUIT while waiting to "
+					  "write: only ");
 }
 
 /* A PID that no process has: a child's, once reaped. */
