@@ -113,6 +113,12 @@ static size_t chop_field(const char **text, size_t width, const char **item, siz
 	if (!chop || !*s) {
 		chop = s;
 		itemsize = n;
+		/* A cut at the width never splits a UTF-8 character (the name is in visible form:
+		 * its halves would not be). */
+		while (chop > *text + 1 && ((unsigned char)*chop & 0xc0) == 0x80) {
+			chop--;
+			itemsize--;
+		}
 	}
 	*size = itemsize;
 	n = (size_t)(chop - *text);

@@ -307,6 +307,37 @@ static void names_show_visibly(void **state)
 	}
 }
 
+/* Whether every line of text is well-formed UTF-8 on its own (2- and 3-byte forms suffice). */
+static bool lines_whole_utf8(const char *text)
+{
+	for (const unsigned char *p = (const unsigned char *)text; *p;) {
+		int more = *p < 0x80 ? 0 : (*p & 0xe0) == 0xc0 ? 1 : (*p & 0xf0) == 0xe0 ? 2 : -1;
+
+		if (more < 0)
+			return false;
+		for (p++; more > 0; more--, p++)
+			if ((*p & 0xc0) != 0x80)
+				return false;
+	}
+	return true;
+}
+
+/* A long name wraps at the name column's width, but never between the bytes of a character. */
+static void wrapping_keeps_characters_whole(void **state)
+{
+	(void)state;
+	char text[512] = "#fOrTyTwO\n$hz=100;\n$rrun_utime=3;\nPART2\n& 1 main x";
+	char *out;
+
+	for (int i = 0; i < 60; i++)
+		strcat(text, "\xc3\xa9"); /* é */
+	strcat(text, "\n+ 1\n@ 3 0 3\n- 1\n");
+	out = run(text, (struct report_options){ 0 });
+	assert_non_null(strstr(out, "main::x\xc3\xa9"));
+	assert_true(lines_whole_utf8(out));
+	free(out);
+}
+
 /* A file as a snapshot: packages become modules, no-break spaces become spaces again, ticks
  * become samples, the header's times and proftop's counters come along. */
 static void snapshot_of_file(void **state)
@@ -503,6 +534,7 @@ int main(void)
 		cmocka_unit_test(trees_of_broken_files),
 		cmocka_unit_test(fake_exits),
 		cmocka_unit_test(names_show_visibly),
+		cmocka_unit_test(wrapping_keeps_characters_whole),
 		cmocka_unit_test(snapshot_of_file),
 		cmocka_unit_test(big_file),
 		cmocka_unit_test(long_lines),
