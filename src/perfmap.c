@@ -32,8 +32,6 @@
 #define PERFMAP_READ_MAX	(64u << 20)
 /* The read buffer: more than PERFMAP_LINE_MAX, so a chunk always holds a line or a line's head. */
 #define PERFMAP_CHUNK		(256u << 10)
-/* How much of a line is looked at: two 64-bit hex fields and their blanks, then the name. */
-#define PERFMAP_LINE_MAX	(PERFMAP_NAME_MAX + 128)
 
 struct perfmap_sym {
 	uint64_t start;
@@ -227,6 +225,9 @@ static void perfmap_add_line(struct perfmap *map, const char *line, size_t len, 
 
 	if (perfmap_parse_line(line, len, &e))
 		return;
+	/* The head of an overlong line ends wherever it was cut, maybe inside a character. */
+	if (overlong && !e.cut)
+		e.name_len = perfmap_cut(e.name, e.name_len);
 	sym = perfmap_place(map, e.start);
 	name = sym ? perfmap_name(map, &e) : NULL;
 	if (!name) {

@@ -30,6 +30,8 @@ struct strpool;
 #define PERFMAP_RECHECK_NS	(100 * 1000 * 1000ull)
 /* A longer name is cut to this many bytes (not inside a UTF-8 character). */
 #define PERFMAP_NAME_MAX	4096u
+/* How much of a line is looked at: two 64-bit hex fields and their blanks, then the name. */
+#define PERFMAP_LINE_MAX	(PERFMAP_NAME_MAX + 128)
 /* At most this many functions in one map. A map this full whose replaced entries, once dropped,
  * free less than an eighth of it takes no new starts. */
 #define PERFMAP_ENTRIES_MAX	(1u << 20)

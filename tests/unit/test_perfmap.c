@@ -219,6 +219,34 @@ static void test_overlong_line(void **state)
 	free(buf);
 }
 
+/* An overlong line whose name starts late (leading zeros) has a head that ends inside a
+ * character: its name is cut before that character. */
+static void test_overlong_line_cut_whole(void **state)
+{
+	size_t zeros = PERFMAP_LINE_MAX - 8 - 101, len = PERFMAP_LINE_MAX + 100, at;
+	char *buf = malloc(len + 1);
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	const char *name;
+
+	(void)state;
+	assert_non_null(buf);
+	memset(buf, '0', zeros);
+	memcpy(buf + zeros, "1000 10 ", 8);
+	for (at = zeros + 8; at + 2 <= len; at += 2)
+		memcpy(buf + at, "\xc3\xa9", 2); /* é: the head's last byte is its first half */
+	buf[at] = '\n';
+	assert_int_equal((PERFMAP_LINE_MAX - zeros - 8) % 2, 1);
+	perfmap_parse(map, buf, at + 1);
+	name = perfmap_lookup(map, 0x1000);
+	assert_non_null(name);
+	assert_int_equal(strlen(name), PERFMAP_LINE_MAX - zeros - 8 - 1);
+	assert_int_equal((unsigned char)name[strlen(name) - 1], 0xa9);
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+}
+
 /* Past PERFMAP_ENTRIES_MAX distinct starts new ones are skipped and counted; a known start is
  * still replaced. */
 static void test_entries_limit(void **state)
@@ -396,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_refresh_wrong_owner),
 		cmocka_unit_test(test_long_name_cut),
 		cmocka_unit_test(test_overlong_line),
+		cmocka_unit_test(test_overlong_line_cut_whole),
 		cmocka_unit_test(test_entries_limit),
 		cmocka_unit_test(test_entries_replaced_not_counted),
 		cmocka_unit_test(test_names_limit),
