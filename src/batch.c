@@ -4,6 +4,7 @@
  * reader of a pipe went away, a full disk), the run ends as on a signal. */
 #include "proftop/batch.h"
 
+#include "proftop/outstream.h"
 #include "proftop/session.h"
 #include "proftop/util.h"
 #include "proftop/view.h"
@@ -96,25 +97,30 @@ int batch_print_table(FILE *out, const struct snapshot *s, const char *title,
 
 struct batch {
 	const struct batch_options *o;
-	FILE *out;
-	int pipe_fd;               /* out's descriptor when it is a pipe's write end, else -1 */
+	FILE *out;                 /* the tables' stream: the given one, or stream's */
+	const char *out_name;
+	struct outstream *stream;  /* when the given stream is no regular file: never blocking */
+	int pipe_fd;               /* its descriptor when it is a pipe's write end, else -1 */
 	int write_error;           /* errno of the first table that could not be written; 0: none */
 };
 
-/* A table nobody can read ends the run: the session then stops profiling as on a signal and
- * still writes the -o snapshot. A reader that went away (EPIPE) is how a pipe ends, as in
- * `proftop -b ... | head`, so only other errors (a full disk) are told. */
+/* A table nobody can read ends the tables, and the run: the session then stops profiling as
+ * on a signal and still writes the -o snapshot. A reader that went away (EPIPE) is how a pipe
+ * ends, as in `proftop -b ... | head`, and a table given up for a signal (outstream.h) ends
+ * the run on that signal, so only other errors (a full disk, a stalled reader) are told. */
 static void write_failed(struct batch *b, int err)
 {
-	char *text;
+	char *why = b->stream ? outstream_gave_up(b->stream) : NULL, *text;
 
 	b->write_error = err;
-	if (err == EPIPE)
+	if (err == EPIPE || (b->stream && outstream_signal(b->stream))) {
+		free(why);
 		return;
-	text = xasprintf("cannot write the tables to %s: %s",
-			 b->out == stderr ? "standard error" : "standard output", strerror(err));
+	}
+	text = xasprintf("cannot write the tables to %s: %s", b->out_name, why ? why : strerror(err));
 	diag_print(stderr, DIAG_ERROR, text);
 	free(text);
+	free(why);
 }
 
 static void print_latest(struct batch *b, struct session *session, const char *title, long rows)
@@ -170,17 +176,39 @@ static bool ended(void *arg, struct session *session)
 	return false;
 }
 
+/* Tables onto a pipe, a terminal or a device go through an outstream: a reader that stops
+ * reading must not keep proftop from acting on SIGTERM. */
+static void open_out(struct batch *b, FILE *out)
+{
+	struct stat st;
+
+	b->out = out;
+	b->out_name = out == stderr ? "standard error" : "standard output";
+	b->pipe_fd = pipe_of(out);
+	if (fileno(out) < 0 || fstat(fileno(out), &st) < 0 || S_ISREG(st.st_mode))
+		return;
+	fflush(out);
+	b->stream = outstream_reopen(fileno(out));
+	b->out = outstream_file(b->stream);
+}
+
 int batch_run(struct session *session, const struct batch_options *o, FILE *out)
 {
-	struct batch b = { o, out, pipe_of(out), 0 };
+	struct batch b = { .o = o };
 	struct session_frontend fe = {
 		.arg = &b,
-		.fds = { b.pipe_fd, -1 },
+		.fds = { -1, -1 },
 		.wake = wake,
 		.refresh = refresh,
 		.ended = ended,
 	};
-	int status = session_run(session, &fe);
+	int status;
 
+	open_out(&b, out);
+	fe.fds[0] = b.pipe_fd;
+	status = session_run(session, &fe);
+	outstream_close(b.stream); /* each table was flushed: nothing is left to fail */
+	if (b.stream && outstream_signal(b.stream))
+		return status;
 	return b.write_error && b.write_error != EPIPE ? 1 : status;
 }

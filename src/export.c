@@ -15,18 +15,17 @@
  * proftops saving at once never overwrite each other. */
 #include "proftop/export.h"
 
+#include "proftop/outstream.h"
 #include "proftop/util.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,10 +132,8 @@ struct out_file {
 	char *tmp;           /* the temporary name; NULL when writing in place or to stdout */
 	char *dir;           /* its directory, for the fsync after the rename */
 	bool is_stdout;
-	bool in_place;       /* not a regular file: written through wait_write() */
-	int signal_fd;       /* while writing in place: readable when one of ENDING_SIGNALS is
-			      * pending; -1 otherwise */
-	int signo;           /* the signal that abandoned a write in place; 0: none */
+	struct outstream *stream; /* not a regular file: written in place, never blocking */
+	char *gave_up;       /* why a write in place gave up (outstream_gave_up()); NULL: it did not */
 	uint64_t written;    /* bytes a write in place handed on */
 };
 
@@ -151,13 +148,16 @@ static const char *out_name(const struct out_file *f)
 	return f->is_stdout ? "standard output" : f->path;
 }
 
-/* The error of writing f: errno err, or the signal that abandoned a wait. */
-static char *write_fail_text(const struct out_file *f, const char *what, int err)
+/* The error of writing f: errno err, or why a write in place gave up waiting. */
+static char *write_fail_text(struct out_file *f, const char *what, int err)
 {
-	if (f->signo)
-		return xasprintf("cannot write %s: interrupted by SIG%s while waiting to write: only "
-				 "%llu bytes of the snapshot went in", out_name(f),
-				 sigabbrev_np(f->signo), (unsigned long long)f->written);
+	if (f->stream && !f->gave_up) {
+		f->gave_up = outstream_gave_up(f->stream);
+		f->written = outstream_written(f->stream);
+	}
+	if (f->gave_up)
+		return xasprintf("cannot write %s: %s: only %llu bytes of the snapshot went in",
+				 out_name(f), f->gave_up, (unsigned long long)f->written);
 	return fail_text(out_name(f), what, err);
 }
 
@@ -284,72 +284,6 @@ static int open_temp(struct out_file *f, char **message)
 
 /* --- writing in place: FIFOs, devices, standard output --------------------------------------- */
 
-/* The signals that end a session (session.c blocks them and reads them from a signalfd). */
-static const int ENDING_SIGNALS[] = { SIGINT, SIGTERM, SIGQUIT, SIGHUP };
-
-/* Which of ENDING_SIGNALS is pending. */
-static int pending_signal(void)
-{
-	sigset_t set;
-
-	if (sigpending(&set) < 0)
-		return SIGTERM;
-	for (size_t i = 0; i < sizeof(ENDING_SIGNALS) / sizeof(ENDING_SIGNALS[0]); i++)
-		if (sigismember(&set, ENDING_SIGNALS[i]))
-			return ENDING_SIGNALS[i];
-	return SIGTERM;
-}
-
-/* The stream's write: all of buf, at most PIPE_BUF bytes at a time once poll() says there is
- * room, so that no write() blocks, not even on a standard output that is not non-blocking (a
- * pipe with room takes PIPE_BUF bytes at once). A FIFO whose reader stops reading, or a
- * terminal on hold, would otherwise stop proftop for good with its signals blocked; here a
- * pending one of ENDING_SIGNALS abandons the wait (and stays pending for the session).
- * Returns size, or -1 with errno (EINTR for a signal). */
-static ssize_t wait_write(void *cookie, const char *buf, size_t size)
-{
-	struct out_file *f = cookie;
-	size_t done = 0;
-
-	while (done < size) {
-		struct pollfd p[2] = { { f->fd, POLLOUT, 0 }, { f->signal_fd, POLLIN, 0 } };
-		ssize_t n;
-
-		if (poll(p, 2, -1) < 0 && errno != EINTR)
-			return -1;
-		if (!p[0].revents && p[1].revents) {
-			f->signo = pending_signal();
-			errno = EINTR;
-			return -1;
-		}
-		if (!p[0].revents)
-			continue;
-		n = write(f->fd, buf + done, size - done < PIPE_BUF ? size - done : PIPE_BUF);
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		done += n > 0 ? (size_t)n : 0;
-		f->written += n > 0 ? (size_t)n : 0;
-	}
-	return (ssize_t)size;
-}
-
-/* f->fd (not a regular file) as a stream through wait_write(). */
-static void open_wait_stream(struct out_file *f)
-{
-	static const cookie_io_functions_t io = { .write = wait_write };
-	sigset_t set;
-
-	sigemptyset(&set);
-	for (size_t i = 0; i < sizeof(ENDING_SIGNALS) / sizeof(ENDING_SIGNALS[0]); i++)
-		sigaddset(&set, ENDING_SIGNALS[i]);
-	f->in_place = true;
-	/* Without it (no descriptor left), a wait ends only when there is room. */
-	f->signal_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-	f->fp = fopencookie(f, "w", io);
-	if (!f->fp)
-		fatal("out of memory (fopencookie)");
-}
-
 /* Open what is at path in place, without waiting: a FIFO nobody reads is an error now. */
 static int open_in_place(struct out_file *f, mode_t mode, char **message)
 {
@@ -357,7 +291,8 @@ static int open_in_place(struct out_file *f, mode_t mode, char **message)
 
 	f->fd = open(f->path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
 	if (f->fd >= 0) {
-		open_wait_stream(f);
+		f->stream = outstream_open(f->fd, true);
+		f->fp = outstream_file(f->stream);
 		return 0;
 	}
 	err = errno;
@@ -385,16 +320,8 @@ static int open_stdout(struct out_file *f, char **message)
 		return 0;
 	}
 	fflush(stdout);
-	/* A description of its own, non-blocking (setting O_NONBLOCK on descriptor 1 would change
-	 * it for the shell and everything else that shares it). A terminal's poll() says there is
-	 * room for any room at all, so a blocking write() of PIPE_BUF bytes into a terminal whose
-	 * reader stalled (a remote connection) would wait in the kernel, deaf to the blocked
-	 * signals; non-blocking, it returns what fit. A socket cannot be opened so: it is written
-	 * through descriptor 1, PIPE_BUF at a time. */
-	f->fd = open("/proc/self/fd/1", O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (f->fd < 0)
-		f->fd = STDOUT_FILENO;
-	open_wait_stream(f);
+	f->stream = outstream_reopen(STDOUT_FILENO);
+	f->fp = outstream_file(f->stream);
 	return 0;
 }
 
@@ -432,7 +359,7 @@ static int out_open(struct out_file *f, const char *path, char **message)
 
 	memset(f, 0, sizeof(*f));
 	f->path = path;
-	f->fd = f->signal_fd = -1;
+	f->fd = -1;
 	if (!strcmp(path, "-"))
 		return open_stdout(f, message);
 	err = look_at(path, &exists, &mode, message);
@@ -455,15 +382,18 @@ static int out_release(struct out_file *f)
 {
 	int err = 0;
 
-	if (f->fp && f->fp != stdout && fclose(f->fp) != 0)
+	if (f->stream) {
+		err = outstream_close(f->stream); /* descriptor 1 itself stays open */
+		if (err && !f->gave_up) {
+			f->gave_up = outstream_gave_up(f->stream);
+			f->written = outstream_written(f->stream);
+		}
+	} else if (f->fp && f->fp != stdout && fclose(f->fp) != 0) {
 		err = errno;
-	/* Descriptor 1 stays open; proftop's own descriptor of standard output is closed. */
-	if (f->in_place && f->fd >= 0 && f->fd != STDOUT_FILENO && close(f->fd) < 0 && !err)
-		err = errno;
-	if (f->signal_fd >= 0)
-		close(f->signal_fd);
+	}
+	f->stream = NULL;
 	f->fp = NULL;
-	f->fd = f->signal_fd = -1;
+	f->fd = -1;
 	return err;
 }
 
@@ -474,7 +404,8 @@ static void out_abandon(struct out_file *f)
 		unlink(f->tmp);
 	free(f->tmp);
 	free(f->dir);
-	f->tmp = f->dir = NULL;
+	free(f->gave_up);
+	f->tmp = f->dir = f->gave_up = NULL;
 }
 
 static void sync_dir(const char *dir)
@@ -627,7 +558,7 @@ static int check_stdout(const struct export_options *o, bool screen, char **mess
 
 int export_check(const struct export_options *o, bool screen, char **message)
 {
-	struct out_file f = { .path = o->output, .fd = -1, .signal_fd = -1 };
+	struct out_file f = { .path = o->output, .fd = -1 };
 	bool exists = false;
 	mode_t mode = 0;
 	int err;

@@ -11,6 +11,7 @@
 #include "proftop/session.h"
 
 #include "proftop/collector.h"
+#include "proftop/outstream.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/target.h"
@@ -293,6 +294,10 @@ static void stop(struct session *s, enum session_end why)
 	if (stopped(s))
 		return;
 	s->end = why;
+	/* The signal is read: from now on a reader that takes nothing may hold up the final
+	 * table and snapshot only for a while (outstream.h). */
+	if (why == SESSION_END_SIGNAL)
+		outstream_hurry();
 	/* A Ctrl-C (or Ctrl-\) reached the command as well: give it the grace period to finish its
 	 * own way (and exit with its own status) before SIGTERM. */
 	if (s->interrupted && target_launched(s->target))

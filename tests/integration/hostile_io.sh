@@ -145,6 +145,57 @@ check "fifo-stuck-reader-sigterm-exit-1" status $? 1 "$TMPD/stuck.err"
 check "fifo-stuck-reader-message" has "$TMPD/stuck.err" \
 	"^proftop: cannot write $FIFO: interrupted by SIGTERM while waiting to write: only [0-9]+ bytes of the snapshot went in\$"
 
+# hold FIFO|FD READY: a reader that holds a FIFO (or the pipe open at descriptor FD) with room
+# for 4 KiB and never reads; READY appears once something has arrived.
+hold()
+{
+	python3 - "$1" "$2" <<'PY' &
+import array, fcntl, os, sys, termios, time
+fd = int(sys.argv[1]) if sys.argv[1].isdigit() else os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+while True:
+    n = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, n)
+    if n[0] > 0:
+        break
+    time.sleep(0.05)
+open(sys.argv[2], "w").close()
+time.sleep(600)
+PY
+}
+
+# Profiling ended by one SIGTERM, which the session has read; the snapshot then goes to a FIFO
+# whose reader takes nothing. No second signal comes: proftop gives up after a stall of 5 s.
+LIVE_FIFO=$TMPD/live.fifo
+mkfifo "$LIVE_FIFO"
+hold "$LIVE_FIFO" "$TMPD/live.started"
+BG_PIDS="$BG_PIDS $!"
+# (timeout's -k counts from the signal: longer than the stall.)
+timeout -k 20 "$LIMIT" "$PROFTOP_BIN" -b -n 0 -f folded -o "$LIVE_FIFO" -- \
+	"$BUILD_DIR/workloads/randtree" 60 >/dev/null 2>"$TMPD/live.err" </dev/null &
+live_pid=$!
+sleep 2
+pkill -TERM -P $live_pid # proftop alone: timeout(1) would also signal its process group
+wait $live_pid
+check "fifo-stalled-after-signal-exit-1" status $? 1 "$TMPD/live.err"
+check "fifo-stalled-after-signal-message" has "$TMPD/live.err" \
+	"^proftop: cannot write $LIVE_FIFO: its reader took nothing for 5 s after profiling ended: only [0-9]+ bytes of the snapshot went in\$"
+
+# Batch tables into a pipe whose reader takes nothing: SIGTERM still ends proftop (with the
+# command's status, not by the clock), and the -o snapshot is written.
+( timeout -k 5 "$LIMIT" "$PROFTOP_BIN" -b -n 0.05 -o "$TMPD/tables.tmon" -- \
+	"$BUILD_DIR/workloads/randtree" 60 2>"$TMPD/tables.err" </dev/null &
+	echo $! >"$TMPD/tables.timeout"; wait $!; echo $? >"$TMPD/tables.status" ) |
+	{ hold 3 "$TMPD/tables.started" 3<&0; wait; } &
+BG_PIDS="$BG_PIDS $!"
+timeout "$LIMIT" sh -c "until [ -e '$TMPD/tables.started' ]; do sleep 0.1; done"
+sleep 1 # the pipe fills
+pkill -TERM -P "$(cat "$TMPD/tables.timeout")"
+timeout "$LIMIT" sh -c "until [ -e '$TMPD/tables.status' ]; do sleep 0.1; done"
+check "stalled-tables-sigterm-status" status "$(cat "$TMPD/tables.status")" 143 "$TMPD/tables.err"
+check "stalled-tables-snapshot-written" has "$TMPD/tables.tmon" '^#fOrTyTwO$'
+check "stalled-tables-no-error" sh -c "! grep -v 'no symbols' '$TMPD/tables.err'"
+
 # --- a full device ----------------------------------------------------------------------------------
 for format in tmon pprof; do
 	run_proftop "full-$format" -i "$T" -o /dev/full -f $format
