@@ -202,13 +202,15 @@ int batch_run(struct session *session, const struct batch_options *o, FILE *out)
 		.refresh = refresh,
 		.ended = ended,
 	};
+	bool signalled;
 	int status;
 
 	open_out(&b, out);
 	fe.fds[0] = b.pipe_fd;
 	status = session_run(session, &fe);
-	outstream_close(b.stream); /* each table was flushed: nothing is left to fail */
-	if (b.stream && outstream_signal(b.stream))
+	signalled = b.stream && outstream_signal(b.stream);
+	outstream_close(b.stream, NULL); /* each table was flushed: nothing is left to fail */
+	if (signalled)
 		return status;
 	return b.write_error && b.write_error != EPIPE ? 1 : status;
 }

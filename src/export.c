@@ -383,11 +383,14 @@ static int out_release(struct out_file *f)
 	int err = 0;
 
 	if (f->stream) {
-		err = outstream_close(f->stream); /* descriptor 1 itself stays open */
-		if (err && !f->gave_up) {
-			f->gave_up = outstream_gave_up(f->stream);
-			f->written = outstream_written(f->stream);
-		}
+		char *why;
+
+		f->written = outstream_written(f->stream);
+		err = outstream_close(f->stream, &why); /* descriptor 1 itself stays open */
+		if (err && !f->gave_up)
+			f->gave_up = why;
+		else
+			free(why);
 	} else if (f->fp && f->fp != stdout && fclose(f->fp) != 0) {
 		err = errno;
 	}

@@ -171,10 +171,12 @@ char *outstream_gave_up(const struct outstream *out)
 	return NULL;
 }
 
-int outstream_close(struct outstream *out)
+int outstream_close(struct outstream *out, char **why)
 {
 	int err = 0;
 
+	if (why)
+		*why = NULL;
 	if (!out)
 		return 0;
 	/* What a write gave up on is not tried again: that would wait once more. */
@@ -184,6 +186,8 @@ int outstream_close(struct outstream *out)
 		err = errno ? errno : EIO;
 	if (out->own_fd && close(out->fd) < 0 && !err)
 		err = errno;
+	if (why)
+		*why = outstream_gave_up(out);
 	if (out->signal_fd >= 0)
 		close(out->signal_fd);
 	free(out);

@@ -37,8 +37,9 @@ uint64_t outstream_written(const struct outstream *out);
 /* Why a write failed when it gave up ("interrupted by SIGTERM while waiting to write", "its
  * reader took nothing for 5 s after profiling ended"), malloc'd; NULL when it did not. */
 char *outstream_gave_up(const struct outstream *out);
-/* Flush, close the stream (and fd when owned) and free out. Returns 0 or an errno. */
-int outstream_close(struct outstream *out);
+/* Flush, close the stream (and fd when owned) and free out. Returns 0 or an errno; with why,
+ * *why is outstream_gave_up() of the closed stream (the flush may have given up too). */
+int outstream_close(struct outstream *out, char **why);
 
 /* From now on a wait for room ends after OUTSTREAM_STALL_S seconds without progress. */
 void outstream_hurry(void);
