@@ -1,8 +1,8 @@
 #!/bin/sh
 # run_fuzz.sh SECONDS TARGET... — run each libFuzzer binary for SECONDS (-max_total_time).
 #
-# A target's seed corpus is tests/fuzz/corpus/NAME and its dictionary tests/fuzz/NAME.dict, when
-# present. New inputs go to a scratch corpus beside the binary (WORKDIR/corpus/NAME), never into
+# A target's seed corpus is tests/fuzz/corpus/NAME, its dictionary tests/fuzz/NAME.dict and its
+# LeakSanitizer suppressions tests/fuzz/NAME.lsan, when present. New inputs go to a scratch corpus beside the binary (WORKDIR/corpus/NAME), never into
 # the repository; crashing inputs go to WORKDIR/artifacts/NAME/. Exit status is nonzero if any
 # target crashed, leaked, timed out on an input or could not run.
 #
@@ -39,7 +39,11 @@ for bin in "$@"; do
 	log=$work/$name.log
 	start=$work/artifacts/.$name.start # artifacts newer than this are from this run
 	touch "$start"
-	timeout -k 10 $((secs + 120)) "$bin" "$@" >"$log" 2>&1 </dev/null
+	# A target's tests/fuzz/NAME.lsan lists leaks of a library it drives that are not ours.
+	supp=
+	[ -f "$here/fuzz/$name.lsan" ] && supp="suppressions=$here/fuzz/$name.lsan"
+	LSAN_OPTIONS="${LSAN_OPTIONS:-}${LSAN_OPTIONS:+:}$supp" \
+	    timeout -k 10 $((secs + 120)) "$bin" "$@" >"$log" 2>&1 </dev/null
 	rc=$?
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	if [ $rc -eq 0 ]; then
