@@ -118,22 +118,32 @@ timeout 10 sh -c "while kill -0 $cat_pid 2>/dev/null; do sleep 0.1; done"
 check "fifo-reader-exit-0" status $RC 0 "$ERR"
 check "fifo-reader-got-it" sh -c "printf 'main 50\nmain;work 300\n' | cmp - '$TMPD/fifo.got'"
 
-# A reader that stops reading: a helper holds the FIFO open and never reads; once the snapshot
-# has started to arrive (proftop then waits for room with its signals blocked), SIGTERM must end
-# proftop with an error that says what happened.
-python3 - "$FIFO" "$TMPD/stuck.holding" "$TMPD/stuck.started" <<'PY' &
+# hold FIFO|FD READY [HOLDING]: a reader that holds a FIFO (or the pipe open at descriptor FD)
+# with room for 4 KiB and never reads; HOLDING appears once it holds it, READY once something
+# has arrived.
+hold()
+{
+	python3 - "$1" "$2" "${3:-}" <<'PY' &
 import array, fcntl, os, sys, termios, time
-fd = os.open(sys.argv[1], os.O_RDWR)
-open(sys.argv[2], "w").close()
+fd = int(sys.argv[1]) if sys.argv[1].isdigit() else os.open(sys.argv[1], os.O_RDWR)
+fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+if sys.argv[3]:
+    open(sys.argv[3], "w").close()
 while True:
     n = array.array("i", [0])
     fcntl.ioctl(fd, termios.FIONREAD, n)
     if n[0] > 0:
         break
     time.sleep(0.05)
-open(sys.argv[3], "w").close()
+open(sys.argv[2], "w").close()
 time.sleep(600)
 PY
+}
+
+# A reader that stops reading: a helper holds the FIFO open and never reads; once the snapshot
+# has started to arrive (proftop then waits for room with its signals blocked), SIGTERM must end
+# proftop with an error that says what happened.
+hold "$FIFO" "$TMPD/stuck.started" "$TMPD/stuck.holding"
 BG_PIDS="$BG_PIDS $!"
 timeout "$LIMIT" sh -c "until [ -e '$TMPD/stuck.holding' ]; do sleep 0.1; done"
 timeout -k 5 "$LIMIT" "$PROFTOP_BIN" -i "$BIG" -o "$FIFO" >"$TMPD/stuck.out" 2>"$TMPD/stuck.err" </dev/null &
@@ -145,24 +155,6 @@ check "fifo-stuck-reader-sigterm-exit-1" status $? 1 "$TMPD/stuck.err"
 check "fifo-stuck-reader-message" has "$TMPD/stuck.err" \
 	"^proftop: cannot write $FIFO: interrupted by SIGTERM while waiting to write: only [0-9]+ bytes of the snapshot went in\$"
 
-# hold FIFO|FD READY: a reader that holds a FIFO (or the pipe open at descriptor FD) with room
-# for 4 KiB and never reads; READY appears once something has arrived.
-hold()
-{
-	python3 - "$1" "$2" <<'PY' &
-import array, fcntl, os, sys, termios, time
-fd = int(sys.argv[1]) if sys.argv[1].isdigit() else os.open(sys.argv[1], os.O_RDWR)
-fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
-while True:
-    n = array.array("i", [0])
-    fcntl.ioctl(fd, termios.FIONREAD, n)
-    if n[0] > 0:
-        break
-    time.sleep(0.05)
-open(sys.argv[2], "w").close()
-time.sleep(600)
-PY
-}
 
 # Profiling ended by one SIGTERM, which the session has read; the snapshot then goes to a FIFO
 # whose reader takes nothing. No second signal comes: proftop gives up after a stall of 5 s.
