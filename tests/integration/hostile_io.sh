@@ -126,7 +126,10 @@ hold()
 	python3 - "$1" "$2" "${3:-}" <<'PY' &
 import array, fcntl, os, sys, termios, time
 fd = int(sys.argv[1]) if sys.argv[1].isdigit() else os.open(sys.argv[1], os.O_RDWR)
-fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+try:
+    fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ; EBUSY when more than that is in already
+except OSError:
+    pass
 if sys.argv[3]:
     open(sys.argv[3], "w").close()
 while True:

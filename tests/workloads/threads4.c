@@ -3,7 +3,8 @@
  *
  * Each thread stops after the same budget of its own CPU time, SECONDS x min(cpus, 4) / 4, so the
  * four get exactly equal CPU even when they share fewer than four cores (on two cores each gets
- * about half a core and the run still lasts about SECONDS). */
+ * about half a core and the run still lasts about SECONDS). Each thread is named after its function,
+ * so a test can read what CPU each one got from /proc/PID/task. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <sched.h>
@@ -31,6 +32,7 @@ HOT void worker_four(uint64_t budget_ns)
 }
 
 struct job {
+	const char *name;
 	void (*fn)(uint64_t);
 	uint64_t budget_ns;
 };
@@ -39,6 +41,7 @@ static void *run(void *arg)
 {
 	struct job *job = arg;
 
+	pthread_setname_np(pthread_self(), job->name);
 	job->fn(job->budget_ns);
 	return NULL;
 }
@@ -55,6 +58,7 @@ static int usable_cpus(void)
 int main(int argc, char **argv)
 {
 	void (*fns[4])(uint64_t) = { worker_one, worker_two, worker_three, worker_four };
+	const char *names[4] = { "worker_one", "worker_two", "worker_three", "worker_four" };
 	struct job jobs[4];
 	pthread_t tids[4];
 	double secs = 3.0;
@@ -71,6 +75,7 @@ int main(int argc, char **argv)
 		}
 	}
 	for (int i = 0; i < 4; i++) {
+		jobs[i].name = names[i];
 		jobs[i].fn = fns[i];
 		jobs[i].budget_ns = (uint64_t)(secs * 1e9 * (cpus < 4 ? cpus : 4) / 4);
 		if ((errno = pthread_create(&tids[i], NULL, run, &jobs[i]))) {
