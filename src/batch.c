@@ -4,6 +4,7 @@
  * reader of a pipe went away, a full disk), the run ends as on a signal. */
 #include "proftop/batch.h"
 
+#include "proftop/annotate.h"
 #include "proftop/outstream.h"
 #include "proftop/session.h"
 #include "proftop/util.h"
@@ -81,6 +82,127 @@ static void print_tree(FILE *out, const struct snapshot *s, double min_percent, 
 	view_tree_free(&tree);
 }
 
+/* One row of an annotation: the cells, then file:line (the file's basename; the section's
+ * heading names it whole) and the line's text, tabs as spaces, in visible form. */
+static void print_line(FILE *out, const struct view_cells *c, const struct annotate_line *l,
+		       struct annotate_sources *sources)
+{
+	const char *text = annotate_source_line(sources, l->file, l->line, NULL), *base;
+
+	fprintf(out, "%s%s%s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
+		c->text[VIEW_CELL_COUNT]);
+	if (!l->file) {
+		fputs("[no line]\n", out);
+		return;
+	}
+	base = strrchr(l->file, '/');
+	util_print_safe(out, base ? base + 1 : l->file);
+	fprintf(out, ":%u", l->line);
+	if (text) {
+		char *expanded = util_expand_tabs(text);
+
+		fputs("  ", out);
+		util_print_safe(out, expanded);
+		free(expanded);
+	}
+	fputc('\n', out);
+}
+
+/* Per line: SELF% of the function's self samples, TOTAL% of its total ones. */
+static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
+			     struct annotate_sources *sources)
+{
+	struct annotation a;
+	struct view_cells c;
+	const char *last_file = NULL, *why = NULL;
+
+	annotate_function(s, func, &a);
+	fputs("--- annotate  ", out);
+	util_print_safe(out, s->funcs[func].name);
+	fputs("  ", out);
+	util_print_safe(out, s->funcs[func].module);
+	fprintf(out, "  self %llu  total %llu\n", (unsigned long long)a.self,
+		(unsigned long long)a.total);
+	if (!a.has_lines)
+		fprintf(out, "no source lines: %s\n", !a.has_sites ? "no addresses were recorded for it" :
+			"its file has no DWARF line table, nor a debug file with one (build with -g, "
+			"or install its debug package)");
+	view_cell_headings(&c, "SELF%", "TOTAL%", "SAMPLES");
+	fprintf(out, "%s%s%sLINE\n", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],
+		c.text[VIEW_CELL_COUNT]);
+	for (size_t i = 0; i < a.nlines; i++) {
+		const struct annotate_line *l = &a.lines[i];
+
+		if (l->file && l->file != last_file) {
+			fputs("file ", out);
+			util_print_safe(out, l->file);
+			if (!annotate_source_line(sources, l->file, l->line, &why))
+				fprintf(out, "  (text not shown: %s)", why);
+			fputc('\n', out);
+			last_file = l->file;
+		}
+		view_cells(&c, a.self ? 100.0 * (double)l->self / (double)a.self : 0,
+			   a.total ? 100.0 * (double)l->total / (double)a.total : 0, l->self);
+		print_line(out, &c, l, sources);
+	}
+	annotation_free(&a);
+}
+
+static void print_annotations(FILE *out, const struct snapshot *s, const char *name)
+{
+	uint32_t funcs[16];
+	size_t n = annotate_find(s, name, funcs, 16);
+	struct annotate_sources *sources = annotate_sources_new();
+
+	if (!n) {
+		fputs("--- annotate  ", out);
+		util_print_safe(out, name);
+		fputs(": no function of that name has samples yet\n", out);
+	}
+	for (size_t i = 0; i < n && i < 16; i++)
+		print_annotation(out, s, funcs[i], sources);
+	annotate_sources_free(sources);
+}
+
+static int compare_sites_by_module(const void *pa, const void *pb, void *arg)
+{
+	const struct snapshot *s = arg;
+	const struct snapshot_site *a = *(const struct snapshot_site *const *)pa;
+	const struct snapshot_site *b = *(const struct snapshot_site *const *)pb;
+	int c = strcmp(s->funcs[a->func].module, s->funcs[b->func].module);
+
+	return c ? c : (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+/* Inferno prof(3)'s histogram, per module: "address count" pairs in increasing address order,
+ * zero counts left out; the samples of one address in several functions (inlined ones) summed. */
+static void print_histogram(FILE *out, const struct snapshot *s)
+{
+	const struct snapshot_site **sites = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*sites));
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nsites; i++)
+		if (s->sites[i].self && s->sites[i].addr != SNAPSHOT_SITE_OTHER)
+			sites[n++] = &s->sites[i];
+	qsort_r(sites, n, sizeof(*sites), compare_sites_by_module, (void *)s);
+	for (size_t i = 0; i < n;) {
+		const char *module = s->funcs[sites[i]->func].module;
+
+		fputs("--- histogram  ", out);
+		util_print_safe(out, module);
+		fputc('\n', out);
+		while (i < n && !strcmp(s->funcs[sites[i]->func].module, module)) {
+			uint64_t addr = sites[i]->addr, count = 0;
+
+			for (; i < n && sites[i]->addr == addr &&
+			       !strcmp(s->funcs[sites[i]->func].module, module); i++)
+				count += sites[i]->self;
+			fprintf(out, "0x%llx %llu\n", (unsigned long long)addr, (unsigned long long)count);
+		}
+	}
+	free(sites);
+}
+
 int batch_print_table(FILE *out, const struct snapshot *s, const char *title,
 		      const struct batch_options *o, long max_rows)
 {
@@ -90,6 +212,10 @@ int batch_print_table(FILE *out, const struct snapshot *s, const char *title,
 		print_tree(out, s, o->min_percent, max_rows);
 	else
 		print_functions(out, s, max_rows);
+	if (o->annotate)
+		print_annotations(out, s, o->annotate);
+	if (o->histogram)
+		print_histogram(out, s);
 	if (fflush(out) != 0 || ferror(out))
 		return -(errno ? errno : EIO);
 	return 0;

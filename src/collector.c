@@ -13,6 +13,8 @@
 #include "proftop/collector.h"
 
 #include "proftop/diag.h"
+#include "proftop/lines.h"
+#include "proftop/module.h"
 #include "proftop/profile.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
@@ -39,16 +41,28 @@
  * its EXIT record: forget its address space only this much later. */
 #define EXIT_GRACE_NS 2000000000ull
 
-/* Resolved frames: (pid, address) -> function id. Unwinding a deep stack resolves the same
- * return addresses sample after sample; each resolution is two binary searches and a hash. Any
- * change to an address space bumps the generation, which empties the cache at once. */
+/* Resolved frames: (pid, address) -> its chain of (function, site): the function the address
+ * is in, preceded by the functions inlined there, innermost first. Unwinding a deep stack
+ * resolves the same return addresses sample after sample; each resolution is two binary
+ * searches, a hash and a DWARF lookup. The chains live in one arena. Any change to an address
+ * space bumps the generation, which empties the cache (and the arena) at once; so does a full
+ * arena. */
 #define FRAME_CACHE_SIZE 8192
+#define CHAIN_ARENA_SIZE (FRAME_CACHE_SIZE * 4)
+/* Frames of one sample, inlined ones included. */
+#define SAMPLE_MAX_FRAMES (UNWIND_MAX_FRAMES * 2)
+
+struct chain_frame {
+	uint32_t func;
+	uint32_t site;             /* PROFILE_NO_SITE: none */
+};
 
 struct frame_cache_entry {
 	uint64_t addr;
 	pid_t pid;
-	uint32_t func;
 	uint32_t generation;
+	uint32_t chain;            /* first frame in the arena */
+	uint32_t depth;
 };
 
 struct exited {
@@ -65,8 +79,11 @@ struct collector {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
 	struct profile *profile;
+	enum collector_source source;
 	struct frame_cache_entry *frames;
 	uint32_t frames_generation;
+	struct chain_frame *chains; /* the arena */
+	size_t nchains;
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	uint64_t truncated;
@@ -111,6 +128,7 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
 	c->profile = profile_new(diag);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
+	c->chains = xcalloc(CHAIN_ARENA_SIZE, sizeof(*c->chains));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
 	pthread_mutex_init(&c->publish_lock, NULL);
 	pthread_condattr_init(&cond_clock);
@@ -127,44 +145,111 @@ int collector_wake_fd(const struct collector *c)
 	return c->wake_fd;
 }
 
-static uint32_t resolve_frame(struct collector *c, pid_t pid, uint64_t addr)
+void collector_set_source(struct collector *c, enum collector_source source)
 {
-	struct frame_cache_entry *e =
-		&c->frames[util_hash_u64(addr ^ ((uint64_t)(uint32_t)pid << 40)) & (FRAME_CACHE_SIZE - 1)];
-	struct symbol sym;
-	uint32_t func;
-
-	if (e->generation == c->frames_generation && e->addr == addr && e->pid == pid)
-		return e->func;
-	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
-	func = profile_func(c->profile, sym.module, sym.function,
-			    sym.function ? sym.function_addr : sym.module_addr);
-	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
-	if (sym.function)
-		*e = (struct frame_cache_entry){ addr, pid, func, c->frames_generation };
-	return func;
+	c->source = source;
 }
 
 /* An address space changed: what the cache says may no longer hold. */
 static void forget_frames(struct collector *c)
 {
 	c->frames_generation++;
+	c->nchains = 0;
+}
+
+/* The chain of the address sym describes into out[] (room for LINES_MAX_FRAMES): innermost
+ * first, the function of the symbol last. Returns its length. */
+static size_t make_chain(struct collector *c, const struct symbol *sym, struct chain_frame *out)
+{
+	struct lines_frame lf[LINES_MAX_FRAMES];
+	uint32_t func = profile_func(c->profile, sym->module, sym->function,
+				     sym->function ? sym->function_addr : sym->module_addr);
+	size_t n = 0, depth = 0;
+	bool whole;
+
+	if (c->source == COLLECTOR_SOURCE_OFF || !sym->elf) {
+		out[0] = (struct chain_frame){ func, PROFILE_NO_SITE };
+		return 1;
+	}
+	n = module_source(sym->elf, sym->module_addr, lf, LINES_MAX_FRAMES - 1);
+	/* Unless the chain was cut, its last frame is the symbol's own function: its line is that
+	 * function's, and the frames before it were inlined into it. */
+	whole = n && !lf[n - 1].inlined;
+	if (c->source == COLLECTOR_SOURCE_INLINE)
+		for (size_t i = 0; i + whole < n; i++)
+			out[depth++] = (struct chain_frame){
+				profile_inlined_func(c->profile, sym->module,
+						     lf[i].function ? lf[i].function : "[inlined]"),
+				PROFILE_NO_SITE,
+			};
+	for (size_t i = 0; i < depth; i++)
+		out[i].site = profile_site(c->profile, out[i].func, sym->module_addr, lf[i].file,
+					   lf[i].line);
+	out[depth++] = (struct chain_frame){
+		func, profile_site(c->profile, func, sym->module_addr, whole ? lf[n - 1].file : NULL,
+				   whole ? lf[n - 1].line : 0),
+	};
+	return depth;
+}
+
+/* The chain of addr in pid: from the cache, or made and cached. */
+static const struct chain_frame *resolve_frame(struct collector *c, pid_t pid, uint64_t addr,
+					       struct chain_frame *scratch, size_t *depth)
+{
+	struct frame_cache_entry *e =
+		&c->frames[util_hash_u64(addr ^ ((uint64_t)(uint32_t)pid << 40)) & (FRAME_CACHE_SIZE - 1)];
+	struct symbol sym;
+
+	if (e->generation == c->frames_generation && e->addr == addr && e->pid == pid) {
+		*depth = e->depth;
+		return &c->chains[e->chain];
+	}
+	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
+	*depth = make_chain(c, &sym, scratch);
+	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
+	if (!sym.function)
+		return scratch;
+	if (c->nchains + *depth > CHAIN_ARENA_SIZE)
+		forget_frames(c);
+	memcpy(&c->chains[c->nchains], scratch, *depth * sizeof(*scratch));
+	*e = (struct frame_cache_entry){ addr, pid, c->frames_generation, (uint32_t)c->nchains,
+					 (uint32_t)*depth };
+	c->nchains += *depth;
+	return &c->chains[e->chain];
 }
 
 static void handle_sample(struct collector *c, const struct sample_record *r)
 {
 	uint64_t ips[UNWIND_MAX_FRAMES];
-	uint32_t funcs[UNWIND_MAX_FRAMES];
+	struct chain_frame frames[SAMPLE_MAX_FRAMES], scratch[LINES_MAX_FRAMES];
+	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
 	bool truncated;
-	size_t n = unwinder_unwind(c->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated);
+	size_t n = unwinder_unwind(c->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated), depth = 0;
 
+	/* Return addresses point after the call: look up the byte before them to stay inside the
+	 * calling function (and on the call's line). A stack too deep with its inlined frames
+	 * loses its outermost ones. */
+	for (size_t i = 0; i < n; i++) {
+		size_t len;
+		const struct chain_frame *chain =
+			resolve_frame(c, (pid_t)r->pid, i == 0 ? ips[i] : ips[i] - 1, scratch, &len);
+
+		if (len > SAMPLE_MAX_FRAMES - depth) {
+			truncated = true;
+			len = SAMPLE_MAX_FRAMES - depth;
+		}
+		memcpy(&frames[depth], chain, len * sizeof(*chain));
+		depth += len;
+	}
 	if (truncated)
 		c->truncated++;
-	/* The profile wants the outermost frame first; return addresses point after the call, so
-	 * look up the byte before them to stay inside the calling function. */
-	for (size_t i = 0; i < n; i++)
-		funcs[n - 1 - i] = resolve_frame(c, (pid_t)r->pid, i == 0 ? ips[i] : ips[i] - 1);
-	profile_add(c->profile, (pid_t)r->pid, (pid_t)r->tid, funcs, n);
+	/* The profile wants the outermost frame first. */
+	for (size_t i = 0; i < depth; i++) {
+		funcs[depth - 1 - i] = frames[i].func;
+		sites[depth - 1 - i] = frames[i].site;
+	}
+	profile_add_sites(c->profile, (pid_t)r->pid, (pid_t)r->tid, funcs,
+			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
 }
 
 static void handle_record(struct collector *c, const void *data, size_t len)
@@ -446,6 +531,7 @@ void collector_free(struct collector *c)
 	symbolizer_free(c->symbolizer);
 	free(c->exited);
 	free(c->frames);
+	free(c->chains);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
 	pthread_cond_destroy(&c->published_cond);

@@ -65,8 +65,27 @@ static const char *die_function(struct lines *l, Dwarf_Die *die)
 	return linkage ? linkage : dwarf_diename(die);
 }
 
+/* A file name of the unit as a path from the root: one the compiler recorded relative (to the
+ * directory it ran in, as `gcc -g tests/x.c` does) joined to the unit's DW_AT_comp_dir. */
+static const char *absolute(struct lines *l, Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir;
+	char *joined;
+
+	if (!file || file[0] == '/')
+		return file;
+	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (!dir || !*dir)
+		return file;
+	joined = xasprintf("%s%s%s", dir, dir[strlen(dir) - 1] == '/' ? "" : "/", file);
+	file = strpool_intern(l->names, joined, strlen(joined));
+	free(joined);
+	return file;
+}
+
 /* Where an inlined subroutine was called from: its DW_AT_call_file and DW_AT_call_line. */
-static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, struct lines_frame *caller)
+static void call_site(struct lines *l, Dwarf_Die *cu, Dwarf_Die *inlined, struct lines_frame *caller)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word file = 0, line = 0;
@@ -79,16 +98,16 @@ static void call_site(Dwarf_Die *cu, Dwarf_Die *inlined, struct lines_frame *cal
 		caller->line = line > UINT32_MAX ? 0 : (unsigned)line;
 	if (dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file, &attr), &file) == 0 &&
 	    dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && file < nfiles)
-		caller->file = dwarf_filesrc(files, file, NULL, NULL);
+		caller->file = absolute(l, cu, dwarf_filesrc(files, file, NULL, NULL));
 }
 
 /* The address's own line, in frame. */
-static void own_line(Dwarf_Die *cu, uint64_t addr, struct lines_frame *frame)
+static void own_line(struct lines *l, Dwarf_Die *cu, uint64_t addr, struct lines_frame *frame)
 {
 	Dwarf_Line *line = dwarf_getsrc_die(cu, addr);
 	int lineno = 0;
 
-	frame->file = line ? dwarf_linesrc(line, NULL, NULL) : NULL;
+	frame->file = line ? absolute(l, cu, dwarf_linesrc(line, NULL, NULL)) : NULL;
 	frame->line = line && dwarf_lineno(line, &lineno) == 0 && lineno > 0 ? (unsigned)lineno : 0;
 }
 
@@ -101,7 +120,7 @@ size_t lines_lookup(struct lines *l, uint64_t addr, struct lines_frame *out, siz
 
 	if (!max || !dwarf_addrdie(l->dwarf, addr, &cu))
 		return 0;
-	own_line(&cu, addr, &position);
+	own_line(l, &cu, addr, &position);
 	/* dwarf_getscopes() goes on from an inlined subroutine into its abstract definition's
 	 * scopes; the functions it was inlined into are the DIEs that hold it, which
 	 * dwarf_getscopes_die() lists from the innermost scope out. */
@@ -126,7 +145,7 @@ size_t lines_lookup(struct lines *l, uint64_t addr, struct lines_frame *out, siz
 		n++;
 		if (tag == DW_TAG_subprogram)
 			break;
-		call_site(&cu, &scopes[i], &position);
+		call_site(l, &cu, &scopes[i], &position);
 	}
 	free(scopes);
 	/* No function scope (assembly, a unit without subprograms): the line alone. */

@@ -76,6 +76,7 @@ static struct session_options session_options(const struct options *o, bool inte
 		.ring_size = RING_BYTES,
 		.window_ns = interactive ? (uint64_t)llround(o->tui.window * 1e9) : 0,
 		.max_memory = o->max_memory,
+		.no_inline = o->no_inline,
 		.command_output_fd = output_fd,
 		.run = o->run,
 	};

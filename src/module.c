@@ -18,7 +18,11 @@
  *
  * The debug file. A module without a .symtab, or without any unwind table (no .eh_frame_hdr, no
  * .debug_frame), is looked up once in its separate debug file (debugfile.c), which gives what the
- * module lacks: its functions, its .debug_frame, or both. */
+ * module lacks: its functions, its .debug_frame, or both.
+ *
+ * Source lines. The DWARF (lines.c) is opened on the first question about a line: from the image
+ * when it has a .debug_info, else from the debug file, which then stays open with it. Where the
+ * module came from is kept for that. */
 #include "proftop/module.h"
 
 #include <errno.h>
@@ -32,6 +36,7 @@
 
 #include "proftop/debugfile.h"
 #include "proftop/demangle.h"
+#include "proftop/lines.h"
 #include "proftop/util.h"
 
 /* A demangled name this long helps nobody; keep the mangled one. */
@@ -64,6 +69,13 @@ struct module {
 	bool mapped;		/* image is an mmap (else malloc'd) */
 	struct module_unwind unwind;
 	unsigned char *debug_frame_copy; /* unwind.debug_frame when it is not in the image */
+	struct debugfile_origin origin;	/* where it was loaded from (path copied); pid 0: nowhere */
+	char *origin_path;
+	bool lines_tried;	/* the DWARF was looked for */
+	struct lines *lines;	/* NULL: none */
+	Elf *lines_elf;		/* the image's, when lines come from it */
+	struct debugfile lines_debug; /* the debug file's, when they come from there (elf != NULL) */
+	const char *lines_why;	/* why there are none */
 };
 
 /* A symbol table entry on its way into a module. */
@@ -182,10 +194,24 @@ static void module_drop_image(struct module *mod)
 	mod->mapped = false;
 }
 
+static void module_close_lines(struct module *mod)
+{
+	lines_free(mod->lines);
+	mod->lines = NULL;
+	if (mod->lines_elf)
+		elf_end(mod->lines_elf);
+	mod->lines_elf = NULL;
+	if (mod->lines_debug.elf)
+		debugfile_close(&mod->lines_debug);
+	mod->lines_debug.elf = NULL;
+}
+
 void module_free(struct module *mod)
 {
 	if (!mod)
 		return;
+	module_close_lines(mod);
+	free(mod->origin_path);
 	module_drop_image(mod);
 	free(mod->debug_frame_copy);
 	free(mod->name);
@@ -584,8 +610,66 @@ int module_load_file(struct module *mod, int fd, size_t size, const struct debug
 		module_drop_image(mod);
 		return err;
 	}
+	if (origin) {
+		mod->origin = *origin;
+		mod->origin_path = xasprintf("%.*s", (int)origin->path_len, origin->path);
+		mod->origin.path = mod->origin_path;
+	}
 	/* Everything read is copied out (names, segments) or is file bytes the unwinder may read
 	 * again: give the pages back rather than keep a module's symbol table in memory. */
 	madvise(image, size, MADV_DONTNEED);
 	return 0;
+}
+
+/* ---- source lines ------------------------------------------------------------------------- */
+
+static bool module_has_dwarf(Elf *elf)
+{
+	return module_section(elf, SHT_NULL, ".debug_info") ||
+	       module_section(elf, SHT_NULL, ".zdebug_info");
+}
+
+/* The DWARF of the image, else of its debug file. */
+static void module_open_lines(struct module *mod)
+{
+	Elf *elf;
+
+	mod->lines_tried = true;
+	mod->lines_why = "no ELF image";
+	if (!mod->image || !mod->elf)
+		return;
+	elf = elf_memory((char *)mod->image, mod->size);
+	if (!elf)
+		return;
+	if (module_has_dwarf(elf)) {
+		mod->lines = lines_new(elf, &mod->lines_why);
+		if (mod->lines) {
+			mod->lines_elf = elf;
+			return;
+		}
+	} else if (!mod->origin_path ||
+		   debugfile_open(&mod->lines_debug, elf, &mod->origin)) {
+		mod->lines_why = "no DWARF in the file and no debug file found";
+	} else if (!module_has_dwarf(mod->lines_debug.elf)) {
+		mod->lines_why = "its debug file has no DWARF";
+	} else {
+		mod->lines = lines_new(mod->lines_debug.elf, &mod->lines_why);
+	}
+	if (!mod->lines && mod->lines_debug.elf)
+		debugfile_close(&mod->lines_debug);
+	if (!mod->lines)
+		mod->lines_debug.elf = NULL;
+	elf_end(elf);
+}
+
+size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max)
+{
+	if (!mod->lines_tried)
+		module_open_lines(mod);
+	return mod->lines ? lines_lookup(mod->lines, addr, out, max) : 0;
+}
+
+const char *module_source_missing(const struct module *mod)
+{
+	return mod->lines_tried && !mod->lines ? mod->lines_why : NULL;
 }

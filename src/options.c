@@ -193,6 +193,28 @@ static char *set_min_percent(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_no_inline(struct options *o, const char *value)
+{
+	(void)value;
+	o->no_inline = true;
+	return NULL;
+}
+
+static char *set_annotate(struct options *o, const char *value)
+{
+	if (!*value)
+		return xstrdup("--annotate needs a function name");
+	o->batch.annotate = value;
+	return NULL;
+}
+
+static char *set_histogram(struct options *o, const char *value)
+{
+	(void)value;
+	o->batch.histogram = true;
+	return NULL;
+}
+
 static char *set_kernel(struct options *o, const char *value)
 {
 	(void)value;
@@ -368,6 +390,37 @@ static const struct option_spec options_table[] = {
 		.help = "--tree leaves out nodes under PCT% of samples (default 0.5)",
 		.man = "With \\fB\\-\\-tree\\fR, leave out nodes with less than \\fIPCT\\fR% of\n"
 		       "all samples (default 0.5).",
+	},
+	{
+		.name = "annotate", .arg = "FUNC", .parse = set_annotate,
+		.help = "batch mode also prints FUNC's samples per source line",
+		.man = "In batch mode, also print where inside the function \\fIFUNC\\fR the\n"
+		       "samples were, after each table: one row per source line with samples\n"
+		       "(SELF% and TOTAL% of the function's own samples, SAMPLES, file:line and\n"
+		       "the line's text when the source file is on this machine). A call's cost\n"
+		       "is on the line of the call, and code inlined into \\fIFUNC\\fR on the\n"
+		       "line that called the inlined function. \\fIFUNC\\fR is a name as the\n"
+		       "table shows it (an inlined one without \\(lq(inlined)\\(rq too).\n"
+		       "Lines come from the DWARF of the file or of its debug file.",
+	},
+	{
+		.name = "histogram", .parse = set_histogram,
+		.help = "batch mode also prints each module's sampled addresses and counts",
+		.man = "In batch mode, also print after each table, per module, the sampled\n"
+		       "instruction addresses with their sample counts, as Inferno's prof(3)\n"
+		       "histogram file has them: a line naming the module, then one\n"
+		       "\\(lqaddress count\\(rq line per address (hexadecimal link-time address,\n"
+		       "decimal count), in increasing address order, addresses without samples\n"
+		       "left out.",
+	},
+	{
+		.name = "no-inline", .parse = set_no_inline,
+		.help = "inlined functions are not frames of their own: their samples\n"
+			"count in the function they were inlined into",
+		.man = "Do not show functions the compiler inlined as frames of their own. By\n"
+		       "default a sample in inlined code has the inlined function (marked\n"
+		       "\\(lq(inlined)\\(rq, read from the DWARF as \\fBperf report \\-\\-inline\\fR\n"
+		       "does) as its innermost frame, under the function it was inlined into.",
 	},
 	{
 		.name = "kernel", .parse = set_kernel,

@@ -42,7 +42,7 @@
 /* Totals at or above this are counted together when choosing what folds. */
 #define FOLD_HISTOGRAM 65536u
 
-enum { LOG_NODES, LOG_FUNCS, LOG_THREADS, NLOGS };
+enum { LOG_NODES, LOG_FUNCS, LOG_THREADS, LOG_SITES, NLOGS };
 
 struct change_log {
 	uint32_t *gen_of;      /* per item: the generation it was last logged in */
@@ -58,7 +58,8 @@ struct pooled {
 	struct snapshot_func *funcs;
 	uint64_t *self, *total;
 	struct snapshot_thread *threads;
-	size_t nodes_cap, funcs_cap, threads_cap;
+	struct snapshot_site *sites;
+	size_t nodes_cap, funcs_cap, threads_cap, sites_cap;
 	size_t log_pos[NLOGS];         /* where each log stood when it was made */
 };
 
@@ -66,6 +67,12 @@ struct func_key {
 	const char *module;    /* interned in the profile's strings, so compared by pointer */
 	const char *name;      /* NULL: the function is the address below */
 	uint64_t addr;         /* where a named function starts; an unnamed one's address */
+	uint64_t inlined;      /* 1: its inlined instances (addr 0) */
+};
+
+struct site_key {
+	uint64_t func;
+	uint64_t addr;
 };
 
 struct profile {
@@ -88,6 +95,11 @@ struct profile {
 	size_t nthreads, threads_cap;
 	struct idmap thread_index; /* tid -> thread */
 	uint64_t samples;
+
+	struct snapshot_site *sites;
+	uint64_t *site_seen;       /* the sample that last counted the site's total */
+	size_t nsites, sites_cap;
+	struct idmap site_index;   /* hash of site_key -> id (verified on lookup) */
 
 	size_t max_bytes;          /* the memory budget; 0: none */
 	size_t next_check;         /* node count at which memory is looked at again */
@@ -186,14 +198,17 @@ size_t profile_memory(const struct profile *p)
 		       p->child_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->funcs_cap * (sizeof(*p->funcs) + sizeof(*p->func_keys) + 3 * sizeof(uint64_t)) +
 		       p->func_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
-		       p->threads_cap * sizeof(*p->threads) + p->win_cap * (sizeof(uint64_t) + 4);
+		       p->threads_cap * sizeof(*p->threads) + p->win_cap * (sizeof(uint64_t) + 4) +
+		       p->sites_cap * (sizeof(*p->sites) + sizeof(*p->site_seen)) +
+		       p->site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t));
 
 	for (int l = 0; l < NLOGS; l++)
 		bytes += log_bytes(&p->logs[l]);
 	for (size_t i = 0; i < p->npool; i++)
 		bytes += p->pool[i].nodes_cap * sizeof(struct snapshot_node) +
 			 p->pool[i].funcs_cap * (sizeof(struct snapshot_func) + 2 * sizeof(uint64_t)) +
-			 p->pool[i].threads_cap * sizeof(struct snapshot_thread);
+			 p->pool[i].threads_cap * sizeof(struct snapshot_thread) +
+			 p->pool[i].sites_cap * sizeof(struct snapshot_site);
 	return bytes;
 }
 
@@ -259,7 +274,7 @@ static uint32_t add_func(struct profile *p, const struct func_key *key, const ch
 	uint32_t id = (uint32_t)p->nfuncs;
 
 	grow_funcs(p);
-	p->funcs[id] = (struct snapshot_func){ name, key->module };
+	p->funcs[id] = (struct snapshot_func){ name, key->module, key->inlined != 0 };
 	p->func_keys[id] = *key;
 	p->func_self[id] = p->func_total[id] = 0;
 	p->func_seen[id] = 0;
@@ -290,7 +305,7 @@ static uint32_t append_node(struct profile *p, uint32_t func, uint32_t parent, u
 struct profile *profile_new(struct diag *diag)
 {
 	struct profile *p = xcalloc(1, sizeof(*p));
-	struct func_key root_key = { NULL, NULL, 0 };
+	struct func_key root_key = { NULL, NULL, 0, 0 };
 
 	p->diag = diag;
 	p->strings = strpool_new();
@@ -298,6 +313,7 @@ struct profile *profile_new(struct diag *diag)
 	idmap_init(&p->func_index);
 	idmap_init(&p->child_index);
 	idmap_init(&p->thread_index);
+	idmap_init(&p->site_index);
 	root_key.module = intern(p, "");
 	add_func(p, &root_key, intern(p, "[root]"));
 	append_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE); /* the merged root */
@@ -327,6 +343,8 @@ void profile_free(struct profile *p)
 	free(p->threads);
 	free(p->win_time);
 	free(p->win_node);
+	free(p->sites);
+	free(p->site_seen);
 	for (int l = 0; l < NLOGS; l++) {
 		free(p->logs[l].gen_of);
 		free(p->logs[l].items);
@@ -334,21 +352,38 @@ void profile_free(struct profile *p)
 	idmap_free(&p->func_index);
 	idmap_free(&p->child_index);
 	idmap_free(&p->thread_index);
+	idmap_free(&p->site_index);
 	free(p);
 }
+
+static uint32_t func_of_key(struct profile *p, const struct func_key *key);
 
 uint32_t profile_func(struct profile *p, const char *module, const char *name, uint64_t addr)
 {
 	char unmapped[32];
 	struct func_key key;
-	uint32_t id;
 
 	if (!module && !name) { /* an address no mapping holds: named by itself */
 		snprintf(unmapped, sizeof(unmapped), "0x%llx", (unsigned long long)addr);
 		name = unmapped;
 	}
 	key = (struct func_key){ intern(p, module ? module : "[unknown]"),
-				 name ? intern(p, name) : NULL, addr };
+				 name ? intern(p, name) : NULL, addr, 0 };
+	return func_of_key(p, &key);
+}
+
+uint32_t profile_inlined_func(struct profile *p, const char *module, const char *name)
+{
+	struct func_key key = { intern(p, module ? module : "[unknown]"), intern(p, name), 0, 1 };
+
+	return func_of_key(p, &key);
+}
+
+/* The function of key, interned on first sight. */
+static uint32_t func_of_key(struct profile *p, const struct func_key *keyp)
+{
+	const struct func_key key = *keyp;
+	uint32_t id;
 
 	/* Hash collisions between different keys are resolved by probing with the next seed. */
 	for (uint64_t seed = 0;; seed++) {
@@ -356,8 +391,10 @@ uint32_t profile_func(struct profile *p, const char *module, const char *name, u
 
 		id = idmap_get(&p->func_index, h);
 		if (id == IDMAP_MISSING) {
-			char *shown = key.name ? NULL : xasprintf("%s+0x%llx", key.module,
-								  (unsigned long long)key.addr);
+			/* Shown as perf shows them: an inlined instance "name (inlined)". */
+			char *shown = !key.name ? xasprintf("%s+0x%llx", key.module,
+							    (unsigned long long)key.addr) :
+				      key.inlined ? xasprintf("%s (inlined)", key.name) : NULL;
 
 			id = add_func(p, &key, shown ? intern(p, shown) : key.name);
 			free(shown);
@@ -367,6 +404,62 @@ uint32_t profile_func(struct profile *p, const char *module, const char *name, u
 		if (!memcmp(&p->func_keys[id], &key, sizeof(key)))
 			return id;
 	}
+}
+
+static void grow_sites(struct profile *p)
+{
+	size_t cap = p->sites_cap;
+
+	if (p->nsites < cap)
+		return;
+	cap = cap ? cap * 2 : 256;
+	p->sites = xrealloc(p->sites, cap * sizeof(*p->sites));
+	p->site_seen = xrealloc(p->site_seen, cap * sizeof(*p->site_seen));
+	p->sites_cap = cap;
+	log_reserve(&p->logs[LOG_SITES], cap);
+}
+
+/* Whether one more site fits: sites may take a quarter of the memory budget. */
+static bool site_fits(const struct profile *p)
+{
+	size_t each = sizeof(*p->sites) * (1 + POOL_SIZE) + sizeof(*p->site_seen) +
+		      4 * (sizeof(uint64_t) + sizeof(uint32_t));
+
+	return !p->max_bytes || (p->nsites + 1) * each <= p->max_bytes / 4;
+}
+
+uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const char *file,
+		      unsigned line)
+{
+	struct site_key key = { func, addr };
+	uint32_t id;
+
+	for (uint64_t seed = 0;; seed++) {
+		uint64_t h = util_hash_bytes(&key, sizeof(key), seed);
+
+		id = idmap_get(&p->site_index, h);
+		if (id == IDMAP_MISSING)
+			break;
+		if (p->sites[id].func == func && p->sites[id].addr == addr)
+			return id;
+	}
+	if (addr != SNAPSHOT_SITE_OTHER && !site_fits(p))
+		return profile_site(p, func, SNAPSHOT_SITE_OTHER, NULL, 0);
+	grow_sites(p);
+	id = (uint32_t)p->nsites++;
+	p->sites[id] = (struct snapshot_site){ func, line, addr, file && addr != SNAPSHOT_SITE_OTHER ?
+					       intern(p, file) : NULL, 0, 0 };
+	p->site_seen[id] = 0;
+	for (uint64_t seed = 0;; seed++) {
+		uint64_t h = util_hash_bytes(&key, sizeof(key), seed);
+
+		if (idmap_get(&p->site_index, h) == IDMAP_MISSING) {
+			idmap_put(&p->site_index, h, id);
+			break;
+		}
+	}
+	log_change(p, LOG_SITES, id);
+	return id;
 }
 
 /* The child of parent for func, made on first sight with its merged counterpart; or
@@ -571,9 +664,36 @@ static void window_push(struct profile *p, uint32_t node)
 	p->win_count++;
 }
 
+/* The sites of one sample: the leaf's self, every one's total once. */
+static void count_sites(struct profile *p, const uint32_t *sites, size_t depth)
+{
+	uint64_t sample = p->samples;
+
+	for (size_t i = 0; i < depth; i++) {
+		uint32_t site = sites[i];
+
+		if (site == PROFILE_NO_SITE || p->site_seen[site] == sample)
+			continue;
+		p->site_seen[site] = sample;
+		p->sites[site].total++;
+		log_change(p, LOG_SITES, site);
+	}
+	if (depth && sites[depth - 1] != PROFILE_NO_SITE)
+		p->sites[sites[depth - 1]].self++;
+}
+
 void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth)
 {
+	profile_add_sites(p, pid, tid, funcs, NULL, depth);
+}
+
+void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
+		       const uint32_t *sites, size_t depth)
+{
 	uint32_t node = add_stack(p, pid, tid, funcs, depth, 1);
+
+	if (sites && node != SNAPSHOT_NO_NODE)
+		count_sites(p, sites, depth);
 
 	if (p->window_ns && node != SNAPSHOT_NO_NODE)
 		window_push(p, node);
@@ -741,6 +861,7 @@ static void fold(struct profile *p)
 	log_reserve(&p->logs[LOG_NODES], p->nodes_cap);
 	log_reserve(&p->logs[LOG_FUNCS], p->funcs_cap);
 	log_reserve(&p->logs[LOG_THREADS], p->threads_cap);
+	log_reserve(&p->logs[LOG_SITES], p->sites_cap);
 }
 
 /* --- snapshots ---------------------------------------------------------------------------------- */
@@ -767,6 +888,10 @@ static void pooled_reserve(const struct profile *p, struct pooled *e)
 		e->self = xrealloc(e->self, e->funcs_cap * sizeof(*e->self));
 		e->total = xrealloc(e->total, e->funcs_cap * sizeof(*e->total));
 	}
+	if (e->sites_cap < p->nsites) {
+		e->sites_cap = p->sites_cap;
+		e->sites = xrealloc(e->sites, e->sites_cap * sizeof(*e->sites));
+	}
 	if (e->threads_cap < p->nthreads || !e->threads) {
 		e->threads_cap = p->threads_cap ? p->threads_cap : 1;
 		e->threads = xrealloc(e->threads, e->threads_cap * sizeof(*e->threads));
@@ -786,6 +911,8 @@ static void pooled_update(const struct profile *p, struct pooled *e, bool full)
 		memcpy(e->total, p->func_total, p->nfuncs * sizeof(*e->total));
 		if (p->nthreads)
 			memcpy(e->threads, p->threads, p->nthreads * sizeof(*e->threads));
+		if (p->nsites)
+			memcpy(e->sites, p->sites, p->nsites * sizeof(*e->sites));
 	} else {
 		copy_logged(e->nodes, p->nodes, sizeof(*e->nodes), &logs[LOG_NODES],
 			    e->log_pos[LOG_NODES]);
@@ -797,6 +924,8 @@ static void pooled_update(const struct profile *p, struct pooled *e, bool full)
 			    e->log_pos[LOG_FUNCS]);
 		copy_logged(e->threads, p->threads, sizeof(*e->threads), &logs[LOG_THREADS],
 			    e->log_pos[LOG_THREADS]);
+		copy_logged(e->sites, p->sites, sizeof(*e->sites), &logs[LOG_SITES],
+			    e->log_pos[LOG_SITES]);
 	}
 	for (int l = 0; l < NLOGS; l++)
 		e->log_pos[l] = logs[l].n;
@@ -815,6 +944,8 @@ static void pooled_publish(const struct profile *p, struct pooled *e)
 	s->func_total = e->total;
 	s->threads = e->threads;
 	s->nthreads = p->nthreads;
+	s->sites = e->sites;
+	s->nsites = p->nsites;
 	s->merged_root = 0;
 	s->samples = p->samples;
 	s->folded_nodes = p->folded_nodes;

@@ -38,6 +38,7 @@ void snapshot_unref(struct snapshot *s)
 	free((void *)s->threads);
 	free((void *)s->func_self);
 	free((void *)s->func_total);
+	free((void *)s->sites);
 	strpool_free(s->strings);
 	free(s);
 }

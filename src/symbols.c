@@ -583,6 +583,7 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	out->function_addr = 0;
 	out->module = NULL;
 	out->module_addr = addr;
+	out->elf = NULL;
 	if (!m) {
 		symbolizer_resolve_jit(s, pid, addr, out);
 		return;
@@ -590,6 +591,8 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	out->module = module_name(e->mod);
 	out->module_addr = symbolizer_module_addr(e, m, addr);
 	out->function = module_lookup(e->mod, out->module_addr, &out->function_addr);
+	if (module_is_elf(e->mod))
+		out->elf = e->mod;
 	/* Only ELF files have symbols; anything else may be JIT code (anonymous memory, or a
 	 * memfd a JIT maps twice). */
 	if (!out->function && !module_is_elf(e->mod))

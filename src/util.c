@@ -326,3 +326,24 @@ void util_print_safe(FILE *out, const char *text)
 	while (*text)
 		fwrite(one, 1, util_visible_char(&text, one), out);
 }
+
+char *util_expand_tabs(const char *text)
+{
+	size_t tabs = 0, len = 0;
+	char *out;
+
+	for (const char *p = text; *p; p++)
+		tabs += *p == '\t';
+	out = xmalloc(strlen(text) + tabs * 7 + 1);
+	for (const char *p = text; *p; p++) {
+		if (*p != '\t') {
+			out[len++] = *p;
+			continue;
+		}
+		do
+			out[len++] = ' ';
+		while (len % 8);
+	}
+	out[len] = '\0';
+	return out;
+}

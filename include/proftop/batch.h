@@ -13,6 +13,8 @@ struct batch_options {
 	long max_rows;         /* rows per table; -1: the default (25 periodic, all at the end) */
 	bool tree;             /* print the call tree instead of the function table */
 	double min_percent;    /* --tree: leave out nodes under this share of all samples */
+	const char *annotate;  /* --annotate FUNC: also print FUNC's samples per source line */
+	bool histogram;        /* --histogram: also print each module's address histogram */
 };
 
 #define BATCH_DEFAULT_ROWS 25

@@ -49,6 +49,14 @@ uint64_t collector_samples(const struct collector *collector);
 void collector_set_window(struct collector *collector, uint64_t window_ns);
 /* Before collector_start(): the memory budget of the call trees (profile_set_max_memory()). */
 void collector_set_max_memory(struct collector *collector, size_t bytes);
+/* What the collector reads of each frame's source (DWARF, through module_source()). */
+enum collector_source {
+	COLLECTOR_SOURCE_INLINE,   /* lines, and inlined functions as frames of their own (default) */
+	COLLECTOR_SOURCE_LINES,    /* lines only: inlined code counts in the function it is in */
+	COLLECTOR_SOURCE_OFF,      /* functions only: no sites, no DWARF read */
+};
+/* Before collector_start(). */
+void collector_set_source(struct collector *collector, enum collector_source source);
 /* Whether a reader wants window snapshots: while it does, each snapshot made comes with one. */
 void collector_want_window(struct collector *collector, bool want);
 /* The same for the window snapshot: NULL when none was made (no reader wanted one). */

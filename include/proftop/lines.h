@@ -28,8 +28,8 @@ struct lines;
 struct lines_frame {
 	/* The function (demangled when it has a linkage name); NULL when the DWARF names none. */
 	const char *function;
-	/* The source file (as the compiler recorded it: often absolute) and line; NULL and 0 when
-	 * the line table has nothing for the address. */
+	/* The source file (a name the compiler recorded relative to the directory it ran in is
+	 * joined to that directory) and line; NULL and 0 when the line table has nothing. */
 	const char *file;
 	unsigned line;
 	/* Whether this frame is a function inlined into the next one (the last frame is one only

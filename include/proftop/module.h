@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct debugfile_origin;
+struct lines_frame;
 struct module;
 
 /* Where DWARF unwinding finds the module's frames, in its link-time address space. */
@@ -58,5 +59,11 @@ const struct module_unwind *module_unwind(const struct module *mod);
 /* Copy len bytes at link-time address addr from the file image: they must lie in one segment's
  * file range, and in the image. Returns 0 or -EFAULT. */
 int module_read(const struct module *mod, uint64_t addr, void *buf, size_t len);
+
+/* The source frames at link-time address addr, innermost first (lines.h's lines_lookup()), from
+ * the module's DWARF or its debug file's, opened on the first call. 0 when there is none. */
+size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max);
+/* After module_source() found no DWARF, why (a static string); else NULL. */
+const char *module_source_missing(const struct module *mod);
 
 #endif

@@ -21,6 +21,7 @@ struct options {
 	struct batch_options batch;
 	struct tui_options tui;
 	size_t max_memory;     /* --max-memory: bytes for the call trees (0: no limit) */
+	bool no_inline;        /* --no-inline */
 	bool batch_mode;
 	bool help, version;
 	pid_t *pids;           /* -p; malloc'd */

@@ -41,10 +41,23 @@ void profile_free(struct profile *profile);
  * "[unknown]"; addr keeps two functions of one name apart, 0 when unknown), or when name is NULL
  * the address addr there, shown as "module+0xaddr" (just "0xaddr" without a module). */
 uint32_t profile_func(struct profile *profile, const char *module, const char *name, uint64_t addr);
+/* The id of the function name of module as code inlined into others: one id for all the places
+ * it was inlined, apart from the function's own out-of-line copy. */
+uint32_t profile_inlined_func(struct profile *profile, const char *module, const char *name);
+/* The id of a site of func (snapshot.h): link-time address addr of its module, on file:line
+ * (NULL, 0: unknown); interned on first sight, where file and line are taken. Past the memory
+ * budget a new address shares its function's one SNAPSHOT_SITE_OTHER site. */
+uint32_t profile_site(struct profile *profile, uint32_t func, uint64_t addr, const char *file,
+		      unsigned line);
 /* Name a thread (from COMM records or /proc). */
 void profile_set_comm(struct profile *profile, pid_t pid, pid_t tid, const char *comm);
 /* Add one sample: funcs is the call stack, outermost first, leaf last. */
 void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth);
+/* The same, with each frame's site (sites[i] for funcs[i]; PROFILE_NO_SITE when unknown): the
+ * leaf's counts a self sample, every site on the stack a total one. */
+#define PROFILE_NO_SITE UINT32_MAX
+void profile_add_sites(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
+		       const uint32_t *sites, size_t depth);
 /* Add count samples with the same stack at once (a profile read back from a file; no window). */
 void profile_add_n(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
 		   size_t depth, uint64_t count);

@@ -15,6 +15,9 @@
  * a parent's index is smaller than its children's. A thread's trie is the subtree under its root;
  * the merged tree the one under merged_root. Function id 0 is the root.
  *
+ * Sites (per-address counts, with their source lines) are kept for the whole run only; a window
+ * snapshot has none.
+ *
  * A profile that outgrew its memory budget folded its coldest subtrees: their samples are in
  * "[other]" nodes, folded_nodes says how many nodes went, and the flat table is still exact. */
 #ifndef PROFTOP_SNAPSHOT_H
@@ -34,8 +37,26 @@ struct strpool;
 #define SNAPSHOT_NO_NODE UINT32_MAX
 
 struct snapshot_func {
-	const char *name;   /* the function, or "module+0xoffset" when it has no symbol */
+	/* The function; "module+0xoffset" when it has no symbol; "name (inlined)" for an inlined one. */
+	const char *name;
 	const char *module; /* basename of its file, "[vdso]", or "[unknown]" */
+	bool inlined;       /* code the compiler inlined into its callers: a frame from DWARF */
+};
+
+/* Where in a function its samples were: one instruction address of its module, with the source
+ * line it is on. For a function's own frame that is the address's line; where the function
+ * called another (or had one inlined), the line of that call. self counts the samples taken at
+ * addr, total those with addr anywhere on their stack (once per sample). */
+#define SNAPSHOT_SITE_OTHER UINT64_MAX /* addr of the addresses past the memory budget */
+
+struct snapshot_site {
+	uint32_t func;
+	unsigned line;      /* 0: unknown */
+	uint64_t addr;      /* link-time address in the function's module (the byte before a
+			     * return address for a call) */
+	const char *file;   /* the source file as the compiler recorded it; NULL: unknown */
+	uint64_t self;
+	uint64_t total;
 };
 
 struct snapshot_node {
@@ -73,6 +94,8 @@ struct snapshot {
 	const struct snapshot_thread *threads;
 	const uint64_t *func_self; /* per function id, over all threads */
 	const uint64_t *func_total;
+	size_t nsites;             /* 0 in a window snapshot, and without line lookups */
+	const struct snapshot_site *sites; /* in the order they were first seen */
 	struct strpool *strings;   /* a reference: every name and comm above lives there */
 };
 

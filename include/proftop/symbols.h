@@ -33,6 +33,8 @@ struct symbol {
 	/* The address in the module's own ELF address space (the link-time vaddr): what
 	 * "module+0xoffset" prints when function is NULL. For an unmapped address, the address. */
 	uint64_t module_addr;
+	/* The ELF file (for module_source()); NULL for JIT code, the unmapped, the unreadable. */
+	struct module *elf;
 };
 
 /* diag receives the warnings; NULL drops them. */

@@ -65,6 +65,9 @@ size_t util_visible(char *out, size_t size, const char *text);
 const char *util_visible_str(const char *text, char **buf, size_t *cap);
 /* text in visible form, written to out. */
 void util_print_safe(FILE *out, const char *text);
+/* A malloc'd copy of a line of text with each tab replaced by spaces up to the next multiple of
+ * 8 bytes (source code shows as an editor shows it; the visible form would print ^I). */
+char *util_expand_tabs(const char *text);
 
 /* FNV-1a over bytes, the hash every table in proftop uses. */
 static inline uint64_t util_hash_bytes(const void *data, size_t len, uint64_t seed)

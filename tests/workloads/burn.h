@@ -32,29 +32,30 @@
 
 static volatile uint64_t sink;
 
-static inline uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+/* The thread's CPU time in ns. This and burn_until() are macros, not inline functions: the
+ * compiler's inlined copies of functions are frames of their own in DWARF (and in proftop and
+ * `perf report --inline`), and these workloads want each HOT function to be the frame that
+ * burns. inline.c is the workload for inlined frames. */
+#define thread_cpu_ns()                                                                            \
+	({                                                                                         \
+		struct timespec ts_;                                                               \
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts_);                                      \
+		(uint64_t)ts_.tv_sec * 1000000000ull + (uint64_t)ts_.tv_nsec;                      \
+	})
 
 /* A dependent multiply chain (the empty asm reads and changes x) until the thread has used
- * until_ns of CPU time. Inlined into each HOT caller, whose own constants keep its body apart
+ * until_ns of CPU time. Expanded in each HOT caller, whose own constants keep its body apart
  * from the others'. */
-static inline __attribute__((always_inline)) void burn_until(uint64_t until_ns, uint64_t mul,
-							     uint64_t inc)
-{
-	uint64_t x = sink;
-
-	while (thread_cpu_ns() < until_ns)
-		for (int i = 0; i < BURN_CHUNK; i++) {
-			x = x * mul + inc;
-			__asm__ volatile("" : "+r"(x));
-		}
-	sink = x;
-}
+#define burn_until(until_ns, mul, inc)                                                             \
+	do {                                                                                       \
+		uint64_t until_ = (until_ns), x_ = sink;                                           \
+		while (thread_cpu_ns() < until_)                                                   \
+			for (int i_ = 0; i_ < BURN_CHUNK; i_++) {                                  \
+				x_ = x_ * (mul) + (inc);                                           \
+				__asm__ volatile("" : "+r"(x_));                                   \
+			}                                                                          \
+		sink = x_;                                                                         \
+	} while (0)
 
 /* The CPU seconds to run from argv[1] (default def), or exit 2 with a usage line. */
 static inline uint64_t workload_total_ns(int argc, char **argv, const char *name, double def)

@@ -1,0 +1,55 @@
+/* annotate.h — where inside one function its samples were: a snapshot's sites (snapshot.h) summed
+ * per source line, and the source text of those lines when the file is on disk. Frontends (batch
+ * --annotate, the screen's annotate view) read a function through this.
+ *
+ * Everything here works on one snapshot and copies nothing the snapshot owns: an annotation
+ * lives no longer than its snapshot. Thread-safe as snapshots are (one annotation per thread). */
+#ifndef PROFTOP_ANNOTATE_H
+#define PROFTOP_ANNOTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct snapshot;
+
+struct annotate_line {
+	const char *file;   /* as the compiler recorded it; NULL: addresses without a line */
+	unsigned line;
+	uint64_t self;      /* samples taken on the line */
+	uint64_t total;     /* samples with the line on their stack (a recursive one may count a
+			     * sample on two lines) */
+};
+
+struct annotation {
+	uint32_t func;
+	uint64_t self, total;          /* the function's, as the flat table counts them */
+	struct annotate_line *lines;   /* by file, then line; the unknown last */
+	size_t nlines;
+	bool has_lines;                /* some site had a source line */
+	bool has_sites;                /* the snapshot had sites for it at all */
+};
+
+/* The functions of snapshot named name: exactly, or as "name (inlined)". Fills out[0..max) with
+ * their ids, hottest (by total) first; returns how many there are. */
+size_t annotate_find(const struct snapshot *snapshot, const char *name, uint32_t *out, size_t max);
+
+/* Sum func's sites per line into *out (annotation_free() it). */
+void annotate_function(const struct snapshot *snapshot, uint32_t func, struct annotation *out);
+void annotation_free(struct annotation *annotation);
+/* The index of the line with the most self samples (total on a tie, then the first); 0 when
+ * there are none. */
+size_t annotate_hottest(const struct annotation *annotation);
+
+/* Source files read for their text, each once. */
+struct annotate_sources;
+
+struct annotate_sources *annotate_sources_new(void);
+void annotate_sources_free(struct annotate_sources *sources);
+/* The text of line (1-based) of file, without its newline; NULL when the file cannot be read,
+ * is not a regular file, is over 16 MiB, or has fewer lines. *why (may be NULL) then says why
+ * in a static string ("no such line" when the file has changed since the build, most likely). */
+const char *annotate_source_line(struct annotate_sources *sources, const char *file,
+				 unsigned line, const char **why);
+
+#endif

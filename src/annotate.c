@@ -1,0 +1,244 @@
+/* annotate.c — a function's samples per source line, and the lines' text (see annotate.h).
+ *
+ * Sites are in the snapshot in the order they were first seen, so one pass picks a function's,
+ * and a sort by (file, line) groups them. Files are compared by pointer first: the profile
+ * interns them, so equal names are one pointer unless the snapshot came from elsewhere, when
+ * the sort's strcmp still groups them. */
+#include "proftop/annotate.h"
+
+#include "proftop/snapshot.h"
+#include "proftop/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* A source file bigger than this is not read. */
+#define SOURCE_MAX (16u << 20)
+
+static const char inlined_suffix[] = " (inlined)";
+
+static bool name_matches(const char *name, const char *want)
+{
+	size_t len = strlen(want);
+
+	return !strncmp(name, want, len) && (!name[len] || !strcmp(name + len, inlined_suffix));
+}
+
+size_t annotate_find(const struct snapshot *s, const char *name, uint32_t *out, size_t max)
+{
+	size_t n = 0;
+
+	for (size_t f = 1; f < s->nfuncs; f++) {
+		size_t at;
+
+		if (!name_matches(s->funcs[f].name, name))
+			continue;
+		/* Insertion by total, hottest first: few functions share a name. */
+		for (at = n < max ? n : max; at > 0 && s->func_total[out[at - 1]] < s->func_total[f]; at--)
+			if (at < max)
+				out[at] = out[at - 1];
+		if (at < max)
+			out[at] = (uint32_t)f;
+		n++;
+	}
+	return n;
+}
+
+static int compare_lines(const void *pa, const void *pb)
+{
+	const struct annotate_line *a = pa, *b = pb;
+	int c;
+
+	if (!a->file || !b->file)
+		return (a->file == NULL) - (b->file == NULL);
+	c = a->file == b->file ? 0 : strcmp(a->file, b->file);
+	if (c)
+		return c;
+	return (a->line > b->line) - (a->line < b->line);
+}
+
+void annotate_function(const struct snapshot *s, uint32_t func, struct annotation *out)
+{
+	size_t cap = 0, n = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->func = func;
+	if (func < s->nfuncs) {
+		out->self = s->func_self[func];
+		out->total = s->func_total[func];
+	}
+	for (size_t i = 0; i < s->nsites; i++) {
+		const struct snapshot_site *site = &s->sites[i];
+
+		if (site->func != func)
+			continue;
+		out->has_sites = true;
+		xgrow((void **)&out->lines, &cap, n + 1, sizeof(*out->lines));
+		out->lines[n++] = (struct annotate_line){ site->line ? site->file : NULL,
+							  site->file ? site->line : 0, site->self,
+							  site->total };
+		out->has_lines |= site->file && site->line;
+	}
+	if (!n)
+		return;
+	qsort(out->lines, n, sizeof(*out->lines), compare_lines);
+	/* Merge the runs of one line. */
+	out->nlines = 1;
+	for (size_t i = 1; i < n; i++) {
+		struct annotate_line *last = &out->lines[out->nlines - 1];
+
+		if (!compare_lines(last, &out->lines[i])) {
+			last->self += out->lines[i].self;
+			last->total += out->lines[i].total;
+		} else {
+			out->lines[out->nlines++] = out->lines[i];
+		}
+	}
+}
+
+void annotation_free(struct annotation *a)
+{
+	free(a->lines);
+	a->lines = NULL;
+	a->nlines = 0;
+}
+
+size_t annotate_hottest(const struct annotation *a)
+{
+	size_t best = 0;
+
+	for (size_t i = 1; i < a->nlines; i++)
+		if (a->lines[i].self > a->lines[best].self ||
+		    (a->lines[i].self == a->lines[best].self && a->lines[i].total > a->lines[best].total))
+			best = i;
+	return best;
+}
+
+/* --- source text ------------------------------------------------------------------------------ */
+
+struct source_file {
+	char *path;
+	char *text;        /* NULL: unreadable, see why */
+	const char *why;
+	size_t *starts;    /* offset of each line in text */
+	size_t nlines;
+};
+
+struct annotate_sources {
+	struct source_file *files;
+	size_t n, cap;
+};
+
+struct annotate_sources *annotate_sources_new(void)
+{
+	return xcalloc(1, sizeof(struct annotate_sources));
+}
+
+void annotate_sources_free(struct annotate_sources *sources)
+{
+	if (!sources)
+		return;
+	for (size_t i = 0; i < sources->n; i++) {
+		free(sources->files[i].path);
+		free(sources->files[i].text);
+		free(sources->files[i].starts);
+	}
+	free(sources->files);
+	free(sources);
+}
+
+/* The whole of a regular file of at most SOURCE_MAX bytes, NUL-terminated (NULs inside become
+ * spaces); NULL with *why set otherwise. Opened without blocking: a FIFO named like a source
+ * file must not hang the reader. */
+static char *read_source(const char *path, size_t *len, const char **why)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+	char *text = NULL;
+	size_t got = 0;
+
+	if (fd < 0) {
+		*why = errno == ENOENT ? "not on this machine" : "cannot be opened";
+		return NULL;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+	} else if (st.st_size > SOURCE_MAX) {
+		*why = "over 16 MiB";
+	} else {
+		text = xmalloc((size_t)st.st_size + 1);
+		while (got < (size_t)st.st_size) {
+			ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		text[got] = '\0';
+		for (size_t i = 0; i < got; i++)
+			if (!text[i])
+				text[i] = ' ';
+	}
+	close(fd);
+	*len = got;
+	return text;
+}
+
+static struct source_file *source_open(struct annotate_sources *sources, const char *path)
+{
+	struct source_file *f;
+	size_t len = 0, cap = 0;
+
+	for (size_t i = 0; i < sources->n; i++)
+		if (!strcmp(sources->files[i].path, path))
+			return &sources->files[i];
+	xgrow((void **)&sources->files, &sources->cap, sources->n + 1, sizeof(*sources->files));
+	f = &sources->files[sources->n++];
+	memset(f, 0, sizeof(*f));
+	f->path = xasprintf("%s", path);
+	f->text = read_source(path, &len, &f->why);
+	if (!f->text)
+		return f;
+	for (size_t at = 0; at < len;) {
+		char *nl = memchr(f->text + at, '\n', len - at);
+
+		xgrow((void **)&f->starts, &cap, f->nlines + 1, sizeof(*f->starts));
+		f->starts[f->nlines++] = at;
+		if (!nl)
+			break;
+		*nl = '\0';
+		at = (size_t)(nl - f->text) + 1;
+	}
+	return f;
+}
+
+const char *annotate_source_line(struct annotate_sources *sources, const char *file, unsigned line,
+				 const char **why)
+{
+	const char *unused;
+	struct source_file *f;
+
+	if (!why)
+		why = &unused;
+	if (!file || !line) {
+		*why = "no line information";
+		return NULL;
+	}
+	f = source_open(sources, file);
+	if (!f->text) {
+		*why = f->why;
+		return NULL;
+	}
+	if (line > f->nlines) {
+		*why = "no such line: the file changed since the build";
+		return NULL;
+	}
+	return f->text + f->starts[line - 1];
+}

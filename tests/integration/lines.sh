@@ -1,0 +1,143 @@
+#!/bin/sh
+# lines.sh — where inside a function: per-line counts (--annotate), inlined functions as frames
+# (and --no-inline), Inferno-style address histograms (--histogram), on workloads with known
+# answers, and against perf on the same workloads in the same run:
+#   lines:  75% / 25% of two_lines on its "hot line" / "cold line";
+#   inline: step() inlined into caller_a (2/3 of the time) and caller_b (1/3).
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP_BIN" "$WL/lines" "$WL/inline"
+require_perf_events
+
+SRC=$(cd "$(dirname "$0")/../workloads" && pwd)
+# line_of FILE MARK — the number of the line of FILE holding /* MARK */.
+line_of()
+{
+	grep -n "/\* $2 \*/" "$1" | cut -d: -f1
+}
+HOT_LINE=$(line_of "$SRC/lines.c" "hot line")
+COLD_LINE=$(line_of "$SRC/lines.c" "cold line")
+STEP_LINE=$(line_of "$SRC/inline.c" "step line")
+CALL_A=$(line_of "$SRC/inline.c" "call a")
+
+# annotated FILE FILE:LINE FIELD — FIELD (1 SELF%, 2 TOTAL%, 3 SAMPLES) of that line's row in the
+# last annotation in FILE; "missing" when it has none.
+annotated()
+{
+	awk -v at="$2" -v k="$3" '
+	/^--- annotate/ { v = "missing" }
+	$4 == at { v = $k }
+	END { print v == "" ? "missing" : v }' "$1"
+}
+
+# --- per-line counts ------------------------------------------------------------------------------
+run_proftop lines -b -n 0 --annotate two_lines -- "$WL/lines" 2
+check "lines-exit-0" status $RC 0 "$ERR"
+check "lines-hot-line-75" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 5
+check "lines-cold-line-25" approx "$(annotated "$OUT" "lines.c:$COLD_LINE" 1)" 25 5
+check "lines-source-text-shown" has "$OUT" "lines.c:$HOT_LINE .*/\\* hot line \\*/\$"
+check "lines-file-named-whole" has "$OUT" "^file $SRC/lines\\.c\$"
+# The function's self samples are exactly the sum of its lines' (every sample had an address).
+check "lines-counts-add-up" sh -c "awk '
+	/^--- annotate/ { for (i = 1; i < NF; i++) if (\$i == \"self\") want = \$(i + 1); sum = 0; next }
+	\$4 ~ /^lines\\.c:[0-9]+\$/ { sum += \$3 }
+	END { if (sum != want) { print \"lines sum to \" sum \", the function has \" want; exit 1 } }' '$OUT'"
+
+run_proftop no-such-function -b -n 0 --annotate no_such_function -- "$WL/lines" 0.2
+check "annotate-unknown-says-so" has "$OUT" \
+	'^--- annotate  no_such_function: no function of that name has samples yet$'
+
+# --- the same lines in perf's report --------------------------------------------------------------
+if ! command -v perf >/dev/null 2>&1; then
+	skip "perf" "perf is not installed (Debian: linux-perf)"
+else
+	(cd "$TMPD" && timeout 60 perf record -q -F 999 -o lines.data -- "$WL/lines" 2) \
+		>"$TMPD/perf-lines.log" 2>&1
+	timeout 120 perf report -i "$TMPD/lines.data" --stdio -s srcline --symbols two_lines \
+		>"$TMPD/perf-lines.txt" 2>"$TMPD/perf-lines.err"
+	perf_line()
+	{
+		awk -v at="$1" '$2 == at { sub(/%$/, "", $1); print $1; hit = 1 }
+			END { if (!hit) print "missing" }' "$TMPD/perf-lines.txt"
+	}
+	check "perf-hot-line-within-5" approx "$(annotated "$TMPD/lines.out" "lines.c:$HOT_LINE" 1)" \
+		"$(perf_line "lines.c:$HOT_LINE")" 5
+	check "perf-cold-line-within-5" approx "$(annotated "$TMPD/lines.out" "lines.c:$COLD_LINE" 1)" \
+		"$(perf_line "lines.c:$COLD_LINE")" 5
+fi
+
+# --- inlined frames -------------------------------------------------------------------------------
+run_proftop inline -b -n 0 --tree --min-percent 0 -o "$TMPD/inline.folded" -- "$WL/inline" 2
+check "inline-exit-0" status $RC 0 "$ERR"
+# folded_share FILE PATTERN — percent of the folded file's samples on stacks matching PATTERN.
+folded_share()
+{
+	awk -v p="$2" '{ n = $NF; all += n; if ($0 ~ p) hit += n }
+		END { if (all) printf "%.2f\n", 100 * hit / all; else print "missing" }' "$1"
+}
+check "inline-step-under-caller_a" approx \
+	"$(folded_share "$TMPD/inline.folded" ';caller_a;step \(inlined\) [0-9]+$')" 66.7 5
+check "inline-step-under-caller_b" approx \
+	"$(folded_share "$TMPD/inline.folded" ';caller_b;step \(inlined\) [0-9]+$')" 33.3 5
+check "inline-tree-marks-it" has "$OUT" '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +step \(inlined\)  inline$'
+
+run_proftop inline-top -b -n 0 --annotate caller_a --annotate step -- "$WL/inline" 1
+check "inline-top-step-self" approx "$(self_pct "$OUT" "step (inlined)")" 100 3
+check "inline-top-callers-no-self" approx "$(self_pct "$OUT" caller_a)" 0 3
+check "inline-step-on-its-line" approx "$(annotated "$OUT" "inline.c:$STEP_LINE" 1)" 100 3
+
+run_proftop inline-caller -b -n 0 --annotate caller_a -- "$WL/inline" 1
+# caller_a's samples are in step's code: on the line of the call, as totals.
+check "inline-caller-cost-on-call-line" approx "$(annotated "$OUT" "inline.c:$CALL_A" 2)" 100 3
+
+run_proftop no-inline -b -n 0 --no-inline -- "$WL/inline" 1
+check "no-inline-exit-0" status $RC 0 "$ERR"
+check "no-inline-no-inlined-rows" sh -c "! grep -q '(inlined)' '$OUT'"
+check "no-inline-caller_a-self" approx "$(self_pct "$OUT" caller_a)" 66.7 5
+check "no-inline-caller_b-self" approx "$(self_pct "$OUT" caller_b)" 33.3 5
+
+if command -v perf >/dev/null 2>&1; then
+	(cd "$TMPD" && timeout 60 perf record -q -F 999 --call-graph dwarf -o inline.data -- \
+		"$WL/inline" 2) >"$TMPD/perf-inline.log" 2>&1
+	timeout 120 perf script -i "$TMPD/inline.data" -F ip,sym --inline \
+		>"$TMPD/perf-inline.txt" 2>"$TMPD/perf-inline.err"
+	# perf_under CALLER — percent of perf's samples whose two innermost frames are step
+	# (inlined) and CALLER.
+	perf_under()
+	{
+		awk -v c="$1" '
+		NF == 0 { if (depth) { all++; if (hit) n++ } depth = 0; hit = 0; next }
+		{ depth++; name = $0; sub(/^[ \t]*[0-9a-f]+ /, "", name)
+		  if (depth == 1) first = name
+		  if (depth == 2 && first == "step (inlined)" && name == c) hit = 1 }
+		END { if (depth) { all++; if (hit) n++ } if (all) printf "%.2f\n", 100 * n / all; else print "missing" }' \
+			"$TMPD/perf-inline.txt"
+	}
+	check "perf-inline-caller_a-within-5" approx \
+		"$(folded_share "$TMPD/inline.folded" ';caller_a;step \(inlined\) [0-9]+$')" \
+		"$(perf_under caller_a)" 5
+	check "perf-inline-caller_b-within-5" approx \
+		"$(folded_share "$TMPD/inline.folded" ';caller_b;step \(inlined\) [0-9]+$')" \
+		"$(perf_under caller_b)" 5
+fi
+
+# --- the histogram ----------------------------------------------------------------------------------
+run_proftop histogram -b -n 0 --histogram -- "$WL/lines" 1
+check "histogram-exit-0" status $RC 0 "$ERR"
+check "histogram-module-heading" has "$OUT" '^--- histogram  lines$'
+# Each module's section: "0xADDR COUNT", addresses increasing, counts not zero; the counts of
+# module lines add up to its functions' self samples in the table.
+check "histogram-pairs-well-formed" sh -c "awk '
+	function hex(s,   v, i) { v = 0; for (i = 3; i <= length(s); i++) v = v * 16 + index(\"0123456789abcdef\", substr(s, i, 1)) - 1; return v }
+	/^--- histogram/ { on = 1; last = -1; next }
+	on && /^=== |^--- / { on = 0 }
+	on {
+		if (\$0 !~ /^0x[0-9a-f]+ [1-9][0-9]*\$/) { print \"bad line: \" \$0; exit 1 }
+		a = hex(\$1)
+		if (a <= last) { print \"not increasing: \" \$0; exit 1 }
+		last = a
+	}' '$OUT'"
+check "histogram-sums-to-self" sh -c "
+	want=\$(awk '/^=== proftop final/ { on = 1; next } on && \$NF == \"lines\" && \$3 ~ /^[0-9]+\$/ { s += \$3 } /^--- / { on = 0 } END { print s + 0 }' '$OUT')
+	got=\$(awk '/^--- histogram  lines\$/ { on = 1; next } /^--- / { on = 0 } on { s += \$2 } END { print s + 0 }' '$OUT')
+	[ \"\$want\" -gt 0 ] && [ \"\$want\" = \"\$got\" ] || { echo \"histogram \$got, table \$want\"; exit 1; }"
+finish
