@@ -107,6 +107,8 @@ demo: deps
 
 BENCH_SRCS := $(wildcard bench/*.c)
 BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+# make test builds the benchmarks too, so that they keep compiling (it does not run them).
+test-body: $(BENCH_BINS)
 
 $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 	@mkdir -p $(BUILD)/bench

@@ -4,13 +4,19 @@
  * (registers, stack copies, maps), then feeds them to fresh collectors on this thread — unwind,
  * symbols, profile — and prints samples per second of thread CPU time. The first replay loads
  * every module (cold); the next ones reuse nothing, so they measure the same path again, with
- * the page cache warm. */
+ * the page cache warm.
+ *
+ * Replays alternate between source lookups on (lines and inlined frames, the default) and off
+ * (functions only), so both meet the same machine. Each collector gets the recording twice: the
+ * first pass ("fresh") loads modules and opens their DWARF, the second ("warm") finds them, and
+ * the addresses, in its caches, as a long run does. */
 #include "proftop/collector.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/target.h"
 #include "proftop/util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,6 +43,17 @@ static void keep(struct recording *rec, struct ring *ring)
 		rec->len += sizeof(len) + len;
 		rec->records++;
 		ring_release(ring);
+	}
+}
+
+static void feed(struct collector *collector, const struct recording *rec)
+{
+	for (size_t off = 0; off < rec->len;) {
+		size_t len;
+
+		memcpy(&len, rec->data + off, sizeof(len));
+		collector_process(collector, rec->data + off + sizeof(len), len);
+		off += sizeof(len) + len;
 	}
 }
 
@@ -70,7 +87,7 @@ int main(int argc, char **argv)
 	pids = target_pids(target, &npids);
 	err = sampler_open(&sampler, &config, pids, npids, true, ring, NULL, &what);
 	if (err)
-		fatal("%s: %s", what, sampler_advice(err, false));
+		fatal("%s: %s", what, sampler_advice(err, what, &config, false));
 	if (sampler_start(sampler, -1) < 0 || target_start(target))
 		fatal("cannot run %s", argv[1]);
 	while (!target_poll(target)) {
@@ -89,24 +106,25 @@ int main(int argc, char **argv)
 		       (unsigned long long)c.samples, (unsigned long long)c.overflow,
 		       (unsigned long long)c.dropped);
 	}
-	for (int i = 0; i < REPLAYS; i++) {
+	for (int i = 0; i < 2 * REPLAYS; i++) {
+		bool lines = i % 2 == 0;
 		struct collector *collector;
-		double t0, t;
 
 		if (collector_new(&collector, ring, NULL, &config, NULL))
 			fatal("cannot make a collector");
-		t0 = thread_cpu_seconds();
-		for (size_t off = 0; off < rec.len;) {
-			size_t len;
+		collector_set_source(collector, lines ? COLLECTOR_SOURCE_INLINE : COLLECTOR_SOURCE_OFF);
+		for (int pass = 0; pass < 2; pass++) {
+			uint64_t before = collector_samples(collector);
+			double t0 = thread_cpu_seconds(), t;
 
-			memcpy(&len, rec.data + off, sizeof(len));
-			collector_process(collector, rec.data + off + sizeof(len), len);
-			off += sizeof(len) + len;
+			feed(collector, &rec);
+			t = thread_cpu_seconds() - t0;
+			printf("replay %d %s %s (%s): %llu samples in %.3f s of CPU: %.0f samples/s\n",
+			       i / 2 + 1, lines ? "lines" : "nolines", pass ? "warm" : "fresh",
+			       i < 2 ? "cold" : "page cache warm",
+			       (unsigned long long)(collector_samples(collector) - before), t,
+			       (double)(collector_samples(collector) - before) / t);
 		}
-		t = thread_cpu_seconds() - t0;
-		printf("replay %d (%s): %llu samples in %.3f s of CPU: %.0f samples/s\n", i + 1,
-		       i ? "warm" : "cold", (unsigned long long)collector_samples(collector), t,
-		       (double)collector_samples(collector) / t);
 		collector_free(collector);
 	}
 	sampler_free(sampler);

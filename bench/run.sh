@@ -57,11 +57,35 @@ section_overhead() {
 
 section_replay() {
 	echo "== collector throughput: raw samples replayed through unwind -> symbols -> profile, one core"
-	for w in "paths 2" "qsortcb 2" "threads4 1" "recurse 2"; do
+	echo "   (median of 6 replays each, page cache warm; lines = source lines and inlined frames on;"
+	echo "    fresh = a new collector's first pass, warm = its second pass over the same records)"
+	local cc1 src
+	cc1=$(gcc -print-prog-name=cc1 2>/dev/null)
+	src=$here/src/profile.c
+	for w in "paths 2" "qsortcb 2" "threads4 1" "recurse 2" "cc1"; do
 		set -- $w
-		"$build/bench/replay" "$build/workloads/$1" "$2" |
-			awk '/^replay [2-9] / {print $(NF-1)}' | sort -n |
-			awk -v w="$1" '{r[NR] = $1} END {if (NR) printf "  %-10s %8.0f samples/s (median of %d warm replays, lowest %.0f)\n", w, r[int((NR + 1) / 2)], NR, r[1]}'
+		if [ "$1" = cc1 ]; then
+			[ -x "$cc1" ] || continue
+			set -- "$cc1" -quiet -O2 -Iinclude -D_GNU_SOURCE "$src" -o /dev/null
+			name=cc1
+		else
+			name=$1
+			set -- "$build/workloads/$1" "$2"
+		fi
+		"$build/bench/replay" "$@" | awk -v w="$name" '
+			/^replay [2-9] / { v[$3 " " $4] = v[$3 " " $4] " " $(NF-1) }
+			function median(list,   a, n, i, j, t) {
+				n = split(list, a, " ")
+				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+				return a[int((n + 1) / 2)]
+			}
+			END {
+				for (p = 0; p < 2; p++) {
+					pass = p ? "warm" : "fresh"
+					on = median(v["lines " pass]); off = median(v["nolines " pass])
+					printf "  %-9s %-5s lines %8.0f samples/s, without %8.0f: %+.1f%%\n", w, pass, on, off, off ? 100 * (off - on) / off : 0
+				}
+			}'
 	done
 }
 

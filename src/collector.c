@@ -44,11 +44,11 @@
 /* Resolved frames: (pid, address) -> its chain of (function, site): the function the address
  * is in, preceded by the functions inlined there, innermost first. Unwinding a deep stack
  * resolves the same return addresses sample after sample; each resolution is two binary
- * searches, a hash and a DWARF lookup. The chains live in one arena. Any change to an address
- * space bumps the generation, which empties the cache (and the arena) at once; so does a full
- * arena. */
-#define FRAME_CACHE_SIZE 8192
-#define CHAIN_ARENA_SIZE (FRAME_CACHE_SIZE * 4)
+ * searches, a few hashes and a DWARF lookup (which the module keeps). A chain of up to
+ * CHAIN_CACHED frames is kept in its entry; a deeper one (rare) is made again each time. Any
+ * change to an address space bumps the generation, which empties the cache at once. */
+#define FRAME_CACHE_SIZE 16384
+#define CHAIN_CACHED 4
 /* Frames of one sample, inlined ones included. */
 #define SAMPLE_MAX_FRAMES (UNWIND_MAX_FRAMES * 2)
 
@@ -61,8 +61,8 @@ struct frame_cache_entry {
 	uint64_t addr;
 	pid_t pid;
 	uint32_t generation;
-	uint32_t chain;            /* first frame in the arena */
 	uint32_t depth;
+	struct chain_frame chain[CHAIN_CACHED];
 };
 
 struct exited {
@@ -82,8 +82,6 @@ struct collector {
 	enum collector_source source;
 	struct frame_cache_entry *frames;
 	uint32_t frames_generation;
-	struct chain_frame *chains; /* the arena */
-	size_t nchains;
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	uint64_t truncated;
@@ -128,7 +126,6 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
 	c->profile = profile_new(diag);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
-	c->chains = xcalloc(CHAIN_ARENA_SIZE, sizeof(*c->chains));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
 	pthread_mutex_init(&c->publish_lock, NULL);
 	pthread_condattr_init(&cond_clock);
@@ -154,7 +151,6 @@ void collector_set_source(struct collector *c, enum collector_source source)
 static void forget_frames(struct collector *c)
 {
 	c->frames_generation++;
-	c->nchains = 0;
 }
 
 /* The chain of the address sym describes into out[] (room for LINES_MAX_FRAMES): innermost
@@ -202,20 +198,19 @@ static const struct chain_frame *resolve_frame(struct collector *c, pid_t pid, u
 
 	if (e->generation == c->frames_generation && e->addr == addr && e->pid == pid) {
 		*depth = e->depth;
-		return &c->chains[e->chain];
+		return e->chain;
 	}
 	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
 	*depth = make_chain(c, &sym, scratch);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
-	if (!sym.function)
+	if (!sym.function || *depth > CHAIN_CACHED)
 		return scratch;
-	if (c->nchains + *depth > CHAIN_ARENA_SIZE)
-		forget_frames(c);
-	memcpy(&c->chains[c->nchains], scratch, *depth * sizeof(*scratch));
-	*e = (struct frame_cache_entry){ addr, pid, c->frames_generation, (uint32_t)c->nchains,
-					 (uint32_t)*depth };
-	c->nchains += *depth;
-	return &c->chains[e->chain];
+	e->addr = addr;
+	e->pid = pid;
+	e->generation = c->frames_generation;
+	e->depth = (uint32_t)*depth;
+	memcpy(e->chain, scratch, *depth * sizeof(*scratch));
+	return e->chain;
 }
 
 static void handle_sample(struct collector *c, const struct sample_record *r)
@@ -531,7 +526,6 @@ void collector_free(struct collector *c)
 	symbolizer_free(c->symbolizer);
 	free(c->exited);
 	free(c->frames);
-	free(c->chains);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
 	pthread_cond_destroy(&c->published_cond);

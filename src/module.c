@@ -22,7 +22,8 @@
  *
  * Source lines. The DWARF (lines.c) is opened on the first question about a line: from the image
  * when it has a .debug_info, else from the debug file, which then stays open with it. Where the
- * module came from is kept for that. */
+ * module came from is kept for that. A DWARF lookup walks a unit's DIEs, so each address's
+ * answer is kept (the file never changes), up to SOURCE_MEMO_MAX frames per module. */
 #include "proftop/module.h"
 
 #include <errno.h>
@@ -36,8 +37,12 @@
 
 #include "proftop/debugfile.h"
 #include "proftop/demangle.h"
+#include "proftop/idmap.h"
 #include "proftop/lines.h"
 #include "proftop/util.h"
+
+/* Frames of looked-up addresses kept per module: 1.5 MiB at most. */
+#define SOURCE_MEMO_MAX		65536
 
 /* A demangled name this long helps nobody; keep the mangled one. */
 #define DEMANGLED_MAX		(64 * 1024)
@@ -76,6 +81,11 @@ struct module {
 	Elf *lines_elf;		/* the image's, when lines come from it */
 	struct debugfile lines_debug; /* the debug file's, when they come from there (elf != NULL) */
 	const char *lines_why;	/* why there are none */
+	struct idmap memo_index; /* address -> its span in memo_spans */
+	struct { uint32_t first, count; } *memo_spans;
+	size_t memo_nspans, memo_spans_cap;
+	struct lines_frame *memo_frames;
+	size_t memo_nframes, memo_frames_cap;
 };
 
 /* A symbol table entry on its way into a module. */
@@ -211,6 +221,9 @@ void module_free(struct module *mod)
 	if (!mod)
 		return;
 	module_close_lines(mod);
+	idmap_free(&mod->memo_index);
+	free(mod->memo_spans);
+	free(mod->memo_frames);
 	free(mod->origin_path);
 	module_drop_image(mod);
 	free(mod->debug_frame_copy);
@@ -662,11 +675,43 @@ static void module_open_lines(struct module *mod)
 	elf_end(elf);
 }
 
+/* Keep the answer for addr, while there is room. */
+static void module_memo_put(struct module *mod, uint64_t addr, const struct lines_frame *frames,
+			    size_t n)
+{
+	if (mod->memo_nframes + n > SOURCE_MEMO_MAX)
+		return;
+	if (!mod->memo_nspans)
+		idmap_init(&mod->memo_index);
+	xgrow((void **)&mod->memo_spans, &mod->memo_spans_cap, mod->memo_nspans + 1,
+	      sizeof(*mod->memo_spans));
+	xgrow((void **)&mod->memo_frames, &mod->memo_frames_cap, mod->memo_nframes + n + 1,
+	      sizeof(*mod->memo_frames));
+	memcpy(&mod->memo_frames[mod->memo_nframes], frames, n * sizeof(*frames));
+	mod->memo_spans[mod->memo_nspans].first = (uint32_t)mod->memo_nframes;
+	mod->memo_spans[mod->memo_nspans].count = (uint32_t)n;
+	idmap_put(&mod->memo_index, addr, (uint32_t)mod->memo_nspans++);
+	mod->memo_nframes += n;
+}
+
 size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max)
 {
+	uint32_t span;
+	size_t n;
+
 	if (!mod->lines_tried)
 		module_open_lines(mod);
-	return mod->lines ? lines_lookup(mod->lines, addr, out, max) : 0;
+	if (!mod->lines || !max)
+		return 0;
+	span = mod->memo_nspans ? idmap_get(&mod->memo_index, addr) : IDMAP_MISSING;
+	if (span != IDMAP_MISSING) {
+		n = mod->memo_spans[span].count < max ? mod->memo_spans[span].count : max;
+		memcpy(out, &mod->memo_frames[mod->memo_spans[span].first], n * sizeof(*out));
+		return n;
+	}
+	n = lines_lookup(mod->lines, addr, out, max);
+	module_memo_put(mod, addr, out, n);
+	return n;
 }
 
 const char *module_source_missing(const struct module *mod)
