@@ -62,9 +62,12 @@ static int compare_lines(const void *pa, const void *pb)
 	return (a->line > b->line) - (a->line < b->line);
 }
 
-void annotate_function(const struct snapshot *s, uint32_t func, struct annotation *out)
+/* out's lines from sites ids[0..nids) of func (ids NULL: the first nids sites, those of func
+ * among them), one row per (file, line), sorted. */
+static void annotate_from(const struct snapshot *s, uint32_t func, const uint32_t *ids, size_t nids,
+			  struct annotation *out)
 {
-	size_t cap = 0, n = 0;
+	size_t n = 0;
 
 	memset(out, 0, sizeof(*out));
 	out->func = func;
@@ -72,13 +75,14 @@ void annotate_function(const struct snapshot *s, uint32_t func, struct annotatio
 		out->self = s->func_self[func];
 		out->total = s->func_total[func];
 	}
-	for (size_t i = 0; i < s->nsites; i++) {
-		const struct snapshot_site *site = &s->sites[i];
+	if (nids)
+		out->lines = xmalloc(nids * sizeof(*out->lines));
+	for (size_t i = 0; i < nids; i++) {
+		const struct snapshot_site *site = &s->sites[ids ? ids[i] : i];
 
-		if (site->func != func)
+		if (!ids && site->func != func)
 			continue;
 		out->has_sites = true;
-		xgrow((void **)&out->lines, &cap, n + 1, sizeof(*out->lines));
 		out->lines[n++] = (struct annotate_line){ site->line ? site->file : NULL,
 							  site->file ? site->line : 0, site->self,
 							  site->total };
@@ -99,6 +103,36 @@ void annotate_function(const struct snapshot *s, uint32_t func, struct annotatio
 			out->lines[out->nlines++] = out->lines[i];
 		}
 	}
+}
+
+void annotate_function(const struct snapshot *s, uint32_t func, struct annotation *out)
+{
+	annotate_from(s, func, NULL, s->nsites, out);
+}
+
+size_t *annotate_index(const struct snapshot *s, uint32_t **ids)
+{
+	size_t *first = xcalloc(s->nfuncs + 1, sizeof(*first)), *at;
+
+	*ids = xmalloc((s->nsites ? s->nsites : 1) * sizeof(**ids));
+	for (size_t i = 0; i < s->nsites; i++)
+		if (s->sites[i].func < s->nfuncs)
+			first[s->sites[i].func + 1]++;
+	for (size_t f = 0; f < s->nfuncs; f++)
+		first[f + 1] += first[f];
+	at = xmalloc((s->nfuncs + 1) * sizeof(*at));
+	memcpy(at, first, (s->nfuncs + 1) * sizeof(*at));
+	for (size_t i = 0; i < s->nsites; i++)
+		if (s->sites[i].func < s->nfuncs)
+			(*ids)[at[s->sites[i].func]++] = (uint32_t)i;
+	free(at);
+	return first;
+}
+
+void annotate_indexed(const struct snapshot *s, uint32_t func, const size_t *first,
+		      const uint32_t *ids, struct annotation *out)
+{
+	annotate_from(s, func, ids + first[func], first[func + 1] - first[func], out);
 }
 
 void annotation_free(struct annotation *a)

@@ -2,10 +2,16 @@
  *
  * One event, Samples. Each function gets a block with its self samples and one call record per
  * function it calls, whose cost is the inclusive cost of those calls; tools compute a function's
- * inclusive cost as its self cost plus the costs of its calls. Positions are line 0: a snapshot
- * knows functions, not lines. fl= and ob= both name the module (the ELF file), the closest thing to
- * a source file a snapshot has. Names are compressed ("fn=(7) name" once, "fn=(7)" after), with
- * ob/cob, fl/cfl and fn/cfn each a name space of its own.
+ * inclusive cost as its self cost plus the costs of its calls. ob= names the module (the ELF
+ * file). Names are compressed ("fn=(7) name" once, "fn=(7)" after), with ob/cob, the files
+ * (fl/fi/fe/cfl) and fn/cfn each a name space of its own.
+ *
+ * Positions. With the snapshot's sites (annotate.h) and the whole profile in scope, a function's
+ * fl= is the source file of its hottest line and its self cost is split over its lines, with fi=
+ * before lines of another file; a call is on its caller's line when the caller has one line that
+ * calls anything (a call's cost is on the caller's line, whatever it calls), else on line 0 (the
+ * sites do not say which line called which callee). Without lines (a per-thread scope: sites
+ * count every thread; or no DWARF), fl= names the module and every position is line 0.
  *
  * Recursion: if every call edge carried the full total of the callee's subtree, a recursive
  * function's inclusive cost would count the same samples once per level. So a sample is charged
@@ -17,6 +23,7 @@
  * of distinct call paths through the edge, as in tmon.out. */
 #include "proftop/export.h"
 
+#include "proftop/annotate.h"
 #include "proftop/idmap.h"
 #include "proftop/strpool.h"
 #include "proftop/util.h"
@@ -157,15 +164,29 @@ static void number_modules(const struct snapshot *s, const uint64_t *total, uint
 }
 
 struct names {
-	bool *ob, *fl, *fn;        /* ids whose name was given already, per name space */
+	bool *ob, *fn;             /* ids whose name was given already, per name space */
 };
 
-static void put_function(FILE *out, const struct snapshot *s, struct names *seen,
-			 const uint32_t *module_id, uint32_t f, bool called)
+/* The file name space: each name gets an id on first use. */
+struct files {
+	struct strpool *pool;
+	struct idmap ids;          /* interned name → id */
+	bool *seen;
+	size_t n, cap;
+};
+
+static void file_ref(FILE *out, struct files *files, const char *key, const char *name)
 {
-	put_ref(out, called ? "cob" : "ob", module_id[f], seen->ob, s->funcs[f].module);
-	put_ref(out, called ? "cfl" : "fl", module_id[f], seen->fl, s->funcs[f].module);
-	put_ref(out, called ? "cfn" : "fn", f, seen->fn, s->funcs[f].name);
+	const char *interned = strpool_intern(files->pool, name, strlen(name));
+	uint32_t id = idmap_get(&files->ids, (uint64_t)(uintptr_t)interned);
+
+	if (id == IDMAP_MISSING) { /* ids from 1, as the other name spaces' */
+		xgrow((void **)&files->seen, &files->cap, files->n + 2, sizeof(*files->seen));
+		id = (uint32_t)++files->n;
+		files->seen[id] = false;
+		idmap_put(&files->ids, (uint64_t)(uintptr_t)interned, id);
+	}
+	put_ref(out, key, id, files->seen, name);
 }
 
 /* Walk the scope's tree for its call edges, sorted by caller; returns first_edge: the edges out
@@ -211,24 +232,96 @@ struct blocks {
 	const size_t *first_edge;
 	const uint32_t *module_id;
 	struct names seen;
+	struct files files;
+	const char **file_of;      /* per function: its fl= name */
+	size_t *site_first;        /* the sites' index (annotate_index); NULL: no lines */
+	uint32_t *site_ids;
 };
+
+static void put_function(struct blocks *b, uint32_t f, bool called)
+{
+	const struct snapshot *s = b->c->s;
+
+	put_ref(b->out, called ? "cob" : "ob", b->module_id[f], b->seen.ob, s->funcs[f].module);
+	file_ref(b->out, &b->files, called ? "cfl" : "fl", b->file_of[f]);
+	put_ref(b->out, called ? "cfn" : "fn", f, b->seen.fn, s->funcs[f].name);
+}
+
+/* f's self cost per line (after its fl=); what no line holds goes on line 0. The line calls
+ * are on, when there is one, in *call (NULL, 0 when there is none or more than one). */
+static void write_self_lines(struct blocks *b, uint32_t f, const struct annotation *a,
+			     const struct annotate_line **call)
+{
+	const char *file = b->file_of[f];
+	uint64_t placed = 0;
+	size_t calling = 0;
+
+	*call = NULL;
+	for (size_t i = 0; i < a->nlines; i++) {
+		const struct annotate_line *l = &a->lines[i];
+
+		if (!l->file)
+			continue;
+		if (l->total > l->self && !calling++)
+			*call = l;
+		if (!l->self || placed + l->self > b->self[f])
+			continue;
+		if (strcmp(l->file, file))
+			file_ref(b->out, &b->files, "fi", file = l->file);
+		fprintf(b->out, "%u %llu\n", l->line, (unsigned long long)l->self);
+		placed += l->self;
+	}
+	if (calling != 1)
+		*call = NULL;
+	if (placed < b->self[f])
+		fprintf(b->out, "0 %llu\n", (unsigned long long)(b->self[f] - placed));
+	/* Calls are recorded at the file their line is in. */
+	if (*call && strcmp((*call)->file, file))
+		file_ref(b->out, &b->files, "fi", (*call)->file);
+	else if (!*call && file != b->file_of[f])
+		file_ref(b->out, &b->files, "fe", b->file_of[f]);
+}
 
 /* f's block: its position and self cost, then one call record per function it calls. */
 static void write_function(struct blocks *b, uint32_t f)
 {
-	const struct snapshot *s = b->c->s;
+	const struct annotate_line *call = NULL;
+	struct annotation a = { 0 };
 
-	put_function(b->out, s, &b->seen, b->module_id, f, false);
-	if (b->self[f])
+	put_function(b, f, false);
+	if (b->site_first)
+		annotate_indexed(b->c->s, f, b->site_first, b->site_ids, &a);
+	if (a.has_lines)
+		write_self_lines(b, f, &a, &call);
+	else if (b->self[f])
 		fprintf(b->out, "0 %llu\n", (unsigned long long)b->self[f]);
 	for (size_t e = b->first_edge[f]; e < b->first_edge[f + 1]; e++) {
 		const struct edge *edge = &b->c->edges[e];
 
-		put_function(b->out, s, &b->seen, b->module_id, edge->callee, true);
-		fprintf(b->out, "calls=%llu 0\n0 %llu\n", (unsigned long long)edge->calls,
-			(unsigned long long)edge->cost);
+		put_function(b, edge->callee, true);
+		fprintf(b->out, "calls=%llu 0\n%u %llu\n", (unsigned long long)edge->calls,
+			call ? call->line : 0, (unsigned long long)edge->cost);
 	}
+	annotation_free(&a);
 	putc('\n', b->out);
+}
+
+/* Each function's fl=: the file of its hottest line, else its module. */
+static void name_files(struct blocks *b, const uint64_t *total)
+{
+	const struct snapshot *s = b->c->s;
+
+	for (uint32_t f = 1; f < s->nfuncs; f++) {
+		struct annotation a = { 0 };
+
+		b->file_of[f] = s->funcs[f].module;
+		if (!total[f] || !b->site_first)
+			continue;
+		annotate_indexed(s, f, b->site_first, b->site_ids, &a);
+		if (a.has_lines && a.lines[annotate_hottest(&a)].file)
+			b->file_of[f] = a.lines[annotate_hottest(&a)].file;
+		annotation_free(&a);
+	}
 }
 
 int export_callgrind(FILE *out, const struct snapshot *s, const struct export_scope *scope)
@@ -238,14 +331,19 @@ int export_callgrind(FILE *out, const struct snapshot *s, const struct export_sc
 	uint64_t *total = xmalloc(s->nfuncs * sizeof(*total));
 	uint32_t *funcs = xmalloc(s->nfuncs * sizeof(*funcs));
 	uint32_t *module_id = xcalloc(s->nfuncs, sizeof(*module_id));
-	struct blocks b = { out, &c, self, NULL, module_id,
-			    { xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1) } };
+	struct blocks b = { out, &c, self, NULL, module_id, { xcalloc(s->nfuncs, 1), xcalloc(s->nfuncs, 1) },
+			    { strpool_new() }, xcalloc(s->nfuncs, sizeof(*b.file_of)) };
 	size_t nfuncs = 0;
 
 	idmap_init(&c.edge_index);
+	idmap_init(&b.files.ids);
 	b.first_edge = collect_edges(&c, scope);
 	snapshot_flat(s, scope->root, self, total);
 	number_modules(s, total, module_id);
+	/* Sites count every thread: a thread's scope has no lines. */
+	if (s->nsites && !scope->thread)
+		b.site_first = annotate_index(s, &b.site_ids);
+	name_files(&b, total);
 	for (uint32_t f = 1; f < s->nfuncs; f++)
 		if (total[f])
 			funcs[nfuncs++] = f;
@@ -265,7 +363,12 @@ int export_callgrind(FILE *out, const struct snapshot *s, const struct export_sc
 	free((void *)b.first_edge);
 	free(module_id);
 	free(b.seen.ob);
-	free(b.seen.fl);
 	free(b.seen.fn);
+	free(b.site_first);
+	free(b.site_ids);
+	free(b.file_of);
+	free(b.files.seen);
+	idmap_free(&b.files.ids);
+	strpool_free(b.files.pool);
 	return ferror(out) ? -(errno ? errno : EIO) : 0;
 }

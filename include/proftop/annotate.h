@@ -37,6 +37,12 @@ size_t annotate_find(const struct snapshot *snapshot, const char *name, uint32_t
 /* Sum func's sites per line into *out (annotation_free() it). */
 void annotate_function(const struct snapshot *snapshot, uint32_t func, struct annotation *out);
 void annotation_free(struct annotation *annotation);
+/* For annotating many functions of one snapshot: the sites of function f are
+ * (*ids)[first[f] .. first[f + 1]). Returns first (malloc'd, as is *ids). */
+size_t *annotate_index(const struct snapshot *snapshot, uint32_t **ids);
+/* annotate_function() through that index. */
+void annotate_indexed(const struct snapshot *snapshot, uint32_t func, const size_t *first,
+		      const uint32_t *ids, struct annotation *out);
 /* The index of the line with the most self samples (total on a tie, then the first); 0 when
  * there are none. */
 size_t annotate_hottest(const struct annotation *annotation);

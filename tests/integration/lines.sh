@@ -120,6 +120,26 @@ if command -v perf >/dev/null 2>&1; then
 		"$(perf_under caller_b)" 5
 fi
 
+# --- callgrind positions: callgrind_annotate shows the costs on the source lines ------------------
+if ! command -v callgrind_annotate >/dev/null 2>&1; then
+	skip "callgrind" "callgrind_annotate is not installed (Debian: valgrind)"
+else
+	run_proftop callgrind -b -n 0 -f callgrind -o "$TMPD/callgrind.out.1" -- "$WL/lines" 2
+	check "callgrind-exit-0" status $RC 0 "$ERR"
+	check "callgrind-fl-is-the-source" has "$TMPD/callgrind.out.1" "^fl=\\([0-9]+\\) $SRC/lines\\.c\$"
+	timeout 60 callgrind_annotate --auto=yes "$TMPD/callgrind.out.1" >"$TMPD/cg-annotate.txt" \
+		2>"$TMPD/cg-annotate.err"
+	# cg_line MARK — the percentage callgrind_annotate puts on the source line holding MARK.
+	cg_line()
+	{
+		awk -v m="$1" 'index($0, m) && match($0, /\( *[0-9.]+%\)/) {
+			v = substr($0, RSTART + 1, RLENGTH - 3); gsub(/ /, "", v); print v; hit = 1; exit }
+			END { if (!hit) print "missing" }' "$TMPD/cg-annotate.txt"
+	}
+	check "callgrind-annotate-hot-line-75" approx "$(cg_line "/* hot line */")" 75 5
+	check "callgrind-annotate-cold-line-25" approx "$(cg_line "/* cold line */")" 25 5
+fi
+
 # --- the histogram ----------------------------------------------------------------------------------
 run_proftop histogram -b -n 0 --histogram -- "$WL/lines" 1
 check "histogram-exit-0" status $RC 0 "$ERR"
