@@ -159,7 +159,7 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 {
 	struct lines_frame lf[LINES_MAX_FRAMES];
 	uint32_t func = profile_func(c->profile, sym->module, sym->function,
-				     sym->function ? sym->function_addr : sym->module_addr);
+				     sym->function || sym->bounded ? sym->function_addr : sym->module_addr);
 	size_t n = 0, depth = 0;
 	bool whole;
 
@@ -203,7 +203,7 @@ static const struct chain_frame *resolve_frame(struct collector *c, pid_t pid, u
 	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
 	*depth = make_chain(c, &sym, scratch);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
-	if (!sym.function || *depth > CHAIN_CACHED)
+	if ((!sym.function && !sym.bounded) || *depth > CHAIN_CACHED)
 		return scratch;
 	e->addr = addr;
 	e->pid = pid;

@@ -26,6 +26,7 @@
  * answer is kept (the file never changes), up to SOURCE_MEMO_MAX frames per module. */
 #include "proftop/module.h"
 
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -86,6 +87,11 @@ struct module {
 	size_t memo_nspans, memo_spans_cap;
 	struct lines_frame *memo_frames;
 	size_t memo_nframes, memo_frames_cap;
+	bool cfi_tried;		/* .eh_frame was opened for FDE bounds */
+	Elf *cfi_elf;
+	Dwarf_CFI *cfi;		/* NULL: none */
+	uint64_t *fde_starts;	/* link-time starts of the FDEs, sorted */
+	size_t nfde_starts;
 };
 
 /* A symbol table entry on its way into a module. */
@@ -221,6 +227,11 @@ void module_free(struct module *mod)
 	if (!mod)
 		return;
 	module_close_lines(mod);
+	if (mod->cfi)
+		dwarf_cfi_end(mod->cfi);
+	if (mod->cfi_elf)
+		elf_end(mod->cfi_elf);
+	free(mod->fde_starts);
 	idmap_free(&mod->memo_index);
 	free(mod->memo_spans);
 	free(mod->memo_frames);
@@ -717,4 +728,64 @@ size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out,
 const char *module_source_missing(const struct module *mod)
 {
 	return mod->lines_tried && !mod->lines ? mod->lines_why : NULL;
+}
+
+/* ---- functions without symbols ---------------------------------------------------------------- */
+
+/* The FDEs' start addresses from .eh_frame_hdr's search table, sorted as the table is: only the
+ * encodings every x86-64 toolchain writes (a 4-byte .eh_frame pointer, a udata4 count, datarel
+ * sdata4 entries); anything else leaves the table empty. */
+static void module_read_fde_starts(struct module *mod)
+{
+	uint64_t hdr = mod->unwind.eh_frame_hdr, count;
+	unsigned char head[12];
+	uint32_t n;
+
+	if (!hdr || module_read(mod, hdr, head, sizeof(head)) || head[0] != 1 ||
+	    (head[1] & 0x0f) != 0x0b || head[2] != 0x03 || head[3] != 0x3b)
+		return;
+	memcpy(&n, head + 8, 4);
+	count = n;
+	if (!count || count > mod->unwind.eh_frame_hdr_size / 8)
+		return;
+	mod->fde_starts = xmalloc(count * sizeof(*mod->fde_starts));
+	for (uint64_t i = 0; i < count; i++) {
+		int32_t entry[2];
+
+		if (module_read(mod, hdr + sizeof(head) + i * 8, entry, sizeof(entry)))
+			break;
+		mod->fde_starts[mod->nfde_starts++] = hdr + (uint64_t)(int64_t)entry[0];
+	}
+}
+
+bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start)
+{
+	Dwarf_Frame *frame;
+	size_t lo = 0, hi;
+
+	if (!mod->cfi_tried) {
+		mod->cfi_tried = true;
+		mod->cfi_elf = mod->image && mod->elf ? elf_memory((char *)mod->image, mod->size) : NULL;
+		mod->cfi = mod->cfi_elf ? dwarf_getcfi_elf(mod->cfi_elf) : NULL;
+		if (mod->cfi)
+			module_read_fde_starts(mod);
+	}
+	/* libdw says whether an FDE covers addr; the one that does starts at the last FDE start
+	 * at or below it, since FDEs do not overlap. */
+	if (!mod->nfde_starts || !mod->cfi || dwarf_cfi_addrframe(mod->cfi, addr, &frame))
+		return false;
+	free(frame);
+	hi = mod->nfde_starts;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (mod->fde_starts[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return false;
+	*start = mod->fde_starts[lo - 1];
+	return true;
 }

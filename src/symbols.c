@@ -584,6 +584,7 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	out->module = NULL;
 	out->module_addr = addr;
 	out->elf = NULL;
+	out->bounded = false;
 	if (!m) {
 		symbolizer_resolve_jit(s, pid, addr, out);
 		return;
@@ -593,6 +594,8 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	out->function = module_lookup(e->mod, out->module_addr, &out->function_addr);
 	if (module_is_elf(e->mod))
 		out->elf = e->mod;
+	if (!out->function && module_is_elf(e->mod))
+		out->bounded = module_fde_bounds(e->mod, out->module_addr, &out->function_addr);
 	/* Only ELF files have symbols; anything else may be JIT code (anonymous memory, or a
 	 * memfd a JIT maps twice). */
 	if (!out->function && !module_is_elf(e->mod))

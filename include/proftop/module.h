@@ -60,6 +60,10 @@ const struct module_unwind *module_unwind(const struct module *mod);
  * file range, and in the image. Returns 0 or -EFAULT. */
 int module_read(const struct module *mod, uint64_t addr, void *buf, size_t len);
 
+/* For an address no function symbol covers (a stripped file): where the .eh_frame FDE that
+ * covers link-time address addr starts, in *start, which is where its function starts. Returns
+ * false when no FDE covers it. */
+bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start);
 /* The source frames at link-time address addr, innermost first (lines.h's lines_lookup()), from
  * the module's DWARF or its debug file's, opened on the first call. 0 when there is none. */
 size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max);

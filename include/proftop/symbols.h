@@ -14,6 +14,7 @@
 #ifndef PROFTOP_SYMBOLS_H
 #define PROFTOP_SYMBOLS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -25,8 +26,10 @@ struct symbol {
 	/* The function containing the address; NULL when no symbol covers it. */
 	const char *function;
 	/* Where that function starts, in the module's address space (0 when unknown: a JIT's). Two
-	 * functions of one name (static ones of two source files) start at different addresses. */
+	 * functions of one name (static ones of two source files) start at different addresses.
+	 * Also set for a stripped function (function NULL) whose start its .eh_frame FDE gives. */
 	uint64_t function_addr;
+	bool bounded;          /* function_addr holds even though function is NULL */
 	/* Basename of the mapped file ("libc.so.6"), or a kernel name ("[vdso]", "[heap]"); NULL when
 	 * no mapping of the process holds the address. */
 	const char *module;

@@ -34,7 +34,7 @@ else
 fi
 
 # A stripped binary: no symbols, but .eh_frame is loaded, so stacks still reach _start's
-# caller chain; its functions are named module+0xoffset, never [unknown].
+# caller chain; its functions are named module+0xSTART, never [unknown].
 if objcopy --strip-all "$WL/split" "$TMPD/stripped" 2>/dev/null; then
 	run_proftop stripped -b -n 0 -- "$TMPD/stripped" 1
 	check stripped-exit-status-0 status "$RC" 0
@@ -45,6 +45,16 @@ if objcopy --strip-all "$WL/split" "$TMPD/stripped" 2>/dev/null; then
 	check stripped-unwinds awk -v t="$truncated" -v s="$samples" \
 	    'BEGIN { if (s > 0 && t <= s / 100) exit 0; print "truncated " t " of " s; exit 1 }'
 	check stripped-libc-start-100 between "$(total_pct "$OUT" __libc_start_main libc.so.6)" 99 100
+	# Each stripped function is one row named by its start, which its .eh_frame FDE gives: the
+	# address nm finds for it in the unstripped file; burn_a/b/c keep their 60/30/10 split.
+	if command -v nm >/dev/null 2>&1; then
+		for fn_share in burn_a:60 burn_b:30 burn_c:10; do
+			fn=${fn_share%:*}
+			start=$(nm "$WL/split" | awk -v f="$fn" '$3 == f { sub(/^0+/, "", $1); print $1 }')
+			check "stripped-$fn-one-row-at-its-start" approx \
+				"$(self_pct "$OUT" "stripped+0x$start" stripped)" "${fn_share#*:}" 5
+		done
+	fi
 else
 	skip stripped "objcopy is not installed"
 fi
