@@ -10,10 +10,12 @@
 #include "proftop/profile.h"
 #include "proftop/strpool.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -341,6 +343,36 @@ static void source_unreadable(void **state)
 	annotate_sources_free(src);
 }
 
+/* A path that is no regular file is not even opened: opening a device or a FIFO can act (a
+ * watchdog starts, a FIFO's waiting writer wakes), and the path comes from the profiled
+ * program's debug information. inotify sees every open of the FIFO, as it happens. */
+static void source_special_not_opened(void **state)
+{
+	(void)state;
+	struct annotate_sources *src = annotate_sources_new();
+	char dir[] = "/tmp/proftop_annotate_dir_XXXXXX", fifo[128];
+	struct inotify_event ev[16];
+	const char *why = NULL;
+	int in;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(fifo, sizeof(fifo), "%s/fifo.c", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	in = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+	assert_true(in >= 0);
+	assert_true(inotify_add_watch(in, fifo, IN_OPEN) >= 0);
+	alarm(10);
+	assert_null(annotate_source_line(src, fifo, 1, &why));
+	alarm(0);
+	assert_string_equal(why, "not a regular file");
+	assert_int_equal(read(in, ev, sizeof(ev)), -1); /* no event: never opened */
+	assert_int_equal(errno, EAGAIN);
+	close(in);
+	unlink(fifo);
+	rmdir(dir);
+	annotate_sources_free(src);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -353,6 +385,7 @@ int main(void)
 		cmocka_unit_test(source_cached),
 		cmocka_unit_test(source_empty_file),
 		cmocka_unit_test(source_unreadable),
+		cmocka_unit_test(source_special_not_opened),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
