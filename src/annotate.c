@@ -187,15 +187,22 @@ void annotate_sources_free(struct annotate_sources *sources)
 }
 
 /* The whole of a regular file of at most SOURCE_MAX bytes, NUL-terminated (NULs inside become
- * spaces); NULL with *why set otherwise. Opened without blocking: a FIFO named like a source
- * file must not hang the reader. */
+ * spaces); NULL with *why set otherwise. Anything else is not even opened: the path comes from
+ * the profiled program's debug information, and opening a device or a FIFO can act (a watchdog
+ * starts, a tape rewinds, a FIFO's waiting writer wakes). fstat() checks again what was opened,
+ * without blocking: a FIFO put there in between must not hang the reader. */
 static char *read_source(const char *path, size_t *len, const char **why)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	struct stat st;
 	char *text = NULL;
 	size_t got = 0;
+	int fd;
 
+	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
+		*why = "not a regular file";
+		return NULL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
 		*why = errno == ENOENT ? "not on this machine" : "cannot be opened";
 		return NULL;

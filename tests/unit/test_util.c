@@ -231,6 +231,28 @@ static void visible_cut_whole(void **state)
 	free(buf);
 }
 
+/* Tabs become spaces up to the next multiple of 8 bytes. */
+static void assert_expanded(const char *text, const char *want)
+{
+	char *got = util_expand_tabs(text);
+
+	assert_string_equal(got, want);
+	free(got);
+}
+
+static void expand_tabs(void **state)
+{
+	(void)state;
+	assert_expanded("\tx", "        x");
+	assert_expanded("ab\tc", "ab      c");
+	assert_expanded("1234567\tx", "1234567 x");
+	assert_expanded("12345678\tx", "12345678        x");
+	assert_expanded("\t\t", "                ");
+	assert_expanded("a\tb\tc", "a       b       c");
+	assert_expanded("no tabs here", "no tabs here");
+	assert_expanded("", "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -239,6 +261,7 @@ int main(void)
 		cmocka_unit_test(print_safe),
 		cmocka_unit_test(visible_text),
 		cmocka_unit_test(visible_cut_whole),
+		cmocka_unit_test(expand_tabs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,328 @@
+/* Unit tests of the profile's sites (per-address counts with their source lines): interning,
+ * counting per sample, their copies in incremental snapshots, the memory budget's one
+ * SNAPSHOT_SITE_OTHER site per function, inlined functions, and window snapshots without sites. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/profile.h"
+#include "proftop/strpool.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint32_t func(struct profile *p, const char *name)
+{
+	return profile_func(p, "prog", name, 0);
+}
+
+/* One site per (func, addr); file and line from the first sight; the file is the profile's own
+ * copy, one pointer for equal names. */
+static void sites_intern(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t f = func(p, "main"), g = func(p, "other");
+	char file[32] = "src/a.c";
+	char *same = strdup("src/a.c");
+	uint32_t a = profile_site(p, f, 0x10, file, 5);
+
+	strcpy(file, "src/zz.c");
+	assert_int_equal(profile_site(p, f, 0x10, file, 99), a);
+	uint32_t b = profile_site(p, f, 0x14, same, 6);
+	uint32_t c = profile_site(p, g, 0x10, same, 7);
+	uint32_t none = profile_site(p, f, 0x18, NULL, 0);
+	assert_int_not_equal(b, a);
+	assert_int_not_equal(c, a);
+	assert_int_not_equal(c, b);
+	assert_int_not_equal(none, a);
+	free(same); /* the profile kept its own copy */
+
+	struct snapshot *s = profile_snapshot(p);
+	assert_int_equal(s->nsites, 4);
+	assert_int_equal(s->sites[a].func, f);
+	assert_int_equal(s->sites[a].addr, 0x10);
+	assert_int_equal(s->sites[a].line, 5);
+	assert_string_equal(s->sites[a].file, "src/a.c");
+	assert_ptr_equal(s->sites[a].file, strpool_find(s->strings, "src/a.c", 7));
+	assert_ptr_equal(s->sites[b].file, s->sites[a].file);
+	assert_ptr_equal(s->sites[c].file, s->sites[a].file);
+	assert_int_equal(s->sites[b].line, 6);
+	assert_int_equal(s->sites[c].func, g);
+	assert_null(s->sites[none].file);
+	assert_int_equal(s->sites[none].line, 0);
+	for (size_t i = 0; i < s->nsites; i++)
+		assert_true(s->sites[i].self == 0 && s->sites[i].total == 0);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+/* The leaf's site counts self; every site on the stack counts total once per sample, a
+ * recursive one too; unknown sites are skipped; samples without sites leave them alone. */
+static void sites_count_once_per_sample(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t m = func(p, "main"), rec = func(p, "rec"), leaf = func(p, "leaf");
+	uint32_t sm = profile_site(p, m, 0x10, "m.c", 5), sr1 = profile_site(p, rec, 0x20, "r.c", 7);
+	uint32_t sr2 = profile_site(p, rec, 0x24, "r.c", 8), sl = profile_site(p, leaf, 0x30, "l.c", 1);
+	const uint32_t f1[] = { m, rec, rec, leaf }, s1[] = { sm, sr1, sr1, sl };
+	const uint32_t f2[] = { m, rec, rec }, s2[] = { sm, sr1, sr1 };
+	const uint32_t f3[] = { m, rec }, s3[] = { PROFILE_NO_SITE, sr2 };
+	const uint32_t f4[] = { m, leaf }, s4[] = { sm, PROFILE_NO_SITE };
+
+	profile_add_sites(p, 1, 1, f1, s1, 4);
+	profile_add_sites(p, 1, 1, f2, s2, 3);
+	profile_add_sites(p, 1, 1, f3, s3, 2);
+	profile_add_sites(p, 1, 1, f4, s4, 2);
+	for (int i = 0; i < 5; i++)
+		profile_add(p, 1, 1, f1, 4);
+
+	struct snapshot *s = profile_snapshot(p);
+	assert_int_equal(s->samples, 9);
+	assert_int_equal(s->func_total[rec], 8); /* the flat table did count profile_add */
+	assert_int_equal(s->sites[sm].self, 0);
+	assert_int_equal(s->sites[sm].total, 3);
+	assert_int_equal(s->sites[sr1].self, 1);
+	assert_int_equal(s->sites[sr1].total, 2);
+	assert_int_equal(s->sites[sr2].self, 1);
+	assert_int_equal(s->sites[sr2].total, 1);
+	assert_int_equal(s->sites[sl].self, 1);
+	assert_int_equal(s->sites[sl].total, 1);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+/* --- snapshots ---------------------------------------------------------------------------------- */
+
+#define MODEL_SITES 512
+
+/* What the sites' counts should be. */
+struct model {
+	uint64_t self[MODEL_SITES], total[MODEL_SITES];
+	size_t n;
+};
+
+struct fixture {
+	struct profile *p;
+	uint32_t main_, work;
+	struct model m;
+};
+
+/* A new site of work at addr, on w.c:line. */
+static uint32_t new_site(struct fixture *x, uint64_t addr, unsigned line)
+{
+	uint32_t id = profile_site(x->p, x->work, addr, "w.c", line);
+
+	assert_int_equal(id, x->m.n);
+	x->m.n++;
+	return id;
+}
+
+/* One sample main → work, in work at leaf, main at caller (PROFILE_NO_SITE: unknown). */
+static void sample(struct fixture *x, uint32_t caller, uint32_t leaf)
+{
+	const uint32_t funcs[] = { x->main_, x->work }, sites[] = { caller, leaf };
+
+	profile_add_sites(x->p, 1, 1, funcs, sites, 2);
+	x->m.self[leaf]++;
+	x->m.total[leaf]++;
+	if (caller != PROFILE_NO_SITE)
+		x->m.total[caller]++;
+}
+
+static void assert_sites(const struct snapshot *s, const struct model *m)
+{
+	assert_int_equal(s->nsites, m->n);
+	for (size_t i = 0; i < m->n; i++) {
+		assert_int_equal(s->sites[i].self, m->self[i]);
+		assert_int_equal(s->sites[i].total, m->total[i]);
+	}
+}
+
+/* Snapshots show the sites as they were when made, a held one keeps them, and one updated from
+ * a pooled snapshot (the profile's incremental copy of what changed) gets the new counts and
+ * sites, however many generations it missed. */
+static void snapshot_sites_incremental(void **state)
+{
+	(void)state;
+	static struct fixture x; /* the model is large */
+	memset(&x, 0, sizeof(x));
+	x.p = profile_new(NULL);
+	x.main_ = func(x.p, "main");
+	x.work = func(x.p, "work");
+	uint32_t sa = new_site(&x, 0x100, 10), sb;
+	struct model at1, at4;
+
+	sample(&x, PROFILE_NO_SITE, sa);
+	sample(&x, PROFILE_NO_SITE, sa);
+	struct snapshot *s1 = profile_snapshot(x.p); /* held to the end */
+	at1 = x.m;
+	assert_sites(s1, &at1);
+
+	/* s1 is held: s2 is a new full copy. */
+	for (int i = 0; i < 3; i++)
+		sample(&x, PROFILE_NO_SITE, sa);
+	sb = new_site(&x, 0x50, 3);
+	sample(&x, sb, sa);
+	struct snapshot *s2 = profile_snapshot(x.p);
+	assert_sites(s2, &x.m);
+	assert_int_equal(s2->sites[sa].self, 6);
+	assert_sites(s1, &at1);
+
+	/* s2 is dropped: s3 is s2 brought up to date, past its sites array's first capacity. */
+	uintptr_t recycled = (uintptr_t)s2;
+	snapshot_unref(s2);
+	for (unsigned i = 0; i < 300; i++)
+		sample(&x, sb, new_site(&x, 0x1000 + 4 * i, 100 + i));
+	sample(&x, PROFILE_NO_SITE, sa);
+	uint32_t unsampled = new_site(&x, 0x2000, 77);
+	struct snapshot *s3 = profile_snapshot(x.p);
+	assert_int_equal((uintptr_t)s3, recycled); /* else this tests a full copy */
+	assert_sites(s3, &x.m);
+	assert_int_equal(s3->sites[unsampled].addr, 0x2000);
+	assert_int_equal(s3->sites[unsampled].line, 77);
+	assert_int_equal(s3->sites[unsampled].func, x.work);
+	assert_int_equal(s3->sites[301].line, 399);
+	assert_string_equal(s3->sites[301].file, "w.c");
+	assert_sites(s1, &at1);
+
+	/* Again with no new site. */
+	recycled = (uintptr_t)s3;
+	snapshot_unref(s3);
+	sample(&x, sb, 7);
+	struct snapshot *s4 = profile_snapshot(x.p);
+	assert_int_equal((uintptr_t)s4, recycled);
+	assert_sites(s4, &x.m);
+	at4 = x.m;
+
+	/* s4 held, s1 dropped: s5 is s1, three snapshots behind, brought up to date. */
+	recycled = (uintptr_t)s1;
+	snapshot_unref(s1);
+	sample(&x, PROFILE_NO_SITE, sb);
+	struct snapshot *s5 = profile_snapshot(x.p);
+	assert_int_equal((uintptr_t)s5, recycled);
+	assert_sites(s5, &x.m);
+	assert_sites(s4, &at4);
+	snapshot_unref(s4);
+	snapshot_unref(s5);
+	profile_free(x.p);
+}
+
+/* Sites may take a quarter of the memory budget: past it, each function's new addresses share
+ * its one SNAPSHOT_SITE_OTHER site, without a line, where their samples count; the sites made
+ * before are still found. */
+static void sites_past_the_budget(void **state)
+{
+	(void)state;
+	const size_t budget = 64u << 10, tries = 5000;
+	struct profile *p = profile_new(NULL);
+	uint32_t f = func(p, "hot"), g = func(p, "cold");
+	uint32_t *ids = malloc(tries * sizeof(*ids));
+	size_t first_other = tries;
+
+	profile_set_max_memory(p, budget);
+	for (size_t i = 0; i < tries; i++)
+		ids[i] = profile_site(p, f, 0x1000 + 4 * i, "hot.c", (unsigned)i + 1);
+
+	struct snapshot *s = profile_snapshot(p);
+	for (size_t i = 0; i < tries && first_other == tries; i++)
+		if (s->sites[ids[i]].addr == SNAPSHOT_SITE_OTHER)
+			first_other = i;
+	assert_true(first_other > 0);
+	assert_true(first_other < budget / 4 / sizeof(struct snapshot_site));
+	for (size_t i = 0; i < first_other; i++) {
+		assert_int_equal(s->sites[ids[i]].addr, 0x1000 + 4 * i);
+		assert_int_equal(s->sites[ids[i]].line, i + 1);
+	}
+	uint32_t other = ids[first_other];
+	for (size_t i = first_other; i < tries; i++)
+		assert_int_equal(ids[i], other);
+	assert_int_equal(s->nsites, first_other + 1);
+	assert_int_equal(s->sites[other].func, f);
+	assert_null(s->sites[other].file);
+	assert_int_equal(s->sites[other].line, 0);
+	snapshot_unref(s);
+
+	assert_int_equal(profile_site(p, f, 0x1000, "x.c", 1), ids[0]);
+	assert_int_equal(profile_site(p, f, 0xdead0, "x.c", 9), other);
+	uint32_t g_other = profile_site(p, g, 0x1000, "cold.c", 1);
+	assert_int_not_equal(g_other, other);
+
+	const uint32_t stack[] = { f };
+	const uint32_t at_other[] = { profile_site(p, f, 0xbeef0, "x.c", 2) }, at_first[] = { ids[0] };
+	for (int i = 0; i < 3; i++)
+		profile_add_sites(p, 1, 1, stack, at_other, 1);
+	profile_add_sites(p, 1, 1, stack, at_first, 1);
+	s = profile_snapshot(p);
+	assert_int_equal(s->sites[other].self, 3);
+	assert_int_equal(s->sites[other].total, 3);
+	assert_int_equal(s->sites[ids[0]].self, 1);
+	assert_int_equal(s->sites[g_other].func, g);
+	assert_int_equal(s->sites[g_other].addr, SNAPSHOT_SITE_OTHER);
+	assert_null(s->sites[g_other].file);
+	snapshot_unref(s);
+	free(ids);
+	profile_free(p);
+}
+
+/* A function's inlined instances are a function of their own, shown "name (inlined)". */
+static void inlined_funcs(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t out_of_line = profile_func(p, "prog", "step", 0);
+	uint32_t inl = profile_inlined_func(p, "prog", "step");
+
+	assert_int_not_equal(inl, out_of_line);
+	assert_int_equal(profile_inlined_func(p, "prog", "step"), inl);
+	assert_int_not_equal(profile_inlined_func(p, "lib.so", "step"), inl);
+	assert_int_not_equal(profile_inlined_func(p, "prog", "walk"), inl);
+	assert_int_equal(profile_func(p, "prog", "step", 0), out_of_line);
+
+	struct snapshot *s = profile_snapshot(p);
+	assert_true(s->funcs[inl].inlined);
+	assert_string_equal(s->funcs[inl].name, "step (inlined)");
+	assert_string_equal(s->funcs[inl].module, "prog");
+	assert_false(s->funcs[out_of_line].inlined);
+	assert_string_equal(s->funcs[out_of_line].name, "step");
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+/* Sites are kept for the whole run only: a window snapshot has none. */
+static void window_snapshots_have_no_sites(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t f = func(p, "main");
+	const uint32_t stack[] = { f }, sites[] = { profile_site(p, f, 0x10, "m.c", 1) };
+
+	profile_set_window(p, 1000000000ull);
+	profile_set_time(p, 5000000000ull);
+	profile_add_sites(p, 1, 1, stack, sites, 1);
+	struct snapshot *w = profile_window_snapshot(p, 5000000001ull);
+	struct snapshot *s = profile_snapshot(p);
+	assert_int_equal(w->samples, 1);
+	assert_int_equal(w->nsites, 0);
+	assert_int_equal(s->nsites, 1);
+	assert_int_equal(s->sites[0].self, 1);
+	snapshot_unref(w);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sites_intern),
+		cmocka_unit_test(sites_count_once_per_sample),
+		cmocka_unit_test(snapshot_sites_incremental),
+		cmocka_unit_test(sites_past_the_budget),
+		cmocka_unit_test(inlined_funcs),
+		cmocka_unit_test(window_snapshots_have_no_sites),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
