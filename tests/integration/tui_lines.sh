@@ -92,6 +92,10 @@ check "lines-restores-terminal" restored lines
 check "lines-no-sanitizer-report" no_sanitizer_report lines
 
 # --- a function without line information --------------------------------------------------------
+if ! command -v objcopy >/dev/null 2>&1 || ! command -v readelf >/dev/null 2>&1; then
+	skip "nodebug" "objcopy or readelf (binutils) is not installed"
+	finish
+fi
 objcopy --strip-debug "$WL/split" "$TMPD/split-nodebug"
 check "nodebug-has-no-line-table" sh -c "! readelf -S '$TMPD/split-nodebug' | grep -q debug_line"
 pane nodebug 140 30 -t mono -- "$TMPD/split-nodebug" 30
