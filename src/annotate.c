@@ -153,6 +153,16 @@ size_t annotate_hottest(const struct annotation *a)
 	return best;
 }
 
+const char *annotate_why_no_lines(const struct annotation *a)
+{
+	if (a->has_lines)
+		return NULL;
+	if (!a->has_sites)
+		return "no addresses were recorded for it";
+	return "its file has no DWARF line table, nor a debug file with one (build with -g, or "
+	       "install its debug package)";
+}
+
 /* --- source text ------------------------------------------------------------------------------ */
 
 struct source_file {

@@ -124,9 +124,7 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 	fprintf(out, "  self %llu  total %llu\n", (unsigned long long)a.self,
 		(unsigned long long)a.total);
 	if (!a.has_lines)
-		fprintf(out, "no source lines: %s\n", !a.has_sites ? "no addresses were recorded for it" :
-			"its file has no DWARF line table, nor a debug file with one (build with -g, "
-			"or install its debug package)");
+		fprintf(out, "no source lines: %s\n", annotate_why_no_lines(&a));
 	view_cell_headings(&c, "SELF%", "TOTAL%", "SAMPLES");
 	fprintf(out, "%s%s%sLINE\n", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],
 		c.text[VIEW_CELL_COUNT]);

@@ -503,6 +503,18 @@ struct snapshot *collector_window_snapshot(struct collector *c)
 	return s;
 }
 
+struct snapshot *collector_snapshots(struct collector *c, struct snapshot **window)
+{
+	struct snapshot *s;
+
+	request_fresh(c);
+	pthread_mutex_lock(&c->publish_lock);
+	s = snapshot_ref(c->published);
+	*window = c->published_window ? snapshot_ref(c->published_window) : NULL;
+	pthread_mutex_unlock(&c->publish_lock);
+	return s;
+}
+
 struct snapshot *collector_snapshot(struct collector *c)
 {
 	struct snapshot *s;

@@ -516,6 +516,14 @@ struct snapshot *session_snapshot(struct session *s)
 	return collector_snapshot(s->collector);
 }
 
+struct snapshot *session_snapshots(struct session *s, struct snapshot **window)
+{
+	*window = NULL;
+	if (s->saved || !s->collector)
+		return session_snapshot(s);
+	return collector_snapshots(s->collector, window);
+}
+
 bool session_want_window(struct session *s, bool want)
 {
 	if (!s->collector || !s->window_ns)

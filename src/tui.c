@@ -269,15 +269,21 @@ static void change_freq(struct tui *t, bool up)
 	t->refresh_at = got ? util_now_ns() + WINDOW_WAIT_NS : 0;
 }
 
+/* In the window mode the cumulative snapshot goes along: the Lines view reads its sites. */
 static void refresh_snapshot(struct tui *t)
 {
-	struct snapshot *s = NULL;
+	struct snapshot *s = NULL, *whole;
 
-	if (t->screen.window)
-		s = session_window_snapshot(t->session);
-	if (!s)
-		s = session_snapshot(t->session);
-	tui_screen_set_snapshot(&t->screen, s);
+	if (!t->screen.window) {
+		tui_screen_set_snapshot(&t->screen, session_snapshot(t->session));
+		return;
+	}
+	whole = session_snapshots(t->session, &s);
+	if (!s) {
+		s = whole;
+		whole = NULL;
+	}
+	tui_screen_set_snapshots(&t->screen, s, whole);
 }
 
 static void toggle_window(struct tui *t)

@@ -7,14 +7,16 @@
  *   counters and sparkline                                 7 lines or more
  *   tab bar                                                4 or more
  *   column headings                                        5 or more
- *   rows                                                   what is left
+ *   rows (Lines: its heading and a note above them)        what is left
  *   key hints, the filter being typed, or a message        3 or more */
 #include "proftop/tui_screen.h"
 
+#include "proftop/snapshot.h"
 #include "proftop/util.h"
 
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define HOT_PCT 10.0
@@ -226,9 +228,12 @@ static void draw_tabs(struct tui_screen *s, int y)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " thread %d", (int)s->thread);
 	if (s->view == TUI_CALLERS && s->lists[TUI_CALLERS].rows)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " callers of %s", s->callers[0].name);
+	if (s->view == TUI_LINES && s->shown && s->lines_func < tui_screen_lines_snapshot(s)->nfuncs)
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " lines of %s",
+			      tui_screen_lines_snapshot(s)->funcs[s->lines_func].name);
 	if (s->view == TUI_TREE && s->focused && s->lists[TUI_TREE].rows)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " %% of %s", s->tree[0].name);
-	if (s->filter[0] && !s->editing && s->view != TUI_CALLERS)
+	if (s->filter[0] && !s->editing && s->view != TUI_CALLERS && s->view != TUI_LINES)
 		snprintf(text + n, sizeof(text) - (size_t)n, " filter: %s", s->filter);
 	put(y, x + 1, COLS, s->attrs[THEME_TAB], text);
 }
@@ -427,6 +432,133 @@ static void draw_threads(struct tui_screen *s)
 	}
 }
 
+/* --- the Lines view ---------------------------------------------------------------------------- */
+
+static double pct(uint64_t n, uint64_t of)
+{
+	return of ? 100.0 * (double)n / (double)of : 0;
+}
+
+/* "lines.c:14": the file's basename (the heading of batch's annotation names it whole). */
+static void line_place(const struct annotate_line *l, char *buf, size_t size)
+{
+	const char *base = l->file ? strrchr(l->file, '/') : NULL;
+
+	if (!l->file)
+		snprintf(buf, size, "[no line]");
+	else
+		snprintf(buf, size, "%s:%u", base ? base + 1 : l->file, l->line);
+}
+
+/* The width of the place column: its longest entry on screen, 4 to 40 columns. */
+static int place_width(const struct tui_screen *s, size_t first, size_t last)
+{
+	int w = 4;
+
+	for (size_t i = first; i < last && i < s->lines.nlines; i++) {
+		char place[PUT_MAX], shown[PUT_MAX];
+
+		line_place(&s->lines.lines[i], place, sizeof(place));
+		util_visible(shown, sizeof(shown), place);
+		if ((int)strlen(shown) > w)
+			w = (int)strlen(shown);
+	}
+	return w > 40 ? 40 : w;
+}
+
+/* The function, its module and samples, the basis of the percentages, and where the lines count
+ * more than the other views do (window snapshots and threads have no sites of their own). */
+static void draw_lines_heading(struct tui_screen *s, int y, const struct snapshot *src)
+{
+	const struct snapshot_func *f = s->lines_func < src->nfuncs ? &src->funcs[s->lines_func] : NULL;
+	unsigned long a = s->attrs[THEME_NORMAL] | A_BOLD;
+	char text[PUT_MAX];
+
+	snprintf(text, sizeof(text), " %s  %s  self %llu  total %llu  %% of %s%s%s", f ? f->name : "?",
+		 f ? f->module : "", (unsigned long long)s->lines.self,
+		 (unsigned long long)s->lines.total,
+		 s->lines_of_profile ? "the whole profile" : "the function",
+		 s->shown->window_ns ? "  (lines count the whole run)" : "",
+		 s->thread ? "  (lines count all threads)" : "");
+	fill(y, 0, COLS, a);
+	put(y, 0, COLS, a, text);
+}
+
+static void draw_line_row(struct tui_screen *s, int y, const struct annotate_line *l, int place_w,
+			  uint64_t samples, unsigned long sel)
+{
+	bool all = s->lines_of_profile;
+	const char *why = NULL, *text = annotate_source_line(s->sources, l->file, l->line, &why);
+	unsigned long a = sel ? sel : s->attrs[THEME_NORMAL];
+	int x = VIEW_CELLS_WIDTH + place_w + 2;
+	char place[PUT_MAX];
+
+	fill(y, 0, COLS, a);
+	draw_numbers(s, y, pct(l->self, all ? samples : s->lines.self),
+		     pct(l->total, all ? samples : s->lines.total), l->self, sel);
+	line_place(l, place, sizeof(place));
+	put(y, VIEW_CELLS_WIDTH, place_w, sel ? sel : s->attrs[THEME_MODULE], place);
+	if (text) {
+		char *expanded = util_expand_tabs(text);
+
+		put(y, x, COLS - x, a, expanded);
+		free(expanded);
+	} else if (l->file) {
+		snprintf(place, sizeof(place), "(source %s)", why);
+		put(y, x, COLS - x, sel ? sel : s->attrs[THEME_COLD], place);
+	}
+}
+
+/* A line of the list area taken by the heading or a note: the rows start below it. */
+static int take_line(struct tui_screen *s)
+{
+	if (s->list_h <= 0)
+		return -1;
+	s->list_h--;
+	return s->list_y++;
+}
+
+static void draw_lines(struct tui_screen *s)
+{
+	const struct snapshot *src = tui_screen_lines_snapshot(s);
+	struct tui_list *l = &s->lists[TUI_LINES];
+	const char *why = annotate_why_no_lines(&s->lines);
+	struct view_cells cells;
+	size_t first, n = l->rows;
+	int y, place_w, columns_y;
+	char note[PUT_MAX];
+
+	if (!src || !s->sources)
+		return;
+	/* The heading where the other views have their column headings, which come below it. */
+	if ((y = s->columns_y >= 0 ? s->columns_y : take_line(s)) >= 0)
+		draw_lines_heading(s, y, src);
+	if (why && (y = take_line(s)) >= 0) {
+		snprintf(note, sizeof(note), "no source lines: %s", why);
+		put(y, 2, COLS - 2, s->attrs[THEME_WARNING], note);
+	}
+	columns_y = s->columns_y >= 0 ? take_line(s) : -1;
+	if (s->lines_center && s->list_h > 0) {
+		l->top = l->cursor > (size_t)s->list_h / 2 ? l->cursor - (size_t)s->list_h / 2 : 0;
+		s->lines_center = false;
+	}
+	first = first_shown(l, s->list_h);
+	place_w = place_width(s, first, first + (size_t)(s->list_h > 0 ? s->list_h : 0));
+	if (columns_y >= 0) {
+		view_cell_headings(&cells, "SELF%", "TOTAL%", "SAMPLES");
+		fill(columns_y, 0, COLS, s->attrs[THEME_COLUMNS]);
+		for (int i = 0; i < VIEW_NCELLS; i++)
+			put(columns_y, cells.x[i], cells.width[i], s->attrs[THEME_COLUMNS], cells.text[i]);
+		put(columns_y, VIEW_CELLS_WIDTH, place_w, s->attrs[THEME_COLUMNS], "LINE");
+		put(columns_y, VIEW_CELLS_WIDTH + place_w + 2, COLS, s->attrs[THEME_COLUMNS], "SOURCE");
+	}
+	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++)
+		draw_line_row(s, s->list_y + i, &s->lines.lines[first + (size_t)i], place_w, src->samples,
+			      first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0);
+	if (!n && s->list_h > 0)
+		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples of it yet");
+}
+
 /* --- the bottom line and the help ------------------------------------------------------------- */
 
 static void draw_bottom(struct tui_screen *s, int y)
@@ -489,6 +621,9 @@ static void draw_rows(struct tui_screen *s)
 		break;
 	case TUI_CALLERS:
 		draw_tree_rows(s, TUI_CALLERS, s->callers);
+		break;
+	case TUI_LINES:
+		draw_lines(s);
 		break;
 	default:
 		draw_threads(s);

@@ -3,7 +3,11 @@
  * the state through the key table near the end (its readers are in tui_keys.c), clicks directly.
  *
  * Only the current view's rows are kept up to date: switching views marks them stale, and the
- * rebuild after it finds each view's selection again by its key. */
+ * rebuild after it finds each view's selection again by its key.
+ *
+ * The Lines view is one function's samples per source line (annotate.h), from the cumulative
+ * profile whatever the mode: its rows hold the file names of that snapshot's string pool, which
+ * every snapshot of the profile shares, so they stay readable until the next rebuild. */
 #include "proftop/tui_screen.h"
 
 #include "proftop/util.h"
@@ -35,6 +39,11 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->tree);
 	free(s->callers);
 	free(s->threads);
+	annotation_free(&s->lines);
+	free(s->lines_order);
+	annotate_sources_free(s->sources);
+	snapshot_unref(s->whole);
+	snapshot_unref(s->live_whole);
 	view_tree_free(&s->callers_src);
 	view_expansion_free(&s->tree_open);
 	view_expansion_free(&s->callers_open);
@@ -44,7 +53,7 @@ void tui_screen_free(struct tui_screen *s)
 
 const char *tui_screen_view_name(enum tui_view v)
 {
-	static const char *const names[TUI_NVIEWS] = { "Top", "Tree", "Callers", "Threads" };
+	static const char *const names[TUI_NVIEWS] = { "Top", "Tree", "Callers", "Threads", "Lines" };
 
 	return v < TUI_NVIEWS ? names[v] : "?";
 }
@@ -82,20 +91,36 @@ static void update_rates(struct tui_screen *s, const struct snapshot *next)
 	s->spark[s->nspark++] = b[0] - a[0];
 }
 
-void tui_screen_set_snapshot(struct tui_screen *s, struct snapshot *snapshot)
+/* Show the newest snapshots (after a pause, or as they come). */
+static void show_live(struct tui_screen *s)
+{
+	snapshot_unref(s->shown);
+	s->shown = snapshot_ref(s->live);
+	snapshot_unref(s->whole);
+	s->whole = s->live_whole ? snapshot_ref(s->live_whole) : NULL;
+	s->stale = true;
+}
+
+void tui_screen_set_snapshots(struct tui_screen *s, struct snapshot *snapshot, struct snapshot *whole)
 {
 	if (snapshot == s->live) {
 		snapshot_unref(snapshot);
+		snapshot_unref(whole);
 		return;
 	}
 	update_rates(s, snapshot);
 	snapshot_unref(s->live);
 	s->live = snapshot;
+	snapshot_unref(s->live_whole);
+	s->live_whole = whole;
 	if (s->paused && s->shown)
 		return;
-	snapshot_unref(s->shown);
-	s->shown = snapshot_ref(snapshot);
-	s->stale = true;
+	show_live(s);
+}
+
+void tui_screen_set_snapshot(struct tui_screen *s, struct snapshot *snapshot)
+{
+	tui_screen_set_snapshots(s, snapshot, NULL);
 }
 
 /* --- rows ------------------------------------------------------------------------------------- */
@@ -108,6 +133,12 @@ static uint32_t scope_root(const struct tui_screen *s)
 	return SNAPSHOT_NO_NODE;
 }
 
+/* A source line's key: its file and number. */
+static uint64_t line_key(const struct annotate_line *l)
+{
+	return l->file ? util_hash_bytes(l->file, strlen(l->file), l->line) : UINT64_MAX;
+}
+
 static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 {
 	switch (v) {
@@ -117,6 +148,8 @@ static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 		return s->tree[i].path;
 	case TUI_CALLERS:
 		return s->callers[i].path;
+	case TUI_LINES:
+		return line_key(&s->lines.lines[i]);
 	default:
 		return i ? (uint64_t)s->threads[i - 1].tid : 0;
 	}
@@ -208,6 +241,49 @@ static void rebuild_threads(struct tui_screen *s)
 	restore_cursor(s, TUI_THREADS, view_threads(s->shown, s->filter, &s->threads) + 1);
 }
 
+/* Window snapshots have no sites. */
+const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *s)
+{
+	return s->whole ? s->whole : s->shown;
+}
+
+static int hotter_line(const void *pa, const void *pb, void *arg)
+{
+	const struct annotate_line *lines = arg, *a = &lines[*(const size_t *)pa],
+				   *b = &lines[*(const size_t *)pb];
+
+	if (a->self != b->self)
+		return a->self < b->self ? 1 : -1;
+	if (a->total != b->total)
+		return a->total < b->total ? 1 : -1;
+	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
+}
+
+/* The function's lines again, the cursor on the same file:line; on the hottest when just opened. */
+static void rebuild_lines(struct tui_screen *s)
+{
+	struct tui_list *l = &s->lists[TUI_LINES];
+	size_t n;
+
+	if (!s->sources)
+		s->sources = annotate_sources_new();
+	annotation_free(&s->lines);
+	annotate_function(tui_screen_lines_snapshot(s), s->lines_func, &s->lines);
+	n = s->lines.nlines;
+	free(s->lines_order);
+	s->lines_order = xmalloc((n ? n : 1) * sizeof(*s->lines_order));
+	for (size_t i = 0; i < n; i++)
+		s->lines_order[i] = i;
+	qsort_r(s->lines_order, n, sizeof(*s->lines_order), hotter_line, s->lines.lines);
+	restore_cursor(s, TUI_LINES, n);
+	if (s->lines_fresh && n) {
+		l->cursor = annotate_hottest(&s->lines);
+		l->key = row_key(s, TUI_LINES, l->cursor);
+		s->lines_fresh = false;
+		s->lines_center = true;
+	}
+}
+
 void tui_screen_rebuild(struct tui_screen *s)
 {
 	static void (*const rebuild[TUI_NVIEWS])(struct tui_screen *) = {
@@ -215,6 +291,7 @@ void tui_screen_rebuild(struct tui_screen *s)
 		[TUI_TREE] = rebuild_tree,
 		[TUI_CALLERS] = rebuild_callers,
 		[TUI_THREADS] = rebuild_threads,
+		[TUI_LINES] = rebuild_lines,
 	};
 
 	if (!s->stale || !s->shown)
@@ -251,11 +328,17 @@ static void move_cursor(struct tui_screen *s, long delta)
 
 static uint32_t selected_func(const struct tui_screen *s);
 
-/* Going from the Top view to Callers shows the callers of the function selected there. */
+/* Going from the Top view to Callers shows the callers of the function selected there. Lines
+ * is about the function `a` chose: there is none before the first `a`. */
 static void switch_view(struct tui_screen *s, int v)
 {
 	enum tui_view next = (enum tui_view)((v + TUI_NVIEWS) % TUI_NVIEWS);
 	uint32_t f = s->view == TUI_TOP && next == TUI_CALLERS ? selected_func(s) : 0;
+
+	if (next == TUI_LINES && !s->lines_func) {
+		tui_screen_message(s, false, "a on a function in Top, Tree or Callers shows its lines");
+		return;
+	}
 
 	if (f && f != s->callers_func) {
 		s->callers_func = f;
@@ -414,10 +497,15 @@ static void view_key(struct tui_screen *s, int view)
 	switch_view(s, view);
 }
 
-/* To the next (1) or previous (-1) view. */
+/* To the next (1) or previous (-1) view of the profile: Tab leaves Lines out (`a` opens it on a
+ * function, 5 goes back to it), so that it cycles through the views of the whole profile. */
 static void view_step(struct tui_screen *s, int step)
 {
-	switch_view(s, (int)s->view + step);
+	int next = ((int)s->view + step + TUI_NVIEWS) % TUI_NVIEWS;
+
+	if (next == TUI_LINES)
+		next += step;
+	switch_view(s, next);
 }
 
 static void row_step(struct tui_screen *s, int rows)
@@ -542,11 +630,53 @@ static void toggle_pause(struct tui_screen *s, int unused)
 {
 	(void)unused;
 	s->paused = !s->paused;
-	if (!s->paused && s->live && s->live != s->shown) {
-		snapshot_unref(s->shown);
-		s->shown = snapshot_ref(s->live);
-		s->stale = true;
-	}
+	if (!s->paused && s->live && s->live != s->shown)
+		show_live(s);
+}
+
+/* `a`: the selected function per source line, in the Lines view. */
+static void open_lines(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	uint32_t f = selected_func(s);
+
+	if (!f)
+		return;
+	s->lines_func = f;
+	s->lines_from = s->view;
+	s->lines_fresh = true;
+	s->lists[TUI_LINES] = (struct tui_list){ 0 };
+	s->view = TUI_LINES;
+	s->stale = true;
+}
+
+static void lines_back(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	switch_view(s, s->lines_from);
+}
+
+/* n: the next line in the order of self samples (hottest first), wrapping; N (-1): back. */
+static void lines_step(struct tui_screen *s, int step)
+{
+	const struct tui_list *l = &s->lists[TUI_LINES];
+	size_t n = l->rows, at = 0;
+
+	tui_screen_rebuild(s);
+	if (!n)
+		return;
+	while (at < n && s->lines_order[at] != l->cursor)
+		at++;
+	at = at == n ? 0 : (at + (step > 0 ? 1 : n - 1)) % n;
+	select_row(s, s->lines_order[at]);
+}
+
+static void lines_basis(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	s->lines_of_profile = !s->lines_of_profile;
+	tui_screen_message(s, false, s->lines_of_profile ? "percentages of the whole profile"
+			   : "percentages of the function (%% again: of the whole profile)");
 }
 
 static void show_help(struct tui_screen *s, int unused)
@@ -559,17 +689,20 @@ static void show_help(struct tui_screen *s, int unused)
  *
  * In the order of the help. A binding without help text shares the help line of the one above;
  * those for TUI_IN_FILTER alone are told on the line of /. A hint's .at is its place in every
- * line that shows it, so one order serves the four views; each line must fit 80 columns. */
+ * line that shows it, so one order serves the five views; each line must fit 80 columns. */
 
 static const struct tui_binding bindings[] = {
 	{ .keys = { '\t' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = view_step, .arg = 1,
-	  .help = "views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads",
+	  .help = "views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads\n"
+		  "(Tab skips 5 Lines, which a opens on a function)",
 	  .hint = { "Tab:view", TUI_IN_VIEWS, 2, 1 } },
 	{ .keys = { KEY_BTAB }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = view_step, .arg = -1 },
 	{ .keys = { '1' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_TOP },
 	{ .keys = { '2' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_TREE },
 	{ .keys = { '3' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_CALLERS },
 	{ .keys = { '4' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_THREADS },
+	{ .keys = { '5' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_LINES,
+	  .help = "view 5 Lines again: the function a opened last, per source line" },
 	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = row_step, .arg = -1,
 	  .help = "move the cursor a row / a page (the mouse selects rows)" },
 	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = row_step, .arg = 1 },
@@ -578,7 +711,7 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_VIEWS, .run = row_end, .arg = 0,
 	  .help = "the first / last row" },
 	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_VIEWS, .run = row_end, .arg = 1 },
-	{ .keys = { '/' }, .where = TUI_IN_VIEWS, .run = start_filter,
+	{ .keys = { '/' }, .where = TUI_IN_PROFILE, .run = start_filter,
 	  .help = "filter by function or module name as you type\n"
 		  "(Enter keeps it, Esc clears it, Ctrl-U empties it)",
 	  .hint = { "/:filter", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_THREADS, 8, 2 } },
@@ -587,16 +720,17 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { KEY_BACKSPACE, TUI_DEL, TUI_CTRL_H }, .where = TUI_IN_FILTER,
 	  .run = erase_char },
 	{ .keys = { TUI_CTRL_U }, .where = TUI_IN_FILTER, .run = erase_filter },
-	{ .keys = { TUI_ESC }, .where = TUI_IN_VIEWS, .run = clear_filter_or_focus,
+	{ .keys = { TUI_ESC }, .where = TUI_IN_PROFILE, .run = clear_filter_or_focus,
 	  .help = "clear the filter, then leave relative percentages" },
-	{ .keys = { '<' }, .where = TUI_IN_VIEWS, .run = sort_step, .arg = -1,
+	{ .keys = { '<' }, .where = TUI_IN_PROFILE, .run = sort_step, .arg = -1,
 	  .help = "sort Top by the previous / next column (or click a heading)",
 	  .hint = { "<>:sort", TUI_IN_TOP, 9, 2 } },
-	{ .keys = { '>' }, .where = TUI_IN_VIEWS, .run = sort_step, .arg = 1 },
+	{ .keys = { '>' }, .where = TUI_IN_PROFILE, .run = sort_step, .arg = 1 },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TOP, .run = show_callers,
-	  .help = "show the callers of the function", .hint = { "Enter:callers", TUI_IN_TOP, 10, 1 } },
+	  .help = "show the callers of the function (a: its lines)",
+	  .hint = { "Enter:callers", TUI_IN_TOP, 10, 1 } },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TREES, .run = toggle_node,
-	  .help = "open / close the node",
+	  .help = "open / close the node (a: the function's lines)",
 	  .hint = { "Enter/Left/Right:open/close", TUI_IN_TREES, 3, 1 } },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_THREADS, .run = choose_thread,
 	  .help = "only this thread in every view (\"all threads\" undoes)",
@@ -608,26 +742,39 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { '*' }, .where = TUI_IN_TREES, .run = open_all,
 	  .help = "open everything / only the hottest path",
 	  .hint = { "*:all", TUI_IN_TREES, 5, 3 } },
-	{ .keys = { '%' }, .where = TUI_IN_VIEWS, .run = toggle_focus,
+	{ .keys = { '%' }, .where = TUI_IN_PROFILE, .run = toggle_focus,
 	  .help = "percentages relative to the node selected in Tree / the whole",
 	  .hint = { "%:relative", TUI_IN_TREE, 6, 2 } },
 	{ .keys = { 'c' }, .where = TUI_IN_TOP | TUI_IN_TREES, .run = show_callers,
 	  .help = "callers of the selected function", .hint = { "c:callers", TUI_IN_TREE, 7, 2 } },
+	{ .keys = { 'a' }, .where = TUI_IN_TOP | TUI_IN_TREES, .run = open_lines,
+	  .help = "annotate: the function's samples per source line, live (5 Lines)",
+	  .hint = { "a:annotate", TUI_IN_TOP | TUI_IN_TREES, 11, 1 } },
+	{ .keys = { 'n' }, .where = TUI_IN_LINES, .run = lines_step, .arg = 1,
+	  .help = "the next line by self samples, hottest to coldest (wraps) / back",
+	  .hint = { "n/N:next hot", TUI_IN_LINES, 4, 1 } },
+	{ .keys = { 'N' }, .where = TUI_IN_LINES, .run = lines_step, .arg = -1 },
+	{ .keys = { '%' }, .where = TUI_IN_LINES, .run = lines_basis,
+	  .help = "percentages of the function / of the whole profile",
+	  .hint = { "%:of all", TUI_IN_LINES, 6, 2 } },
+	{ .keys = { TUI_ESC, KEY_LEFT }, .where = TUI_IN_LINES, .run = lines_back,
+	  .help = "back to the view a was pressed in",
+	  .hint = { "Esc:back", TUI_IN_LINES, 3, 1 } },
 	{ .keys = { 'w' }, .where = TUI_IN_VIEWS, .run = toggle_window, .action = TUI_ACT_WINDOW,
 	  .help = "time window: the last seconds only / since the start",
-	  .hint = { "w:window", TUI_IN_TOP | TUI_IN_CALLERS, 12, 3 } },
+	  .hint = { "w:window", TUI_IN_TOP | TUI_IN_CALLERS, 13, 3 } },
 	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
 	  .help = "pause the display (sampling and counters go on)",
-	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS, 11, 3 } },
+	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS | TUI_IN_LINES, 12, 3 } },
 	{ .keys = { '+' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_UP,
 	  .help = "raise / lower the sampling frequency",
-	  .hint = { "+-:freq", TUI_IN_TOP | TUI_IN_THREADS, 13, 4 } },
+	  .hint = { "+-:freq", TUI_IN_TOP | TUI_IN_THREADS, 14, 4 } },
 	{ .keys = { '-' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_DOWN },
 	{ .keys = { ']' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_UP,
 	  .help = "raise / lower the sampling frequency in any view" },
 	{ .keys = { '[' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_DOWN },
 	{ .keys = { 's' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_SAVE,
-	  .help = "save a snapshot of the profile", .hint = { "s:save", TUI_IN_TOP, 14, 2 } },
+	  .help = "save a snapshot of the profile", .hint = { "s:save", TUI_IN_TOP, 15, 2 } },
 	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
 	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
 	  .help = "repaint the whole screen (if the command wrote over it)" },
@@ -635,7 +782,7 @@ static const struct tui_binding bindings[] = {
 	  .help = "this help", .hint = { "?:help", TUI_IN_VIEWS, 1, 1 } },
 	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS, .action = TUI_ACT_QUIT,
 	  .help = "quit: a launched command is ended, attached processes run on",
-	  .hint = { "q:quit", TUI_IN_VIEWS, 15, 1 } },
+	  .hint = { "q:quit", TUI_IN_VIEWS, 16, 1 } },
 };
 
 const struct tui_binding *tui_screen_bindings(size_t *n)

@@ -46,6 +46,9 @@ void annotate_indexed(const struct snapshot *snapshot, uint32_t func, const size
 /* The index of the line with the most self samples (total on a tie, then the first); 0 when
  * there are none. */
 size_t annotate_hottest(const struct annotation *annotation);
+/* Why an annotation has no source lines, and how to get them, for every frontend to say alike;
+ * NULL when it has some. */
+const char *annotate_why_no_lines(const struct annotation *annotation);
 
 /* Source files read for their text, each once. */
 struct annotate_sources;

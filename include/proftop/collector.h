@@ -61,5 +61,8 @@ void collector_set_source(struct collector *collector, enum collector_source sou
 void collector_want_window(struct collector *collector, bool want);
 /* The same for the window snapshot: NULL when none was made (no reader wanted one). */
 struct snapshot *collector_window_snapshot(struct collector *collector);
+/* Both from one publication, for one request: the window snapshot (NULL when none) into
+ * *window, the cumulative one made with it returned. */
+struct snapshot *collector_snapshots(struct collector *collector, struct snapshot **window);
 
 #endif

@@ -98,6 +98,9 @@ struct snapshot *session_snapshot(struct session *session);
 bool session_want_window(struct session *session, bool want);
 /* The newest window snapshot with a reference: NULL until one was made. */
 struct snapshot *session_window_snapshot(struct session *session);
+/* Both at once, made together (the screen's Lines view reads the cumulative one's sites while
+ * the rest shows the window): the window snapshot or NULL into *window, the cumulative returned. */
+struct snapshot *session_snapshots(struct session *session, struct snapshot **window);
 /* Change the sampling frequency; returns the one in effect (at most the -F the session started
  * with), or 0 when the session is not sampling (ended, or a saved profile). */
 unsigned session_set_freq(struct session *session, unsigned freq);

@@ -5,10 +5,14 @@
  *
  * Selection survives new snapshots: each view remembers what its cursor is on by a key that does
  * not change between snapshots (a function id, a tree path hash, a thread id) and finds it again
- * after every rebuild. */
+ * after every rebuild (a source line by its file and number).
+ *
+ * The Lines view reads sites, which only the cumulative profile has: in the time-window mode the
+ * screen keeps the cumulative snapshot beside the window one (whole), and pauses both alike. */
 #ifndef PROFTOP_TUI_SCREEN_H
 #define PROFTOP_TUI_SCREEN_H
 
+#include "proftop/annotate.h"
 #include "proftop/theme.h"
 #include "proftop/view.h"
 
@@ -22,6 +26,7 @@ enum tui_view {
 	TUI_TREE,
 	TUI_CALLERS,
 	TUI_THREADS,
+	TUI_LINES,             /* one function per source line: opened with `a`, not by Tab */
 	TUI_NVIEWS,
 };
 
@@ -53,6 +58,8 @@ struct tui_screen {
 	/* The profile in the tables (frozen while paused) and the newest one, for the header. Both
 	 * are references the screen holds. */
 	struct snapshot *shown, *live;
+	/* The cumulative profile when shown / live are window ones (NULL otherwise): the lines'. */
+	struct snapshot *whole, *live_whole;
 	bool stale;            /* the rows must be rebuilt from shown */
 
 	enum tui_view view;
@@ -65,6 +72,11 @@ struct tui_screen {
 	size_t nfocus;
 	bool focused;
 	struct view_expansion tree_open, callers_open;
+	uint32_t lines_func;   /* the function the Lines view annotates; 0: none yet */
+	enum tui_view lines_from; /* where `a` was pressed: Esc goes back there */
+	bool lines_of_profile; /* percentages of the whole profile, not of the function */
+	bool lines_fresh;      /* just opened: the cursor goes to the hottest line, centred */
+	bool lines_center;     /* centre the cursor's row at the next frame */
 
 	/* Rows, rebuilt by tui_screen_rebuild(). */
 	struct view_row *top;
@@ -72,6 +84,9 @@ struct tui_screen {
 	struct view_tree_row *tree, *callers;
 	size_t tree_cap, callers_cap;
 	struct view_thread_row *threads;
+	struct annotation lines; /* the Lines view's rows: lines.lines[0..nlines) */
+	size_t *lines_order;   /* its rows by self samples, hottest first (for n and N) */
+	struct annotate_sources *sources; /* source texts, read once each */
 	struct tui_list lists[TUI_NVIEWS];
 
 	/* The header. */
@@ -99,6 +114,10 @@ void tui_screen_init(struct tui_screen *screen, const char *target);
 void tui_screen_free(struct tui_screen *screen);
 /* Take snapshot as the newest (a reference the screen keeps); unless paused it is also shown. */
 void tui_screen_set_snapshot(struct tui_screen *screen, struct snapshot *snapshot);
+/* The same with whole, the cumulative snapshot, when snapshot is a window one (else NULL): both
+ * references are the screen's. */
+void tui_screen_set_snapshots(struct tui_screen *screen, struct snapshot *snapshot,
+			      struct snapshot *whole);
 /* Rebuild the current view's rows if anything changed. */
 void tui_screen_rebuild(struct tui_screen *screen);
 /* A key (curses code) or a mouse click at (y, x) (key KEY_MOUSE); returns what the loop must do. */
@@ -108,7 +127,10 @@ enum tui_action tui_screen_click(struct tui_screen *screen, int y, int x, bool w
 void tui_screen_message(struct tui_screen *screen, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* "Top", "Tree", "Callers", "Threads": the tabs and the help name the views alike. */
+/* The snapshot the Lines view reads: the cumulative one beside a window one, else the shown. */
+const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *screen);
+
+/* "Top", "Tree", "Callers", "Threads", "Lines": the tabs and the help name the views alike. */
 const char *tui_screen_view_name(enum tui_view view);
 
 /* --- the key table -------------------------------------------------------------------------------
@@ -131,8 +153,10 @@ enum {
 	TUI_IN_TREE = 1 << TUI_TREE,
 	TUI_IN_CALLERS = 1 << TUI_CALLERS,
 	TUI_IN_THREADS = 1 << TUI_THREADS,
+	TUI_IN_LINES = 1 << TUI_LINES,
 	TUI_IN_TREES = TUI_IN_TREE | TUI_IN_CALLERS,
 	TUI_IN_VIEWS = (1 << TUI_NVIEWS) - 1,
+	TUI_IN_PROFILE = TUI_IN_VIEWS & ~TUI_IN_LINES, /* the views of the whole profile */
 	TUI_IN_FILTER = 1 << TUI_NVIEWS,
 };
 
@@ -178,7 +202,7 @@ const char *tui_keys_name(int key, char one[static 2]);
  * their places, as many of them as fit by rank. */
 void tui_keys_hints(enum tui_view view, int width, char *buf, size_t size);
 
-#define TUI_HELP_LINES 48
+#define TUI_HELP_LINES 64
 #define TUI_HELP_WIDTH 128
 
 struct tui_help {

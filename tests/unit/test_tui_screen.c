@@ -538,6 +538,124 @@ static void message_and_help(void **state)
 	assert_int_equal(key(f, 0), TUI_ACT_NONE);
 }
 
+/* --- the Lines view --------------------------------------------------------------------------- */
+
+/* burn's samples on lines 10 (5), 11 (10) and 12 (20) of /src/burn.c, through path_a. */
+static void add_burn_line(struct fixture *f, unsigned line, int n)
+{
+	uint32_t funcs[] = { f->main_, f->pa, f->burn };
+	uint32_t sites[] = { PROFILE_NO_SITE, PROFILE_NO_SITE,
+			     profile_site(f->p, f->burn, 0x1000 + line, "/src/burn.c", line) };
+
+	for (int i = 0; i < n; i++)
+		profile_add_sites(f->p, 1, 11, funcs, sites, 3);
+}
+
+static unsigned cursor_line(const struct fixture *f)
+{
+	const struct tui_list *l = &f->s.lists[TUI_LINES];
+
+	assert_true(l->cursor < f->s.lines.nlines);
+	return f->s.lines.lines[l->cursor].line;
+}
+
+static void new_snapshot(struct fixture *f)
+{
+	tui_screen_set_snapshot(&f->s, profile_snapshot(f->p));
+	tui_screen_rebuild(&f->s);
+}
+
+/* a on burn in Top: its lines, the cursor on the hottest; n and N through them by heat, wrapping;
+ * the selection stays on its file:line as lines come and go; Esc and Left go back. */
+static void lines_from_top(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '5'); /* no function yet: nothing to show */
+	assert_int_equal(f->s.view, TUI_TOP);
+	add_burn_line(f, 10, 5);
+	add_burn_line(f, 11, 10);
+	add_burn_line(f, 12, 20);
+	new_snapshot(f);
+	assert_string_equal(f->s.top[0].name, "burn");
+	key(f, 'a');
+	assert_int_equal(f->s.view, TUI_LINES);
+	assert_int_equal(f->s.lines_func, f->burn);
+	assert_int_equal(f->s.lines.nlines, 3);
+	assert_int_equal(cursor_line(f), 12);
+	key(f, 'n');
+	assert_int_equal(cursor_line(f), 11);
+	key(f, 'n');
+	assert_int_equal(cursor_line(f), 10);
+	key(f, 'n');
+	assert_int_equal(cursor_line(f), 12);
+	key(f, 'N');
+	assert_int_equal(cursor_line(f), 10);
+	key(f, KEY_HOME);
+	assert_int_equal(cursor_line(f), 10);
+	key(f, KEY_DOWN);
+	assert_int_equal(cursor_line(f), 11);
+	/* a new line before it: the cursor stays on line 11, now the third row */
+	add_burn_line(f, 9, 50);
+	new_snapshot(f);
+	assert_int_equal(f->s.lines.nlines, 4);
+	assert_int_equal(list(f)->cursor, 2);
+	assert_int_equal(cursor_line(f), 11);
+	assert_false(f->s.lines_of_profile);
+	key(f, '%');
+	assert_true(f->s.lines_of_profile);
+	key(f, '%');
+	assert_false(f->s.lines_of_profile);
+	key(f, TUI_ESC);
+	assert_int_equal(f->s.view, TUI_TOP);
+	key(f, '5');
+	assert_int_equal(f->s.view, TUI_LINES);
+	assert_int_equal(cursor_line(f), 11);
+	key(f, KEY_LEFT);
+	assert_int_equal(f->s.view, TUI_TOP);
+	/* Tab cycles the four views of the profile; from Lines it goes on to Top */
+	for (int i = 0; i < 4; i++)
+		key(f, '\t');
+	assert_int_equal(f->s.view, TUI_TOP);
+	key(f, KEY_BTAB);
+	assert_int_equal(f->s.view, TUI_THREADS);
+	key(f, '5');
+	key(f, '\t');
+	assert_int_equal(f->s.view, TUI_TOP);
+}
+
+/* From the tree the selected node's function; pause freezes the lines; a window snapshot (no sites)
+ * shows the cumulative one's lines. */
+static void lines_from_tree_paused_and_windowed(void **state)
+{
+	struct fixture *f = *state;
+
+	add_burn_line(f, 10, 5);
+	add_burn_line(f, 12, 20);
+	new_snapshot(f);
+	key(f, '2');
+	while (list(f)->cursor + 1 < list(f)->rows && strcmp(f->s.tree[list(f)->cursor].name, "burn"))
+		key(f, KEY_DOWN);
+	assert_string_equal(f->s.tree[list(f)->cursor].name, "burn");
+	key(f, 'a');
+	assert_int_equal(f->s.view, TUI_LINES);
+	assert_int_equal(f->s.lines_from, TUI_TREE);
+	assert_int_equal(cursor_line(f), 12);
+	key(f, ' ');
+	add_burn_line(f, 11, 5);
+	new_snapshot(f);
+	assert_int_equal(f->s.lines.nlines, 2); /* paused */
+	key(f, ' ');
+	assert_int_equal(f->s.lines.nlines, 3);
+	add_burn_line(f, 13, 1);
+	tui_screen_set_snapshots(&f->s, profile_window_snapshot(f->p, 0), profile_snapshot(f->p));
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.lines.nlines, 4);
+	assert_int_equal(cursor_line(f), 12);
+	key(f, TUI_ESC);
+	assert_int_equal(f->s.view, TUI_TREE);
+}
+
 /* --- the key table: what the hints and the help say is what the keys do ----------------------- */
 
 /* The codes of the table's keys whose name is name[0..len); how many, up to max. */
@@ -638,18 +756,21 @@ static void assert_hint_keys_work(const char *keys, size_t len, unsigned views, 
 static void hint_lines_name_working_keys(void **state)
 {
 	static const char *const want[TUI_NVIEWS] = {
-		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  space:pause  s:save  q:quit",
-		" ?:help  Tab:view  Enter/Left/Right:open/close  %:relative  c:callers  q:quit",
-		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  space:pause  q:quit",
+		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  a:annotate  s:save  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  %:relative  a:annotate  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  q:quit",
+		" ?:help  Tab:view  Esc:back  n/N:next hot  %:of all  space:pause  q:quit",
 	};
 	static const char *const wide[TUI_NVIEWS] = {
-		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  space:pause  w:window  +-:freq  "
-		"s:save  q:quit",
+		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  a:annotate  space:pause  "
+		"w:window  +-:freq  s:save  q:quit",
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  %:relative  c:callers  "
-		"/:filter  q:quit",
-		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  space:pause  w:window  q:quit",
+		"/:filter  a:annotate  q:quit",
+		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  space:pause  "
+		"w:window  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  q:quit",
+		" ?:help  Tab:view  Esc:back  n/N:next hot  %:of all  space:pause  q:quit",
 	};
 	size_t n;
 	const struct tui_binding *t = tui_screen_bindings(&n);
@@ -706,13 +827,14 @@ static unsigned help_views(const char *text)
 }
 
 /* Every key the help names works in the views its line says (a line with no key names has those
- * of the line above), and every key of every view's binding is named in the help. */
+ * of the line above, and its views), and every key of every view's binding is named in the help. */
 static void help_names_working_keys(void **state)
 {
 	struct tui_help h;
 	size_t n;
 	const struct tui_binding *t = tui_screen_bindings(&n);
 	char keys[TUI_HELP_WIDTH] = "", named[1024] = " ";
+	unsigned views = TUI_IN_VIEWS;
 
 	(void)state;
 	tui_keys_help(&h);
@@ -724,6 +846,8 @@ static void help_names_working_keys(void **state)
 
 		assert_true(strlen(line) > 23 && strlen(line) < TUI_HELP_WIDTH - 1);
 		assert_true(line[21] == ' ' && line[22] == ' ' && text[0] != ' ');
+		if (line[0] != ' ' || help_views(text) != TUI_IN_VIEWS)
+			views = help_views(text); /* Enter's lines name their views */
 		if (line[0] != ' ') {
 			snprintf(keys, sizeof(keys), "%.21s", line);
 			strncat(named, keys, sizeof(named) - strlen(named) - 2);
@@ -734,7 +858,7 @@ static void help_names_working_keys(void **state)
 			size_t len = strcspn(k, " ");
 
 			if (len)
-				assert_named_keys_work(k, len, help_views(text), where);
+				assert_named_keys_work(k, len, views, where);
 			k += len + (k[len] == ' ');
 		}
 	}
@@ -768,6 +892,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(escape_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(keys_across_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
+		cmocka_unit_test_setup_teardown(lines_from_top, setup, teardown),
+		cmocka_unit_test_setup_teardown(lines_from_tree_paused_and_windowed, setup, teardown),
 		cmocka_unit_test(table_keys_reach_their_bindings),
 		cmocka_unit_test(hint_lines_name_working_keys),
 		cmocka_unit_test(help_names_working_keys),

@@ -1,0 +1,116 @@
+#!/bin/sh
+# tui_lines.sh — the screen's Lines view (`a`, as perf top's annotate), driven in tmux: on the
+# lines workload, two_lines's hot line has about 75% of its samples and the cursor opens on it;
+# n goes to the cold line and N back; % switches the basis; the window mode and a thread scope
+# say what the lines count; Esc returns to Top. On a copy of split without DWARF, the view says
+# why there are no lines and how to get them.
+#
+# The panes use the mono theme, where the selected row is the only reverse-video row holding a
+# file:line: that is how the cursor is read back. Every wait is bounded.
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP_BIN" "$WL/lines" "$WL/split"
+. "$(dirname "$0")/lib_tmux.sh"
+
+hot=$(grep -n '/\* hot line \*/' tests/workloads/lines.c | cut -d: -f1)
+cold=$(grep -n '/\* cold line \*/' tests/workloads/lines.c | cut -d: -f1)
+ESC=$(printf '\033')
+case "$hot $cold" in
+[0-9]*" "[0-9]*) ;;
+*) fail "lines-marks" "want one hot and one cold line in lines.c, found '$hot' '$cold'"; finish ;;
+esac
+
+# selected NAME — the file:line of the row under the cursor (reverse video in the mono theme).
+selected()
+{
+	tm capture-pane -e -p -t "$1" | grep -- "$ESC\[[0-9;]*7m" | grep -o '[A-Za-z0-9_.-]*:[0-9][0-9]*' |
+		grep -v '^proftop' | head -n 1
+}
+
+# wait_selected NAME FILE:LINE — until the cursor is on that row.
+wait_selected()
+{
+	local i
+	i=0
+	while [ $i -lt $((WAIT * 5)) ]; do
+		[ "$(selected "$1")" = "$2" ] && return 0
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo "the cursor is on '$(selected "$1")', want $2; the screen:"
+	screen "$1" | sed '/^ *$/d' | head -n 20
+	return 1
+}
+
+# cell NAME ERE COLUMN — field COLUMN of the first screen line matching ERE.
+cell()
+{
+	screen "$1" | grep -E -- "$2" | head -n 1 | awk -v c="$3" '{ print $c }'
+}
+
+# --- the lines workload: the hot line, n / N, %, the window, a thread, Esc ----------------------
+pane lines 120 30 -t mono -- "$WL/lines" 30
+check "lines-top-rows" wait_screen lines '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +two_lines +lines'
+tm send-keys -t lines / t w o _ l i n e s Enter
+check "lines-filtered" wait_screen lines 'filter: two_lines'
+sleep 1 # some more samples
+tm send-keys -t lines a
+check "lines-tab" wait_screen lines ' lines of two_lines'
+check "lines-heading" wait_screen lines '^ two_lines +lines +self [0-9]+ +total [0-9]+ +% of the function'
+check "lines-columns" wait_screen lines 'SELF% +TOTAL% +SAMPLES +LINE +SOURCE'
+check "lines-hot-row-has-text" wait_screen lines " lines\\.c:$hot +for .*6364136223846793005"
+check "lines-hot-self-pct" between "$(cell lines " lines\\.c:$hot " 1)" 65 85
+check "lines-cold-self-pct" between "$(cell lines " lines\\.c:$cold " 1)" 15 35
+check "lines-cursor-on-hottest" wait_selected lines "lines.c:$hot"
+check "lines-hints" wait_screen lines '^ \?:help  Tab:view  Esc:back  n/N:next hot  %:of all'
+tm send-keys -t lines n
+check "lines-n-to-cold" wait_selected lines "lines.c:$cold"
+tm send-keys -t lines N
+check "lines-N-back-to-hot" wait_selected lines "lines.c:$hot"
+tm send-keys -t lines %
+check "lines-percent-of-profile" wait_screen lines '^ two_lines .*% of the whole profile'
+check "lines-percent-message" wait_screen lines 'percentages of the whole profile'
+tm send-keys -t lines %
+check "lines-percent-of-function" wait_screen lines '^ two_lines .*% of the function'
+# The window mode: window snapshots have no sites; the lines are the whole run's.
+tm send-keys -t lines w
+check "lines-window-says-whole-run" wait_screen lines '^ two_lines .*\(lines count the whole run\)'
+check "lines-window-still-rows" wait_screen lines " lines\\.c:$hot "
+check "lines-window-keeps-cursor" wait_selected lines "lines.c:$hot"
+tm send-keys -t lines w
+check "lines-cumulative-again" wait_gone lines 'lines count the whole run'
+# A thread scope: the lines still count every thread.
+tm send-keys -t lines 4 Down Enter 5
+check "lines-thread-says-all-threads" wait_screen lines '^ two_lines .*\(lines count all threads\)'
+tm send-keys -t lines 4 Home Enter 5
+check "lines-all-threads-again" wait_gone lines 'lines count all threads'
+tm send-keys -t lines Escape
+check "lines-esc-back-to-top" wait_screen lines 'SELF% +TOTAL% +SAMPLES +FUNCTION'
+check "lines-esc-left-lines" wait_gone lines ' lines of two_lines'
+tm send-keys -t lines q
+check "lines-q-ends" ended lines
+check "lines-restores-terminal" restored lines
+check "lines-no-sanitizer-report" no_sanitizer_report lines
+
+# --- a function without line information --------------------------------------------------------
+if ! command -v objcopy >/dev/null 2>&1 || ! command -v readelf >/dev/null 2>&1; then
+	skip "nodebug" "objcopy or readelf (binutils) is not installed"
+	finish
+fi
+objcopy --strip-debug "$WL/split" "$TMPD/split-nodebug"
+check "nodebug-has-no-line-table" sh -c "! readelf -S '$TMPD/split-nodebug' | grep -q debug_line"
+pane nodebug 140 30 -t mono -- "$TMPD/split-nodebug" 30
+check "nodebug-top-rows" wait_screen nodebug '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split-nodebug'
+sleep 1
+tm send-keys -t nodebug a
+check "nodebug-lines-of-burn_a" wait_screen nodebug ' lines of burn_a'
+check "nodebug-says-why" wait_screen nodebug 'no source lines: its file has no DWARF line table, nor a debug file with one \(build with -g, or install its debug package\)'
+check "nodebug-one-row-all-samples" wait_screen nodebug '^ +100\.00 +100\.00 +[0-9]+ +\[no line\]'
+tm send-keys -t nodebug %
+check "nodebug-percent-of-profile" wait_screen nodebug '% of the whole profile'
+check "nodebug-burn_a-share-of-profile" between "$(cell nodebug '\[no line\]' 1)" 45 75
+tm send-keys -t nodebug Left
+check "nodebug-left-back-to-top" wait_screen nodebug 'SELF% +TOTAL% +SAMPLES +FUNCTION'
+tm send-keys -t nodebug q
+check "nodebug-q-ends" ended nodebug
+check "nodebug-no-sanitizer-report" no_sanitizer_report nodebug
+finish
