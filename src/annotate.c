@@ -49,17 +49,58 @@ size_t annotate_find(const struct snapshot *s, const char *name, uint32_t *out, 
 	return n;
 }
 
+int annotate_compare_position(const char *file_a, unsigned line_a, const char *file_b,
+			      unsigned line_b)
+{
+	int c;
+
+	if (!file_a || !file_b)
+		return (file_a == NULL) - (file_b == NULL);
+	c = file_a == file_b ? 0 : strcmp(file_a, file_b);
+	if (c)
+		return c;
+	return (line_a > line_b) - (line_a < line_b);
+}
+
 static int compare_lines(const void *pa, const void *pb)
 {
 	const struct annotate_line *a = pa, *b = pb;
-	int c;
 
-	if (!a->file || !b->file)
-		return (a->file == NULL) - (b->file == NULL);
-	c = a->file == b->file ? 0 : strcmp(a->file, b->file);
-	if (c)
-		return c;
-	return (a->line > b->line) - (a->line < b->line);
+	return annotate_compare_position(a->file, a->line, b->file, b->line);
+}
+
+/* Sort a->lines[0..n) and merge the runs of one line into one row. */
+static void sort_and_merge(struct annotation *out, size_t n)
+{
+	out->nlines = 0;
+	if (!n)
+		return;
+	qsort(out->lines, n, sizeof(*out->lines), compare_lines);
+	out->nlines = 1;
+	for (size_t i = 1; i < n; i++) {
+		struct annotate_line *last = &out->lines[out->nlines - 1];
+
+		if (!compare_lines(last, &out->lines[i])) {
+			last->self += out->lines[i].self;
+			last->total += out->lines[i].total;
+		} else {
+			out->lines[out->nlines++] = out->lines[i];
+		}
+	}
+}
+
+void annotate_add_positions(struct annotation *a, const char *const *files, const unsigned *lines,
+			    size_t n)
+{
+	size_t cap = a->nlines, count = a->nlines;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!files[i])
+			continue;
+		xgrow((void **)&a->lines, &cap, count + 1, sizeof(*a->lines));
+		a->lines[count++] = (struct annotate_line){ files[i], lines[i], 0, 0 };
+	}
+	sort_and_merge(a, count);
 }
 
 /* out's lines from sites ids[0..nids) of func (ids NULL: the first nids sites, those of func
@@ -88,21 +129,7 @@ static void annotate_from(const struct snapshot *s, uint32_t func, const uint32_
 							  site->total };
 		out->has_lines |= site->file && site->line;
 	}
-	if (!n)
-		return;
-	qsort(out->lines, n, sizeof(*out->lines), compare_lines);
-	/* Merge the runs of one line. */
-	out->nlines = 1;
-	for (size_t i = 1; i < n; i++) {
-		struct annotate_line *last = &out->lines[out->nlines - 1];
-
-		if (!compare_lines(last, &out->lines[i])) {
-			last->self += out->lines[i].self;
-			last->total += out->lines[i].total;
-		} else {
-			out->lines[out->nlines++] = out->lines[i];
-		}
-	}
+	sort_and_merge(out, n);
 }
 
 void annotate_function(const struct snapshot *s, uint32_t func, struct annotation *out)

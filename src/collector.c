@@ -163,6 +163,9 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 	size_t n = 0, depth = 0;
 	bool whole;
 
+	if (sym->function && sym->elf)
+		profile_func_code(c->profile, func, module_path(sym->elf), sym->function_addr,
+				  sym->function_end);
 	if (c->source == COLLECTOR_SOURCE_OFF || !sym->elf) {
 		out[0] = (struct chain_frame){ func, PROFILE_NO_SITE };
 		return 1;

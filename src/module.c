@@ -144,6 +144,19 @@ uint64_t module_translate(const struct module *mod, uint64_t off)
 
 const char *module_lookup(const struct module *mod, uint64_t addr, uint64_t *start)
 {
+	uint64_t end;
+
+	return module_lookup_range(mod, addr, start, &end);
+}
+
+const char *module_path(const struct module *mod)
+{
+	return mod->origin_path;
+}
+
+const char *module_lookup_range(const struct module *mod, uint64_t addr, uint64_t *start,
+				uint64_t *end)
+{
 	size_t lo = 0, hi = mod->nfuncs;
 
 	while (lo < hi) {
@@ -157,6 +170,7 @@ const char *module_lookup(const struct module *mod, uint64_t addr, uint64_t *sta
 	if (!lo || addr >= mod->funcs[lo - 1].end)
 		return NULL;
 	*start = mod->funcs[lo - 1].start;
+	*end = mod->funcs[lo - 1].end;
 	return mod->funcs[lo - 1].name;
 }
 

@@ -208,6 +208,13 @@ static char *set_annotate(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_asm(struct options *o, const char *value)
+{
+	(void)value;
+	o->batch.asm_code = true;
+	return NULL;
+}
+
 static char *set_histogram(struct options *o, const char *value)
 {
 	(void)value;
@@ -402,6 +409,15 @@ static const struct option_spec options_table[] = {
 		       "line that called the inlined function. \\fIFUNC\\fR is a name as the\n"
 		       "table shows it (an inlined one without \\(lq(inlined)\\(rq too).\n"
 		       "Lines come from the DWARF of the file or of its debug file.",
+	},
+	{
+		.name = "asm", .parse = set_asm,
+		.help = "--annotate also shows each line's instructions and their samples",
+		.man = "With \\fB\\-\\-annotate\\fR, also print under each source line the\n"
+		       "function's instructions on that line (disassembled with capstone from the\n"
+		       "file on disk), each with the samples taken at it; the function's lines\n"
+		       "without samples are then listed too. Nothing is shown for a file that\n"
+		       "changed since it was profiled.",
 	},
 	{
 		.name = "histogram", .parse = set_histogram,

@@ -274,7 +274,7 @@ static uint32_t add_func(struct profile *p, const struct func_key *key, const ch
 	uint32_t id = (uint32_t)p->nfuncs;
 
 	grow_funcs(p);
-	p->funcs[id] = (struct snapshot_func){ name, key->module, key->inlined != 0 };
+	p->funcs[id] = (struct snapshot_func){ name, key->module, key->inlined != 0, NULL, 0, 0 };
 	p->func_keys[id] = *key;
 	p->func_self[id] = p->func_total[id] = 0;
 	p->func_seen[id] = 0;
@@ -404,6 +404,19 @@ static uint32_t func_of_key(struct profile *p, const struct func_key *keyp)
 		if (!memcmp(&p->func_keys[id], &key, sizeof(key)))
 			return id;
 	}
+}
+
+void profile_func_code(struct profile *p, uint32_t func, const char *path, uint64_t start,
+		       uint64_t end)
+{
+	struct snapshot_func *f = &p->funcs[func];
+
+	if (f->path || !path || end <= start)
+		return;
+	f->path = intern(p, path);
+	f->code_start = start;
+	f->code_end = end;
+	log_change(p, LOG_FUNCS, func);
 }
 
 static void grow_sites(struct profile *p)

@@ -585,13 +585,15 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	out->module_addr = addr;
 	out->elf = NULL;
 	out->bounded = false;
+	out->function_end = 0;
 	if (!m) {
 		symbolizer_resolve_jit(s, pid, addr, out);
 		return;
 	}
 	out->module = module_name(e->mod);
 	out->module_addr = symbolizer_module_addr(e, m, addr);
-	out->function = module_lookup(e->mod, out->module_addr, &out->function_addr);
+	out->function = module_lookup_range(e->mod, out->module_addr, &out->function_addr,
+					    &out->function_end);
 	if (module_is_elf(e->mod))
 		out->elf = e->mod;
 	if (!out->function && module_is_elf(e->mod))

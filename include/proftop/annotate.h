@@ -43,6 +43,13 @@ size_t *annotate_index(const struct snapshot *snapshot, uint32_t **ids);
 /* annotate_function() through that index. */
 void annotate_indexed(const struct snapshot *snapshot, uint32_t func, const size_t *first,
 		      const uint32_t *ids, struct annotation *out);
+/* The order of annotation lines: by file (NULL last), then line. */
+int annotate_compare_position(const char *file_a, unsigned line_a, const char *file_b,
+			      unsigned line_b);
+/* Add rows without samples for the positions files[i]:lines[i] a has no row for (those with a
+ * NULL file are left out), in order: the lines of a function's instructions, say. */
+void annotate_add_positions(struct annotation *annotation, const char *const *files,
+			    const unsigned *lines, size_t n);
 /* The index of the line with the most self samples (total on a tie, then the first); 0 when
  * there are none. */
 size_t annotate_hottest(const struct annotation *annotation);

@@ -15,6 +15,7 @@ struct batch_options {
 	double min_percent;    /* --tree: leave out nodes under this share of all samples */
 	const char *annotate;  /* --annotate FUNC: also print FUNC's samples per source line */
 	bool histogram;        /* --histogram: also print each module's address histogram */
+	bool asm_code;         /* --asm: the annotation shows each line's instructions */
 };
 
 #define BATCH_DEFAULT_ROWS 25

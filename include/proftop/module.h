@@ -54,6 +54,11 @@ size_t module_function_count(const struct module *mod);
 uint64_t module_translate(const struct module *mod, uint64_t off);
 /* The function holding link-time address addr, with where it starts in *start; or NULL. */
 const char *module_lookup(const struct module *mod, uint64_t addr, uint64_t *start);
+/* The same, with where it ends (exclusive) in *end. */
+const char *module_lookup_range(const struct module *mod, uint64_t addr, uint64_t *start,
+				uint64_t *end);
+/* The path the file was loaded from, as the process mapped it; NULL for an image. */
+const char *module_path(const struct module *mod);
 /* Its unwind tables; NULL when it has no ELF image to unwind through. */
 const struct module_unwind *module_unwind(const struct module *mod);
 /* Copy len bytes at link-time address addr from the file image: they must lie in one segment's

@@ -44,6 +44,9 @@ uint32_t profile_func(struct profile *profile, const char *module, const char *n
 /* The id of the function name of module as code inlined into others: one id for all the places
  * it was inlined, apart from the function's own out-of-line copy. */
 uint32_t profile_inlined_func(struct profile *profile, const char *module, const char *name);
+/* Where func's code is (snapshot_func's path and range): set once, later calls change nothing. */
+void profile_func_code(struct profile *profile, uint32_t func, const char *path, uint64_t start,
+		       uint64_t end);
 /* The id of a site of func (snapshot.h): link-time address addr of its module, on file:line
  * (NULL, 0: unknown); interned on first sight, where file and line are taken. Past the memory
  * budget a new address shares its function's one SNAPSHOT_SITE_OTHER site. */

@@ -41,6 +41,10 @@ struct snapshot_func {
 	const char *name;
 	const char *module; /* basename of its file, "[vdso]", or "[unknown]" */
 	bool inlined;       /* code the compiler inlined into its callers: a frame from DWARF */
+	/* Where its code is, for a disassembler: the ELF file as the process mapped it, and the
+	 * function's link-time range there; NULL and 0, 0 when unknown. */
+	const char *path;
+	uint64_t code_start, code_end;
 };
 
 /* Where in a function its samples were: one instruction address of its module, with the source

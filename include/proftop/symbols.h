@@ -30,6 +30,7 @@ struct symbol {
 	 * Also set for a stripped function (function NULL) whose start its .eh_frame FDE gives. */
 	uint64_t function_addr;
 	bool bounded;          /* function_addr holds even though function is NULL */
+	uint64_t function_end; /* where a named function ends (exclusive); 0: unknown */
 	/* Basename of the mapped file ("libc.so.6"), or a kernel name ("[vdso]", "[heap]"); NULL when
 	 * no mapping of the process holds the address. */
 	const char *module;

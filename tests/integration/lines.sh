@@ -120,6 +120,35 @@ if command -v perf >/dev/null 2>&1; then
 		"$(perf_under caller_b)" 5
 fi
 
+# --- --asm: each line's instructions, with the samples at each --------------------------------------
+run_proftop asm -b -n 0 --annotate two_lines --asm -- "$WL/lines" 2
+check "asm-exit-0" status $RC 0 "$ERR"
+# insns_of FILE:LINE — "count sum" of the instruction rows under that line's row, then the row's
+# own SAMPLES.
+insns_of()
+{
+	awk -v at="$1" '
+	$4 == at { on = 1; want = $3; next }
+	on && $0 ~ /^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  [a-z]/ {
+		n++; if ($1 ~ /\./) sum += $3; next }
+	on { on = 0 }
+	END { print n + 0, sum + 0, want + 0 }' "$OUT"
+}
+set -- $(insns_of "lines.c:$HOT_LINE")
+check "asm-hot-line-has-instructions" between "$1" 3 200
+check "asm-instruction-samples-add-up" status "$2" "$3"
+check "asm-unsampled-lines-listed" has "$OUT" '^ +0\.00 +0\.00 +0  lines\.c:[0-9]+  }$'
+check "asm-shows-code" has "$OUT" '^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  imul '
+
+# A file rebuilt (here: replaced) since it was profiled shows no instructions, and says why.
+cp "$WL/lines" "$TMPD/replaced"
+( sleep 0.5; cp "$WL/inline" "$TMPD/replaced.new" && mv "$TMPD/replaced.new" "$TMPD/replaced" ) &
+run_proftop asm-replaced -b -n 0 --annotate two_lines --asm -- "$TMPD/replaced" 1.5
+wait
+check "asm-replaced-says-so" has "$OUT" \
+	"^no instructions: $TMPD/replaced: the file changed since it was profiled\$"
+check "asm-replaced-lines-still-shown" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 5
+
 # --- callgrind positions: callgrind_annotate shows the costs on the source lines ------------------
 if ! command -v callgrind_annotate >/dev/null 2>&1; then
 	skip "callgrind" "callgrind_annotate is not installed (Debian: valgrind)"

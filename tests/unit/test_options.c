@@ -489,6 +489,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->npids == b->npids && a->max_memory == b->max_memory &&
 	       a->no_inline == b->no_inline && a->batch.histogram == b->batch.histogram &&
 	       same_string(a->batch.annotate, b->batch.annotate) &&
+	       a->batch.asm_code == b->batch.asm_code &&
 	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
 	       same_string(a->input, b->input) && !a->argv == !b->argv;
 }
@@ -500,7 +501,7 @@ static const char *const samples[][2] = {
 	{ "call-graph", "none" }, { "stack-size", "4096" }, { "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
-	{ "annotate", "main" },   { "histogram", NULL },   { "no-inline", NULL },
+	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
 	{ "kernel", NULL },       { "output", "cpu.pb.gz" }, { "format", "folded" },
 	{ "per-thread", NULL },   { "input", "t.tmon" },   { "help", NULL },
 	{ "version", NULL },

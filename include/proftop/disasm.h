@@ -1,0 +1,36 @@
+/* disasm.h — a function's instructions, each with its source line, for annotate views: read from
+ * the ELF file on disk (and its DWARF, or its debug file's) by a frontend, apart from the
+ * collector, and disassembled with capstone (x86-64).
+ *
+ * A disassembler keeps each file it opened (a module of its own, module.h) until disasm_free():
+ * one per frontend thread, nothing shared. */
+#ifndef PROFTOP_DISASM_H
+#define PROFTOP_DISASM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A function bigger than this is not disassembled. */
+#define DISASM_MAX_BYTES (4u << 20)
+
+struct disasm;
+
+struct disasm_insn {
+	uint64_t addr;          /* link-time address */
+	const char *file;       /* its source line, as the function's own frame sees it (code
+				 * inlined there is on the line of the inlined call); NULL, 0 */
+	unsigned line;
+	char text[112];         /* "mnemonic operands", cut to fit */
+};
+
+struct disasm *disasm_new(void);
+void disasm_free(struct disasm *disasm);
+
+/* The instructions of [start, end) of the ELF file at path into *out (malloc'd) and *n. Returns
+ * 0, or -errno with *why (a static string) saying what was wrong: the file cannot be opened or
+ * read, it no longer has a function starting at start (rebuilt since it was profiled), the
+ * range is too big, not in the file, or not x86-64 code. */
+int disasm_function(struct disasm *disasm, const char *path, uint64_t start, uint64_t end,
+		    struct disasm_insn **out, size_t *n, const char **why);
+
+#endif

@@ -1,0 +1,170 @@
+/* disasm.c — a function's instructions with their lines (see disasm.h).
+ *
+ * The file is read as the collector reads it (module.c: segments, symbols, the DWARF or its debug
+ * file), but by a module of the frontend's own, so nothing is shared between threads. The code
+ * bytes come from the file image through the segment that holds them; capstone turns them into
+ * text. A function that no longer starts where the profile saw it means the file was rebuilt
+ * since: then nothing is shown rather than the wrong code. */
+#include "proftop/disasm.h"
+
+#include "proftop/debugfile.h"
+#include "proftop/lines.h"
+#include "proftop/module.h"
+#include "proftop/util.h"
+
+#include <capstone/capstone.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct disasm_file {
+	char *path;
+	struct module *mod;   /* NULL: it could not be read, see err and why */
+	int err;
+	const char *why;
+};
+
+struct disasm {
+	struct disasm_file *files;
+	size_t n, cap;
+	csh cs;
+	bool cs_open;
+};
+
+struct disasm *disasm_new(void)
+{
+	struct disasm *d = xcalloc(1, sizeof(*d));
+
+	d->cs_open = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) == CS_ERR_OK;
+	return d;
+}
+
+void disasm_free(struct disasm *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n; i++) {
+		module_free(d->files[i].mod);
+		free(d->files[i].path);
+	}
+	free(d->files);
+	if (d->cs_open)
+		cs_close(&d->cs);
+	free(d);
+}
+
+/* Read path as a module, its debug file looked for around it. */
+static void disasm_load(struct disasm_file *f)
+{
+	struct debugfile_origin origin = { .pid = getpid(), .path = f->path,
+					   .path_len = strlen(f->path) };
+	const char *base = strrchr(f->path, '/');
+	struct stat st;
+	int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0) {
+		f->err = -errno;
+		f->why = "cannot open the file";
+		return;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		f->err = -EINVAL;
+		f->why = "not a regular file";
+		close(fd);
+		return;
+	}
+	origin.dev = st.st_dev;
+	origin.ino = st.st_ino;
+	base = base ? base + 1 : f->path;
+	f->mod = module_new(base, strlen(base));
+	f->err = module_load_file(f->mod, fd, (size_t)st.st_size, &origin);
+	close(fd);
+	if (f->err || !module_is_elf(f->mod)) {
+		f->err = f->err ? f->err : -ENOEXEC;
+		f->why = "not an ELF file proftop can read";
+		module_free(f->mod);
+		f->mod = NULL;
+	}
+}
+
+static struct disasm_file *disasm_file(struct disasm *d, const char *path)
+{
+	struct disasm_file *f;
+
+	for (size_t i = 0; i < d->n; i++)
+		if (!strcmp(d->files[i].path, path))
+			return &d->files[i];
+	xgrow((void **)&d->files, &d->cap, d->n + 1, sizeof(*d->files));
+	f = &d->files[d->n++];
+	*f = (struct disasm_file){ .path = xstrdup(path) };
+	disasm_load(f);
+	return f;
+}
+
+/* The line of addr as the function's own frame has it: the outermost frame of the chain. */
+static void insn_line(struct module *mod, struct disasm_insn *insn)
+{
+	struct lines_frame frames[LINES_MAX_FRAMES];
+	size_t n = module_source(mod, insn->addr, frames, LINES_MAX_FRAMES - 1);
+
+	insn->file = n && !frames[n - 1].inlined ? frames[n - 1].file : NULL;
+	insn->line = insn->file ? frames[n - 1].line : 0;
+}
+
+int disasm_function(struct disasm *d, const char *path, uint64_t start, uint64_t end,
+		    struct disasm_insn **out, size_t *n, const char **why)
+{
+	struct disasm_file *f = disasm_file(d, path);
+	uint64_t found_start = 0, found_end = 0;
+	unsigned char *code;
+	cs_insn *insns = NULL;
+	size_t count;
+
+	*out = NULL;
+	*n = 0;
+	if (!f->mod) {
+		*why = f->why;
+		return f->err;
+	}
+	if (end <= start || end - start > DISASM_MAX_BYTES) {
+		*why = "the function is over 4 MiB";
+		return -EFBIG;
+	}
+	if (!module_lookup_range(f->mod, start, &found_start, &found_end) || found_start != start ||
+	    found_end != end) {
+		*why = "the file changed since it was profiled";
+		return -ESTALE;
+	}
+	code = xmalloc(end - start);
+	if (module_read(f->mod, start, code, end - start)) {
+		free(code);
+		*why = "its code is not in the file";
+		return -EFAULT;
+	}
+	count = d->cs_open ? cs_disasm(d->cs, code, end - start, start, 0, &insns) : 0;
+	free(code);
+	if (!count) {
+		*why = "capstone could not disassemble it";
+		return -EINVAL;
+	}
+	*out = xmalloc(count * sizeof(**out));
+	for (size_t i = 0; i < count; i++) {
+		struct disasm_insn *insn = &(*out)[i];
+
+		insn->addr = insns[i].address;
+		int len = snprintf(insn->text, sizeof(insn->text), "%.31s", insns[i].mnemonic);
+
+		if (insns[i].op_str[0])
+			snprintf(insn->text + len, sizeof(insn->text) - (size_t)len, " %.78s",
+				 insns[i].op_str);
+		insn_line(f->mod, insn);
+	}
+	cs_free(insns, count);
+	*n = count;
+	return 0;
+}
