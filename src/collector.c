@@ -520,12 +520,9 @@ struct snapshot *collector_snapshots(struct collector *c, struct snapshot **wind
 
 struct snapshot *collector_snapshot(struct collector *c)
 {
-	struct snapshot *s;
+	struct snapshot *window, *s = collector_snapshots(c, &window);
 
-	request_fresh(c);
-	pthread_mutex_lock(&c->publish_lock);
-	s = snapshot_ref(c->published);
-	pthread_mutex_unlock(&c->publish_lock);
+	snapshot_unref(window);
 	return s;
 }
 
