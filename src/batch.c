@@ -141,7 +141,7 @@ static bool code_load(struct code *code, FILE *out, const struct snapshot *s, ui
 		      struct disasm *d, struct annotation *a)
 {
 	const struct snapshot_func *f = &s->funcs[func];
-	const char *why = "no code address is known for it (inlined, JIT or stripped code)";
+	const char *why = "no code address is known for it (a saved profile, or inlined, JIT or stripped code)";
 	const char **files;
 	unsigned *lines;
 
