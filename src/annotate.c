@@ -6,6 +6,7 @@
  * the sort's strcmp still groups them. */
 #include "proftop/annotate.h"
 
+#include "proftop/disasm.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 
@@ -188,6 +189,114 @@ const char *annotate_why_no_lines(const struct annotation *a)
 		return "no addresses were recorded for it";
 	return "its file has no DWARF line table, nor a debug file with one (build with -g, or "
 	       "install its debug package)";
+}
+
+/* --- instructions ------------------------------------------------------------------------------ */
+
+static int compare_insns(const void *pa, const void *pb, void *arg)
+{
+	const struct disasm_insn *insns = arg, *a = &insns[*(const size_t *)pa],
+				 *b = &insns[*(const size_t *)pb];
+	int c = annotate_compare_position(a->file, a->line, b->file, b->line);
+
+	return c ? c : (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+int annotate_code_load(struct annotate_code *code, struct disasm *d, const struct snapshot *s,
+		       uint32_t func, const char **why)
+{
+	const struct snapshot_func *f = func < s->nfuncs ? &s->funcs[func] : NULL;
+	int err;
+
+	memset(code, 0, sizeof(*code));
+	if (!f || !f->path) {
+		*why = "no code address is known for it (a saved profile, or inlined, JIT or stripped "
+		       "code)";
+		return -ENOENT;
+	}
+	err = disasm_function(d, f->path, f->code_start, f->code_end, &code->insns, &code->n, why);
+	if (err)
+		return err;
+	code->end = f->code_end;
+	code->order = xmalloc(code->n * sizeof(*code->order));
+	for (size_t i = 0; i < code->n; i++)
+		code->order[i] = i;
+	qsort_r(code->order, code->n, sizeof(*code->order), compare_insns, code->insns);
+	return 0;
+}
+
+void annotate_code_free(struct annotate_code *code)
+{
+	free(code->insns);
+	free(code->order);
+	free(code->sites);
+	memset(code, 0, sizeof(*code));
+}
+
+void annotate_code_positions(const struct annotate_code *code, struct annotation *a)
+{
+	const char **files = xmalloc((code->n ? code->n : 1) * sizeof(*files));
+	unsigned *lines = xmalloc((code->n ? code->n : 1) * sizeof(*lines));
+
+	for (size_t i = 0; i < code->n; i++) {
+		files[i] = code->insns[i].file;
+		lines[i] = code->insns[i].line;
+	}
+	annotate_add_positions(a, files, lines, code->n);
+	free(files);
+	free(lines);
+}
+
+static int compare_site_addrs(const void *pa, const void *pb)
+{
+	const struct snapshot_site *a = pa, *b = pb;
+
+	return (a->addr > b->addr) - (a->addr < b->addr);
+}
+
+void annotate_code_count(struct annotate_code *code, const struct snapshot *s, uint32_t func)
+{
+	code->nsites = 0;
+	for (size_t i = 0; i < s->nsites; i++) {
+		if (s->sites[i].func != func)
+			continue;
+		xgrow((void **)&code->sites, &code->sites_cap, code->nsites + 1, sizeof(*code->sites));
+		code->sites[code->nsites++] = s->sites[i];
+	}
+	qsort(code->sites, code->nsites, sizeof(*code->sites), compare_site_addrs);
+}
+
+void annotate_code_samples(const struct annotate_code *code, size_t i, uint64_t *self,
+			   uint64_t *total)
+{
+	uint64_t from = code->insns[i].addr, to = i + 1 < code->n ? code->insns[i + 1].addr : code->end;
+	size_t lo = 0, hi = code->nsites;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (code->sites[mid].addr < from)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*self = *total = 0;
+	for (; lo < code->nsites && code->sites[lo].addr < to; lo++) {
+		*self += code->sites[lo].self;
+		*total += code->sites[lo].total;
+	}
+}
+
+size_t annotate_code_upto(const struct annotate_code *code, size_t from, const struct annotate_line *l)
+{
+	while (from < code->n) {
+		const struct disasm_insn *insn = &code->insns[code->order[from]];
+
+		if (l && annotate_compare_position(insn->file, insn->line, l->file, l->line) > 0)
+			break;
+		from++;
+	}
+	return from;
 }
 
 /* --- source text ------------------------------------------------------------------------------ */

@@ -109,128 +109,46 @@ static void print_line(FILE *out, const struct view_cells *c, const struct annot
 	fputc('\n', out);
 }
 
-/* A function's instructions for --asm, in the order of the annotation's rows (file, line), by
- * address within a line, with the samples of each address. */
-struct code {
-	struct disasm_insn *insns;
-	size_t n, next;            /* next: the first in order not printed yet */
-	size_t *order;
-	struct snapshot_site *sites; /* the function's, by address */
-	size_t nsites;
-};
-
-static int compare_insns(const void *pa, const void *pb, void *arg)
-{
-	const struct disasm_insn *insns = arg, *a = &insns[*(const size_t *)pa],
-				 *b = &insns[*(const size_t *)pb];
-	int c = annotate_compare_position(a->file, a->line, b->file, b->line);
-
-	return c ? c : (a->addr > b->addr) - (a->addr < b->addr);
-}
-
-static int compare_site_addrs(const void *pa, const void *pb)
-{
-	const struct snapshot_site *a = pa, *b = pb;
-
-	return (a->addr > b->addr) - (a->addr < b->addr);
-}
-
-/* The code of func, its positions added to a as rows; false (with the reason printed) when
- * there is none to show. */
-static bool code_load(struct code *code, FILE *out, const struct snapshot *s, uint32_t func,
+/* func's instructions, their lines added to a as rows, counted from s; false (with the reason
+ * printed) when there are none to show. */
+static bool code_load(struct annotate_code *code, FILE *out, const struct snapshot *s, uint32_t func,
 		      struct disasm *d, struct annotation *a)
 {
-	const struct snapshot_func *f = &s->funcs[func];
-	const char *why = "no code address is known for it (a saved profile, or inlined, JIT or stripped code)";
-	const char **files;
-	unsigned *lines;
+	const char *why;
 
-	memset(code, 0, sizeof(*code));
-	if (!f->path || disasm_function(d, f->path, f->code_start, f->code_end, &code->insns,
-					&code->n, &why)) {
+	if (annotate_code_load(code, d, s, func, &why)) {
 		fputs("no instructions: ", out);
-		util_print_safe(out, f->path ? f->path : f->name);
+		util_print_safe(out, s->funcs[func].path ? s->funcs[func].path : s->funcs[func].name);
 		fprintf(out, ": %s\n", why);
 		return false;
 	}
-	code->order = xmalloc(code->n * sizeof(*code->order));
-	files = xmalloc(code->n * sizeof(*files));
-	lines = xmalloc(code->n * sizeof(*lines));
-	for (size_t i = 0; i < code->n; i++) {
-		code->order[i] = i;
-		files[i] = code->insns[i].file;
-		lines[i] = code->insns[i].line;
-	}
-	qsort_r(code->order, code->n, sizeof(*code->order), compare_insns, code->insns);
-	annotate_add_positions(a, files, lines, code->n);
-	free(files);
-	free(lines);
-	code->sites = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*code->sites));
-	for (size_t i = 0; i < s->nsites; i++)
-		if (s->sites[i].func == func)
-			code->sites[code->nsites++] = s->sites[i];
-	qsort(code->sites, code->nsites, sizeof(*code->sites), compare_site_addrs);
+	annotate_code_positions(code, a);
+	annotate_code_count(code, s, func);
 	return true;
 }
 
-static void code_free(struct code *code)
+/* The instructions from *next up to and on l's line (all that are left when l is NULL): address,
+ * text, and the cells of the samples taken at it (blank without any). */
+static void print_insns(FILE *out, const struct annotate_code *code, size_t *next,
+			const struct annotate_line *l, const struct annotation *a)
 {
-	free(code->insns);
-	free(code->order);
-	free(code->sites);
-}
-
-/* The samples of the sites in [from, to): a call's site is the byte before its return address,
- * inside the call instruction. */
-static void code_samples(const struct code *code, uint64_t from, uint64_t to, uint64_t *self,
-			 uint64_t *total)
-{
-	size_t lo = 0, hi = code->nsites;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (code->sites[mid].addr < from)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*self = *total = 0;
-	for (; lo < code->nsites && code->sites[lo].addr < to; lo++) {
-		*self += code->sites[lo].self;
-		*total += code->sites[lo].total;
-	}
-}
-
-/* The instructions up to and on l's line (all that are left when l is NULL): address, text, and
- * the cells of the samples taken at it (blank without any). */
-static void print_insns(FILE *out, struct code *code, const struct annotate_line *l,
-			const struct annotation *a, uint64_t code_end)
-{
+	size_t upto = annotate_code_upto(code, *next, l);
 	struct view_cells c;
 
-	while (code->next < code->n) {
-		size_t i = code->order[code->next];
-		const struct disasm_insn *insn = &code->insns[i];
+	for (; *next < upto; ++*next) {
+		size_t i = code->order[*next];
 		uint64_t self, total;
 
-		if (l && annotate_compare_position(insn->file, insn->line, l->file, l->line) > 0)
-			break;
-		code->next++;
-		code_samples(code, insn->addr, i + 1 < code->n ? code->insns[i + 1].addr : code_end,
-			     &self, &total);
-		if (total) {
+		annotate_code_samples(code, i, &self, &total);
+		if (total)
 			view_cells(&c, a->self ? 100.0 * (double)self / (double)a->self : 0,
 				   a->total ? 100.0 * (double)total / (double)a->total : 0, self);
-			fprintf(out, "%s%s%s", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],
-				c.text[VIEW_CELL_COUNT]);
-		} else {
+		else
 			view_cell_headings(&c, "", "", "");
-			fprintf(out, "%s%s%s", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],
-				c.text[VIEW_CELL_COUNT]);
-		}
-		fprintf(out, "    0x%llx  ", (unsigned long long)insn->addr);
-		util_print_safe(out, insn->text);
+		fprintf(out, "%s%s%s", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],
+			c.text[VIEW_CELL_COUNT]);
+		fprintf(out, "    0x%llx  ", (unsigned long long)code->insns[i].addr);
+		util_print_safe(out, code->insns[i].text);
 		fputc('\n', out);
 	}
 }
@@ -243,7 +161,8 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 	struct annotation a;
 	struct view_cells c;
 	const char *last_file = NULL, *why = NULL;
-	struct code code;
+	struct annotate_code code;
+	size_t next = 0;
 	bool with_code;
 
 	annotate_function(s, func, &a);
@@ -274,13 +193,13 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 			   a.total ? 100.0 * (double)l->total / (double)a.total : 0, l->self);
 		print_line(out, &c, l, sources);
 		if (with_code)
-			print_insns(out, &code, l, &a, s->funcs[func].code_end);
+			print_insns(out, &code, &next, l, &a);
 	}
 	if (with_code) {
-		if (code.next < code.n)
+		if (next < code.n)
 			fputs("[instructions without a line]\n", out);
-		print_insns(out, &code, NULL, &a, s->funcs[func].code_end);
-		code_free(&code);
+		print_insns(out, &code, &next, NULL, &a);
+		annotate_code_free(&code);
 	}
 	annotation_free(&a);
 }

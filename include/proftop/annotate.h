@@ -11,7 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct disasm;
+struct disasm_insn;
 struct snapshot;
+struct snapshot_site;
 
 struct annotate_line {
 	const char *file;   /* as the compiler recorded it; NULL: addresses without a line */
@@ -56,6 +59,40 @@ size_t annotate_hottest(const struct annotation *annotation);
 /* Why an annotation has no source lines, and how to get them, for every frontend to say alike;
  * NULL when it has some. */
 const char *annotate_why_no_lines(const struct annotation *annotation);
+
+/* --- instructions -----------------------------------------------------------------------------
+ *
+ * A function's instructions beside its annotation (batch --asm, the screen's Lines view): in the
+ * order of the annotation's rows, by (file, line) and by address within a line, with the samples
+ * taken in each instruction's bytes. The instructions are made once per function; the samples
+ * are counted again for every snapshot. */
+struct annotate_code {
+	struct disasm_insn *insns;    /* by address */
+	size_t n;
+	size_t *order;                /* indexes of insns in the order of the rows */
+	uint64_t end;                 /* the end of the function's code */
+	struct snapshot_site *sites;  /* the function's in the counted snapshot, by address */
+	size_t nsites, sites_cap;
+};
+
+/* func's instructions from the file its snapshot names, read with d (code is then
+ * annotate_code_free()'d). Returns 0, or -errno with *why (static) saying why there are none: no
+ * code address is known, or what disasm_function() said. */
+int annotate_code_load(struct annotate_code *code, struct disasm *d, const struct snapshot *snapshot,
+		       uint32_t func, const char **why);
+void annotate_code_free(struct annotate_code *code);
+/* Rows without samples for the lines of code's instructions that annotation has none for. */
+void annotate_code_positions(const struct annotate_code *code, struct annotation *annotation);
+/* Take func's samples per address from snapshot, for annotate_code_samples(). */
+void annotate_code_count(struct annotate_code *code, const struct snapshot *snapshot, uint32_t func);
+/* The samples of the sites in the bytes of insns[i] (a call's site is the byte before its return
+ * address, inside the call instruction). */
+void annotate_code_samples(const struct annotate_code *code, size_t i, uint64_t *self,
+			   uint64_t *total);
+/* Where the instructions of the row l end: order[from ..] up to the returned index come no later
+ * than l's line (to the end when l is NULL). Walking the rows in order with it puts each
+ * instruction under its line. */
+size_t annotate_code_upto(const struct annotate_code *code, size_t from, const struct annotate_line *l);
 
 /* Source files read for their text, each once. */
 struct annotate_sources;
