@@ -6,12 +6,19 @@
  * 111,110 rows, then drawing the 45 on screen), with the hottest path open (the default), and
  * of the Top view. Median and worst of 50 frames each.
  *
+ * asm FILE START END: the Lines view with its disassembly on (`d`) for the function at link-time
+ * [START, END) of the ELF file FILE (bench/run_tui.sh makes one of about 5,000 instructions), a
+ * sample at every 7th instruction: the first frame (which disassembles it) and the median and
+ * worst of 50 frames after it (rows rebuilt from the snapshot, counts looked up, drawn).
+ *
  * live: the real binary on a pseudo-terminal of 200x50, profiling WORKLOAD: the time from fork
  * to the first complete frame (its tab bar) on the terminal, then the CPU time of proftop's UI
  * (main) thread over SECONDS (default 10) at the default refresh, as a share of one core. The
  * whole process's CPU (the sampler and collector threads too) is shown beside it.
  *
  * Prints figures; asserts nothing about them. */
+#include "proftop/disasm.h"
+#include "proftop/module.h"
 #include "proftop/profile.h"
 #include "proftop/tui_screen.h"
 #include "proftop/util.h"
@@ -88,30 +95,49 @@ static void time_frames(struct tui_screen *s, const char *what)
 	       (double)t[FRAMES - 1] / 1e6, s->lists[s->view].rows);
 }
 
-static int bench_frame(void)
+/* A curses screen of 200x50 on /dev/null, and a TUI state drawing into it. */
+static SCREEN *bench_screen(struct tui_screen *s, FILE **out, FILE **in)
 {
-	struct profile *p = synthetic_profile();
-	struct snapshot *snap = profile_snapshot(p);
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	SCREEN *screen;
-	struct tui_screen s;
 	struct theme theme;
+	SCREEN *screen;
 
-	if (!out || !in) {
+	*out = fopen("/dev/null", "w");
+	*in = fopen("/dev/null", "r");
+	if (!*out || !*in) {
 		perror("/dev/null");
-		return 1;
+		exit(1);
 	}
-	screen = newterm("xterm-256color", out, in);
+	screen = newterm("xterm-256color", *out, *in);
 	if (!screen) {
 		fprintf(stderr, "tui_bench: no terminfo for xterm-256color\n");
-		return 1;
+		exit(1);
 	}
 	resizeterm(50, 200);
 	start_color();
 	use_default_colors();
-	tui_screen_init(&s, "synthetic");
+	tui_screen_init(s, "synthetic");
 	theme_builtin(&theme, "default");
-	tui_draw_theme(&s, &theme);
+	tui_draw_theme(s, &theme);
+	return screen;
+}
+
+static void bench_screen_end(struct tui_screen *s, SCREEN *screen, FILE *out, FILE *in)
+{
+	tui_screen_free(s);
+	endwin();
+	delscreen(screen);
+	fclose(out);
+	fclose(in);
+}
+
+static int bench_frame(void)
+{
+	struct profile *p = synthetic_profile();
+	struct snapshot *snap = profile_snapshot(p);
+	struct tui_screen s;
+	FILE *out, *in;
+	SCREEN *screen = bench_screen(&s, &out, &in);
+
 	printf("== TUI frame: %zu-node call tree (merged), %llu samples, 200x50 screen\n",
 	       snap->nnodes - snap->merged_root, (unsigned long long)snap->samples);
 	tui_screen_set_snapshot(&s, snap);
@@ -122,11 +148,55 @@ static int bench_frame(void)
 	time_frames(&s, "Tree, hottest path open (the default)");
 	s.view = TUI_TOP;
 	time_frames(&s, "Top functions");
-	tui_screen_free(&s);
-	endwin();
-	delscreen(screen);
-	fclose(out);
-	fclose(in);
+	bench_screen_end(&s, screen, out, in);
+	profile_free(p);
+	return 0;
+}
+
+/* --- asm -------------------------------------------------------------------------------------- */
+
+static int bench_asm(const char *path, uint64_t start, uint64_t end)
+{
+	struct profile *p = profile_new(NULL);
+	struct disasm *d = disasm_new();
+	struct disasm_insn *insns;
+	const char *why;
+	size_t n;
+	struct tui_screen s;
+	FILE *out, *in;
+	SCREEN *screen;
+	uint64_t t0;
+
+	if (module_init() || disasm_function(d, path, start, end, &insns, &n, &why)) {
+		fprintf(stderr, "tui_bench: %s: %s\n", path, why);
+		return 1;
+	}
+	uint32_t f = profile_func(p, "bench", "big_function", start);
+
+	profile_func_code(p, f, path, start, end);
+	for (size_t i = 0; i < n; i += 7) {
+		uint32_t site = profile_site(p, f, insns[i].addr, insns[i].file, insns[i].line);
+
+		for (size_t k = 0; k < 1 + i % 5; k++)
+			profile_add_sites(p, 1, 1, &f, &site, 1);
+	}
+	screen = bench_screen(&s, &out, &in);
+	tui_screen_set_snapshot(&s, profile_snapshot(p));
+	s.view = TUI_LINES;
+	s.lines_func = f;
+	s.lines_fresh = true;
+	s.lines_asm = true;
+	t0 = util_now_ns();
+	tui_screen_rebuild(&s);
+	tui_draw(&s);
+	printf("== TUI Lines with the disassembly: %zu instructions on %zu lines, 200x50 screen\n", n,
+	       s.lines.nlines);
+	printf("  %-44s %7.3f ms\n", "first frame (disassembles the function)",
+	       (double)(util_now_ns() - t0) / 1e6);
+	time_frames(&s, "Lines + instructions (rebuild + draw)");
+	bench_screen_end(&s, screen, out, in);
+	free(insns);
+	disasm_free(d);
 	profile_free(p);
 	return 0;
 }
@@ -256,8 +326,11 @@ int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "frame"))
 		return bench_frame();
+	if (argc >= 5 && !strcmp(argv[1], "asm"))
+		return bench_asm(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 	if (argc >= 4 && !strcmp(argv[1], "live"))
 		return bench_live(argv[2], argv[3], argc > 4 ? atof(argv[4]) : 10.0);
-	fprintf(stderr, "usage: tui_bench frame | tui_bench live PROFTOP WORKLOAD [SECONDS]\n");
+	fprintf(stderr, "usage: tui_bench frame | tui_bench asm FILE START END | "
+			"tui_bench live PROFTOP WORKLOAD [SECONDS]\n");
 	return 2;
 }

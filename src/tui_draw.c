@@ -11,6 +11,7 @@
  *   key hints, the filter being typed, or a message        3 or more */
 #include "proftop/tui_screen.h"
 
+#include "proftop/disasm.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 
@@ -455,10 +456,13 @@ static int place_width(const struct tui_screen *s, size_t first, size_t last)
 {
 	int w = 4;
 
-	for (size_t i = first; i < last && i < s->lines.nlines; i++) {
+	for (size_t i = first; i < last && i < s->lists[TUI_LINES].rows; i++) {
+		const struct tui_lines_row *r = &s->lines_rows[i];
 		char place[PUT_MAX], shown[PUT_MAX];
 
-		line_place(&s->lines.lines[i], place, sizeof(place));
+		if (r->insn != TUI_NO_INSN || r->line == TUI_NO_LINE)
+			continue;
+		line_place(&s->lines.lines[r->line], place, sizeof(place));
 		util_visible(shown, sizeof(shown), place);
 		if ((int)strlen(shown) > w)
 			w = (int)strlen(shown);
@@ -509,6 +513,42 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
 	}
 }
 
+/* An instruction under its line: the cells of its samples (blank without any), its address and
+ * text, as batch --asm prints them. */
+static void draw_insn_row(struct tui_screen *s, int y, size_t i, uint64_t samples, unsigned long sel)
+{
+	const struct disasm_insn *insn = &s->code.insns[i];
+	bool all = s->lines_of_profile;
+	int x = VIEW_CELLS_WIDTH + 4, used;
+	uint64_t self, total;
+	char addr[32];
+
+	fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+	annotate_code_samples(&s->code, i, &self, &total);
+	if (total)
+		draw_numbers(s, y, pct(self, all ? samples : s->lines.self),
+			     pct(total, all ? samples : s->lines.total), self, sel);
+	snprintf(addr, sizeof(addr), "0x%llx  ", (unsigned long long)insn->addr);
+	used = put(y, x, COLS - x, sel ? sel : s->attrs[THEME_MODULE], addr);
+	put(y, x + used, COLS - x - used, sel ? sel : s->attrs[THEME_NORMAL], insn->text);
+}
+
+static void draw_lines_row(struct tui_screen *s, int y, size_t row, int place_w, uint64_t samples)
+{
+	const struct tui_lines_row *r = &s->lines_rows[row];
+	unsigned long sel = row == s->lists[TUI_LINES].cursor ? s->attrs[THEME_SELECTED] : 0;
+
+	if (r->insn != TUI_NO_INSN) {
+		draw_insn_row(s, y, r->insn, samples, sel);
+	} else if (r->line != TUI_NO_LINE) {
+		draw_line_row(s, y, &s->lines.lines[r->line], place_w, samples, sel);
+	} else {
+		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+		put(y, VIEW_CELLS_WIDTH, COLS - VIEW_CELLS_WIDTH, sel ? sel : s->attrs[THEME_MODULE],
+		    "[instructions without a line]");
+	}
+}
+
 /* A line of the list area taken by the heading or a note: the rows start below it. */
 static int take_line(struct tui_screen *s)
 {
@@ -537,6 +577,13 @@ static void draw_lines(struct tui_screen *s)
 		snprintf(note, sizeof(note), "no source lines: %s", why);
 		put(y, 2, COLS - 2, s->attrs[THEME_WARNING], note);
 	}
+	if (s->lines_asm && s->code_why && (y = take_line(s)) >= 0) {
+		const struct snapshot_func *f = &src->funcs[s->lines_func];
+
+		snprintf(note, sizeof(note), "no instructions: %s: %s", f->path ? f->path : f->name,
+			 s->code_why);
+		put(y, 2, COLS - 2, s->attrs[THEME_WARNING], note);
+	}
 	columns_y = s->columns_y >= 0 ? take_line(s) : -1;
 	if (s->lines_center && s->list_h > 0) {
 		l->top = l->cursor > (size_t)s->list_h / 2 ? l->cursor - (size_t)s->list_h / 2 : 0;
@@ -553,8 +600,7 @@ static void draw_lines(struct tui_screen *s)
 		put(columns_y, VIEW_CELLS_WIDTH + place_w + 2, COLS, s->attrs[THEME_COLUMNS], "SOURCE");
 	}
 	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++)
-		draw_line_row(s, s->list_y + i, &s->lines.lines[first + (size_t)i], place_w, src->samples,
-			      first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0);
+		draw_lines_row(s, s->list_y + i, first + (size_t)i, place_w, src->samples);
 	if (!n && s->list_h > 0)
 		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples of it yet");
 }

@@ -7,9 +7,13 @@
  *
  * The Lines view is one function's samples per source line (annotate.h), from the cumulative
  * profile whatever the mode: its rows hold the file names of that snapshot's string pool, which
- * every snapshot of the profile shares, so they stay readable until the next rebuild. */
+ * every snapshot of the profile shares, so they stay readable until the next rebuild. With `d`
+ * each line's instructions come under it (annotate.h's code, as batch --asm prints them): the
+ * function is disassembled once, on this thread, and its samples per address counted again at
+ * every rebuild. */
 #include "proftop/tui_screen.h"
 
+#include "proftop/disasm.h"
 #include "proftop/util.h"
 
 #include <curses.h>
@@ -41,6 +45,9 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->threads);
 	annotation_free(&s->lines);
 	free(s->lines_order);
+	free(s->lines_rows);
+	annotate_code_free(&s->code);
+	disasm_free(s->disasm);
 	annotate_sources_free(s->sources);
 	snapshot_unref(s->whole);
 	snapshot_unref(s->live_whole);
@@ -139,6 +146,16 @@ static uint64_t line_key(const struct annotate_line *l)
 	return l->file ? util_hash_bytes(l->file, strlen(l->file), l->line) : UINT64_MAX;
 }
 
+/* A Lines row's key: a line's file and number, an instruction's address. */
+static uint64_t lines_row_key(const struct tui_screen *s, size_t i)
+{
+	const struct tui_lines_row *r = &s->lines_rows[i];
+
+	if (r->insn != TUI_NO_INSN)
+		return util_hash_bytes(&s->code.insns[r->insn].addr, sizeof(uint64_t), 0xd15a);
+	return r->line == TUI_NO_LINE ? UINT64_MAX - 1 : line_key(&s->lines.lines[r->line]);
+}
+
 static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 {
 	switch (v) {
@@ -149,7 +166,7 @@ static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 	case TUI_CALLERS:
 		return s->callers[i].path;
 	case TUI_LINES:
-		return line_key(&s->lines.lines[i]);
+		return lines_row_key(s, i);
 	default:
 		return i ? (uint64_t)s->threads[i - 1].tid : 0;
 	}
@@ -259,25 +276,92 @@ static int hotter_line(const void *pa, const void *pb, void *arg)
 	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
 }
 
-/* The function's lines again, the cursor on the same file:line; on the hottest when just opened. */
+/* lines_order: the lines with samples, hottest first. */
+static void order_hot_lines(struct tui_screen *s)
+{
+	size_t n = 0;
+
+	free(s->lines_order);
+	s->lines_order = xmalloc((s->lines.nlines ? s->lines.nlines : 1) * sizeof(*s->lines_order));
+	for (size_t i = 0; i < s->lines.nlines; i++)
+		if (s->lines.lines[i].self || s->lines.lines[i].total)
+			s->lines_order[n++] = i;
+	qsort_r(s->lines_order, n, sizeof(*s->lines_order), hotter_line, s->lines.lines);
+	s->lines_nhot = n;
+}
+
+/* lines_func's instructions, made the first time they are asked for. */
+static void load_code(struct tui_screen *s, const struct snapshot *src)
+{
+	if (s->code_func == s->lines_func)
+		return;
+	if (!s->disasm)
+		s->disasm = disasm_new();
+	annotate_code_free(&s->code);
+	s->code_func = s->lines_func;
+	s->code_why = NULL;
+	annotate_code_load(&s->code, s->disasm, src, s->lines_func, &s->code_why);
+}
+
+static void add_row(struct tui_screen *s, size_t *n, size_t line, size_t insn)
+{
+	xgrow((void **)&s->lines_rows, &s->lines_rows_cap, *n + 1, sizeof(*s->lines_rows));
+	s->lines_rows[(*n)++] = (struct tui_lines_row){ line, insn };
+}
+
+/* Each line's row and, with the disassembly on, its instructions under it; those without a line
+ * last, under a heading row. Returns how many rows. */
+static size_t make_rows(struct tui_screen *s)
+{
+	bool code = s->lines_asm && !s->code_why;
+	size_t n = 0, next = 0;
+
+	for (size_t i = 0; i < s->lines.nlines; i++) {
+		size_t upto = code ? annotate_code_upto(&s->code, next, &s->lines.lines[i]) : 0;
+
+		add_row(s, &n, i, TUI_NO_INSN);
+		for (; next < upto; next++)
+			add_row(s, &n, i, s->code.order[next]);
+	}
+	if (code && next < s->code.n)
+		add_row(s, &n, TUI_NO_LINE, TUI_NO_INSN);
+	for (; code && next < s->code.n; next++)
+		add_row(s, &n, TUI_NO_LINE, s->code.order[next]);
+	return n;
+}
+
+/* The row of line (its own, not its instructions'). */
+static size_t row_of_line(const struct tui_screen *s, size_t line)
+{
+	size_t i = 0;
+
+	while (i + 1 < s->lists[TUI_LINES].rows &&
+	       (s->lines_rows[i].line != line || s->lines_rows[i].insn != TUI_NO_INSN))
+		i++;
+	return i;
+}
+
+/* The function's lines again (with the disassembly on, every line of its code, each with its
+ * instructions), the cursor on the same line or instruction; on the hottest line when just
+ * opened. */
 static void rebuild_lines(struct tui_screen *s)
 {
+	const struct snapshot *src = tui_screen_lines_snapshot(s);
 	struct tui_list *l = &s->lists[TUI_LINES];
-	size_t n;
 
 	if (!s->sources)
 		s->sources = annotate_sources_new();
 	annotation_free(&s->lines);
-	annotate_function(tui_screen_lines_snapshot(s), s->lines_func, &s->lines);
-	n = s->lines.nlines;
-	free(s->lines_order);
-	s->lines_order = xmalloc((n ? n : 1) * sizeof(*s->lines_order));
-	for (size_t i = 0; i < n; i++)
-		s->lines_order[i] = i;
-	qsort_r(s->lines_order, n, sizeof(*s->lines_order), hotter_line, s->lines.lines);
-	restore_cursor(s, TUI_LINES, n);
-	if (s->lines_fresh && n) {
-		l->cursor = annotate_hottest(&s->lines);
+	annotate_function(src, s->lines_func, &s->lines);
+	if (s->lines_asm) {
+		load_code(s, src);
+		annotate_code_positions(&s->code, &s->lines);
+		annotate_code_count(&s->code, src, s->lines_func);
+	}
+	order_hot_lines(s);
+	restore_cursor(s, TUI_LINES, make_rows(s));
+	if (s->lines_fresh && s->lines_nhot) {
+		l->cursor = row_of_line(s, s->lines_order[0]);
 		l->key = row_key(s, TUI_LINES, l->cursor);
 		s->lines_fresh = false;
 		s->lines_center = true;
@@ -656,19 +740,38 @@ static void lines_back(struct tui_screen *s, int unused)
 	switch_view(s, s->lines_from);
 }
 
-/* n: the next line in the order of self samples (hottest first), wrapping; N (-1): back. */
+/* n: the next line in the order of self samples (hottest first), wrapping; N (-1): back. From an
+ * instruction, the line it is under counts. */
 static void lines_step(struct tui_screen *s, int step)
 {
 	const struct tui_list *l = &s->lists[TUI_LINES];
-	size_t n = l->rows, at = 0;
+	size_t n, at = 0;
 
 	tui_screen_rebuild(s);
-	if (!n)
+	n = s->lines_nhot;
+	if (!n || l->cursor >= l->rows)
 		return;
-	while (at < n && s->lines_order[at] != l->cursor)
+	while (at < n && s->lines_order[at] != s->lines_rows[l->cursor].line)
 		at++;
 	at = at == n ? 0 : (at + (step > 0 ? 1 : n - 1)) % n;
-	select_row(s, s->lines_order[at]);
+	select_row(s, row_of_line(s, s->lines_order[at]));
+}
+
+/* d: each line's instructions under it, or not; from an instruction the cursor goes to its line,
+ * centred. */
+static void lines_disasm(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	struct tui_list *l = &s->lists[TUI_LINES];
+
+	tui_screen_rebuild(s);
+	if (s->lines_asm && l->cursor < l->rows && s->lines_rows[l->cursor].line != TUI_NO_LINE) {
+		l->key = line_key(&s->lines.lines[s->lines_rows[l->cursor].line]);
+		l->has_key = true;
+	}
+	s->lines_asm = !s->lines_asm;
+	s->lines_center = true; /* the line's instructions come (or go) below it: show them */
+	s->stale = true;
 }
 
 static void lines_basis(struct tui_screen *s, int unused)
@@ -754,6 +857,9 @@ static const struct tui_binding bindings[] = {
 	  .help = "the next line by self samples, hottest to coldest (wraps) / back",
 	  .hint = { "n/N:next hot", TUI_IN_LINES, 4, 1 } },
 	{ .keys = { 'N' }, .where = TUI_IN_LINES, .run = lines_step, .arg = -1 },
+	{ .keys = { 'd' }, .where = TUI_IN_LINES, .run = lines_disasm,
+	  .help = "disassembly: each line's instructions under it, with their samples / off",
+	  .hint = { "d:asm", TUI_IN_LINES, 5, 2 } },
 	{ .keys = { '%' }, .where = TUI_IN_LINES, .run = lines_basis,
 	  .help = "percentages of the function / of the whole profile",
 	  .hint = { "%:of all", TUI_IN_LINES, 6, 2 } },

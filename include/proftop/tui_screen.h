@@ -43,6 +43,16 @@ enum tui_action {
 	TUI_ACT_REDRAW,        /* Ctrl-L: repaint the whole terminal */
 };
 
+/* A row of the Lines view: a source line, or with the disassembly on, one of the instructions
+ * under it. */
+#define TUI_NO_INSN SIZE_MAX   /* insn of a line's own row */
+#define TUI_NO_LINE SIZE_MAX   /* line of the instructions without one (and of their heading) */
+
+struct tui_lines_row {
+	size_t line;           /* its line in lines.lines, or the line it is under */
+	size_t insn;           /* its instruction in code.insns */
+};
+
 #define TUI_SPARK_MAX 64
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
@@ -77,6 +87,7 @@ struct tui_screen {
 	bool lines_of_profile; /* percentages of the whole profile, not of the function */
 	bool lines_fresh;      /* just opened: the cursor goes to the hottest line, centred */
 	bool lines_center;     /* centre the cursor's row at the next frame */
+	bool lines_asm;        /* `d`: each line's instructions under it */
 
 	/* Rows, rebuilt by tui_screen_rebuild(). */
 	struct view_row *top;
@@ -85,8 +96,18 @@ struct tui_screen {
 	size_t tree_cap, callers_cap;
 	struct view_thread_row *threads;
 	struct annotation lines; /* the Lines view's rows: lines.lines[0..nlines) */
-	size_t *lines_order;   /* its rows by self samples, hottest first (for n and N) */
+	size_t *lines_order;   /* its lines with samples, hottest first by self (for n and N) */
+	size_t lines_nhot;     /* how many */
 	struct annotate_sources *sources; /* source texts, read once each */
+	struct tui_lines_row *lines_rows; /* lists[TUI_LINES].rows of them */
+	size_t lines_rows_cap;
+	/* The disassembly, made on this (the frontend's) thread once per function: code_func's
+	 * instructions in code, or code_why says why there are none. The reader keeps the files
+	 * it opened (the instructions' file names live there) until the screen is freed. */
+	struct disasm *disasm;
+	struct annotate_code code;
+	uint32_t code_func;    /* 0: none made yet */
+	const char *code_why;  /* NULL: code holds code_func's instructions */
 	struct tui_list lists[TUI_NVIEWS];
 
 	/* The header. */

@@ -1,7 +1,9 @@
 #!/bin/sh
 # tui_lines.sh — the screen's Lines view (`a`, as perf top's annotate), driven in tmux: on the
 # lines workload, two_lines's hot line has about 75% of its samples and the cursor opens on it;
-# n goes to the cold line and N back; % switches the basis; the window mode and a thread scope
+# n goes to the cold line and N back; d lists each line's instructions under it (an imul under
+# the hot line, whose instructions' samples add up to the line's) and every line of the code,
+# d again hides them; % switches the basis; the window mode and a thread scope
 # say what the lines count; Esc returns to Top. On a copy of split without DWARF, the view says
 # why there are no lines and how to get them.
 #
@@ -41,6 +43,20 @@ wait_selected()
 	return 1
 }
 
+# under_hot NAME — of one frame, the rows under the hot line up to the next line: how many are
+# instructions, how many of them an imul, the sum of their SAMPLES, and the hot line's SAMPLES.
+under_hot()
+{
+	screen "$1" | awk -v hot=" lines\\.c:$hot " '
+		$0 ~ hot { on = 1; line = $3; next }
+		on && / lines\.c:[0-9]+ / { on = 0 }
+		on && /^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  / {
+			n++; if ($0 ~ /0x[0-9a-f]+  imul /) imul++
+			if ($1 !~ /^0x/) sum += $3
+		}
+		END { printf "%d %d %d %d\n", n, imul, sum, line }'
+}
+
 # cell NAME ERE COLUMN — field COLUMN of the first screen line matching ERE.
 cell()
 {
@@ -61,11 +77,28 @@ check "lines-hot-row-has-text" wait_screen lines " lines\\.c:$hot +for .*6364136
 check "lines-hot-self-pct" between "$(cell lines " lines\\.c:$hot " 1)" 65 85
 check "lines-cold-self-pct" between "$(cell lines " lines\\.c:$cold " 1)" 15 35
 check "lines-cursor-on-hottest" wait_selected lines "lines.c:$hot"
-check "lines-hints" wait_screen lines '^ \?:help  Tab:view  Esc:back  n/N:next hot  %:of all'
+check "lines-hints" wait_screen lines '^ \?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all'
 tm send-keys -t lines n
 check "lines-n-to-cold" wait_selected lines "lines.c:$cold"
 tm send-keys -t lines N
 check "lines-N-back-to-hot" wait_selected lines "lines.c:$hot"
+# d: each line's instructions under it, with the samples at each address; every line of the code
+# listed, the unsampled ones too; d again: the lines alone.
+tm send-keys -t lines d
+check "lines-d-shows-instructions" wait_screen lines '^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  imul '
+tm send-keys -t lines Space
+sleep 0.5 # a paused frame: the line's and its instructions' counts of one snapshot
+set -- $(under_hot lines)
+check "lines-d-hot-line-has-instructions" between "${1:-0}" 3 40
+check "lines-d-imul-under-hot-line" between "${2:-0}" 1 40
+check "lines-d-hot-instruction-samples" between "${3:-0}" 1 1000000
+check "lines-d-instruction-samples-add-up" status "${3:-0}" "${4:-x}"
+tm send-keys -t lines Space G
+check "lines-d-unsampled-line" wait_screen lines '^ +0\.00 +0\.00 +0  lines\.c:[0-9]+  }$'
+# n from the last instruction (an unsampled line's) goes to the hottest line; d there centres it
+tm send-keys -t lines n d
+check "lines-d-again-hides-them" wait_gone lines '0x[0-9a-f]+  imul '
+check "lines-d-again-cursor-on-hot" wait_selected lines "lines.c:$hot"
 tm send-keys -t lines %
 check "lines-percent-of-profile" wait_screen lines '^ two_lines .*% of the whole profile'
 check "lines-percent-message" wait_screen lines 'percentages of the whole profile'

@@ -8,13 +8,21 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "proftop/debugfile.h"
+#include "proftop/disasm.h"
+#include "proftop/module.h"
 #include "proftop/profile.h"
 #include "proftop/tui_screen.h"
 
 #include <ctype.h>
 #include <curses.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char module[] = "prog";
 
@@ -555,8 +563,10 @@ static unsigned cursor_line(const struct fixture *f)
 {
 	const struct tui_list *l = &f->s.lists[TUI_LINES];
 
-	assert_true(l->cursor < f->s.lines.nlines);
-	return f->s.lines.lines[l->cursor].line;
+	assert_true(l->cursor < l->rows);
+	assert_int_equal(f->s.lines_rows[l->cursor].insn, TUI_NO_INSN);
+	assert_true(f->s.lines_rows[l->cursor].line < f->s.lines.nlines);
+	return f->s.lines.lines[f->s.lines_rows[l->cursor].line].line;
 }
 
 static void new_snapshot(struct fixture *f)
@@ -654,6 +664,203 @@ static void lines_from_tree_paused_and_windowed(void **state)
 	assert_int_equal(cursor_line(f), 12);
 	key(f, TUI_ESC);
 	assert_int_equal(f->s.view, TUI_TREE);
+}
+
+/* The function the disassembly test profiles: its own code, read back from this test's file. */
+__attribute__((noinline)) unsigned disasm_subject(unsigned x)
+{
+	x = x * 2654435761u + 1;
+	x ^= x >> 13;
+	return x * 3 + (x >> 7);
+}
+
+/* Where disasm_subject is in this test's file: its path and link-time range, from the mapping
+ * that holds it (/proc/self/maps) and the file's symbols. */
+static void subject_code(char *path, size_t size, uint64_t *start, uint64_t *end)
+{
+	uintptr_t at = (uintptr_t)&disasm_subject;
+	unsigned long lo, hi, off;
+	char line[512], file[PATH_MAX];
+	FILE *maps = fopen("/proc/self/maps", "r");
+	bool found = false;
+
+	assert_non_null(maps);
+	while (!found && fgets(line, sizeof(line), maps))
+		found = sscanf(line, "%lx-%lx %*s %lx %*s %*s %4095s", &lo, &hi, &off, file) == 4 &&
+			at >= lo && at < hi;
+	fclose(maps);
+	assert_true(found);
+	snprintf(path, size, "%s", file);
+
+	struct debugfile_origin origin = { .pid = getpid(), .path = path, .path_len = strlen(path) };
+	struct module *mod = module_new("test", 4);
+	struct stat st;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0 && fstat(fd, &st) == 0);
+	origin.dev = st.st_dev;
+	origin.ino = st.st_ino;
+	assert_int_equal(module_load_file(mod, fd, (size_t)st.st_size, &origin), 0);
+	close(fd);
+	assert_non_null(module_lookup_range(mod, module_translate(mod, at - lo + off), start, end));
+	module_free(mod);
+}
+
+/* The Lines row the cursor is on. */
+static const struct tui_lines_row *cursor_row(const struct fixture *f)
+{
+	const struct tui_list *l = &f->s.lists[TUI_LINES];
+
+	assert_true(l->cursor < l->rows);
+	return &f->s.lines_rows[l->cursor];
+}
+
+/* Each line's row, then its instructions by address, every instruction once; lines in order. */
+static void assert_interleaved(const struct fixture *f)
+{
+	const struct tui_screen *s = &f->s;
+	size_t line = TUI_NO_LINE, lines = 0, insns = 0;
+	uint64_t last_addr = 0;
+
+	for (size_t i = 0; i < s->lists[TUI_LINES].rows; i++) {
+		const struct tui_lines_row *r = &s->lines_rows[i];
+
+		if (r->insn == TUI_NO_INSN) {
+			assert_int_equal(r->line, lines++);
+			line = r->line;
+			last_addr = 0;
+			continue;
+		}
+		const struct disasm_insn *insn = &s->code.insns[r->insn];
+		const struct annotate_line *l = &s->lines.lines[line];
+
+		assert_int_equal(r->line, line);
+		assert_true(insn->addr > last_addr);
+		assert_string_equal(insn->file, l->file);
+		assert_int_equal(insn->line, l->line);
+		last_addr = insn->addr;
+		insns++;
+	}
+	assert_int_equal(lines, s->lines.nlines);
+	assert_int_equal(insns, s->code.n);
+}
+
+/* d in Lines: the function's instructions under their lines, with the samples at their
+ * addresses, its unsampled lines too; the cursor stays on its line or instruction as rows come,
+ * n and N go on from an instruction's line, d again goes back to the lines. A function without
+ * code says why. */
+static void lines_with_disassembly(void **state)
+{
+	struct fixture *f = *state;
+	char path[PATH_MAX];
+	uint64_t start, end, self, total;
+	struct disasm *d = disasm_new();
+	struct disasm_insn *insns;
+	size_t n, a = SIZE_MAX, b = SIZE_MAX;
+	const char *why;
+
+	assert_int_equal(module_init(), 0);
+	subject_code(path, sizeof(path), &start, &end);
+	assert_int_equal(disasm_function(d, path, start, end, &insns, &n, &why), 0);
+	for (size_t i = 0; i < n; i++) {
+		if (insns[i].file && a == SIZE_MAX)
+			a = i;
+		else if (insns[i].file && insns[i].line != insns[a].line)
+			b = i;
+	}
+	assert_true(a != SIZE_MAX && b != SIZE_MAX); /* two lines of code */
+
+	uint32_t subject = profile_func(f->p, module, "disasm_subject", start);
+	uint32_t funcs[] = { f->main_, subject };
+	uint32_t sa[] = { PROFILE_NO_SITE, profile_site(f->p, subject, insns[a].addr, insns[a].file,
+							insns[a].line) };
+	uint32_t sb[] = { PROFILE_NO_SITE, profile_site(f->p, subject, insns[b].addr, insns[b].file,
+							insns[b].line) };
+
+	profile_func_code(f->p, subject, path, start, end);
+	for (int i = 0; i < 7; i++)
+		profile_add_sites(f->p, 1, 11, funcs, sa, 2);
+	for (int i = 0; i < 3; i++)
+		profile_add_sites(f->p, 1, 11, funcs, sb, 2);
+	new_snapshot(f);
+	while (f->s.top[list(f)->cursor].func != subject && list(f)->cursor + 1 < list(f)->rows)
+		key(f, KEY_DOWN);
+	key(f, 'a');
+	assert_int_equal(f->s.lines_func, subject);
+	assert_int_equal(list(f)->rows, 2);
+	assert_int_equal(cursor_line(f), insns[a].line);
+
+	key(f, 'd');
+	assert_true(f->s.lines_asm);
+	assert_null(f->s.code_why);
+	assert_int_equal(f->s.code.n, n);
+	assert_true(list(f)->rows == f->s.lines.nlines + n);
+	assert_true(f->s.lines.nlines >= 2);
+	assert_interleaved(f);
+	assert_int_equal(cursor_row(f)->insn, TUI_NO_INSN);
+	assert_int_equal(f->s.lines.lines[cursor_row(f)->line].line, insns[a].line);
+	annotate_code_samples(&f->s.code, a, &self, &total);
+	assert_int_equal(self, 7);
+	annotate_code_samples(&f->s.code, b, &self, &total);
+	assert_int_equal(total, 3);
+
+	/* the cursor on the last instruction; a new line before it: it stays on that address, the
+	 * disassembly is not made again */
+	key(f, KEY_END);
+	assert_int_not_equal(cursor_row(f)->insn, TUI_NO_INSN);
+	uint64_t addr = f->s.code.insns[cursor_row(f)->insn].addr;
+	size_t row = list(f)->cursor;
+	const struct disasm_insn *made = f->s.code.insns;
+	uint32_t sx[] = { PROFILE_NO_SITE, profile_site(f->p, subject, 1, "/a/first.c", 1) };
+
+	for (int i = 0; i < 20; i++)
+		profile_add_sites(f->p, 1, 11, funcs, sx, 2);
+	new_snapshot(f);
+	assert_ptr_equal(f->s.code.insns, made);
+	assert_int_equal(list(f)->cursor, row + 1);
+	assert_int_equal(f->s.code.insns[cursor_row(f)->insn].addr, addr);
+	assert_interleaved(f);
+
+	/* n and N by heat (first.c 20, a 7, b 3), from an instruction its line's place */
+	key(f, KEY_HOME);
+	assert_int_equal(cursor_line(f), 1);
+	key(f, 'n');
+	assert_int_equal(cursor_line(f), insns[a].line);
+	key(f, KEY_DOWN);
+	assert_int_not_equal(cursor_row(f)->insn, TUI_NO_INSN);
+	key(f, 'n');
+	assert_int_equal(cursor_line(f), insns[b].line);
+	key(f, 'N');
+	assert_int_equal(cursor_line(f), insns[a].line);
+	key(f, 'N');
+	assert_int_equal(cursor_line(f), 1);
+
+	/* d on an instruction of the upper of a's and b's lines: the lines alone, the cursor on it */
+	unsigned upper = insns[a].line < insns[b].line ? insns[a].line : insns[b].line;
+
+	while (cursor_line(f) != upper)
+		key(f, 'n');
+	key(f, KEY_DOWN);
+	assert_int_not_equal(cursor_row(f)->insn, TUI_NO_INSN);
+	key(f, 'd');
+	assert_false(f->s.lines_asm);
+	assert_int_equal(list(f)->rows, 3);
+	assert_int_equal(cursor_line(f), upper);
+
+	/* burn has no code address: the reason, and the lines alone */
+	key(f, TUI_ESC);
+	key(f, KEY_HOME);
+	assert_int_equal(f->s.top[0].func, f->burn);
+	key(f, 'a');
+	add_burn_line(f, 10, 5);
+	new_snapshot(f);
+	key(f, 'd');
+	assert_true(f->s.lines_asm);
+	assert_non_null(f->s.code_why);
+	assert_non_null(strstr(f->s.code_why, "no code address"));
+	assert_int_equal(list(f)->rows, f->s.lines.nlines);
+	free(insns);
+	disasm_free(d);
 }
 
 /* --- the key table: what the hints and the help say is what the keys do ----------------------- */
@@ -760,7 +967,7 @@ static void hint_lines_name_working_keys(void **state)
 		" ?:help  Tab:view  Enter/Left/Right:open/close  %:relative  a:annotate  q:quit",
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  q:quit",
-		" ?:help  Tab:view  Esc:back  n/N:next hot  %:of all  space:pause  q:quit",
+		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  space:pause  q:quit",
 	};
 	static const char *const wide[TUI_NVIEWS] = {
 		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  a:annotate  space:pause  "
@@ -770,7 +977,7 @@ static void hint_lines_name_working_keys(void **state)
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  space:pause  "
 		"w:window  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  q:quit",
-		" ?:help  Tab:view  Esc:back  n/N:next hot  %:of all  space:pause  q:quit",
+		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  space:pause  q:quit",
 	};
 	size_t n;
 	const struct tui_binding *t = tui_screen_bindings(&n);
@@ -894,6 +1101,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_top, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_tree_paused_and_windowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(lines_with_disassembly, setup, teardown),
 		cmocka_unit_test(table_keys_reach_their_bindings),
 		cmocka_unit_test(hint_lines_name_working_keys),
 		cmocka_unit_test(help_names_working_keys),
