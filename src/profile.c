@@ -445,11 +445,12 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 		      unsigned line)
 {
 	struct site_key key = { func, addr };
+	uint64_t h;
 	uint32_t id;
 
+	/* Probe seeds until the key or a free hash: a new site goes in at that hash. */
 	for (uint64_t seed = 0;; seed++) {
-		uint64_t h = util_hash_bytes(&key, sizeof(key), seed);
-
+		h = util_hash_bytes(&key, sizeof(key), seed);
 		id = idmap_get(&p->site_index, h);
 		if (id == IDMAP_MISSING)
 			break;
@@ -463,14 +464,7 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 	p->sites[id] = (struct snapshot_site){ func, line, addr, file && addr != SNAPSHOT_SITE_OTHER ?
 					       intern(p, file) : NULL, 0, 0 };
 	p->site_seen[id] = 0;
-	for (uint64_t seed = 0;; seed++) {
-		uint64_t h = util_hash_bytes(&key, sizeof(key), seed);
-
-		if (idmap_get(&p->site_index, h) == IDMAP_MISSING) {
-			idmap_put(&p->site_index, h, id);
-			break;
-		}
-	}
+	idmap_put(&p->site_index, h, id);
 	log_change(p, LOG_SITES, id);
 	return id;
 }
