@@ -36,6 +36,7 @@ attach_run()
 	tag=$1
 	shift
 	list=$(echo "$@" | tr ' ' ,)
+	STEAL0=$(steal_mark)
 	c0=$(cpu_ticks "$@")
 	t0=$(date +%s.%N)
 	run_proftop "$tag" -b -p "$list" -d 1
@@ -53,7 +54,7 @@ f=$OUT
 check "exit-status-0" status $RC 0 "$ERR"
 check "spin_forever-over-90" between "$(self_pct "$f" spin_forever spin)" 90 100
 check "elapsed-about-1s" between "$(header_value "$f" elapsed)" 0.9 1.6
-check "samples-match-target-cpu" between "$(header_value "$f" samples)" \
+check_cpu "samples-match-target-cpu" "$STEAL0" between "$(header_value "$f" samples)" \
 	$((EXPECTED * 85 / 100)) $((EXPECTED * 115 / 100))
 check "target-still-running" running "$pid"
 # SIGTERM ends spin with status 0: its handler ran, so it was not left frozen. (wait must run in
@@ -71,7 +72,7 @@ attach_run attach2 "$a" "$b"
 f=$OUT
 check "two-pids-exit-status-0" status $RC 0 "$ERR"
 check "two-pids-spin_forever-over-90" between "$(self_pct "$f" spin_forever spin)" 90 100
-check "two-pids-samples-match-cpu" between "$(header_value "$f" samples)" \
+check_cpu "two-pids-samples-match-cpu" "$STEAL0" between "$(header_value "$f" samples)" \
 	$((EXPECTED * 85 / 100)) $((EXPECTED * 115 / 100))
 check "two-pids-one-row" one_row "$f" spin_forever
 check "two-pids-first-still-running" running "$a"
@@ -98,6 +99,7 @@ BG_PIDS="$BG_PIDS $t"
 sleep 0.3 # let the four threads start
 WORKERS="worker_one worker_two worker_three worker_four"
 for w in $WORKERS; do echo "$w $(task_ticks "$t" $w)"; done >"$TMPD/ticks.before"
+steal=$(steal_mark)
 attach_run attach-threads "$t"
 f=$OUT
 check "threads-exit-status-0" status $RC 0 "$ERR"
@@ -110,9 +112,9 @@ for w in $WORKERS; do
 	share=$(awk -v w=$w 'NR == FNR { before[$1] = $2; next }
 		{ used[$1] = $2 - before[$1]; all += used[$1] }
 		END { printf "%.1f", all ? 100 * used[w] / all : 0 }' "$TMPD/ticks.before" "$TMPD/ticks.after")
-	check "threads-$w-share-of-cpu" approx "$(self_pct "$f" $w threads4)" "$share" 5
+	check_cpu "threads-$w-share-of-cpu" "$steal" approx "$(self_pct "$f" $w threads4)" "$share" 5
 done
-check "threads-samples-match-cpu" between "$(header_value "$f" samples)" \
+check_cpu "threads-samples-match-cpu" "$STEAL0" between "$(header_value "$f" samples)" \
 	$((EXPECTED * 85 / 100)) $((EXPECTED * 115 / 100))
 check "threads-target-still-running" running "$t"
 kill -9 "$t" 2>/dev/null
@@ -127,6 +129,7 @@ wait "$t" 2>/dev/null
 t=$!
 BG_PIDS="$BG_PIDS $t"
 sleep 0.05
+steal=$(steal_mark)
 run_proftop spawned -b -n 0 -p "$t" -d 2.5 -o "$TMPD/spawned.folded" -f folded --per-thread
 kill -9 "$t" 2>/dev/null
 wait "$t" 2>/dev/null
@@ -142,6 +145,6 @@ samples_vs_cpu()
 	done <"$TMPD/spawned.txt"
 }
 samples_vs_cpu >"$TMPD/spawned.counts"
-check "spawned-no-thread-counted-twice" sh -c "awk '\$2 > \$3 * 1.25 + 3 { print \"thread \" \$1 \": \" \$2 \" samples for \" \$3 \" ms of CPU\"; bad = 1 } END { exit bad }' '$TMPD/spawned.counts'"
-check "spawned-samples-match-cpu" sh -c "awk '{ n += \$2; c += \$3 } END { if (n < c * 0.85 || n > c * 1.15) { print n \" samples for \" c \" ms of CPU\"; exit 1 } }' '$TMPD/spawned.counts'"
+check_cpu "spawned-no-thread-counted-twice" "$steal" sh -c "awk '\$2 > \$3 * 1.25 + 3 { print \"thread \" \$1 \": \" \$2 \" samples for \" \$3 \" ms of CPU\"; bad = 1 } END { exit bad }' '$TMPD/spawned.counts'"
+check_cpu "spawned-samples-match-cpu" "$steal" sh -c "awk '{ n += \$2; c += \$3 } END { if (n < c * 0.85 || n > c * 1.15) { print n \" samples for \" c \" ms of CPU\"; exit 1 } }' '$TMPD/spawned.counts'"
 finish

@@ -101,6 +101,37 @@ check()
 	fi
 }
 
+# cpu-clock samples count the time a thread held a CPU, including the time the hypervisor stole
+# from that CPU; the kernel's CPU times (/proc/PID/stat, CLOCK_THREAD_CPUTIME_ID) leave steal out.
+# So when the VM is starved, CPU time is no reference for a sample count.
+# steal_mark — the machine's stolen and total CPU ticks so far, for check_cpu.
+steal_mark()
+{
+	awk '/^cpu / { for (i = 2; i <= 9; i++) t += $i; print $9 "," t; exit }' /proc/stat
+}
+
+# steal_since MARK — percent of the machine's CPU time stolen since steal_mark printed MARK.
+steal_since()
+{
+	awk -v m="$1" '/^cpu / { split(m, a, ","); for (i = 2; i <= 9; i++) t += $i
+		printf "%d", (t > a[2] ? 100 * ($9 - a[1]) / (t - a[2]) : 0); exit }' /proc/stat
+}
+
+# check_cpu NAME MARK CMD... — a check whose reference is CPU time: skipped when more than
+# STEAL_MAX percent (default 20) of the CPU time since MARK was stolen.
+check_cpu()
+{
+	local name stolen
+	name=$1
+	stolen=$(steal_since "$2")
+	shift 2
+	if [ "$stolen" -gt "${STEAL_MAX:-20}" ]; then
+		skip "$name" "the hypervisor stole $stolen % of the CPU meanwhile"
+	else
+		check "$name" "$@"
+	fi
+}
+
 finish()
 {
 	[ $own_results = 1 ] && results_summary "$PROFTOP_RESULTS"
