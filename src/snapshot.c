@@ -6,6 +6,7 @@
  * tree. */
 #include "proftop/snapshot.h"
 
+#include "proftop/idmap.h"
 #include "proftop/strpool.h"
 #include "proftop/util.h"
 
@@ -78,6 +79,184 @@ void snapshot_flat(const struct snapshot *s, uint32_t top, uint64_t *self, uint6
 	}
 	snapshot_walk_end(&w);
 	free(f.on_path);
+}
+
+/* --- without inlined frames ------------------------------------------------------------------ */
+
+/* Whether the snapshot has an inlined function at all. */
+static bool has_inlined(const struct snapshot *s)
+{
+	for (size_t f = 0; f < s->nfuncs; f++)
+		if (s->funcs[f].inlined)
+			return true;
+	return false;
+}
+
+/* The site of a function that is not inlined at (module, addr), or IDMAP_MISSING. */
+struct site_at {
+	const char *module;
+	uint64_t addr;
+};
+
+static uint32_t outer_site(const struct snapshot *s, const struct idmap *at, const char *module,
+			   uint64_t addr, uint64_t *hash)
+{
+	struct site_at key = { module, addr };
+
+	for (uint64_t seed = 0;; seed++) {
+		uint32_t id;
+
+		*hash = util_hash_bytes(&key, sizeof(key), seed);
+		id = idmap_get(at, *hash);
+		if (id == IDMAP_MISSING || (s->sites[id].addr == addr &&
+					    s->funcs[s->sites[id].func].module == module))
+			return id;
+	}
+}
+
+/* An inlined frame's samples at an address were taken in the code of the function it was inlined
+ * into, whose frame has a site at the same address (the line of the inlined call): they move
+ * there. */
+static struct snapshot_site *fold_sites(const struct snapshot *s)
+{
+	struct snapshot_site *sites = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*sites));
+	struct idmap at;
+	uint64_t hash;
+
+	memcpy(sites, s->sites, s->nsites * sizeof(*sites));
+	idmap_init(&at);
+	for (size_t i = 0; i < s->nsites; i++) {
+		const struct snapshot_func *f = &s->funcs[sites[i].func];
+
+		if (!f->inlined && sites[i].addr != SNAPSHOT_SITE_OTHER &&
+		    outer_site(s, &at, f->module, sites[i].addr, &hash) == IDMAP_MISSING)
+			idmap_put(&at, hash, (uint32_t)i);
+	}
+	for (size_t i = 0; i < s->nsites; i++) {
+		const struct snapshot_func *f = &s->funcs[sites[i].func];
+		uint32_t outer;
+
+		if (!f->inlined || !sites[i].self)
+			continue;
+		outer = outer_site(s, &at, f->module, sites[i].addr, &hash);
+		if (outer != IDMAP_MISSING) {
+			sites[outer].self += sites[i].self;
+			sites[i].self = 0;
+		}
+	}
+	idmap_free(&at);
+	return sites;
+}
+
+/* The nodes with every inlined one merged into its nearest caller that is not inlined (children
+ * of one function under one parent become one node). map[old] is the node it became. Totals are
+ * summed bottom-up again and children linked anew. */
+static struct snapshot_node *fold_nodes(const struct snapshot *s, uint32_t *map, size_t *count)
+{
+	struct snapshot_node *nodes = xmalloc((s->nnodes ? s->nnodes : 1) * sizeof(*nodes));
+	struct idmap children; /* (new parent, function) -> new node */
+	size_t n = 0;
+
+	idmap_init(&children);
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct snapshot_node *old = &s->nodes[i];
+		uint32_t parent = old->parent == SNAPSHOT_NO_NODE ? SNAPSHOT_NO_NODE : map[old->parent];
+		uint64_t key = (uint64_t)parent << 32 | old->func;
+		uint32_t j = parent == SNAPSHOT_NO_NODE ? IDMAP_MISSING : idmap_get(&children, key);
+
+		if (parent != SNAPSHOT_NO_NODE && s->funcs[old->func].inlined)
+			j = parent;
+		if (j == IDMAP_MISSING) {
+			j = (uint32_t)n++;
+			nodes[j] = (struct snapshot_node){ old->func, parent, SNAPSHOT_NO_NODE,
+							   SNAPSHOT_NO_NODE, 0, 0 };
+			if (parent != SNAPSHOT_NO_NODE)
+				idmap_put(&children, key, j);
+		}
+		nodes[j].self += old->self;
+		map[i] = j;
+	}
+	idmap_free(&children);
+	/* A parent was made before its children, so one pass back sums and links them. */
+	for (size_t j = n; j-- > 0;) {
+		struct snapshot_node *node = &nodes[j];
+
+		node->total += node->self;
+		if (node->parent == SNAPSHOT_NO_NODE)
+			continue;
+		nodes[node->parent].total += node->total;
+		node->next_sibling = nodes[node->parent].first_child;
+		nodes[node->parent].first_child = (uint32_t)j;
+	}
+	*count = n;
+	return nodes;
+}
+
+/* The flat table: a function's total is unchanged (its inlined frames were inside it), and the
+ * self of the merged tree's inlined nodes moves to the function they folded into. Self in a
+ * subtree the memory budget folded into "[other]" has no caller to move to, and is left out. */
+static void fold_flat(const struct snapshot *s, const struct snapshot_node *nodes,
+		      const uint32_t *map, uint64_t *self, uint64_t *total)
+{
+	bool *merged = xcalloc(s->nnodes ? s->nnodes : 1, sizeof(*merged));
+
+	memcpy(self, s->func_self, s->nfuncs * sizeof(*self));
+	memcpy(total, s->func_total, s->nfuncs * sizeof(*total));
+	for (size_t i = 0; i < s->nnodes; i++) {
+		const struct snapshot_node *old = &s->nodes[i];
+
+		merged[i] = i == s->merged_root || (old->parent != SNAPSHOT_NO_NODE && merged[old->parent]);
+		if (merged[i] && s->funcs[old->func].inlined)
+			self[nodes[map[i]].func] += old->self;
+	}
+	for (size_t f = 0; f < s->nfuncs; f++)
+		if (s->funcs[f].inlined)
+			self[f] = total[f] = 0;
+	free(merged);
+}
+
+struct snapshot *snapshot_fold_inlined(struct snapshot *s)
+{
+	struct snapshot *out;
+	struct snapshot_func *funcs;
+	struct snapshot_thread *threads;
+	uint64_t *self, *total;
+	uint32_t *map;
+
+	if (!has_inlined(s))
+		return snapshot_ref(s);
+	out = snapshot_alloc(strpool_ref(s->strings));
+	out->counters = s->counters;
+	out->elapsed_ns = s->elapsed_ns;
+	out->user_ns = s->user_ns;
+	out->system_ns = s->system_ns;
+	out->freq = s->freq;
+	out->window_ns = s->window_ns;
+	out->samples = s->samples;
+	out->folded_nodes = s->folded_nodes;
+	funcs = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*funcs));
+	memcpy(funcs, s->funcs, s->nfuncs * sizeof(*funcs));
+	out->funcs = funcs;
+	out->nfuncs = s->nfuncs;
+	map = xmalloc((s->nnodes ? s->nnodes : 1) * sizeof(*map));
+	out->nodes = fold_nodes(s, map, &out->nnodes);
+	out->merged_root = map[s->merged_root];
+	threads = xmalloc((s->nthreads ? s->nthreads : 1) * sizeof(*threads));
+	for (size_t t = 0; t < s->nthreads; t++) {
+		threads[t] = s->threads[t];
+		threads[t].root = map[s->threads[t].root];
+	}
+	out->threads = threads;
+	out->nthreads = s->nthreads;
+	self = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*self));
+	total = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*total));
+	fold_flat(s, out->nodes, map, self, total);
+	out->func_self = self;
+	out->func_total = total;
+	out->sites = fold_sites(s);
+	out->nsites = s->nsites;
+	free(map);
+	return out;
 }
 
 /* --- the walk -------------------------------------------------------------------------------- */

@@ -142,8 +142,9 @@ static void draw_title(struct tui_screen *s, int y)
 		snprintf(mode, sizeof(mode), "window %.0fs", (double)p->window_ns / 1e9);
 	else
 		snprintf(mode, sizeof(mode), s->window ? "window (starting)" : "cumulative");
-	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %u Hz  %s", s->target, s->state,
-		 p ? (double)p->elapsed_ns / 1e9 : 0.0, p ? p->freq : 0, mode);
+	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %u Hz  %s%s", s->target, s->state,
+		 p ? (double)p->elapsed_ns / 1e9 : 0.0, p ? p->freq : 0, mode,
+		 s->fold_inlined ? "  no inline" : "");
 	x = put(y, 0, COLS, a, text);
 	if (s->paused)
 		put(y, x + 2, COLS, s->attrs[THEME_WARNING], " PAUSED ");

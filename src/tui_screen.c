@@ -38,6 +38,7 @@ void tui_screen_init(struct tui_screen *s, const char *target)
 void tui_screen_free(struct tui_screen *s)
 {
 	snapshot_unref(s->shown);
+	snapshot_unref(s->shown_raw);
 	snapshot_unref(s->live);
 	free(s->top);
 	free(s->tree);
@@ -50,6 +51,7 @@ void tui_screen_free(struct tui_screen *s)
 	disasm_free(s->disasm);
 	annotate_sources_free(s->sources);
 	snapshot_unref(s->whole);
+	snapshot_unref(s->whole_raw);
 	snapshot_unref(s->live_whole);
 	view_tree_free(&s->callers_src);
 	view_expansion_free(&s->tree_open);
@@ -98,14 +100,31 @@ static void update_rates(struct tui_screen *s, const struct snapshot *next)
 	s->spark[s->nspark++] = b[0] - a[0];
 }
 
+/* What the views read of a snapshot: itself, or with inlined frames folded into their callers. */
+static struct snapshot *presented(const struct tui_screen *s, struct snapshot *snapshot)
+{
+	if (!snapshot)
+		return NULL;
+	return s->fold_inlined ? snapshot_fold_inlined(snapshot) : snapshot_ref(snapshot);
+}
+
+static void present(struct tui_screen *s)
+{
+	snapshot_unref(s->shown);
+	s->shown = presented(s, s->shown_raw);
+	snapshot_unref(s->whole);
+	s->whole = presented(s, s->whole_raw);
+	s->stale = true;
+}
+
 /* Show the newest snapshots (after a pause, or as they come). */
 static void show_live(struct tui_screen *s)
 {
-	snapshot_unref(s->shown);
-	s->shown = snapshot_ref(s->live);
-	snapshot_unref(s->whole);
-	s->whole = s->live_whole ? snapshot_ref(s->live_whole) : NULL;
-	s->stale = true;
+	snapshot_unref(s->shown_raw);
+	s->shown_raw = snapshot_ref(s->live);
+	snapshot_unref(s->whole_raw);
+	s->whole_raw = s->live_whole ? snapshot_ref(s->live_whole) : NULL;
+	present(s);
 }
 
 void tui_screen_set_snapshots(struct tui_screen *s, struct snapshot *snapshot, struct snapshot *whole)
@@ -714,8 +733,19 @@ static void toggle_pause(struct tui_screen *s, int unused)
 {
 	(void)unused;
 	s->paused = !s->paused;
-	if (!s->paused && s->live && s->live != s->shown)
+	if (!s->paused && s->live && s->live != s->shown_raw)
 		show_live(s);
+}
+
+/* `i`: inlined functions as frames of their own, or counted in the functions they were inlined
+ * into (as --no-inline collects them), in every view, paused or not. */
+static void toggle_inlined(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	s->fold_inlined = !s->fold_inlined;
+	present(s);
+	tui_screen_message(s, false, s->fold_inlined ? "inlined functions counted in their callers" :
+			   "inlined functions shown as frames of their own");
 }
 
 /* `a`: the selected function per source line, in the Lines view. */
@@ -869,6 +899,8 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 'w' }, .where = TUI_IN_VIEWS, .run = toggle_window, .action = TUI_ACT_WINDOW,
 	  .help = "time window: the last seconds only / since the start",
 	  .hint = { "w:window", TUI_IN_TOP | TUI_IN_CALLERS, 13, 3 } },
+	{ .keys = { 'i' }, .where = TUI_IN_VIEWS, .run = toggle_inlined,
+	  .help = "inlined functions: frames of their own / counted in their callers" },
 	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
 	  .help = "pause the display (sampling and counters go on)",
 	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS | TUI_IN_LINES, 12, 3 } },

@@ -113,6 +113,12 @@ void snapshot_unref(struct snapshot *snapshot);
  * self and total are arrays of snapshot->nfuncs, zeroed here. */
 void snapshot_flat(const struct snapshot *snapshot, uint32_t node, uint64_t *self, uint64_t *total);
 
+/* The snapshot as if inlined functions were not frames of their own (as --no-inline collects
+ * it): each inlined node merges into its nearest caller that is not inlined, and its samples, per
+ * node, per function and per site, count there. Function ids stay. A snapshot without inlined
+ * functions comes back as a new reference to itself. */
+struct snapshot *snapshot_fold_inlined(struct snapshot *snapshot);
+
 /* Depth-first, pre-order, over the nodes below top of a node array (a snapshot's, or a tree a
  * view built in the same layout). Children come hottest first (most total samples; ties by
  * function id, the order functions were first seen, which is stable between snapshots and

@@ -70,6 +70,9 @@ struct tui_screen {
 	struct snapshot *shown, *live;
 	/* The cumulative profile when shown / live are window ones (NULL otherwise): the lines'. */
 	struct snapshot *whole, *live_whole;
+	/* The snapshots shown and whole are made of: the same, or with inlined frames folded. */
+	struct snapshot *shown_raw, *whole_raw;
+	bool fold_inlined;     /* `i`: inlined functions count in their callers */
 	bool stale;            /* the rows must be rebuilt from shown */
 
 	enum tui_view view;

@@ -10,7 +10,7 @@
 # The panes use the mono theme, where the selected row is the only reverse-video row holding a
 # file:line: that is how the cursor is read back. Every wait is bounded.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP_BIN" "$WL/lines" "$WL/split"
+need "$PROFTOP_BIN" "$WL/lines" "$WL/split" "$WL/inline"
 . "$(dirname "$0")/lib_tmux.sh"
 
 hot=$(grep -n '/\* hot line \*/' tests/workloads/lines.c | cut -d: -f1)
@@ -123,6 +123,28 @@ tm send-keys -t lines q
 check "lines-q-ends" ended lines
 check "lines-restores-terminal" restored lines
 check "lines-no-sanitizer-report" no_sanitizer_report lines
+
+# --- i: inlined functions counted in their callers ----------------------------------------------
+# On the inline workload, step (inlined) has about every sample; i folds it into caller_a (2/3)
+# and caller_b (1/3), whose lines then hold them on the line of the call; i again brings it back.
+call_a=$(grep -n '/\* call a \*/' tests/workloads/inline.c | cut -d: -f1)
+pane inl 120 30 -t mono -- "$WL/inline" 30
+check "inline-step-row" wait_screen inl '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +step \(inlined\) +inline'
+sleep 1
+tm send-keys -t inl i
+check "inline-i-header" wait_screen inl '^ proftop .* no inline'
+check "inline-i-step-gone" wait_gone inl 'step \(inlined\)'
+check "inline-i-caller_a-self" between "$(cell inl ' caller_a +inline' 1)" 50 80
+check "inline-i-caller_b-self" between "$(cell inl ' caller_b +inline' 1)" 20 50
+tm send-keys -t inl / c a l l e r _ a Enter a
+check "inline-i-lines-of-caller_a" wait_screen inl ' lines of caller_a'
+check "inline-i-call-line-hot" between "$(cell inl " inline\\.c:$call_a " 1)" 90 100
+tm send-keys -t inl Escape Escape i
+check "inline-i-again-step-back" wait_screen inl '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +step \(inlined\) +inline'
+check "inline-i-again-header" wait_gone inl '^ proftop .* no inline'
+tm send-keys -t inl q
+check "inline-q-ends" ended inl
+check "inline-no-sanitizer-report" no_sanitizer_report inl
 
 # --- a function without line information --------------------------------------------------------
 if ! command -v objcopy >/dev/null 2>&1 || ! command -v readelf >/dev/null 2>&1; then

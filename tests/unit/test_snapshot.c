@@ -189,6 +189,91 @@ static void walk_keep_and_unordered(void **state)
 	snapshot_unref(s);
 }
 
+/* The child of node with function func, or SNAPSHOT_NO_NODE. */
+static uint32_t child_of(const struct snapshot *s, uint32_t node, uint32_t func)
+{
+	for (uint32_t c = s->nodes[node].first_child; c != SNAPSHOT_NO_NODE; c = s->nodes[c].next_sibling)
+		if (s->nodes[c].func == func)
+			return c;
+	return SNAPSHOT_NO_NODE;
+}
+
+/* Folding inlined frames: helper, inlined into caller_a and caller_b, merges into them; the leaf
+ * it called joins the leaf caller_a called itself; self per function and per site moves to the
+ * caller's frame at the same address; the original is left alone. */
+static void fold_inlined_merges_into_callers(void **state)
+{
+	struct profile *p = profile_new(NULL);
+	uint32_t m = profile_func(p, "prog", "main", 0x10), ca = profile_func(p, "prog", "caller_a", 0x20);
+	uint32_t cb = profile_func(p, "prog", "caller_b", 0x30), l = profile_func(p, "prog", "leaf", 0x40);
+	uint32_t h = profile_inlined_func(p, "prog", "helper");
+	uint32_t sm = profile_site(p, m, 0x10, "m.c", 1), sca = profile_site(p, ca, 0x20, "a.c", 5);
+	uint32_t sh_a = profile_site(p, h, 0x20, "h.h", 50), sca2 = profile_site(p, ca, 0x24, "a.c", 6);
+	uint32_t scb = profile_site(p, cb, 0x30, "b.c", 9), sh_b = profile_site(p, h, 0x30, "h.h", 50);
+	uint32_t sl = profile_site(p, l, 0x40, "l.c", 2);
+	struct snapshot *s, *f;
+	uint32_t node;
+
+	(void)state;
+	for (int i = 0; i < 4; i++)
+		profile_add_sites(p, 1, 1, (uint32_t[]){ m, ca, h }, (uint32_t[]){ sm, sca, sh_a }, 3);
+	for (int i = 0; i < 2; i++)
+		profile_add_sites(p, 1, 1, (uint32_t[]){ m, ca }, (uint32_t[]){ sm, sca2 }, 2);
+	profile_add_sites(p, 1, 1, (uint32_t[]){ m, ca, h, l }, (uint32_t[]){ sm, sca, sh_a, sl }, 4);
+	for (int i = 0; i < 3; i++)
+		profile_add_sites(p, 1, 1, (uint32_t[]){ m, ca, l }, (uint32_t[]){ sm, sca2, sl }, 3);
+	for (int i = 0; i < 5; i++)
+		profile_add_sites(p, 1, 2, (uint32_t[]){ m, cb, h }, (uint32_t[]){ sm, scb, sh_b }, 3);
+	s = profile_snapshot(p);
+	profile_free(p);
+	f = snapshot_fold_inlined(s);
+	assert_ptr_not_equal(f, s);
+
+	assert_int_equal(f->samples, 15);
+	assert_int_equal(f->func_self[h], 0);
+	assert_int_equal(f->func_total[h], 0);
+	assert_int_equal(f->func_self[ca], 6);
+	assert_int_equal(f->func_total[ca], 10);
+	assert_int_equal(f->func_self[cb], 5);
+	assert_int_equal(f->func_self[l], 4);
+	assert_int_equal(f->func_total[m], 15);
+	node = child_of(f, child_of(f, f->merged_root, m), ca);
+	assert_int_not_equal(node, SNAPSHOT_NO_NODE);
+	assert_int_equal(f->nodes[node].self, 6);
+	assert_int_equal(f->nodes[node].total, 10);
+	assert_int_equal(child_of(f, node, h), SNAPSHOT_NO_NODE);
+	assert_int_not_equal(child_of(f, node, l), SNAPSHOT_NO_NODE);
+	assert_int_equal(f->nodes[child_of(f, node, l)].self, 4);
+	assert_int_equal(f->nodes[f->merged_root].total, 15);
+	for (size_t t = 0; t < f->nthreads; t++) {
+		uint32_t root = f->threads[t].root, top = child_of(f, root, m);
+
+		assert_int_equal(f->nodes[root].total, f->threads[t].tid == 2 ? 5 : 10);
+		if (f->threads[t].tid == 2)
+			assert_int_equal(f->nodes[child_of(f, top, cb)].self, 5);
+	}
+	for (size_t i = 0; i < f->nnodes; i++)
+		assert_false(f->nodes[i].func == h);
+	assert_int_equal(f->sites[sca].self, 4);
+	assert_int_equal(f->sites[sh_a].self, 0);
+	assert_int_equal(f->sites[scb].self, 5);
+	assert_int_equal(f->sites[sh_b].self, 0);
+	assert_int_equal(f->sites[sca2].self, 2);
+	assert_int_equal(f->sites[sl].self, 4);
+
+	/* The original is unchanged; a snapshot without inlined functions is itself. */
+	assert_int_equal(s->func_self[h], 9);
+	assert_int_equal(s->sites[sh_a].self, 4);
+	snapshot_unref(f);
+	snapshot_unref(s);
+	uint32_t a, b, c, leaf;
+	s = example(&m, &a, &b, &c, &leaf);
+	f = snapshot_fold_inlined(s);
+	assert_ptr_equal(f, s);
+	snapshot_unref(f);
+	snapshot_unref(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -197,6 +282,7 @@ int main(void)
 		cmocka_unit_test(walk_order_and_leaves),
 		cmocka_unit_test(walk_prune_and_path),
 		cmocka_unit_test(walk_keep_and_unordered),
+		cmocka_unit_test(fold_inlined_merges_into_callers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
