@@ -5,15 +5,10 @@
  * Only the current view's rows are kept up to date: switching views marks them stale, and the
  * rebuild after it finds each view's selection again by its key.
  *
- * The Lines view is one function's samples per source line (annotate.h), from the cumulative
- * profile whatever the mode: its rows hold the file names of that snapshot's string pool, which
- * every snapshot of the profile shares, so they stay readable until the next rebuild. With `d`
- * each line's instructions come under it (annotate.h's code, as batch --asm prints them): the
- * function is disassembled once, on this thread, and its samples per address counted again at
- * every rebuild. */
+ * The Lines view's rows are made in tui_lines.c; its keys are here with the others. */
 #include "proftop/tui_screen.h"
 
-#include "proftop/disasm.h"
+#include "proftop/tui_lines.h"
 #include "proftop/util.h"
 
 #include <curses.h>
@@ -44,12 +39,7 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->tree);
 	free(s->callers);
 	free(s->threads);
-	annotation_free(&s->lines);
-	free(s->lines_order);
-	free(s->lines_rows);
-	annotate_code_free(&s->code);
-	disasm_free(s->disasm);
-	annotate_sources_free(s->sources);
+	tui_lines_free(s);
 	snapshot_unref(s->whole);
 	snapshot_unref(s->whole_raw);
 	snapshot_unref(s->live_whole);
@@ -159,22 +149,6 @@ static uint32_t scope_root(const struct tui_screen *s)
 	return SNAPSHOT_NO_NODE;
 }
 
-/* A source line's key: its file and number. */
-static uint64_t line_key(const struct annotate_line *l)
-{
-	return l->file ? util_hash_bytes(l->file, strlen(l->file), l->line) : UINT64_MAX;
-}
-
-/* A Lines row's key: a line's file and number, an instruction's address. */
-static uint64_t lines_row_key(const struct tui_screen *s, size_t i)
-{
-	const struct tui_lines_row *r = &s->lines_rows[i];
-
-	if (r->insn != TUI_NO_INSN)
-		return util_hash_bytes(&s->code.insns[r->insn].addr, sizeof(uint64_t), 0xd15a);
-	return r->line == TUI_NO_LINE ? UINT64_MAX - 1 : line_key(&s->lines.lines[r->line]);
-}
-
 static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 {
 	switch (v) {
@@ -185,7 +159,7 @@ static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 	case TUI_CALLERS:
 		return s->callers[i].path;
 	case TUI_LINES:
-		return lines_row_key(s, i);
+		return tui_lines_row_key(s, i);
 	default:
 		return i ? (uint64_t)s->threads[i - 1].tid : 0;
 	}
@@ -283,104 +257,15 @@ const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *s)
 	return s->whole ? s->whole : s->shown;
 }
 
-static int hotter_line(const void *pa, const void *pb, void *arg)
-{
-	const struct annotate_line *lines = arg, *a = &lines[*(const size_t *)pa],
-				   *b = &lines[*(const size_t *)pb];
-
-	if (a->self != b->self)
-		return a->self < b->self ? 1 : -1;
-	if (a->total != b->total)
-		return a->total < b->total ? 1 : -1;
-	return *(const size_t *)pa < *(const size_t *)pb ? -1 : 1;
-}
-
-/* lines_order: the lines with samples, hottest first. */
-static void order_hot_lines(struct tui_screen *s)
-{
-	size_t n = 0;
-
-	free(s->lines_order);
-	s->lines_order = xmalloc((s->lines.nlines ? s->lines.nlines : 1) * sizeof(*s->lines_order));
-	for (size_t i = 0; i < s->lines.nlines; i++)
-		if (s->lines.lines[i].self || s->lines.lines[i].total)
-			s->lines_order[n++] = i;
-	qsort_r(s->lines_order, n, sizeof(*s->lines_order), hotter_line, s->lines.lines);
-	s->lines_nhot = n;
-}
-
-/* lines_func's instructions, made the first time they are asked for. */
-static void load_code(struct tui_screen *s, const struct snapshot *src)
-{
-	if (s->code_func == s->lines_func)
-		return;
-	if (!s->disasm)
-		s->disasm = disasm_new();
-	annotate_code_free(&s->code);
-	s->code_func = s->lines_func;
-	s->code_why = NULL;
-	annotate_code_load(&s->code, s->disasm, src, s->lines_func, &s->code_why);
-}
-
-static void add_row(struct tui_screen *s, size_t *n, size_t line, size_t insn)
-{
-	xgrow((void **)&s->lines_rows, &s->lines_rows_cap, *n + 1, sizeof(*s->lines_rows));
-	s->lines_rows[(*n)++] = (struct tui_lines_row){ line, insn };
-}
-
-/* Each line's row and, with the disassembly on, its instructions under it; those without a line
- * last, under a heading row. Returns how many rows. */
-static size_t make_rows(struct tui_screen *s)
-{
-	bool code = s->lines_asm && !s->code_why;
-	size_t n = 0, next = 0;
-
-	for (size_t i = 0; i < s->lines.nlines; i++) {
-		size_t upto = code ? annotate_code_upto(&s->code, next, &s->lines.lines[i]) : 0;
-
-		add_row(s, &n, i, TUI_NO_INSN);
-		for (; next < upto; next++)
-			add_row(s, &n, i, s->code.order[next]);
-	}
-	if (code && next < s->code.n)
-		add_row(s, &n, TUI_NO_LINE, TUI_NO_INSN);
-	for (; code && next < s->code.n; next++)
-		add_row(s, &n, TUI_NO_LINE, s->code.order[next]);
-	return n;
-}
-
-/* The row of line (its own, not its instructions'). */
-static size_t row_of_line(const struct tui_screen *s, size_t line)
-{
-	size_t i = 0;
-
-	while (i + 1 < s->lists[TUI_LINES].rows &&
-	       (s->lines_rows[i].line != line || s->lines_rows[i].insn != TUI_NO_INSN))
-		i++;
-	return i;
-}
-
-/* The function's lines again (with the disassembly on, every line of its code, each with its
- * instructions), the cursor on the same line or instruction; on the hottest line when just
- * opened. */
+/* The function's lines again (tui_lines.h), the cursor on the same line or instruction; on the
+ * hottest line when just opened. */
 static void rebuild_lines(struct tui_screen *s)
 {
-	const struct snapshot *src = tui_screen_lines_snapshot(s);
 	struct tui_list *l = &s->lists[TUI_LINES];
 
-	if (!s->sources)
-		s->sources = annotate_sources_new();
-	annotation_free(&s->lines);
-	annotate_function(src, s->lines_func, &s->lines);
-	if (s->lines_asm) {
-		load_code(s, src);
-		annotate_code_positions(&s->code, &s->lines);
-		annotate_code_count(&s->code, src, s->lines_func);
-	}
-	order_hot_lines(s);
-	restore_cursor(s, TUI_LINES, make_rows(s));
+	restore_cursor(s, TUI_LINES, tui_lines_build(s));
 	if (s->lines_fresh && s->lines_nhot) {
-		l->cursor = row_of_line(s, s->lines_order[0]);
+		l->cursor = tui_lines_row_of_line(s, s->lines_order[0]);
 		l->key = row_key(s, TUI_LINES, l->cursor);
 		s->lines_fresh = false;
 		s->lines_center = true;
@@ -784,7 +669,7 @@ static void lines_step(struct tui_screen *s, int step)
 	while (at < n && s->lines_order[at] != s->lines_rows[l->cursor].line)
 		at++;
 	at = at == n ? 0 : (at + (step > 0 ? 1 : n - 1)) % n;
-	select_row(s, row_of_line(s, s->lines_order[at]));
+	select_row(s, tui_lines_row_of_line(s, s->lines_order[at]));
 }
 
 /* d: each line's instructions under it, or not; from an instruction the cursor goes to its line,
@@ -796,7 +681,7 @@ static void lines_disasm(struct tui_screen *s, int unused)
 
 	tui_screen_rebuild(s);
 	if (s->lines_asm && l->cursor < l->rows && s->lines_rows[l->cursor].line != TUI_NO_LINE) {
-		l->key = line_key(&s->lines.lines[s->lines_rows[l->cursor].line]);
+		l->key = tui_lines_line_key(&s->lines.lines[s->lines_rows[l->cursor].line]);
 		l->has_key = true;
 	}
 	s->lines_asm = !s->lines_asm;
