@@ -186,7 +186,7 @@ const char *annotate_why_no_lines(const struct annotation *a)
 	if (a->has_lines)
 		return NULL;
 	if (!a->has_sites)
-		return "no addresses were recorded for it";
+		return "no addresses were recorded for it (a saved profile, or --no-lines)";
 	return "its file has no DWARF line table, nor a debug file with one (build with -g, or "
 	       "install its debug package)";
 }

@@ -77,6 +77,7 @@ static struct session_options session_options(const struct options *o, bool inte
 		.window_ns = interactive ? (uint64_t)llround(o->tui.window * 1e9) : 0,
 		.max_memory = o->max_memory,
 		.no_inline = o->no_inline,
+		.no_lines = o->no_lines,
 		.command_output_fd = output_fd,
 		.run = o->run,
 	};

@@ -200,6 +200,13 @@ static char *set_no_inline(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_no_lines(struct options *o, const char *value)
+{
+	(void)value;
+	o->no_lines = true;
+	return NULL;
+}
+
 static char *set_annotate(struct options *o, const char *value)
 {
 	if (!*value)
@@ -437,6 +444,18 @@ static const struct option_spec options_table[] = {
 		       "default a sample in inlined code has the inlined function (marked\n"
 		       "\\(lq(inlined)\\(rq, read from the DWARF as \\fBperf report \\-\\-inline\\fR\n"
 		       "does) as its innermost frame, under the function it was inlined into.",
+	},
+	{
+		.name = "no-lines", .parse = set_no_lines,
+		.help = "read no source lines and no inlined frames: less memory and collector\n"
+			"time; the Lines view and the exports' line positions then have none",
+		.man = "Do not look up source lines and inlined functions in the DWARF (as\n"
+		       "\\fBpy\\-spy \\-\\-nolineno\\fR): proftop keeps no per-address counts, which\n"
+		       "saves the collector the lookups (most on the first sight of each\n"
+		       "address) and the memory of the counts and the line caches. Functions\n"
+		       "are still named from the symbol tables. The Lines view, the callgrind\n"
+		       "export's line positions and the pprof export's lines are then empty;\n"
+		       "\\fB\\-\\-annotate\\fR and \\fB\\-\\-histogram\\fR cannot be used with it.",
 	},
 	{
 		.name = "kernel", .parse = set_kernel,
@@ -742,6 +761,9 @@ static char *check_target(const struct options *o)
 		return xstrdup("give either a command or -p PID, not both");
 	if (!o->argv && !o->npids && !o->input)
 		return xstrdup("no command to profile and no -p PID");
+	if (o->no_lines && (o->batch.annotate || o->batch.histogram))
+		return xasprintf("--%s needs the per-address counts --no-lines turns off",
+				 o->batch.annotate ? "annotate" : "histogram");
 	return NULL;
 }
 

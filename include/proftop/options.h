@@ -22,6 +22,7 @@ struct options {
 	struct tui_options tui;
 	size_t max_memory;     /* --max-memory: bytes for the call trees (0: no limit) */
 	bool no_inline;        /* --no-inline */
+	bool no_lines;         /* --no-lines */
 	bool batch_mode;
 	bool help, version;
 	pid_t *pids;           /* -p; malloc'd */

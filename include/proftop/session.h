@@ -41,6 +41,7 @@ struct session_options {
 	uint64_t window_ns;    /* length of the time window (0: none) */
 	size_t max_memory;     /* bytes for the call trees (0: no limit) */
 	bool no_inline;        /* inlined functions are not frames of their own */
+	bool no_lines;         /* no source lines, inlined frames nor per-address counts */
 	int command_output_fd; /* launch mode: the command's stdout/stderr (-1: proftop's) */
 	struct run_options run;
 };

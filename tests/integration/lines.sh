@@ -95,6 +95,17 @@ check "no-inline-no-inlined-rows" sh -c "! grep -q '(inlined)' '$OUT'"
 check "no-inline-caller_a-self" approx "$(self_pct "$OUT" caller_a)" 66.7 5
 check "no-inline-caller_b-self" approx "$(self_pct "$OUT" caller_b)" 33.3 5
 
+# --no-lines: no lookups at all, so no inlined frames and no lines in the callgrind export; the
+# functions are still named, and --annotate is refused with it.
+run_proftop no-lines -b -n 0 --no-lines -o "$TMPD/nolines.callgrind" -f callgrind -- "$WL/inline" 1
+check "no-lines-exit-0" status $RC 0 "$ERR"
+check "no-lines-no-inlined-rows" sh -c "! grep -q '(inlined)' '$OUT'"
+check "no-lines-caller_a-self" approx "$(self_pct "$OUT" caller_a)" 66.7 5
+check "no-lines-callgrind-no-source" sh -c "! grep -q '^fl=.*inline\.c' '$TMPD/nolines.callgrind'"
+run_proftop no-lines-annotate -b --no-lines --annotate caller_a -- "$WL/inline" 1
+check "no-lines-annotate-exit-2" status $RC 2 "$ERR"
+check "no-lines-annotate-says-why" has "$ERR" 'annotate needs the per-address counts --no-lines turns off'
+
 if command -v perf >/dev/null 2>&1; then
 	(cd "$TMPD" && timeout 60 perf record -q -F 999 --call-graph dwarf -o inline.data -- \
 		"$WL/inline" 2) >"$TMPD/perf-inline.log" 2>&1

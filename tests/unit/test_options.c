@@ -224,6 +224,16 @@ static void snapshot_options(void **state)
 	assert_string_equal(msg, "-i shows a saved profile: give no command and no -p with it");
 	free(msg);
 	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 5, "proftop", "--no-lines", "--annotate", "f", "./prog"),
+			 OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "--annotate needs the per-address counts --no-lines turns off");
+	free(msg);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "--histogram", "--no-lines", "./prog"),
+			 OPTIONS_USAGE_ERROR);
+	assert_string_equal(msg, "--histogram needs the per-address counts --no-lines turns off");
+	free(msg);
+	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 2, "proftop", "-o"), OPTIONS_USAGE_ERROR);
 	assert_string_equal(msg, "option '-o' needs a value");
 	free(msg);
@@ -487,7 +497,8 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->batch.min_percent == b->batch.min_percent && a->tui.window == b->tui.window &&
 	       same_string(a->tui.theme, b->tui.theme) && a->batch_mode == b->batch_mode &&
 	       a->npids == b->npids && a->max_memory == b->max_memory &&
-	       a->no_inline == b->no_inline && a->batch.histogram == b->batch.histogram &&
+	       a->no_inline == b->no_inline && a->no_lines == b->no_lines &&
+	       a->batch.histogram == b->batch.histogram &&
 	       same_string(a->batch.annotate, b->batch.annotate) &&
 	       a->batch.asm_code == b->batch.asm_code &&
 	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
@@ -502,6 +513,7 @@ static const char *const samples[][2] = {
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
+	{ "no-lines", NULL },
 	{ "kernel", NULL },       { "output", "cpu.pb.gz" }, { "format", "folded" },
 	{ "per-thread", NULL },   { "input", "t.tmon" },   { "help", NULL },
 	{ "version", NULL },
