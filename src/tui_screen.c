@@ -689,6 +689,29 @@ static void lines_disasm(struct tui_screen *s, int unused)
 	s->stale = true;
 }
 
+/* < and >: the Lines of the previous / next function in Top's order (its sort, filter and thread),
+ * wrapping; from a function Top does not list, its first. */
+static void lines_function_step(struct tui_screen *s, int step)
+{
+	struct view_top_query q = { s->sort, s->filter, scope_root(s) };
+	struct view_row *rows;
+	size_t n, at = 0;
+
+	if (!s->shown)
+		return;
+	n = view_top(s->shown, &q, &rows);
+	while (at < n && rows[at].func != s->lines_func)
+		at++;
+	at = at == n ? 0 : (at + (step > 0 ? 1 : n - 1)) % n;
+	if (n && rows[at].func != s->lines_func) {
+		s->lines_func = rows[at].func;
+		s->lines_fresh = true;
+		s->lists[TUI_LINES] = (struct tui_list){ 0 };
+		s->stale = true;
+	}
+	free(rows);
+}
+
 static void lines_basis(struct tui_screen *s, int unused)
 {
 	(void)unused;
@@ -775,6 +798,10 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 'd' }, .where = TUI_IN_LINES, .run = lines_disasm,
 	  .help = "disassembly: each line's instructions under it, with their samples / off",
 	  .hint = { "d:asm", TUI_IN_LINES, 5, 2 } },
+	{ .keys = { '>' }, .where = TUI_IN_LINES, .run = lines_function_step, .arg = 1,
+	  .help = "the next / previous function in Top's order",
+	  .hint = { "<>:function", TUI_IN_LINES, 7, 4 } },
+	{ .keys = { '<' }, .where = TUI_IN_LINES, .run = lines_function_step, .arg = -1 },
 	{ .keys = { '%' }, .where = TUI_IN_LINES, .run = lines_basis,
 	  .help = "percentages of the function / of the whole profile",
 	  .hint = { "%:of all", TUI_IN_LINES, 6, 2 } },

@@ -142,6 +142,14 @@ check "inline-i-call-line-hot" between "$(cell inl " inline\\.c:$call_a " 1)" 90
 tm send-keys -t inl Escape Escape i
 check "inline-i-again-step-back" wait_screen inl '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +step \(inlined\) +inline'
 check "inline-i-again-header" wait_gone inl '^ proftop .* no inline'
+# > and <: the next and previous function in Top's order, from the hottest (step).
+tm send-keys -t inl Home a
+check "inline-a-on-step" wait_screen inl ' lines of step \(inlined\)'
+tm send-keys -t inl '>'
+check "inline-next-function" wait_gone inl ' lines of step \(inlined\)'
+check "inline-next-function-lines" wait_screen inl ' lines of [a-z_]+'
+tm send-keys -t inl '<'
+check "inline-previous-function" wait_screen inl ' lines of step \(inlined\)'
 tm send-keys -t inl q
 check "inline-q-ends" ended inl
 check "inline-no-sanitizer-report" no_sanitizer_report inl

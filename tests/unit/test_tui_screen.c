@@ -977,7 +977,7 @@ static void hint_lines_name_working_keys(void **state)
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  space:pause  "
 		"w:window  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  q:quit",
-		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  space:pause  q:quit",
+		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  <>:function  space:pause  q:quit",
 	};
 	size_t n;
 	const struct tui_binding *t = tui_screen_bindings(&n);
