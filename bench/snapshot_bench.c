@@ -4,11 +4,14 @@
  * path), go into a profile with no memory budget. Every 1,000 samples a reader takes a snapshot
  * and drops the previous one, as the screen does each refresh: the profile updates a pooled
  * snapshot with what changed. Beside it, the same stream goes into a second profile whose reader
- * keeps its last three snapshots (as many as the profile pools), so each is a full copy. Prints the median time of each kind at a few
- * profile sizes: the first should stay flat, the second grows with the tree.
+ * keeps its last three snapshots (as many as the profile pools), so each is a full copy. Prints the
+ * median time of each kind at a few profile sizes: the first should stay flat, the second grows
+ * with the tree. Four of the 16 functions are inlined ones, and the last column is what folding
+ * them into their callers costs (the screen's `i`, once per refresh), on the newest snapshot.
  *
  * Prints figures; asserts nothing about them. */
 #include "proftop/profile.h"
+#include "proftop/snapshot.h"
 #include "proftop/util.h"
 
 #include <stdio.h>
@@ -54,10 +57,12 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < 16; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
-		fa[i] = profile_func(pooled, "randtree", name, 0);
+		fa[i] = i < 12 ? profile_func(pooled, "randtree", name, 0)
+			       : profile_inlined_func(pooled, "randtree", name);
 		fb[i] = profile_func(copied, "randtree", name, 0);
 	}
-	printf("%10s %10s %14s %14s\n", "samples", "nodes", "update (us)", "full copy (us)");
+	printf("%10s %10s %14s %14s %14s\n", "samples", "nodes", "update (us)", "full copy (us)",
+	       "fold inl. (us)");
 	for (long i = 1; i <= samples; i++) {
 		size_t depth = 4 + next_random() % 10;
 
@@ -80,12 +85,17 @@ int main(int argc, char **argv)
 		snapshot_unref(oldest);
 		if (++n % (nsnaps / ROWS + 1) == 0 || i == samples) {
 			size_t from = n > 20 ? n - 20 : 0; /* the median of the last 20 */
+			uint64_t t0 = util_now_ns();
+			struct snapshot *folded = snapshot_fold_inlined(last);
+			uint64_t fold_ns = util_now_ns() - t0;
+
+			snapshot_unref(folded);
 
 			qsort(inc + from, n - from, sizeof(*inc), by_value);
 			qsort(full + from, n - from, sizeof(*full), by_value);
-			printf("%10ld %10zu %14.1f %14.1f\n", i, last->nnodes,
+			printf("%10ld %10zu %14.1f %14.1f %14.1f\n", i, last->nnodes,
 			       (double)inc[from + (n - from) / 2] / 1e3,
-			       (double)full[from + (n - from) / 2] / 1e3);
+			       (double)full[from + (n - from) / 2] / 1e3, (double)fold_ns / 1e3);
 		}
 	}
 	for (size_t i = 0; i < 3; i++)
