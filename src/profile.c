@@ -21,6 +21,14 @@
  * stay exact (a parent's total is still its self plus its children's), the flat table is kept
  * per sample and never folds, and node ids change, so the pool is dropped.
  *
+ * Sites and node sites: a site is an address of a function with its line (snapshot_site), counted
+ * for the whole run; a node site is the self samples of one thread node at one site, in a table of
+ * (node, site) entries indexed by node << 32 | site, a node's entries chained from its
+ * node_site_first. Both take at most a quarter of the memory budget together: past it a new
+ * address counts at its function's SNAPSHOT_SITE_OTHER site, and a new (node, site) pair at
+ * (node, that site). A fold keeps a surviving node's entries (renumbered) and drops those of the
+ * nodes that went into "[other]", which so has self samples but no sites.
+ *
  * The time window is a ring of (time, thread leaf) pairs in two arrays, oldest at win_head, with
  * a power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot counts each
  * pair's leaf (and its merged counterpart) as one self sample and sums totals bottom-up, which the
@@ -42,7 +50,7 @@
 /* Totals at or above this are counted together when choosing what folds. */
 #define FOLD_HISTOGRAM 65536u
 
-enum { LOG_NODES, LOG_FUNCS, LOG_THREADS, LOG_SITES, NLOGS };
+enum { LOG_NODES, LOG_FUNCS, LOG_THREADS, LOG_SITES, LOG_NODE_SITES, NLOGS };
 
 struct change_log {
 	uint32_t *gen_of;      /* per item: the generation it was last logged in */
@@ -59,7 +67,9 @@ struct pooled {
 	uint64_t *self, *total;
 	struct snapshot_thread *threads;
 	struct snapshot_site *sites;
-	size_t nodes_cap, funcs_cap, threads_cap, sites_cap;
+	struct snapshot_node_site *node_sites;
+	uint32_t *node_site_first;     /* nodes_cap of them */
+	size_t nodes_cap, funcs_cap, threads_cap, sites_cap, node_sites_cap;
 	size_t log_pos[NLOGS];         /* where each log stood when it was made */
 };
 
@@ -100,6 +110,10 @@ struct profile {
 	uint64_t *site_seen;       /* the sample that last counted the site's total */
 	size_t nsites, sites_cap;
 	struct idmap site_index;   /* hash of site_key -> id (verified on lookup) */
+	struct snapshot_node_site *node_sites;
+	size_t nnode_sites, node_sites_cap;
+	uint32_t *node_site_first; /* per node (nodes_cap): its first entry */
+	struct idmap node_site_index; /* node << 32 | site -> entry */
 
 	size_t max_bytes;          /* the memory budget; 0: none */
 	size_t next_check;         /* node count at which memory is looked at again */
@@ -200,7 +214,9 @@ size_t profile_memory(const struct profile *p)
 		       p->func_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->threads_cap * sizeof(*p->threads) + p->win_cap * (sizeof(uint64_t) + 4) +
 		       p->sites_cap * (sizeof(*p->sites) + sizeof(*p->site_seen)) +
-		       p->site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t));
+		       p->site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
+		       p->node_sites_cap * sizeof(*p->node_sites) + p->nodes_cap * sizeof(uint32_t) +
+		       p->node_site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t));
 
 	for (int l = 0; l < NLOGS; l++)
 		bytes += log_bytes(&p->logs[l]);
@@ -208,7 +224,9 @@ size_t profile_memory(const struct profile *p)
 		bytes += p->pool[i].nodes_cap * sizeof(struct snapshot_node) +
 			 p->pool[i].funcs_cap * (sizeof(struct snapshot_func) + 2 * sizeof(uint64_t)) +
 			 p->pool[i].threads_cap * sizeof(struct snapshot_thread) +
-			 p->pool[i].sites_cap * sizeof(struct snapshot_site);
+			 p->pool[i].sites_cap * sizeof(struct snapshot_site) +
+			 p->pool[i].node_sites_cap * sizeof(struct snapshot_node_site) +
+			 p->pool[i].nodes_cap * sizeof(uint32_t);
 	return bytes;
 }
 
@@ -265,6 +283,7 @@ static void grow_nodes(struct profile *p)
 	cap = cap ? cap * 2 : 256;
 	p->nodes = xrealloc(p->nodes, cap * sizeof(*p->nodes));
 	p->merged_of = xrealloc(p->merged_of, cap * sizeof(*p->merged_of));
+	p->node_site_first = xrealloc(p->node_site_first, cap * sizeof(*p->node_site_first));
 	p->nodes_cap = cap;
 	log_reserve(&p->logs[LOG_NODES], cap);
 }
@@ -291,6 +310,7 @@ static uint32_t append_node(struct profile *p, uint32_t func, uint32_t parent, u
 	grow_nodes(p);
 	p->nodes[id] = (struct snapshot_node){ func, parent, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0 };
 	p->merged_of[id] = merged == SNAPSHOT_NO_NODE ? id : merged;
+	p->node_site_first[id] = SNAPSHOT_NO_NODE_SITE;
 	p->nnodes++;
 	if (parent != SNAPSHOT_NO_NODE) {
 		p->nodes[id].next_sibling = p->nodes[parent].first_child;
@@ -314,6 +334,7 @@ struct profile *profile_new(struct diag *diag)
 	idmap_init(&p->child_index);
 	idmap_init(&p->thread_index);
 	idmap_init(&p->site_index);
+	idmap_init(&p->node_site_index);
 	root_key.module = intern(p, "");
 	add_func(p, &root_key, intern(p, "[root]"));
 	append_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE); /* the merged root */
@@ -345,6 +366,8 @@ void profile_free(struct profile *p)
 	free(p->win_node);
 	free(p->sites);
 	free(p->site_seen);
+	free(p->node_sites);
+	free(p->node_site_first);
 	for (int l = 0; l < NLOGS; l++) {
 		free(p->logs[l].gen_of);
 		free(p->logs[l].items);
@@ -353,6 +376,7 @@ void profile_free(struct profile *p)
 	idmap_free(&p->child_index);
 	idmap_free(&p->thread_index);
 	idmap_free(&p->site_index);
+	idmap_free(&p->node_site_index);
 	free(p);
 }
 
@@ -432,13 +456,16 @@ static void grow_sites(struct profile *p)
 	log_reserve(&p->logs[LOG_SITES], cap);
 }
 
-/* Whether one more site fits: sites may take a quarter of the memory budget. */
-static bool site_fits(const struct profile *p)
+/* Whether more sites and node sites fit: together they may take a quarter of the memory budget,
+ * each with its copies in the pool and its share of an index (under half full, and doubling). */
+static bool sites_fit(const struct profile *p, size_t more_sites, size_t more_node_sites)
 {
-	size_t each = sizeof(*p->sites) * (1 + POOL_SIZE) + sizeof(*p->site_seen) +
-		      4 * (sizeof(uint64_t) + sizeof(uint32_t));
+	size_t index = 4 * (sizeof(uint64_t) + sizeof(uint32_t));
+	size_t site = sizeof(*p->sites) * (1 + POOL_SIZE) + sizeof(*p->site_seen) + index;
+	size_t node_site = sizeof(*p->node_sites) * (1 + POOL_SIZE) + index;
 
-	return !p->max_bytes || (p->nsites + 1) * each <= p->max_bytes / 4;
+	return !p->max_bytes || (p->nsites + more_sites) * site +
+				(p->nnode_sites + more_node_sites) * node_site <= p->max_bytes / 4;
 }
 
 uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const char *file,
@@ -457,7 +484,7 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 		if (p->sites[id].func == func && p->sites[id].addr == addr)
 			return id;
 	}
-	if (addr != SNAPSHOT_SITE_OTHER && !site_fits(p))
+	if (addr != SNAPSHOT_SITE_OTHER && !sites_fit(p, 1, 0))
 		return profile_site(p, func, SNAPSHOT_SITE_OTHER, NULL, 0);
 	grow_sites(p);
 	id = (uint32_t)p->nsites++;
@@ -467,6 +494,45 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 	idmap_put(&p->site_index, h, id);
 	log_change(p, LOG_SITES, id);
 	return id;
+}
+
+/* A new (node, site) entry, first of the node's. */
+static uint32_t add_node_site(struct profile *p, uint32_t node, uint32_t site)
+{
+	uint32_t e = (uint32_t)p->nnode_sites;
+
+	if (p->nnode_sites == p->node_sites_cap) {
+		xgrow((void **)&p->node_sites, &p->node_sites_cap, p->nnode_sites + 1,
+		      sizeof(*p->node_sites));
+		log_reserve(&p->logs[LOG_NODE_SITES], p->node_sites_cap);
+	}
+	p->nnode_sites++;
+	p->node_sites[e] = (struct snapshot_node_site){ node, site, p->node_site_first[node], 0 };
+	p->node_site_first[node] = e;
+	idmap_put(&p->node_site_index, (uint64_t)node << 32 | site, e);
+	/* node_site_first[node] is copied with the node, which its sample logged. */
+	return e;
+}
+
+/* A self sample of thread node at site, in the node's histogram. Past the budget a new pair
+ * counts at (node, the site function's SNAPSHOT_SITE_OTHER site); past what 32-bit ids number,
+ * nowhere. */
+static void count_node_site(struct profile *p, uint32_t node, uint32_t site)
+{
+	uint32_t e = idmap_get(&p->node_site_index, (uint64_t)node << 32 | site);
+
+	if (e == IDMAP_MISSING) {
+		if (p->sites[site].addr != SNAPSHOT_SITE_OTHER && !sites_fit(p, 0, 1)) {
+			count_node_site(p, node, profile_site(p, p->sites[site].func,
+							      SNAPSHOT_SITE_OTHER, NULL, 0));
+			return;
+		}
+		if (p->nnode_sites >= SNAPSHOT_NO_NODE_SITE - 1)
+			return;
+		e = add_node_site(p, node, site);
+	}
+	p->node_sites[e].self++;
+	log_change(p, LOG_NODE_SITES, e);
 }
 
 /* The child of parent for func, made on first sight with its merged counterpart; or
@@ -699,8 +765,14 @@ void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *
 {
 	uint32_t node = add_stack(p, pid, tid, funcs, depth, 1);
 
-	if (sites && node != SNAPSHOT_NO_NODE)
+	if (sites && node != SNAPSHOT_NO_NODE) {
+		uint32_t leaf = depth ? sites[depth - 1] : PROFILE_NO_SITE;
+
 		count_sites(p, sites, depth);
+		/* The leaf's node, unless the stack was cut short (no room for more nodes). */
+		if (leaf != PROFILE_NO_SITE && p->sites[leaf].func == p->nodes[node].func)
+			count_node_site(p, node, leaf);
+	}
 
 	if (p->window_ns && node != SNAPSHOT_NO_NODE)
 		window_push(p, node);
@@ -823,9 +895,34 @@ static void refold_threads(struct refold *r, uint64_t threshold, uint32_t *to)
 		refold_merge(r, (uint32_t)n);
 }
 
+/* After refold_threads(): the node sites of the thread nodes that stayed, renumbered (to[] maps
+ * an old node to its new one, in r); those of the nodes that went into "[other]" are dropped. */
+static void refold_node_sites(struct profile *p, const struct refold *r, const uint32_t *to)
+{
+	size_t kept = 0;
+
+	free(p->node_site_first);
+	p->node_site_first = xmalloc(r->cap * sizeof(*p->node_site_first));
+	memset(p->node_site_first, 0xff, r->cap * sizeof(*p->node_site_first));
+	idmap_free(&p->node_site_index);
+	for (size_t i = 0; i < p->nnode_sites; i++) {
+		struct snapshot_node_site e = p->node_sites[i];
+		uint32_t n = to[e.node];
+
+		if (n == SNAPSHOT_NO_NODE || r->nodes[n].func != p->nodes[e.node].func)
+			continue;
+		e.node = n;
+		e.next = p->node_site_first[n];
+		p->node_site_first[n] = (uint32_t)kept;
+		idmap_put(&p->node_site_index, (uint64_t)n << 32 | e.site, (uint32_t)kept);
+		p->node_sites[kept++] = e;
+	}
+	p->nnode_sites = kept;
+}
+
 static void fold(struct profile *p)
 {
-	size_t per_node = sizeof(struct snapshot_node) * (1 + POOL_SIZE) + 40;
+	size_t per_node = (sizeof(struct snapshot_node) + sizeof(uint32_t)) * (1 + POOL_SIZE) + 40;
 	uint64_t threshold = fold_threshold(p, p->max_bytes / per_node / 4);
 	uint32_t *to = xmalloc(p->nnodes * sizeof(*to));
 	struct refold r = { .p = p, .cap = p->nnodes / 2 + 16 };
@@ -840,6 +937,7 @@ static void fold(struct profile *p)
 	refold_append(&r, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE, 0, 0);
 	to[0] = 0;
 	refold_threads(&r, threshold, to);
+	refold_node_sites(p, &r, to);
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->threads[i].root = to[p->threads[i].root];
 	for (size_t i = 0; i < p->win_count; i++) {
@@ -869,6 +967,7 @@ static void fold(struct profile *p)
 	log_reserve(&p->logs[LOG_FUNCS], p->funcs_cap);
 	log_reserve(&p->logs[LOG_THREADS], p->threads_cap);
 	log_reserve(&p->logs[LOG_SITES], p->sites_cap);
+	log_reserve(&p->logs[LOG_NODE_SITES], p->node_sites_cap);
 }
 
 /* --- snapshots ---------------------------------------------------------------------------------- */
@@ -888,6 +987,8 @@ static void pooled_reserve(const struct profile *p, struct pooled *e)
 	if (e->nodes_cap < p->nnodes) {
 		e->nodes_cap = p->nodes_cap;
 		e->nodes = xrealloc(e->nodes, e->nodes_cap * sizeof(*e->nodes));
+		e->node_site_first = xrealloc(e->node_site_first,
+					      e->nodes_cap * sizeof(*e->node_site_first));
 	}
 	if (e->funcs_cap < p->nfuncs) {
 		e->funcs_cap = p->funcs_cap;
@@ -898,6 +999,10 @@ static void pooled_reserve(const struct profile *p, struct pooled *e)
 	if (e->sites_cap < p->nsites) {
 		e->sites_cap = p->sites_cap;
 		e->sites = xrealloc(e->sites, e->sites_cap * sizeof(*e->sites));
+	}
+	if (e->node_sites_cap < p->nnode_sites) {
+		e->node_sites_cap = p->node_sites_cap;
+		e->node_sites = xrealloc(e->node_sites, e->node_sites_cap * sizeof(*e->node_sites));
 	}
 	if (e->threads_cap < p->nthreads || !e->threads) {
 		e->threads_cap = p->threads_cap ? p->threads_cap : 1;
@@ -913,6 +1018,8 @@ static void pooled_update(const struct profile *p, struct pooled *e, bool full)
 	pooled_reserve(p, e);
 	if (full) {
 		memcpy(e->nodes, p->nodes, p->nnodes * sizeof(*e->nodes));
+		memcpy(e->node_site_first, p->node_site_first,
+		       p->nnodes * sizeof(*e->node_site_first));
 		memcpy(e->funcs, p->funcs, p->nfuncs * sizeof(*e->funcs));
 		memcpy(e->self, p->func_self, p->nfuncs * sizeof(*e->self));
 		memcpy(e->total, p->func_total, p->nfuncs * sizeof(*e->total));
@@ -920,9 +1027,14 @@ static void pooled_update(const struct profile *p, struct pooled *e, bool full)
 			memcpy(e->threads, p->threads, p->nthreads * sizeof(*e->threads));
 		if (p->nsites)
 			memcpy(e->sites, p->sites, p->nsites * sizeof(*e->sites));
+		if (p->nnode_sites)
+			memcpy(e->node_sites, p->node_sites,
+			       p->nnode_sites * sizeof(*e->node_sites));
 	} else {
 		copy_logged(e->nodes, p->nodes, sizeof(*e->nodes), &logs[LOG_NODES],
 			    e->log_pos[LOG_NODES]);
+		copy_logged(e->node_site_first, p->node_site_first, sizeof(*e->node_site_first),
+			    &logs[LOG_NODES], e->log_pos[LOG_NODES]);
 		copy_logged(e->funcs, p->funcs, sizeof(*e->funcs), &logs[LOG_FUNCS],
 			    e->log_pos[LOG_FUNCS]);
 		copy_logged(e->self, p->func_self, sizeof(*e->self), &logs[LOG_FUNCS],
@@ -933,6 +1045,8 @@ static void pooled_update(const struct profile *p, struct pooled *e, bool full)
 			    e->log_pos[LOG_THREADS]);
 		copy_logged(e->sites, p->sites, sizeof(*e->sites), &logs[LOG_SITES],
 			    e->log_pos[LOG_SITES]);
+		copy_logged(e->node_sites, p->node_sites, sizeof(*e->node_sites),
+			    &logs[LOG_NODE_SITES], e->log_pos[LOG_NODE_SITES]);
 	}
 	for (int l = 0; l < NLOGS; l++)
 		e->log_pos[l] = logs[l].n;
@@ -953,6 +1067,9 @@ static void pooled_publish(const struct profile *p, struct pooled *e)
 	s->nthreads = p->nthreads;
 	s->sites = e->sites;
 	s->nsites = p->nsites;
+	s->node_sites = e->node_sites;
+	s->nnode_sites = p->nnode_sites;
+	s->node_site_first = e->node_site_first;
 	s->merged_root = 0;
 	s->samples = p->samples;
 	s->folded_nodes = p->folded_nodes;

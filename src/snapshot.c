@@ -40,8 +40,17 @@ void snapshot_unref(struct snapshot *s)
 	free((void *)s->func_self);
 	free((void *)s->func_total);
 	free((void *)s->sites);
+	free((void *)s->node_sites);
+	free((void *)s->node_site_first);
 	strpool_free(s->strings);
 	free(s);
+}
+
+uint32_t snapshot_node_sites(const struct snapshot *s, uint32_t node)
+{
+	if (!s->nnode_sites || !s->node_site_first || node >= s->nnodes)
+		return SNAPSHOT_NO_NODE_SITE;
+	return s->node_site_first[node];
 }
 
 /* --- flat totals ----------------------------------------------------------------------------- */

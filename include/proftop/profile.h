@@ -48,8 +48,9 @@ uint32_t profile_inlined_func(struct profile *profile, const char *module, const
 void profile_func_code(struct profile *profile, uint32_t func, const char *path, uint64_t start,
 		       uint64_t end);
 /* The id of a site of func (snapshot.h): link-time address addr of its module, on file:line
- * (NULL, 0: unknown); interned on first sight, where file and line are taken. Past the memory
- * budget a new address shares its function's one SNAPSHOT_SITE_OTHER site. */
+ * (NULL, 0: unknown); interned on first sight, where file and line are taken. Sites and node
+ * sites share a quarter of the memory budget: past it a new address shares its function's one
+ * SNAPSHOT_SITE_OTHER site. */
 uint32_t profile_site(struct profile *profile, uint32_t func, uint64_t addr, const char *file,
 		      unsigned line);
 /* Name a thread (from COMM records or /proc). */
@@ -57,7 +58,8 @@ void profile_set_comm(struct profile *profile, pid_t pid, pid_t tid, const char 
 /* Add one sample: funcs is the call stack, outermost first, leaf last. */
 void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth);
 /* The same, with each frame's site (sites[i] for funcs[i]; PROFILE_NO_SITE when unknown): the
- * leaf's counts a self sample, every site on the stack a total one. */
+ * leaf's counts a self sample, every site on the stack a total one, and the leaf's thread node
+ * counts the sample at the leaf's site (snapshot.h's node sites). */
 #define PROFILE_NO_SITE UINT32_MAX
 void profile_add_sites(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
 		       const uint32_t *sites, size_t depth);

@@ -16,7 +16,8 @@
  * the merged tree the one under merged_root. Function id 0 is the root.
  *
  * Sites (per-address counts, with their source lines) are kept for the whole run only; a window
- * snapshot has none.
+ * snapshot has none. Each thread node also has the histogram of its self samples by site
+ * (node_sites): where exactly the samples that ended on that path were taken.
  *
  * A profile that outgrew its memory budget folded its coldest subtrees: their samples are in
  * "[other]" nodes, folded_nodes says how many nodes went, and the flat table is still exact. */
@@ -63,6 +64,18 @@ struct snapshot_site {
 	uint64_t total;
 };
 
+/* One thread node's self samples at one site (their sum over a node is its self, short of the
+ * samples that had no site: without line lookups, read back from a file, or once folded). A
+ * node's entries are chained: snapshot_node_sites() gives the first, next the others. */
+#define SNAPSHOT_NO_NODE_SITE UINT32_MAX
+
+struct snapshot_node_site {
+	uint32_t node;         /* a node of a thread's trie (merged nodes have none) */
+	uint32_t site;         /* in sites; its function is the node's */
+	uint32_t next;         /* the node's next entry; SNAPSHOT_NO_NODE_SITE after the last */
+	uint64_t self;
+};
+
 struct snapshot_node {
 	uint32_t func;
 	uint32_t parent;       /* SNAPSHOT_NO_NODE for a root */
@@ -100,6 +113,9 @@ struct snapshot {
 	const uint64_t *func_total;
 	size_t nsites;             /* 0 in a window snapshot, and without line lookups */
 	const struct snapshot_site *sites; /* in the order they were first seen */
+	size_t nnode_sites;        /* 0 where nsites is, and in a file read back */
+	const struct snapshot_node_site *node_sites;
+	const uint32_t *node_site_first; /* per node: its first entry; may be NULL when there is none */
 	struct strpool *strings;   /* a reference: every name and comm above lives there */
 };
 
@@ -108,6 +124,14 @@ struct snapshot {
 struct snapshot *snapshot_alloc(struct strpool *strings);
 struct snapshot *snapshot_ref(struct snapshot *snapshot);
 void snapshot_unref(struct snapshot *snapshot);
+
+/* The first of node's self sites (an index into node_sites), SNAPSHOT_NO_NODE_SITE when it has
+ * none; the next ones follow their next:
+ *
+ *     for (uint32_t e = snapshot_node_sites(s, node); e != SNAPSHOT_NO_NODE_SITE;
+ *          e = s->node_sites[e].next)
+ *             ... s->sites[s->node_sites[e].site], s->node_sites[e].self ... */
+uint32_t snapshot_node_sites(const struct snapshot *snapshot, uint32_t node);
 
 /* Flat totals (self, total per function) of the subtree under node, e.g. one thread's root.
  * self and total are arrays of snapshot->nfuncs, zeroed here. */

@@ -1,6 +1,9 @@
 /* Unit tests of the profile's sites (per-address counts with their source lines): interning,
  * counting per sample, their copies in incremental snapshots, the memory budget's one
- * SNAPSHOT_SITE_OTHER site per function, inlined functions, and window snapshots without sites. */
+ * SNAPSHOT_SITE_OTHER site per function, inlined functions, and window snapshots without sites.
+ * Then the node sites (each thread node's self samples by site): they add up to the nodes' self,
+ * are copied into incremental snapshots as in full ones, survive a fold with exact totals and stay
+ * within the budget. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -10,6 +13,8 @@
 #include "proftop/profile.h"
 #include "proftop/strpool.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -314,6 +319,329 @@ static void window_snapshots_have_no_sites(void **state)
 	profile_free(p);
 }
 
+/* --- node sites ---------------------------------------------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return (uint32_t)rng_state;
+}
+
+#define NFUNCS 16
+#define SITES_PER_FUNC 4
+
+/* Functions f1..f16 of "prog" (funcs[1..16]), each with SITES_PER_FUNC sites. */
+struct world {
+	uint32_t funcs[NFUNCS + 1];
+	uint32_t sites[NFUNCS + 1][SITES_PER_FUNC];
+};
+
+static void world_new(struct profile *p, struct world *w)
+{
+	char name[16];
+
+	for (int i = 1; i <= NFUNCS; i++) {
+		snprintf(name, sizeof(name), "f%d", i);
+		w->funcs[i] = func(p, name);
+		for (int k = 0; k < SITES_PER_FUNC; k++)
+			w->sites[i][k] = profile_site(p, w->funcs[i], 0x1000u * (unsigned)i + 4u * (unsigned)k,
+						      "f.c", (unsigned)(10 * i + k));
+	}
+}
+
+/* A random stack of depth 1..max with a site for every frame, in funcs[]/sites[]. */
+static size_t random_sample(const struct world *w, uint32_t *funcs, uint32_t *sites, size_t max)
+{
+	size_t depth = 1 + rng() % max;
+
+	for (size_t i = 0; i < depth; i++) {
+		int f = 1 + (int)(rng() % NFUNCS);
+
+		funcs[i] = w->funcs[f];
+		sites[i] = w->sites[f][rng() % SITES_PER_FUNC];
+	}
+	return depth;
+}
+
+static bool is_merged(const struct snapshot *s, uint32_t node)
+{
+	while (s->nodes[node].parent != SNAPSHOT_NO_NODE)
+		node = s->nodes[node].parent;
+	return node == s->merged_root;
+}
+
+/* Each node's entries are its own, of its function's sites, each on one chain; thread nodes'
+ * add up to their self, but for "[other]" nodes (func other), which have none; merged nodes have
+ * none. Returns the entries' sum. */
+static uint64_t assert_node_sites(const struct snapshot *s, uint32_t other)
+{
+	uint64_t sum = 0;
+	size_t seen = 0;
+
+	for (uint32_t n = 0; n < s->nnodes; n++) {
+		uint64_t node_sum = 0;
+
+		for (uint32_t e = snapshot_node_sites(s, n); e != SNAPSHOT_NO_NODE_SITE;
+		     e = s->node_sites[e].next) {
+			const struct snapshot_node_site *ns = &s->node_sites[e];
+
+			assert_true(e < s->nnode_sites);
+			assert_int_equal(ns->node, n);
+			assert_true(ns->site < s->nsites);
+			assert_int_equal(s->sites[ns->site].func, s->nodes[n].func);
+			assert_true(ns->self > 0);
+			node_sum += ns->self;
+			seen++;
+		}
+		if (is_merged(s, n) || s->nodes[n].func == other)
+			assert_int_equal(node_sum, 0);
+		else
+			assert_int_equal(node_sum, s->nodes[n].self);
+		sum += node_sum;
+	}
+	assert_int_equal(seen, s->nnode_sites);
+	return sum;
+}
+
+/* The same node sites, entry for entry (two profiles fed alike number them alike). */
+static void assert_same_node_sites(const struct snapshot *a, const struct snapshot *b)
+{
+	assert_int_equal(a->nnodes, b->nnodes);
+	assert_int_equal(a->nnode_sites, b->nnode_sites);
+	for (size_t e = 0; e < a->nnode_sites; e++) {
+		assert_int_equal(a->node_sites[e].node, b->node_sites[e].node);
+		assert_int_equal(a->node_sites[e].site, b->node_sites[e].site);
+		assert_int_equal(a->node_sites[e].next, b->node_sites[e].next);
+		assert_int_equal(a->node_sites[e].self, b->node_sites[e].self);
+	}
+	for (uint32_t n = 0; n < a->nnodes; n++)
+		assert_int_equal(snapshot_node_sites(a, n), snapshot_node_sites(b, n));
+}
+
+/* Samples on random stacks of two threads: every thread node's node sites add up to its self,
+ * and each site's over all nodes to the site's self. Snapshots updated from recycled ones
+ * (profile a drops them at random moments) equal full copies (profile b holds every one). */
+static void node_sites_add_up_and_copy_incrementally(void **state)
+{
+	(void)state;
+	struct profile *a = profile_new(NULL), *b = profile_new(NULL);
+	struct world wa = { 0 }, wb = { 0 };
+	struct snapshot *held[3] = { NULL }, **all = calloc(300, sizeof(*all));
+	const struct snapshot *dropped[3] = { NULL };
+	uint32_t funcs[8], sites[8];
+	size_t nall = 0, recycled = 0;
+
+	world_new(a, &wa);
+	world_new(b, &wb);
+	assert_memory_equal(&wa, &wb, sizeof(wa));
+	for (int round = 0; round < 300; round++) {
+		int samples = (int)(rng() % 40);
+
+		for (int i = 0; i < samples; i++) {
+			size_t depth = random_sample(&wa, funcs, sites, 6);
+			pid_t tid = (pid_t)(1 + rng() % 2);
+
+			profile_add_sites(a, 1, tid, funcs, sites, depth);
+			profile_add_sites(b, 1, tid, funcs, sites, depth);
+		}
+		struct snapshot *sa = profile_snapshot(a);
+		for (size_t i = 0; i < 3; i++)
+			recycled += sa == dropped[i];
+		all[nall] = profile_snapshot(b);
+		assert_same_node_sites(sa, all[nall]);
+		assert_int_equal(assert_node_sites(sa, UINT32_MAX), sa->samples);
+		nall++;
+		size_t slot = rng() % 3;
+		dropped[round % 3] = held[slot];
+		snapshot_unref(held[slot]);
+		held[slot] = sa;
+	}
+	assert_true(recycled > 100); /* most were updated from a dropped one */
+	struct snapshot *s = profile_snapshot(a);
+	for (size_t site = 0; site < s->nsites; site++) {
+		uint64_t sum = 0;
+
+		for (size_t e = 0; e < s->nnode_sites; e++)
+			if (s->node_sites[e].site == site)
+				sum += s->node_sites[e].self;
+		assert_int_equal(sum, s->sites[site].self);
+	}
+	snapshot_unref(s);
+	for (size_t i = 0; i < 3; i++)
+		snapshot_unref(held[i]);
+	for (size_t i = 0; i < nall; i++)
+		snapshot_unref(all[i]);
+	free(all);
+	profile_free(a);
+	profile_free(b);
+}
+
+/* A node's entry counts in the snapshot made after it, recycled or not; a node that gets its
+ * first entry after a snapshot was made finds it in the next, updated, one. */
+static void node_sites_in_a_recycled_snapshot(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	struct world w;
+	const uint32_t *f, *st;
+
+	world_new(p, &w);
+	f = w.funcs;
+	st = w.sites[1];
+	const uint32_t stack[] = { f[1], f[2] }, at[] = { st[0], w.sites[2][1] };
+	const uint32_t other[] = { f[1], f[3] }, at_other[] = { st[0], w.sites[3][2] };
+
+	profile_add_sites(p, 1, 1, stack, at, 2);
+	struct snapshot *s1 = profile_snapshot(p);
+	uintptr_t recycled = (uintptr_t)s1;
+	uint32_t leaf = s1->node_sites[0].node;
+
+	assert_int_equal(s1->nnode_sites, 1);
+	assert_int_equal(s1->node_sites[0].self, 1);
+	snapshot_unref(s1);
+	profile_add_sites(p, 1, 1, stack, at, 2);
+	profile_add_sites(p, 1, 1, other, at_other, 2);
+	struct snapshot *s2 = profile_snapshot(p);
+	assert_int_equal((uintptr_t)s2, recycled); /* else this tests a full copy */
+	assert_int_equal(s2->nnode_sites, 2);
+	assert_int_equal(s2->node_sites[snapshot_node_sites(s2, leaf)].self, 2);
+	assert_int_equal(s2->node_sites[1].site, w.sites[3][2]);
+	assert_int_equal(snapshot_node_sites(s2, s2->node_sites[1].node), 1);
+	assert_int_equal(assert_node_sites(s2, UINT32_MAX), 3);
+	snapshot_unref(s2);
+	profile_free(p);
+}
+
+static uint32_t func_named(const struct snapshot *s, const char *name)
+{
+	for (uint32_t f = 0; f < s->nfuncs; f++)
+		if (!strcmp(s->funcs[f].name, name))
+			return f;
+	return UINT32_MAX;
+}
+
+/* Past the budget the coldest paths fold into "[other]": the nodes that stay keep their node
+ * sites (renumbered) and those that went lose theirs, so the node sites and the "[other]" nodes'
+ * self samples add up to every sample, in held and in later snapshots alike. */
+static void node_sites_survive_folds(void **state)
+{
+	(void)state;
+	const size_t budget = 2u << 20;
+	struct profile *p = profile_new(NULL);
+	struct world w;
+	uint32_t funcs[12], sites[12];
+	struct snapshot *held = NULL;
+
+	world_new(p, &w);
+	profile_set_max_memory(p, budget);
+	for (int i = 0; i < 200000; i++) {
+		size_t depth = random_sample(&w, funcs, sites, 11);
+
+		profile_add_sites(p, 1, (pid_t)(1 + rng() % 2), funcs, sites, depth);
+		if (i % 5000 == 0) {
+			snapshot_unref(held);
+			held = profile_snapshot(p);
+		}
+	}
+	struct snapshot *s = profile_snapshot(p);
+	uint32_t other = func_named(s, "[other]");
+	uint64_t in_other = 0;
+
+	assert_true(s->folded_nodes > 0);
+	assert_int_not_equal(other, UINT32_MAX);
+	for (uint32_t n = 0; n < s->nnodes; n++)
+		if (s->nodes[n].func == other && !is_merged(s, n))
+			in_other += s->nodes[n].self;
+	assert_true(in_other > 0);
+	assert_int_equal(assert_node_sites(s, other) + in_other, s->samples);
+	in_other = 0;
+	for (uint32_t n = 0; n < held->nnodes; n++)
+		if (held->nodes[n].func == other && !is_merged(held, n))
+			in_other += held->nodes[n].self;
+	assert_int_equal(assert_node_sites(held, other) + in_other, held->samples);
+	snapshot_unref(held);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+/* Node sites share the sites' quarter of the budget: past it, a new (node, site) pair counts at
+ * the node's (node, SNAPSHOT_SITE_OTHER) entry, and every node's still add up to its self. */
+static void node_sites_past_the_budget(void **state)
+{
+	(void)state;
+	const size_t budget = 256u << 10;
+	struct profile *p = profile_new(NULL);
+	uint32_t f = func(p, "hot"), caller[64];
+	uint32_t *ids = malloc(2000 * sizeof(*ids));
+	char name[16];
+
+	profile_set_max_memory(p, budget);
+	for (int i = 0; i < 64; i++) {
+		snprintf(name, sizeof(name), "c%d", i);
+		caller[i] = func(p, name);
+	}
+	for (int i = 0; i < 300; i++)
+		ids[i] = profile_site(p, f, 0x1000 + 4 * (uint64_t)i, "hot.c", (unsigned)i + 1);
+	/* 64 paths x 300 addresses: more pairs than a quarter of 256 KiB holds. */
+	for (int c = 0; c < 64; c++)
+		for (int i = 0; i < 300; i++) {
+			const uint32_t stack[] = { caller[c], f }, at[] = { PROFILE_NO_SITE, ids[i] };
+
+			profile_add_sites(p, 1, 1, stack, at, 2);
+		}
+	struct snapshot *s = profile_snapshot(p);
+	size_t at_other = 0;
+
+	assert_int_equal(s->folded_nodes, 0);
+	assert_true(s->nnode_sites < 64 * 300);
+	assert_true(s->nnode_sites * sizeof(struct snapshot_node_site) < budget / 4);
+	for (size_t e = 0; e < s->nnode_sites; e++)
+		if (s->sites[s->node_sites[e].site].addr == SNAPSHOT_SITE_OTHER) {
+			at_other++;
+			assert_int_equal(s->sites[s->node_sites[e].site].func, f);
+		}
+	assert_true(at_other > 0 && at_other <= 64); /* one per node at most */
+	assert_int_equal(assert_node_sites(s, UINT32_MAX), 64 * 300);
+	snapshot_unref(s);
+	free(ids);
+	profile_free(p);
+}
+
+/* A window snapshot has no node sites; a file read back (profile_add_n) makes none. */
+static void node_sites_none_without_sites(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t f = func(p, "main");
+	const uint32_t stack[] = { f }, sites[] = { profile_site(p, f, 0x10, "m.c", 1) };
+
+	profile_set_window(p, 1000000000ull);
+	profile_set_time(p, 5000000000ull);
+	profile_add_n(p, 1, 1, stack, 1, 5);
+	profile_add(p, 1, 1, stack, 1);
+	struct snapshot *s = profile_snapshot(p);
+	assert_int_equal(s->nnode_sites, 0);
+	for (uint32_t n = 0; n < s->nnodes; n++)
+		assert_int_equal(snapshot_node_sites(s, n), SNAPSHOT_NO_NODE_SITE);
+	snapshot_unref(s);
+	profile_add_sites(p, 1, 1, stack, sites, 1);
+	struct snapshot *w = profile_window_snapshot(p, 5000000001ull);
+	assert_int_equal(w->nnode_sites, 0);
+	assert_null(w->node_sites);
+	assert_int_equal(snapshot_node_sites(w, 1), SNAPSHOT_NO_NODE_SITE);
+	snapshot_unref(w);
+	s = profile_snapshot(p);
+	assert_int_equal(s->nnode_sites, 1);
+	assert_int_equal(s->node_sites[0].self, 1);
+	assert_int_equal(s->nodes[s->node_sites[0].node].self, 7);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +651,11 @@ int main(void)
 		cmocka_unit_test(sites_past_the_budget),
 		cmocka_unit_test(inlined_funcs),
 		cmocka_unit_test(window_snapshots_have_no_sites),
+		cmocka_unit_test(node_sites_add_up_and_copy_incrementally),
+		cmocka_unit_test(node_sites_in_a_recycled_snapshot),
+		cmocka_unit_test(node_sites_survive_folds),
+		cmocka_unit_test(node_sites_past_the_budget),
+		cmocka_unit_test(node_sites_none_without_sites),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
