@@ -20,12 +20,9 @@
 
 #include "proftop/util.h"
 
-/* Build-ids are 20 bytes (sha1) in practice; anything longer is not worth a lookup. */
-#define BUILD_ID_MAX		64
-
 /* What ties an ELF file to a debug file, from its sections. */
 struct debugfile_ident {
-	unsigned char build_id[BUILD_ID_MAX];
+	unsigned char build_id[DEBUGFILE_BUILD_ID_MAX];
 	size_t build_id_len;
 	bool debuglink_seen;	/* a .gnu_debuglink section was met (only the first counts) */
 	const char *debuglink;	/* in the ELF's data: valid while it is open; NULL: none */
@@ -34,7 +31,7 @@ struct debugfile_ident {
 };
 
 /* The NT_GNU_BUILD_ID note of one SHT_NOTE section. Returns its length, 0 when it has none. */
-static size_t debugfile_build_id(Elf_Scn *scn, unsigned char *out)
+static size_t debugfile_note_build_id(Elf_Scn *scn, unsigned char *out)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
 	size_t off = 0, name_off, desc_off;
@@ -43,7 +40,7 @@ static size_t debugfile_build_id(Elf_Scn *scn, unsigned char *out)
 	while (data && (off = gelf_getnote(data, off, &nhdr, &name_off, &desc_off))) {
 		if (nhdr.n_type != NT_GNU_BUILD_ID || nhdr.n_namesz != 4 ||
 		    memcmp((char *)data->d_buf + name_off, "GNU", 4) ||
-		    !nhdr.n_descsz || nhdr.n_descsz > BUILD_ID_MAX)
+		    !nhdr.n_descsz || nhdr.n_descsz > DEBUGFILE_BUILD_ID_MAX)
 			continue;
 		memcpy(out, (char *)data->d_buf + desc_off, nhdr.n_descsz);
 		return nhdr.n_descsz;
@@ -102,7 +99,7 @@ static void debugfile_scan(Elf *elf, struct debugfile_ident *id)
 		if (shdr.sh_type == SHT_SYMTAB)
 			id->symtab = true;
 		if (shdr.sh_type == SHT_NOTE && !id->build_id_len)
-			id->build_id_len = debugfile_build_id(scn, id->build_id);
+			id->build_id_len = debugfile_note_build_id(scn, id->build_id);
 		if (!id->debuglink_seen && debugfile_is_debuglink(elf, names, shstrndx, &shdr)) {
 			id->debuglink_seen = true;
 			debugfile_debuglink(elf, scn, id);
@@ -190,7 +187,7 @@ out_close:
 static int debugfile_by_build_id(const char *prefix, const struct debugfile_origin *origin,
 				 const struct debugfile_ident *mod, struct debugfile *out)
 {
-	char path[PATH_MAX], hex[2 * BUILD_ID_MAX + 1];
+	char path[PATH_MAX], hex[2 * DEBUGFILE_BUILD_ID_MAX + 1];
 	int n;
 
 	if (mod->build_id_len < 2)
@@ -245,6 +242,15 @@ int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origi
 		    !debugfile_by_debuglink(prefix[i], origin, &mod, out))
 			return 0;
 	return -ENOENT;
+}
+
+size_t debugfile_build_id(Elf *elf, unsigned char *out)
+{
+	struct debugfile_ident id;
+
+	debugfile_scan(elf, &id);
+	memcpy(out, id.build_id, id.build_id_len);
+	return id.build_id_len;
 }
 
 void debugfile_close(struct debugfile *debug)

@@ -10,13 +10,16 @@
  * first (another mount namespace), then in ours.
  *
  * Nothing is cached here: the module reader looks once per module and takes from the file what
- * the module lacks. */
+ * the module lacks. The build-id reader serves the pprof writer too. */
 #ifndef PROFTOP_DEBUGFILE_H
 #define PROFTOP_DEBUGFILE_H
 
 #include <libelf.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+/* Build-ids are 20 bytes (sha1) in practice; anything longer is not worth a lookup. */
+#define DEBUGFILE_BUILD_ID_MAX 64
 
 /* Where a module came from, which is where its debug file is looked for. */
 struct debugfile_origin {
@@ -37,5 +40,9 @@ struct debugfile {
  * Returns 0, or -ENOENT when no file fits. */
 int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origin *origin);
 void debugfile_close(struct debugfile *debug);
+
+/* The GNU build-id of the ELF file elf (its NT_GNU_BUILD_ID note) into out, which has room for
+ * DEBUGFILE_BUILD_ID_MAX bytes. Returns its length, 0 when it has none. */
+size_t debugfile_build_id(Elf *elf, unsigned char *out);
 
 #endif
