@@ -6,20 +6,46 @@
  * independent top-level records, so each is encoded into a small buffer and streamed through zlib's
  * gzip deflate: memory stays proportional to the largest single record, not to the file.
  *
- * Layout: two sample types, samples/count and cpu/nanoseconds (count x the sampling period). One
- * Sample per distinct stack with self samples, locations leaf first, labelled with the thread's pid,
- * tid and name; the merged scope emits every thread's tree, so tools can still split by thread.
- * One Location and one Function per proftop function (location id = function id, no address: a
- * snapshot keeps functions, not addresses), one Mapping per module. */
+ * Layout: two sample types, samples/count and cpu/nanoseconds (count x the sampling period).
+ * Samples are labelled with the thread's pid, tid and name; the merged scope emits every thread's
+ * tree, so tools can still split by thread.
+ *
+ * Addresses are the modules' link-time (ELF) addresses. A module's Mapping spans the link-time
+ * range of its executable PT_LOAD segment (the one holding its functions' code), its file_offset
+ * that segment's p_offset, so address - memory_start + file_offset is the address's offset in
+ * the file, as pprof's symbolizer computes it; build_id is the file's GNU build-id. Both are read
+ * from the file when the profile is written (libelf): a file that cannot be read, that changed
+ * since profiling began, or whose segment no longer holds those functions gives a Mapping that
+ * spans the functions' code, without build ID or file offset. Mappings say has_functions, and
+ * has_filenames and has_line_numbers when their functions have lines, has_inline_frames when a
+ * Location of theirs holds an inlined chain: pprof takes them as symbolized.
+ *
+ * Samples, one per (stack, leaf site): a thread node's self samples are split by the sites they
+ * were taken at (snapshot_node_sites()). The leaf Location is the sampled instruction itself:
+ * its address, and a Line (function, line) per frame there, innermost first, so an inlined chain
+ * is several Lines in one Location (pprof's convention; the callers that share it are left off
+ * the rest of the stack). The callers are Locations at their function's entry (its code's start,
+ * on the line of its lowest sampled address): proftop keeps per-path counts by function, not by
+ * call site, so the sampled instruction is exact and the callers are placed at their function's
+ * entry. A node's samples without a site (no line lookups, a file read back, "[other]") have
+ * their leaf at its function's entry too; a function without code or sites has one Location with
+ * no address, a Line of line 0. Function ids are proftop's; Location ids are the function's for
+ * the entry, nfuncs + the site's for a leaf. */
 #include "proftop/export.h"
 
+#include "proftop/debugfile.h"
 #include "proftop/idmap.h"
 #include "proftop/strpool.h"
 #include "proftop/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 #include <zlib.h>
 
 enum { WIRE_VARINT = 0, WIRE_BYTES = 2 };
@@ -146,6 +172,23 @@ static void gz_varint_field(struct gz *g, unsigned field, uint64_t v)
 
 /* --- the profile -------------------------------------------------------------------------------- */
 
+#define NO_SITE UINT32_MAX
+
+/* One Mapping: a module's file, or its name alone when none of its functions has one. */
+struct mapping {
+	const char *key;            /* interned: the file's path, else the module's name */
+	const char *path;           /* NULL: no file */
+	uint64_t lo, hi;            /* the range of its functions' code */
+	uint64_t start, limit, offset; /* as written; all 0 without a file */
+	unsigned char build_id[DEBUGFILE_BUILD_ID_MAX];
+	size_t build_id_len;
+	bool lines, inline_frames;
+};
+
+struct site_key {
+	uint64_t func, addr;
+};
+
 struct pprof {
 	const struct snapshot *s;
 	struct strpool *pool;
@@ -153,9 +196,15 @@ struct pprof {
 	const char **strings;
 	size_t nstrings, strings_cap;
 	uint32_t *mapping_of;       /* function → its mapping id (0: function not used) */
-	const char **mappings;      /* mapping id - 1 → module */
+	struct mapping *mappings;   /* mapping id - 1 */
 	size_t nmappings, mappings_cap;
-	struct idmap mapping_index; /* interned module → mapping id */
+	struct idmap mapping_index; /* interned key → mapping id */
+	struct idmap module_file;   /* interned module → a function of it with a file, + 1 */
+	uint32_t *first_site;       /* per function: its lowest sampled address with a line */
+	uint32_t *outer;            /* per site of inlined code: the caller's site at its address */
+	bool *leaf;                 /* per site: a leaf Location */
+	struct idmap site_index;    /* hash of site_key → site (verified on lookup) */
+	uint64_t profiled_since;    /* CLOCK_REALTIME ns when profiling began */
 };
 
 static uint64_t str_index(struct pprof *p, const char *s)
@@ -172,26 +221,169 @@ static uint64_t str_index(struct pprof *p, const char *s)
 	return i;
 }
 
+static const char *intern(struct pprof *p, const char *s)
+{
+	return strpool_intern(p->pool, s, strlen(s));
+}
+
+/* --- what the snapshot has: sites by (function, address), files by module ---------------------- */
+
+static uint32_t site_at(const struct pprof *p, uint32_t func, uint64_t addr)
+{
+	const struct site_key key = { func, addr };
+
+	for (uint64_t seed = 0;; seed++) {
+		uint32_t id = idmap_get(&p->site_index, util_hash_bytes(&key, sizeof(key), seed));
+
+		if (id == IDMAP_MISSING)
+			return NO_SITE;
+		if (p->s->sites[id].func == func && p->s->sites[id].addr == addr)
+			return id;
+	}
+}
+
+/* The index of sites, each function's first site, and which module has a file. */
+static void pprof_index(struct pprof *p)
+{
+	const struct snapshot *s = p->s;
+
+	p->first_site = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*p->first_site));
+	memset(p->first_site, 0xff, s->nfuncs * sizeof(*p->first_site));
+	p->outer = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*p->outer));
+	memset(p->outer, 0xff, s->nsites * sizeof(*p->outer));
+	p->leaf = xcalloc(s->nsites ? s->nsites : 1, sizeof(*p->leaf));
+	for (uint32_t i = 0; i < s->nsites; i++) {
+		const struct snapshot_site *site = &s->sites[i];
+		const struct site_key key = { site->func, site->addr };
+		uint32_t *first = &p->first_site[site->func];
+		uint64_t seed = 0, h;
+
+		while (h = util_hash_bytes(&key, sizeof(key), seed++),
+		       idmap_get(&p->site_index, h) != IDMAP_MISSING)
+			;
+		idmap_put(&p->site_index, h, i);
+		if (site->addr != SNAPSHOT_SITE_OTHER && site->line &&
+		    (*first == NO_SITE || site->addr < s->sites[*first].addr))
+			*first = i;
+	}
+	for (uint32_t f = 1; f < s->nfuncs; f++) {
+		uint64_t key = (uint64_t)(uintptr_t)intern(p, s->funcs[f].module);
+
+		if (s->funcs[f].path && idmap_get(&p->module_file, key) == IDMAP_MISSING)
+			idmap_put(&p->module_file, key, f + 1);
+	}
+}
+
+/* --- mappings ----------------------------------------------------------------------------------- */
+
+/* The mapping of a function: its file's, else that of a function of the same module with one
+ * (code inlined there has no file of its own), else its module's name alone. */
 static void use_function(struct pprof *p, uint32_t func)
 {
-	const char *module = p->s->funcs[func].module;
+	const struct snapshot_func *f = &p->s->funcs[func];
+	const char *path = f->path;
 	const char *key;
+	struct mapping *m;
 	uint32_t id;
 
 	if (p->mapping_of[func])
 		return;
-	key = strpool_intern(p->pool, module, strlen(module));
+	if (!path) {
+		id = idmap_get(&p->module_file, (uint64_t)(uintptr_t)intern(p, f->module));
+		path = id == IDMAP_MISSING ? NULL : p->s->funcs[id - 1].path;
+	}
+	key = intern(p, path ? path : f->module);
 	id = idmap_get(&p->mapping_index, (uint64_t)(uintptr_t)key);
 	if (id == IDMAP_MISSING) {
 		xgrow((void **)&p->mappings, &p->mappings_cap, p->nmappings + 1, sizeof(*p->mappings));
-		p->mappings[p->nmappings++] = key;
+		p->mappings[p->nmappings++] = (struct mapping){ .key = key, .path = path,
+							       .lo = UINT64_MAX };
 		id = (uint32_t)p->nmappings;
 		idmap_put(&p->mapping_index, (uint64_t)(uintptr_t)key, id);
-		str_index(p, module);
+	}
+	m = &p->mappings[id - 1];
+	if (f->path && f->code_end > f->code_start) {
+		m->lo = f->code_start < m->lo ? f->code_start : m->lo;
+		m->hi = f->code_end > m->hi ? f->code_end : m->hi;
 	}
 	p->mapping_of[func] = id;
-	str_index(p, p->s->funcs[func].name);
+	str_index(p, f->name);
 }
+
+/* The executable PT_LOAD segment of elf that holds m's code. */
+static bool exec_segment(Elf *elf, struct mapping *m)
+{
+	GElf_Phdr ph;
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD || !(ph.p_flags & PF_X) ||
+		    m->lo < ph.p_vaddr || m->hi > ph.p_vaddr + ph.p_memsz)
+			continue;
+		m->start = ph.p_vaddr;
+		m->limit = ph.p_vaddr + ph.p_memsz;
+		m->offset = ph.p_offset;
+		return true;
+	}
+	return false;
+}
+
+/* m's range, file offset and build-id from its file (see the top of the file). */
+static void mapping_read_file(const struct pprof *p, struct mapping *m)
+{
+	struct stat st;
+	Elf *elf = NULL;
+	int fd;
+
+	m->start = m->lo;
+	m->limit = m->hi;
+	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    (uint64_t)st.st_ctim.tv_sec * 1000000000u + (uint64_t)st.st_ctim.tv_nsec >= p->profiled_since)
+		goto out_close;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF && exec_segment(elf, m))
+		m->build_id_len = debugfile_build_id(elf, m->build_id);
+	if (elf)
+		elf_end(elf);
+out_close:
+	close(fd);
+}
+
+/* Whether a Location of mapping id at addr has that address (0: none). */
+static bool has_address(const struct pprof *p, uint32_t id, uint64_t addr)
+{
+	const struct mapping *m = &p->mappings[id - 1];
+
+	return m->path && addr && addr != SNAPSHOT_SITE_OTHER && addr >= m->start && addr < m->limit;
+}
+
+static void mapping_record(struct gz *g, struct pprof *p, size_t id, struct pb *msg)
+{
+	const struct mapping *m = &p->mappings[id - 1];
+	char hex[2 * DEBUGFILE_BUILD_ID_MAX + 1];
+
+	for (size_t i = 0; i < m->build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", m->build_id[i]);
+	hex[2 * m->build_id_len] = '\0';
+	pb_uint(msg, 1, id);
+	pb_uint(msg, 2, m->start);
+	pb_uint(msg, 3, m->limit);
+	pb_uint(msg, 4, m->offset);
+	pb_uint(msg, 5, str_index(p, m->key));
+	pb_uint(msg, 6, str_index(p, hex));
+	pb_uint(msg, 7, 1);            /* has_functions */
+	pb_uint(msg, 8, m->lines);     /* has_filenames */
+	pb_uint(msg, 9, m->lines);     /* has_line_numbers */
+	pb_uint(msg, 10, m->inline_frames);
+	gz_record(g, PPROF_MAPPING, msg);
+}
+
+/* --- samples ------------------------------------------------------------------------------------ */
 
 struct tree {
 	const struct snapshot_thread *thread; /* NULL: no thread labels */
@@ -232,6 +424,54 @@ static void sample(struct gz *g, struct pprof *p, const struct tree *t, const ui
 	gz_record(g, PPROF_SAMPLE, msg);
 }
 
+/* How many callers of a leaf at site share its Location (path[0..depth) is the stack to it):
+ * while a frame is code inlined into the one above, that caller's site at the same address
+ * holds the line of the call. Links the chain in outer[] for the Location's Lines. */
+static size_t inline_chain(struct pprof *p, uint32_t site, const uint32_t *path, size_t depth)
+{
+	const struct snapshot *s = p->s;
+	uint64_t addr = s->sites[site].addr;
+	uint32_t at = site;
+	size_t k = 0;
+
+	p->leaf[site] = true;
+	for (; addr != SNAPSHOT_SITE_OTHER && s->funcs[s->sites[at].func].inlined && k + 1 < depth;
+	     k++) {
+		uint32_t caller = s->nodes[path[depth - 2 - k]].func;
+		uint32_t outer = p->outer[at] != NO_SITE ? p->outer[at] : site_at(p, caller, addr);
+
+		if (outer == NO_SITE || s->sites[outer].func != caller)
+			break;
+		p->outer[at] = outer;
+		at = outer;
+	}
+	return k;
+}
+
+/* A node's self samples: one Sample per site it has, leaf first; what no site has at the leaf
+ * function's entry. stack[] holds the entry Locations of the path, leaf first. */
+static void node_samples(struct gz *g, struct pprof *p, const struct tree *t, uint32_t node,
+			 const uint32_t *path, size_t depth, uint64_t *stack, uint64_t period,
+			 struct pb *msg, struct pb *tmp)
+{
+	const struct snapshot *s = p->s;
+	uint64_t left = s->nodes[node].self;
+
+	for (uint32_t e = snapshot_node_sites(s, node); e != SNAPSHOT_NO_NODE_SITE && !g->err;
+	     e = s->node_sites[e].next) {
+		const struct snapshot_node_site *ns = &s->node_sites[e];
+		size_t k = inline_chain(p, ns->site, path, depth);
+		uint64_t entry = stack[k];
+
+		stack[k] = s->nfuncs + ns->site;
+		sample(g, p, t, stack + k, depth - k, ns->self, period, msg, tmp);
+		stack[k] = entry;
+		left -= ns->self < left ? ns->self : left;
+	}
+	if (left && !g->err)
+		sample(g, p, t, stack, depth, left, period, msg, tmp);
+}
+
 /* The samples of one tree: each node with self samples, its stack leaf first. */
 static void samples_of(struct gz *g, struct pprof *p, const struct tree *t, uint64_t period,
 		       struct pb *msg, struct pb *tmp)
@@ -255,7 +495,7 @@ static void samples_of(struct gz *g, struct pprof *p, const struct tree *t, uint
 		xgrow((void **)&stack, &cap, depth, sizeof(*stack));
 		for (size_t d = 0; d < depth; d++)
 			stack[d] = s->nodes[path[depth - 1 - d]].func;
-		sample(g, p, t, stack, depth, s->nodes[step.node].self, period, msg, tmp);
+		node_samples(g, p, t, step.node, path, depth, stack, period, msg, tmp);
 	}
 	snapshot_walk_end(&w);
 	free(stack);
@@ -272,6 +512,30 @@ static void use_functions(struct pprof *p, const struct tree *t)
 	while (snapshot_walk_next(&w, &step))
 		use_function(p, p->s->nodes[step.node].func);
 	snapshot_walk_end(&w);
+}
+
+/* pprof takes the first mapping for the program's: that of main when it has samples, else of the
+ * first function seen in a file that is not a shared library; not that of whichever library a
+ * thread's stack starts in. */
+static void use_main(struct pprof *p)
+{
+	const struct snapshot *s = p->s;
+	uint32_t first = 0;
+
+	for (uint32_t f = 1; f < s->nfuncs; f++) {
+		const char *path = s->funcs[f].path;
+
+		if (!path || !s->func_total[f])
+			continue;
+		if (!strcmp(s->funcs[f].name, "main")) {
+			first = f;
+			break;
+		}
+		if (!first && !strstr(strrchr(path, '/') ? strrchr(path, '/') : path, ".so"))
+			first = f;
+	}
+	if (first)
+		use_function(p, first);
 }
 
 /* Which trees to write: the scope's, or for the merged scope each thread's. */
@@ -292,32 +556,78 @@ static size_t trees_of(const struct snapshot *s, const struct export_scope *scop
 	return n;
 }
 
+/* --- the tables --------------------------------------------------------------------------------- */
+
+/* A Location: id, mapping, address, then its Lines (function, line), innermost first. */
+static void location_record(struct gz *g, struct pprof *p, uint64_t id, uint32_t func,
+			    uint64_t addr, uint32_t site, struct pb *msg, struct pb *tmp)
+{
+	const struct snapshot *s = p->s;
+	uint32_t mapping = p->mapping_of[func];
+	bool address = has_address(p, mapping, addr);
+
+	pb_uint(msg, 1, id);
+	/* An address-less Location of a module with a file is in no mapping: pprof would look it up. */
+	pb_uint(msg, 2, address || !p->mappings[mapping - 1].path ? mapping : 0);
+	pb_uint(msg, 3, address ? addr : 0);
+	do {
+		uint32_t f = site == NO_SITE ? func : s->sites[site].func;
+
+		tmp->len = 0;
+		pb_uint(tmp, 1, f);
+		pb_uint(tmp, 2, site == NO_SITE ? 0 : s->sites[site].line);
+		pb_bytes(msg, 4, tmp->buf, tmp->len);
+		site = site == NO_SITE ? NO_SITE : p->outer[site];
+	} while (site != NO_SITE);
+	gz_record(g, PPROF_LOCATION, msg);
+}
+
+/* What the mappings say of themselves: lines, inlined chains; and their files' layouts. */
+static void mappings_finish(struct pprof *p)
+{
+	const struct snapshot *s = p->s;
+
+	for (uint32_t f = 1; f < s->nfuncs; f++)
+		if (p->mapping_of[f] && p->first_site[f] != NO_SITE)
+			p->mappings[p->mapping_of[f] - 1].lines = true;
+	for (uint32_t i = 0; i < s->nsites; i++)
+		if (p->leaf[i] && p->outer[i] != NO_SITE)
+			p->mappings[p->mapping_of[s->sites[i].func] - 1].inline_frames = true;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return;
+	for (size_t m = 0; m < p->nmappings; m++)
+		if (p->mappings[m].path)
+			mapping_read_file(p, &p->mappings[m]);
+}
+
 static void tables(struct gz *g, struct pprof *p, struct pb *msg, struct pb *tmp)
 {
 	const struct snapshot *s = p->s;
 
-	for (size_t m = 0; m < p->nmappings && !g->err; m++) {
-		pb_uint(msg, 1, m + 1);
-		pb_uint(msg, 5, str_index(p, p->mappings[m]));
-		pb_uint(msg, 7, 1); /* has_functions */
-		gz_record(g, PPROF_MAPPING, msg);
-	}
+	mappings_finish(p);
+	for (size_t m = 0; m < p->nmappings && !g->err; m++)
+		mapping_record(g, p, m + 1, msg);
 	for (uint32_t f = 1; f < s->nfuncs && !g->err; f++) {
-		if (!p->mapping_of[f])
-			continue;
-		tmp->len = 0;
-		pb_uint(tmp, 1, f); /* Line.function_id */
-		pb_uint(msg, 1, f);
-		pb_uint(msg, 2, p->mapping_of[f]);
-		pb_bytes(msg, 4, tmp->buf, tmp->len);
-		gz_record(g, PPROF_LOCATION, msg);
+		const struct snapshot_func *fn = &s->funcs[f];
+
+		if (p->mapping_of[f])
+			location_record(g, p, f, f, fn->path ? fn->code_start : 0, p->first_site[f],
+					msg, tmp);
 	}
+	for (uint32_t i = 0; i < s->nsites && !g->err; i++)
+		if (p->leaf[i])
+			location_record(g, p, s->nfuncs + i, s->sites[i].func, s->sites[i].addr, i,
+					msg, tmp);
 	for (uint32_t f = 1; f < s->nfuncs && !g->err; f++) {
+		uint32_t first = p->first_site[f];
+
 		if (!p->mapping_of[f])
 			continue;
 		pb_uint(msg, 1, f);
 		pb_uint(msg, 2, str_index(p, s->funcs[f].name));
 		pb_uint(msg, 3, str_index(p, s->funcs[f].name));
+		if (first != NO_SITE && s->sites[first].file)
+			pb_uint(msg, 4, str_index(p, s->sites[first].file));
 		gz_record(g, PPROF_FUNCTION, msg);
 	}
 	for (size_t i = 0; i < p->nstrings && !g->err; i++) {
@@ -363,9 +673,35 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 	free(tmp.buf);
 }
 
+/* When profiling began, on the clock file times are in. */
+static uint64_t profiled_since(const struct snapshot *s)
+{
+	struct timespec now;
+	uint64_t ns;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	return ns > s->elapsed_ns ? ns - s->elapsed_ns : 0;
+}
+
+static void pprof_free(struct pprof *p)
+{
+	free(p->strings);
+	free(p->mappings);
+	free(p->mapping_of);
+	free(p->first_site);
+	free(p->outer);
+	free(p->leaf);
+	idmap_free(&p->string_index);
+	idmap_free(&p->mapping_index);
+	idmap_free(&p->module_file);
+	idmap_free(&p->site_index);
+	strpool_free(p->pool);
+}
+
 int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope *scope)
 {
-	struct pprof p = { .s = s, .pool = strpool_new() };
+	struct pprof p = { .s = s, .pool = strpool_new(), .profiled_since = profiled_since(s) };
 	struct gz *g = xcalloc(1, sizeof(*g));
 	struct tree *trees;
 	size_t ntrees = trees_of(s, scope, &trees);
@@ -374,9 +710,13 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 
 	idmap_init(&p.string_index);
 	idmap_init(&p.mapping_index);
-	p.mapping_of = xcalloc(s->nfuncs, sizeof(*p.mapping_of));
+	idmap_init(&p.module_file);
+	idmap_init(&p.site_index);
+	p.mapping_of = xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(*p.mapping_of));
+	pprof_index(&p);
 	/* Strings are numbered as records use them; the table goes out after them all. */
 	str_index(&p, "");
+	use_main(&p);
 	for (size_t i = 0; i < ntrees; i++)
 		use_functions(&p, &trees[i]);
 	g->out = out;
@@ -393,11 +733,6 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	free(comment);
 	free(g->head.buf);
 	free(g);
-	free(p.strings);
-	free(p.mappings);
-	free(p.mapping_of);
-	idmap_free(&p.string_index);
-	idmap_free(&p.mapping_index);
-	strpool_free(p.pool);
+	pprof_free(&p);
 	return err;
 }

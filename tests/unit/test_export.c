@@ -1,7 +1,7 @@
-/* Unit tests of the snapshot writers (tmon.out, callgrind, folded, pprof) on synthetic profiles
- * whose counts are known, read back by independent means: tmon.out through tmon_read.c (the reader
- * under `proftop report` and -i), callgrind and folded by parsing their text here, pprof by
- * inflating it with zlib and decoding the protobuf with a reader written for this test. */
+/* Unit tests of the snapshot writers (tmon.out, callgrind, folded) on synthetic profiles whose
+ * counts are known, read back by independent means: tmon.out through tmon_read.c (the reader
+ * under `proftop report` and -i), callgrind and folded by parsing their text here (pprof's are in
+ * test_export_pprof.c). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #define HZ 100
 
@@ -422,126 +421,6 @@ static void callgrind_costs(void **state)
 	free(text);
 }
 
-/* --- pprof -------------------------------------------------------------------------------------- */
-
-struct pb_reader {
-	const uint8_t *p, *end;
-};
-
-static uint64_t pb_varint(struct pb_reader *r)
-{
-	uint64_t v = 0;
-
-	for (int shift = 0; r->p < r->end && shift < 64; shift += 7) {
-		uint8_t b = *r->p++;
-
-		v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	fail_msg("bad varint");
-	return 0;
-}
-
-/* The next field: its number, and for a length-delimited one its bytes in *sub. */
-static bool pb_next(struct pb_reader *r, unsigned *field, uint64_t *value, struct pb_reader *sub)
-{
-	uint64_t key;
-
-	if (r->p >= r->end)
-		return false;
-	key = pb_varint(r);
-	*field = (unsigned)(key >> 3);
-	switch (key & 7) {
-	case 0:
-		*value = pb_varint(r);
-		return true;
-	case 2:
-		*value = pb_varint(r);
-		assert_true(*value <= (uint64_t)(r->end - r->p));
-		sub->p = r->p;
-		sub->end = r->p + *value;
-		r->p += *value;
-		return true;
-	default:
-		fail_msg("unexpected wire type %u", (unsigned)(key & 7));
-		return false;
-	}
-}
-
-static uint8_t *gunzip(const char *data, size_t len, size_t *out_len)
-{
-	z_stream z = { 0 };
-	size_t cap = 1 << 20;
-	uint8_t *out = malloc(cap);
-
-	assert_int_equal(inflateInit2(&z, 15 + 16), Z_OK);
-	z.next_in = (Bytef *)data;
-	z.avail_in = (uInt)len;
-	z.next_out = out;
-	z.avail_out = (uInt)cap;
-	assert_int_equal(inflate(&z, Z_FINISH), Z_STREAM_END);
-	*out_len = z.total_out;
-	inflateEnd(&z);
-	return out;
-}
-
-static void pprof_decodes(void **state)
-{
-	struct fixture *f = *state;
-	size_t len, plen;
-	char *gz = render(f->s, export_pprof, NULL, &len);
-	uint8_t *pb = gunzip(gz, len, &plen);
-	struct pb_reader r = { pb, pb + plen }, sub;
-	unsigned field;
-	uint64_t value, count_sum = 0, cpu_sum = 0, period = 0;
-	size_t nsamples = 0, nstrings = 0, nlocations = 0, nfunctions = 0, nmappings = 0;
-	size_t labelled = 0;
-	char first_string[8] = "x";
-
-	assert_true((unsigned char)gz[0] == 0x1f && (unsigned char)gz[1] == 0x8b);
-	while (pb_next(&r, &field, &value, &sub)) {
-		if (field == 2) { /* Sample: location_id (packed), value (packed), label */
-			struct pb_reader s = sub, vals;
-			unsigned sf;
-			uint64_t sv;
-
-			nsamples++;
-			while (pb_next(&s, &sf, &sv, &vals)) {
-				if (sf == 2) {
-					count_sum += pb_varint(&vals);
-					cpu_sum += pb_varint(&vals);
-				} else if (sf == 3) {
-					labelled++;
-				}
-			}
-		} else if (field == 6) {
-			if (!nstrings++)
-				snprintf(first_string, sizeof(first_string), "%.*s",
-					 (int)(sub.end - sub.p), (const char *)sub.p);
-		} else if (field == 4) {
-			nlocations++;
-		} else if (field == 5) {
-			nfunctions++;
-		} else if (field == 3) {
-			nmappings++;
-		} else if (field == 12) {
-			period = value;
-		}
-	}
-	assert_int_equal(count_sum, f->s->samples);
-	assert_int_equal(period, 10000000); /* 1 s / 100 Hz */
-	assert_int_equal(cpu_sum, f->s->samples * period);
-	assert_int_equal(nsamples, 8);
-	assert_true(labelled >= 3 * nsamples); /* pid, tid, thread name */
-	assert_string_equal(first_string, "");
-	assert_int_equal(nlocations, f->s->nfuncs - 1);
-	assert_int_equal(nfunctions, f->s->nfuncs - 1);
-	assert_int_equal(nmappings, 2); /* prog, libc.so.6 */
-	free(pb);
-	free(gz);
-}
-
 /* --- file names and formats ---------------------------------------------------------------------- */
 
 static void formats_from_names(void **state)
@@ -616,7 +495,6 @@ int main(void)
 		cmocka_unit_test(text_formats_show_names_visibly),
 		cmocka_unit_test_setup_teardown(callgrind_costs, setup, teardown),
 		cmocka_unit_test(callgrind_without_calls),
-		cmocka_unit_test_setup_teardown(pprof_decodes, setup, teardown),
 		cmocka_unit_test(formats_from_names),
 		cmocka_unit_test_setup_teardown(walk_is_hottest_first, setup, teardown),
 		cmocka_unit_test(ticks),
