@@ -2,11 +2,14 @@
 # export.sh — snapshots read by the real tools: dprofpp (Devel::DProf) on tmon.out, with its
 # exclusive and cumulative times checked against proftop's own final table, and -T's tree;
 # callgrind_annotate (valgrind) on the callgrind output; folded stacks summed back to the sample
-# count; pprof decoded by the npm package pprof-format (installed under BUILD_DIR/npm). Then where
-# snapshots come from: -o at the end, -o - on stdout, --per-thread, SIGUSR1 without stopping,
+# count; pprof decoded by the npm package pprof-format (installed under BUILD_DIR/npm), and read by
+# `go tool pprof` (Debian golang-go): the hot line of lines with the share and samples proftop's
+# --annotate gives it, the mapping's build ID and executable segment as readelf reads them, the
+# hot line's addresses on that line for addr2line, every address inside its mapping, and an
+# inlined chain as Lines of one Location. Then where snapshots come from: -o at the end, -o - on stdout, --per-thread, SIGUSR1 without stopping,
 # SIGINT/SIGTERM, and the numbered names that never replace a file.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP_BIN" "$WL/split" "$WL/paths" "$WL/threads4" "$WL/spin"
+need "$PROFTOP_BIN" "$WL/split" "$WL/paths" "$WL/threads4" "$WL/spin" "$WL/lines" "$WL/inline"
 require_perf_events
 
 HZ=999
@@ -172,6 +175,93 @@ EOF
 		check "pprof-$fn-self" approx "$(awk -v f=$fn '$1 == "self" && $2 == f { print $3 }' "$P")" \
 			"$(row_value "$OUT" $fn split 3)" 0
 	done
+fi
+
+# --- pprof read by go tool pprof --------------------------------------------------------------------
+if ! command -v go >/dev/null 2>&1; then
+	skip "go-pprof" "go is not installed (Debian: golang-go)"
+else
+	# go wants a cache and a home; CI runs as root with neither set.
+	mkdir -p "$TMPD/go-home"
+	gopprof()
+	{
+		HOME=$TMPD/go-home GOCACHE=$TMPD/go-cache timeout 120 go tool pprof "$@" 2>>"$TMPD/go-pprof.err"
+	}
+	SRC=$ROOT/tests/workloads
+	HOT_LINE=$(grep -n '/\* hot line \*/' "$SRC/lines.c" | cut -d: -f1)
+	run_proftop go-lines -b -n 0 --annotate two_lines -o "$TMPD/lines.pb.gz" -- "$WL/lines" 2
+	check "go-pprof-exit-status-0" status $RC 0 "$ERR"
+	# annotated FIELD — the hot line's SELF% (1, of two_lines) or SAMPLES (3) in --annotate.
+	annotated()
+	{
+		awk -v at="lines.c:$HOT_LINE" -v k="$1" '$4 == at { v = $k } END { print v == "" ? "missing" : v }' "$OUT"
+	}
+	# pprof_line FILE FIELD — the hot line's flat (1) or flat% (2) in go tool pprof -lines -top.
+	pprof_line()
+	{
+		awk -v at="lines.c:$HOT_LINE" -v k="$2" '$6 == "two_lines" && substr($7, length($7) - length(at) + 1) == at {
+			v = $k; sub(/%$/, "", v) } END { print v == "" ? "missing" : v }' "$1"
+	}
+	gopprof -sample_index=samples -lines -top "$TMPD/lines.pb.gz" >"$TMPD/go-top.txt"
+	check "go-pprof-reads-it" has "$TMPD/go-top.txt" '^ +flat +flat%' "go tool pprof's output ($(tail -n 3 "$TMPD/go-pprof.err"))"
+	check "go-pprof-hot-line-share" approx "$(pprof_line "$TMPD/go-top.txt" 2)" "$(annotated 1)" 3
+	check "go-pprof-hot-line-samples" approx "$(pprof_line "$TMPD/go-top.txt" 1)" "$(annotated 3)" 0
+	gopprof -raw "$TMPD/lines.pb.gz" >"$TMPD/go-raw.txt"
+	# The mapping of the lines file: "ID: 0xSTART/0xLIMIT/0xOFFSET PATH BUILDID [FLAGS]".
+	mapping_line=$(awk -v f="$WL/lines" '/^Mappings/ { on = 1; next } on && $3 == f' "$TMPD/go-raw.txt")
+	# same GOT WANT — the same (non-empty) text.
+	same()
+	{
+		[ -n "$2" ] && [ "$1" = "$2" ] || { echo "got '$1', want '$2'"; return 1; }
+	}
+	check "go-pprof-build-id-is-readelfs" same "$(echo "$mapping_line" | awk '{ print $4 }')" \
+		"$(readelf -n "$WL/lines" | awk '/Build ID:/ { print $3 }')"
+	# The executable PT_LOAD as readelf -lW shows it (Offset VirtAddr ... MemSiz ... "R E").
+	set -- $(readelf -lW "$WL/lines" | awk '$1 == "LOAD" && $(NF - 1) == "E" { print $2, $3, $6; exit }')
+	check "go-pprof-mapping-is-the-exec-segment" same "$(echo "$mapping_line" | awk '{ print $2 }')" \
+		"$(printf '0x%x/0x%x/0x%x' $(($2)) $(($2 + $3)) $(($1)))"
+	check "go-pprof-mapping-flags" has "$TMPD/go-raw.txt" "^[0-9]+: 0x[0-9a-f/x]+ $WL/lines [0-9a-f]+ \\[FN\\]\\[FL\\]\\[LN\\]"
+	# The addresses are the file's link-time ones: addr2line puts the hot line's on that line.
+	if command -v addr2line >/dev/null 2>&1; then
+		hot_addrs=$(awk -v at="lines.c:$HOT_LINE" '/^Locations/ { on = 1; next } /^Mappings/ { on = 0 }
+			on && $4 == "two_lines" && substr($5, length($5) - length(at) + 1) == at { printf "%s ", $2 }' \
+			"$TMPD/go-raw.txt")
+		check "go-pprof-hot-addresses-are-the-files" sh -c "[ -n '$hot_addrs' ] || { echo 'no Location on the hot line'; exit 1; }
+			addr2line -e '$WL/lines' $hot_addrs | grep -Ev 'lines\.c:$HOT_LINE( |\$)' && exit 1; exit 0"
+	else
+		skip "go-pprof-hot-addresses-are-the-files" "addr2line is not installed (Debian: binutils)"
+	fi
+	# Every Location with an address is inside its mapping.
+	check "go-pprof-addresses-in-mappings" awk '
+		function hex(s,   v, i) { s = tolower(s); sub(/^0x/, "", s); v = 0
+			for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v }
+		/^Locations/ { part = "l"; next } /^Mappings/ { part = "m"; next }
+		part == "l" && $2 ~ /^0x/ && $3 ~ /^M=/ { n++; addr[n] = hex($2); map[n] = substr($3, 3) }
+		part == "m" && $1 ~ /^[0-9]+:$/ { split($2, r, "/"); id = $1 + 0; lo[id] = hex(r[1]); hi[id] = hex(r[2]) }
+		END {
+			for (i = 1; i <= n; i++) if (addr[i]) {
+				checked++
+				if (!(map[i] in lo) || addr[i] < lo[map[i]] || addr[i] >= hi[map[i]]) {
+					printf "location %d at 0x%x outside mapping %s\n", i, addr[i], map[i]; bad = 1 }
+			}
+			if (!checked) { print "no location has an address"; bad = 1 }
+			exit bad
+		}' "$TMPD/go-raw.txt"
+	# inline: step() inlined into caller_a and caller_b; its samples sit in one Location with the
+	# caller's line of the call under step's.
+	run_proftop go-inline -b -n 0 -o "$TMPD/inline.pb.gz" -- "$WL/inline" 1
+	gopprof -raw "$TMPD/inline.pb.gz" >"$TMPD/go-inline-raw.txt"
+	CALL_A=$(grep -n '/\* call a \*/' "$SRC/inline.c" | cut -d: -f1)
+	check "go-pprof-inlined-chain-in-one-location" awk -v call="inline.c:$CALL_A" '
+		/^ +[0-9]+: 0x[0-9a-f]+ M=[0-9]+ step \(inlined\) / { inl = 1; next }
+		inl && $1 == "caller_a" && substr($2, length($2) - length(call) + 1) == call { ok = 1 }
+		{ inl = 0 }
+		END { if (!ok) print "no Location with step (inlined) and then caller_a at " call; exit !ok }' \
+		"$TMPD/go-inline-raw.txt"
+	check "go-pprof-inline-frames-flag" has "$TMPD/go-inline-raw.txt" "$WL/inline [0-9a-f]+ .*\\[IN\\]"
+	gopprof -lines -top "$TMPD/inline.pb.gz" >"$TMPD/go-inline-top.txt"
+	check "go-pprof-step-inline-top" has "$TMPD/go-inline-top.txt" ' step \(inlined\) .*inline\.c:[0-9]+ \(inline\)$'
 fi
 
 # --- per thread: one file per thread, named FILE.TID ---------------------------------------------
