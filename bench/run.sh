@@ -66,7 +66,10 @@ section_replay() {
 		set -- $w
 		if [ "$1" = cc1 ]; then
 			[ -x "$cc1" ] || continue
-			set -- "$cc1" -quiet -O2 -Iinclude -D_GNU_SOURCE "$src" -o /dev/null
+			# cc1 alone knows no multiarch include directory (gcc passes it): without it the
+			# compile stops at <bits/libc-header-start.h> after a few milliseconds.
+			set -- "$cc1" -quiet -imultiarch "$(gcc -print-multiarch)" -O2 -Iinclude \
+				-D_GNU_SOURCE "$src" -o /dev/null
 			name=cc1
 		else
 			name=$1
