@@ -337,6 +337,8 @@ static void mapping_read_file(const struct pprof *p, struct mapping *m)
 	Elf *elf = NULL;
 	int fd;
 
+	if (m->lo >= m->hi)
+		return; /* none of its functions' code is known: no addresses */
 	m->start = m->lo;
 	m->limit = m->hi;
 	fd = open(m->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
