@@ -16,7 +16,7 @@ if [ ! -x "$cc1" ]; then
 	echo "== lines RSS: gcc's cc1 is not installed, skipped"
 	exit 0
 fi
-loop="while :; do for f in src/*.c; do '$cc1' -quiet -O2 -Iinclude -D_GNU_SOURCE \$f -o /dev/null; done; done"
+loop="while :; do for f in src/*.c; do '$cc1' -quiet -imultiarch '$(gcc -print-multiarch)' -O2 -Iinclude -D_GNU_SOURCE \$f -o /dev/null; done; done"
 
 # peak OPTION... — proftop's peak RSS (VmHWM, polled) and its final header, over one run.
 peak() {

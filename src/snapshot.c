@@ -125,8 +125,8 @@ static uint32_t outer_site(const struct snapshot *s, const struct idmap *at, con
 
 /* An inlined frame's samples at an address were taken in the code of the function it was inlined
  * into, whose frame has a site at the same address (the line of the inlined call): they move
- * there. */
-static struct snapshot_site *fold_sites(const struct snapshot *s)
+ * there. to[site] is where each site's samples went (itself when nowhere). */
+static struct snapshot_site *fold_sites(const struct snapshot *s, uint32_t *to)
 {
 	struct snapshot_site *sites = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*sites));
 	struct idmap at;
@@ -145,16 +145,57 @@ static struct snapshot_site *fold_sites(const struct snapshot *s)
 		const struct snapshot_func *f = &s->funcs[sites[i].func];
 		uint32_t outer;
 
-		if (!f->inlined || !sites[i].self)
+		to[i] = (uint32_t)i;
+		if (!f->inlined)
 			continue;
 		outer = outer_site(s, &at, f->module, sites[i].addr, &hash);
 		if (outer != IDMAP_MISSING) {
 			sites[outer].self += sites[i].self;
 			sites[i].self = 0;
+			to[i] = outer;
 		}
 	}
 	idmap_free(&at);
 	return sites;
+}
+
+/* The node sites follow their nodes (map) and their sites (site_to): an inlined frame's go to the
+ * node it merged into, at the site its samples moved to, and entries that meet are summed. One
+ * whose site had nowhere to go (its caller has no frame at that address) is left out. */
+static void fold_node_sites(const struct snapshot *s, struct snapshot *out, const uint32_t *map,
+			    const uint32_t *site_to)
+{
+	struct snapshot_node_site *entries;
+	uint32_t *first;
+	struct idmap at; /* new node << 32 | site -> entry */
+	size_t n = 0;
+
+	if (!s->nnode_sites)
+		return;
+	entries = xmalloc(s->nnode_sites * sizeof(*entries));
+	first = xmalloc((out->nnodes ? out->nnodes : 1) * sizeof(*first));
+	memset(first, 0xff, out->nnodes * sizeof(*first));
+	idmap_init(&at);
+	for (size_t i = 0; i < s->nnode_sites; i++) {
+		const struct snapshot_node_site *e = &s->node_sites[i];
+		uint32_t node = map[e->node], site = site_to[e->site], j;
+		uint64_t key = (uint64_t)node << 32 | site;
+
+		if (out->sites[site].func != out->nodes[node].func)
+			continue;
+		j = idmap_get(&at, key);
+		if (j == IDMAP_MISSING) {
+			j = (uint32_t)n++;
+			entries[j] = (struct snapshot_node_site){ node, site, first[node], 0 };
+			first[node] = j;
+			idmap_put(&at, key, j);
+		}
+		entries[j].self += e->self;
+	}
+	idmap_free(&at);
+	out->node_sites = entries;
+	out->nnode_sites = n;
+	out->node_site_first = first;
 }
 
 /* The nodes with every inlined one merged into its nearest caller that is not inlined (children
@@ -230,7 +271,7 @@ struct snapshot *snapshot_fold_inlined(struct snapshot *s)
 	struct snapshot_func *funcs;
 	struct snapshot_thread *threads;
 	uint64_t *self, *total;
-	uint32_t *map;
+	uint32_t *map, *site_to;
 
 	if (!has_inlined(s))
 		return snapshot_ref(s);
@@ -262,8 +303,11 @@ struct snapshot *snapshot_fold_inlined(struct snapshot *s)
 	fold_flat(s, out->nodes, map, self, total);
 	out->func_self = self;
 	out->func_total = total;
-	out->sites = fold_sites(s);
+	site_to = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*site_to));
+	out->sites = fold_sites(s, site_to);
 	out->nsites = s->nsites;
+	fold_node_sites(s, out, map, site_to);
+	free(site_to);
 	free(map);
 	return out;
 }

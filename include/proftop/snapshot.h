@@ -139,8 +139,8 @@ void snapshot_flat(const struct snapshot *snapshot, uint32_t node, uint64_t *sel
 
 /* The snapshot as if inlined functions were not frames of their own (as --no-inline collects
  * it): each inlined node merges into its nearest caller that is not inlined, and its samples, per
- * node, per function and per site, count there. Function ids stay. A snapshot without inlined
- * functions comes back as a new reference to itself. */
+ * node, per function, per site and per node site, count there. Function ids stay. A snapshot
+ * without inlined functions comes back as a new reference to itself. */
 struct snapshot *snapshot_fold_inlined(struct snapshot *snapshot);
 
 /* Depth-first, pre-order, over the nodes below top of a node array (a snapshot's, or a tree a

@@ -260,6 +260,39 @@ static void fold_inlined_merges_into_callers(void **state)
 	assert_int_equal(f->sites[sh_b].self, 0);
 	assert_int_equal(f->sites[sca2].self, 2);
 	assert_int_equal(f->sites[sl].self, 4);
+	/* Node sites too: each thread node's add up to its self; caller_a's of thread 1 has helper's
+	 * at its own frame's site (4) and its own (2); the two leaf nodes that merged, one entry. */
+	for (uint32_t n = 0; n < f->nnodes; n++) {
+		uint64_t sum = 0;
+
+		for (uint32_t e = snapshot_node_sites(f, n); e != SNAPSHOT_NO_NODE_SITE;
+		     e = f->node_sites[e].next) {
+			assert_int_equal(f->node_sites[e].node, n);
+			assert_int_equal(f->sites[f->node_sites[e].site].func, f->nodes[n].func);
+			sum += f->node_sites[e].self;
+		}
+		assert_true(sum == f->nodes[n].self || sum == 0);
+	}
+	for (size_t t = 0; t < f->nthreads; t++) {
+		uint32_t top = child_of(f, f->threads[t].root, m), e;
+
+		if (f->threads[t].tid != 1)
+			continue;
+		node = child_of(f, top, ca);
+		e = snapshot_node_sites(f, node);
+		assert_int_equal(f->nodes[node].self, 6);
+		assert_int_equal(f->node_sites[e].site, sca2);
+		assert_int_equal(f->node_sites[e].self, 2);
+		e = f->node_sites[e].next;
+		assert_int_equal(f->node_sites[e].site, sca);
+		assert_int_equal(f->node_sites[e].self, 4);
+		assert_int_equal(f->node_sites[e].next, SNAPSHOT_NO_NODE_SITE);
+		e = snapshot_node_sites(f, child_of(f, node, l));
+		assert_int_equal(f->node_sites[e].site, sl);
+		assert_int_equal(f->node_sites[e].self, 4);
+		assert_int_equal(f->node_sites[e].next, SNAPSHOT_NO_NODE_SITE);
+	}
+	assert_int_equal(f->nnode_sites, 4); /* thread 1: ca at sca, sca2; l at sl; thread 2: cb */
 
 	/* The original is unchanged; a snapshot without inlined functions is itself. */
 	assert_int_equal(s->func_self[h], 9);
