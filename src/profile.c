@@ -29,10 +29,11 @@
  * (node, that site). A fold keeps a surviving node's entries (renumbered) and drops those of the
  * nodes that went into "[other]", which so has self samples but no sites.
  *
- * The time window is a ring of (time, thread leaf) pairs in two arrays, oldest at win_head, with
- * a power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot counts each
- * pair's leaf (and its merged counterpart) as one self sample and sums totals bottom-up, which the
- * index order makes one reverse pass. */
+ * The time window is a ring of (time, thread leaf, leaf site) triples in three arrays, oldest at
+ * win_head, with a power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot
+ * counts each leaf (and its merged counterpart) as one self sample and sums totals bottom-up,
+ * which the index order makes one reverse pass; each leaf site counts a self sample of its site
+ * and of its (node, site) pair. The window keeps no stacks of sites, so its sites have no totals. */
 #include "proftop/profile.h"
 
 #include "proftop/diag.h"
@@ -129,6 +130,7 @@ struct profile {
 	uint64_t window_ns, now_ns;
 	uint64_t *win_time;
 	uint32_t *win_node;
+	uint32_t *win_site;        /* the leaf's site; PROFILE_NO_SITE when it had none */
 	size_t win_head, win_count, win_cap;
 };
 
@@ -212,7 +214,7 @@ size_t profile_memory(const struct profile *p)
 		       p->child_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->funcs_cap * (sizeof(*p->funcs) + sizeof(*p->func_keys) + 3 * sizeof(uint64_t)) +
 		       p->func_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
-		       p->threads_cap * sizeof(*p->threads) + p->win_cap * (sizeof(uint64_t) + 4) +
+		       p->threads_cap * sizeof(*p->threads) + p->win_cap * (sizeof(uint64_t) + 8) +
 		       p->sites_cap * (sizeof(*p->sites) + sizeof(*p->site_seen)) +
 		       p->site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->node_sites_cap * sizeof(*p->node_sites) + p->nodes_cap * sizeof(uint32_t) +
@@ -364,6 +366,7 @@ void profile_free(struct profile *p)
 	free(p->threads);
 	free(p->win_time);
 	free(p->win_node);
+	free(p->win_site);
 	free(p->sites);
 	free(p->site_seen);
 	free(p->node_sites);
@@ -678,8 +681,10 @@ void profile_set_window(struct profile *p, uint64_t window_ns)
 		return;
 	free(p->win_time);
 	free(p->win_node);
+	free(p->win_site);
 	p->win_time = NULL;
 	p->win_node = NULL;
+	p->win_site = NULL;
 	p->win_head = p->win_count = p->win_cap = 0;
 }
 
@@ -702,23 +707,26 @@ static void window_grow(struct profile *p)
 {
 	size_t cap = p->win_cap ? p->win_cap * 2 : 1024;
 	uint64_t *time = xmalloc(cap * sizeof(*time));
-	uint32_t *node = xmalloc(cap * sizeof(*node));
+	uint32_t *node = xmalloc(cap * sizeof(*node)), *site = xmalloc(cap * sizeof(*site));
 
 	for (size_t i = 0; i < p->win_count; i++) {
 		size_t j = (p->win_head + i) & (p->win_cap - 1);
 
 		time[i] = p->win_time[j];
 		node[i] = p->win_node[j];
+		site[i] = p->win_site[j];
 	}
 	free(p->win_time);
 	free(p->win_node);
+	free(p->win_site);
 	p->win_time = time;
 	p->win_node = node;
+	p->win_site = site;
 	p->win_head = 0;
 	p->win_cap = cap;
 }
 
-static void window_push(struct profile *p, uint32_t node)
+static void window_push(struct profile *p, uint32_t node, uint32_t site)
 {
 	size_t tail;
 
@@ -734,6 +742,7 @@ static void window_push(struct profile *p, uint32_t node)
 	tail = (p->win_head + p->win_count) & (p->win_cap - 1);
 	p->win_time[tail] = p->now_ns;
 	p->win_node[tail] = node;
+	p->win_site[tail] = site;
 	p->win_count++;
 }
 
@@ -764,18 +773,20 @@ void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *
 		       const uint32_t *sites, size_t depth)
 {
 	uint32_t node = add_stack(p, pid, tid, funcs, depth, 1);
+	uint32_t leaf = sites && depth ? sites[depth - 1] : PROFILE_NO_SITE;
 
-	if (sites && node != SNAPSHOT_NO_NODE) {
-		uint32_t leaf = depth ? sites[depth - 1] : PROFILE_NO_SITE;
-
+	if (node == SNAPSHOT_NO_NODE)
+		leaf = PROFILE_NO_SITE;
+	if (sites && node != SNAPSHOT_NO_NODE)
 		count_sites(p, sites, depth);
-		/* The leaf's node, unless the stack was cut short (no room for more nodes). */
-		if (leaf != PROFILE_NO_SITE && p->sites[leaf].func == p->nodes[node].func)
-			count_node_site(p, node, leaf);
-	}
+	/* The leaf's node, unless the stack was cut short (no room for more nodes). */
+	if (leaf != PROFILE_NO_SITE && p->sites[leaf].func != p->nodes[node].func)
+		leaf = PROFILE_NO_SITE;
+	if (leaf != PROFILE_NO_SITE)
+		count_node_site(p, node, leaf);
 
 	if (p->window_ns && node != SNAPSHOT_NO_NODE)
-		window_push(p, node);
+		window_push(p, node, leaf);
 	after_add(p);
 }
 
@@ -1117,6 +1128,50 @@ struct snapshot *profile_snapshot(struct profile *p)
 	return e.snapshot;
 }
 
+/* The window's sites: every site as the profile knows it, with the window's leaf samples as self
+ * (no totals), and the (leaf node, site) pairs those samples make, chained per node. */
+static void window_sites(struct profile *p, struct snapshot *s)
+{
+	struct snapshot_site *sites = xmalloc((p->nsites ? p->nsites : 1) * sizeof(*sites));
+	struct snapshot_node_site *entries = NULL;
+	uint32_t *first = xmalloc((p->nnodes ? p->nnodes : 1) * sizeof(*first));
+	size_t n = 0, cap = 0;
+	struct idmap index;
+
+	idmap_init(&index);
+	memset(first, 0xff, (p->nnodes ? p->nnodes : 1) * sizeof(*first));
+	for (size_t i = 0; i < p->nsites; i++) {
+		sites[i] = p->sites[i];
+		sites[i].self = sites[i].total = 0;
+	}
+	for (size_t i = 0; i < p->win_count; i++) {
+		size_t j = (p->win_head + i) & (p->win_cap - 1);
+		uint32_t node = p->win_node[j], site = p->win_site[j], e;
+
+		if (site == PROFILE_NO_SITE)
+			continue;
+		sites[site].self++;
+		if (sites[site].func != p->nodes[node].func) /* folded into "[other]" since */
+			continue;
+		e = idmap_get(&index, (uint64_t)node << 32 | site);
+		if (e == IDMAP_MISSING) {
+			xgrow((void **)&entries, &cap, n + 1, sizeof(*entries));
+			e = (uint32_t)n++;
+			entries[e] = (struct snapshot_node_site){ node, site, first[node], 0 };
+			first[node] = e;
+			idmap_put(&index, (uint64_t)node << 32 | site, e);
+		}
+		entries[e].self++;
+	}
+	idmap_free(&index);
+	s->sites = sites;
+	s->nsites = p->nsites;
+	s->node_sites = entries;
+	s->nnode_sites = n;
+	s->node_site_first = first;
+	s->sites_self_only = true;
+}
+
 struct snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
 {
 	struct snapshot_node *nodes = xmalloc((p->nnodes ? p->nnodes : 1) * sizeof(*nodes));
@@ -1161,5 +1216,6 @@ struct snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
 	snapshot_flat(s, 0, self, total);
 	s->func_self = self;
 	s->func_total = total;
+	window_sites(p, s);
 	return s;
 }

@@ -306,9 +306,52 @@ struct snapshot *snapshot_fold_inlined(struct snapshot *s)
 	site_to = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*site_to));
 	out->sites = fold_sites(s, site_to);
 	out->nsites = s->nsites;
+	out->sites_self_only = s->sites_self_only;
 	fold_node_sites(s, out, map, site_to);
 	free(site_to);
 	free(map);
+	return out;
+}
+
+/* --- sites of one thread ------------------------------------------------------------------- */
+
+struct snapshot *snapshot_sites_in(struct snapshot *s, uint32_t scope)
+{
+	struct snapshot *out = snapshot_alloc(strpool_ref(s->strings));
+	struct snapshot_func *funcs = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*funcs));
+	struct snapshot_site *sites = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*sites));
+	uint64_t *self = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*self));
+	uint64_t *total = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*total));
+	bool *in = xcalloc(s->nnodes ? s->nnodes : 1, sizeof(*in));
+
+	out->counters = s->counters;
+	out->elapsed_ns = s->elapsed_ns;
+	out->freq = s->freq;
+	out->window_ns = s->window_ns;
+	memcpy(funcs, s->funcs, s->nfuncs * sizeof(*funcs));
+	out->funcs = funcs;
+	out->nfuncs = s->nfuncs;
+	snapshot_flat(s, scope, self, total);
+	out->func_self = self;
+	out->func_total = total;
+	out->samples = scope < s->nnodes ? s->nodes[scope].total : 0;
+	for (size_t i = 0; i < s->nsites; i++) {
+		sites[i] = s->sites[i];
+		sites[i].self = sites[i].total = 0;
+	}
+	/* A parent comes before its children: one pass marks the subtree. */
+	for (size_t i = 0; i < s->nnodes; i++) {
+		uint32_t parent = s->nodes[i].parent;
+
+		in[i] = i == scope || (parent != SNAPSHOT_NO_NODE && in[parent]);
+		for (uint32_t e = in[i] ? snapshot_node_sites(s, (uint32_t)i) : SNAPSHOT_NO_NODE_SITE;
+		     e != SNAPSHOT_NO_NODE_SITE; e = s->node_sites[e].next)
+			sites[s->node_sites[e].site].self += s->node_sites[e].self;
+	}
+	free(in);
+	out->sites = sites;
+	out->nsites = s->nsites;
+	out->sites_self_only = true;
 	return out;
 }
 

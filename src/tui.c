@@ -269,21 +269,21 @@ static void change_freq(struct tui *t, bool up)
 	t->refresh_at = got ? util_now_ns() + WINDOW_WAIT_NS : 0;
 }
 
-/* In the window mode the cumulative snapshot goes along: the Lines view reads its sites. */
+/* In the window mode the window snapshot, or the cumulative one until there is a window. */
 static void refresh_snapshot(struct tui *t)
 {
-	struct snapshot *s = NULL, *whole;
+	struct snapshot *window = NULL, *s;
 
 	if (!t->screen.window) {
 		tui_screen_set_snapshot(&t->screen, session_snapshot(t->session));
 		return;
 	}
-	whole = session_snapshots(t->session, &s);
-	if (!s) {
-		s = whole;
-		whole = NULL;
+	s = session_snapshots(t->session, &window);
+	if (window) {
+		snapshot_unref(s);
+		s = window;
 	}
-	tui_screen_set_snapshots(&t->screen, s, whole);
+	tui_screen_set_snapshot(&t->screen, s);
 }
 
 static void toggle_window(struct tui *t)

@@ -471,20 +471,20 @@ static int place_width(const struct tui_screen *s, size_t first, size_t last)
 	return w > 40 ? 40 : w;
 }
 
-/* The function, its module and samples, the basis of the percentages, and where the lines count
- * more than the other views do (window snapshots and threads have no sites of their own). */
+/* The function, its module and samples, the basis of the percentages, and whether the lines
+ * have totals (a window's or a thread's count only where samples were taken). */
 static void draw_lines_heading(struct tui_screen *s, int y, const struct snapshot *src)
 {
 	const struct snapshot_func *f = s->lines_func < src->nfuncs ? &src->funcs[s->lines_func] : NULL;
 	unsigned long a = s->attrs[THEME_NORMAL] | A_BOLD;
 	char text[PUT_MAX];
 
-	snprintf(text, sizeof(text), " %s  %s  self %llu  total %llu  %% of %s%s%s", f ? f->name : "?",
+	snprintf(text, sizeof(text), " %s  %s  self %llu  total %llu  %% of %s%s", f ? f->name : "?",
 		 f ? f->module : "", (unsigned long long)s->lines.self,
 		 (unsigned long long)s->lines.total,
 		 s->lines_of_profile ? "the whole profile" : "the function",
-		 s->shown->window_ns ? "  (lines count the whole run)" : "",
-		 s->thread ? "  (lines count all threads)" : "");
+		 !src->sites_self_only ? "" : s->thread ? "  (this thread's self samples: no line totals)"
+							 : "  (the window's self samples: no line totals)");
 	fill(y, 0, COLS, a);
 	put(y, 0, COLS, a, text);
 }
@@ -492,7 +492,7 @@ static void draw_lines_heading(struct tui_screen *s, int y, const struct snapsho
 static void draw_line_row(struct tui_screen *s, int y, const struct annotate_line *l, int place_w,
 			  uint64_t samples, unsigned long sel)
 {
-	bool all = s->lines_of_profile;
+	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
 	const char *why = NULL, *text = annotate_source_line(s->sources, l->file, l->line, &why);
 	unsigned long a = sel ? sel : s->attrs[THEME_NORMAL];
 	int x = VIEW_CELLS_WIDTH + place_w + 2;
@@ -500,7 +500,7 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
 
 	fill(y, 0, COLS, a);
 	draw_numbers(s, y, pct(l->self, all ? samples : s->lines.self),
-		     pct(l->total, all ? samples : s->lines.total), l->self, sel);
+		     self_only ? -1 : pct(l->total, all ? samples : s->lines.total), l->self, sel);
 	line_place(l, place, sizeof(place));
 	put(y, VIEW_CELLS_WIDTH, place_w, sel ? sel : s->attrs[THEME_MODULE], place);
 	if (text) {
@@ -519,16 +519,16 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
 static void draw_insn_row(struct tui_screen *s, int y, size_t i, uint64_t samples, unsigned long sel)
 {
 	const struct disasm_insn *insn = &s->code.insns[i];
-	bool all = s->lines_of_profile;
+	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
 	int x = VIEW_CELLS_WIDTH + 4, used;
 	uint64_t self, total;
 	char addr[32];
 
 	fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
 	annotate_code_samples(&s->code, i, &self, &total);
-	if (total)
+	if (self || total)
 		draw_numbers(s, y, pct(self, all ? samples : s->lines.self),
-			     pct(total, all ? samples : s->lines.total), self, sel);
+			     self_only ? -1 : pct(total, all ? samples : s->lines.total), self, sel);
 	snprintf(addr, sizeof(addr), "0x%llx  ", (unsigned long long)insn->addr);
 	used = put(y, x, COLS - x, sel ? sel : s->attrs[THEME_MODULE], addr);
 	put(y, x + used, COLS - x - used, sel ? sel : s->attrs[THEME_NORMAL], insn->text);

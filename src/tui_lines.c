@@ -105,9 +105,13 @@ size_t tui_lines_row_of_line(const struct tui_screen *s, size_t line)
 	return i;
 }
 
-size_t tui_lines_build(struct tui_screen *s)
+size_t tui_lines_build(struct tui_screen *s, uint32_t scope)
 {
-	const struct snapshot *src = tui_screen_lines_snapshot(s);
+	const struct snapshot *src;
+
+	snapshot_unref(s->lines_src);
+	s->lines_src = scope == SNAPSHOT_NO_NODE ? snapshot_ref(s->shown) : snapshot_sites_in(s->shown, scope);
+	src = s->lines_src;
 
 	if (!s->sources)
 		s->sources = annotate_sources_new();

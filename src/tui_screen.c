@@ -40,9 +40,7 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->callers);
 	free(s->threads);
 	tui_lines_free(s);
-	snapshot_unref(s->whole);
-	snapshot_unref(s->whole_raw);
-	snapshot_unref(s->live_whole);
+	snapshot_unref(s->lines_src);
 	view_tree_free(&s->callers_src);
 	view_expansion_free(&s->tree_open);
 	view_expansion_free(&s->callers_open);
@@ -102,8 +100,6 @@ static void present(struct tui_screen *s)
 {
 	snapshot_unref(s->shown);
 	s->shown = presented(s, s->shown_raw);
-	snapshot_unref(s->whole);
-	s->whole = presented(s, s->whole_raw);
 	s->stale = true;
 }
 
@@ -112,31 +108,21 @@ static void show_live(struct tui_screen *s)
 {
 	snapshot_unref(s->shown_raw);
 	s->shown_raw = snapshot_ref(s->live);
-	snapshot_unref(s->whole_raw);
-	s->whole_raw = s->live_whole ? snapshot_ref(s->live_whole) : NULL;
 	present(s);
 }
 
-void tui_screen_set_snapshots(struct tui_screen *s, struct snapshot *snapshot, struct snapshot *whole)
+void tui_screen_set_snapshot(struct tui_screen *s, struct snapshot *snapshot)
 {
 	if (snapshot == s->live) {
 		snapshot_unref(snapshot);
-		snapshot_unref(whole);
 		return;
 	}
 	update_rates(s, snapshot);
 	snapshot_unref(s->live);
 	s->live = snapshot;
-	snapshot_unref(s->live_whole);
-	s->live_whole = whole;
 	if (s->paused && s->shown)
 		return;
 	show_live(s);
-}
-
-void tui_screen_set_snapshot(struct tui_screen *s, struct snapshot *snapshot)
-{
-	tui_screen_set_snapshots(s, snapshot, NULL);
 }
 
 /* --- rows ------------------------------------------------------------------------------------- */
@@ -251,10 +237,9 @@ static void rebuild_threads(struct tui_screen *s)
 	restore_cursor(s, TUI_THREADS, view_threads(s->shown, s->filter, &s->threads) + 1);
 }
 
-/* Window snapshots have no sites. */
 const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *s)
 {
-	return s->whole ? s->whole : s->shown;
+	return s->lines_src ? s->lines_src : s->shown;
 }
 
 /* The function's lines again (tui_lines.h), the cursor on the same line or instruction; on the
@@ -263,7 +248,7 @@ static void rebuild_lines(struct tui_screen *s)
 {
 	struct tui_list *l = &s->lists[TUI_LINES];
 
-	restore_cursor(s, TUI_LINES, tui_lines_build(s));
+	restore_cursor(s, TUI_LINES, tui_lines_build(s, s->thread ? scope_root(s) : SNAPSHOT_NO_NODE));
 	if (s->lines_fresh && s->lines_nhot) {
 		l->cursor = tui_lines_row_of_line(s, s->lines_order[0]);
 		l->key = row_key(s, TUI_LINES, l->cursor);

@@ -76,7 +76,10 @@ void view_cells(struct view_cells *c, double first_pct, double second_pct, uint6
 {
 	cell_layout(c);
 	snprintf(c->text[VIEW_CELL_FIRST], sizeof(c->text[0]), "%7.2f ", first_pct);
-	snprintf(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), "%7.2f ", second_pct);
+	if (second_pct < 0) /* none: a window's or a thread's lines have no totals */
+		snprintf(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), "%7s ", "-");
+	else
+		snprintf(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), "%7.2f ", second_pct);
 	snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8llu  ", (unsigned long long)count);
 }
 

@@ -15,9 +15,10 @@
  * a parent's index is smaller than its children's. A thread's trie is the subtree under its root;
  * the merged tree the one under merged_root. Function id 0 is the root.
  *
- * Sites (per-address counts, with their source lines) are kept for the whole run only; a window
- * snapshot has none. Each thread node also has the histogram of its self samples by site
- * (node_sites): where exactly the samples that ended on that path were taken.
+ * Sites (per-address counts, with their source lines) have totals for the whole run only: a
+ * window snapshot's count the window's self samples, without totals (sites_self_only). Each
+ * thread node also has the histogram of its self samples by site (node_sites): where exactly the
+ * samples that ended on that path were taken.
  *
  * A profile that outgrew its memory budget folded its coldest subtrees: their samples are in
  * "[other]" nodes, folded_nodes says how many nodes went, and the flat table is still exact. */
@@ -111,8 +112,9 @@ struct snapshot {
 	const struct snapshot_thread *threads;
 	const uint64_t *func_self; /* per function id, over all threads */
 	const uint64_t *func_total;
-	size_t nsites;             /* 0 in a window snapshot, and without line lookups */
+	size_t nsites;             /* 0 without line lookups */
 	const struct snapshot_site *sites; /* in the order they were first seen */
+	bool sites_self_only;      /* a window's: sites and node sites count self samples, no totals */
 	size_t nnode_sites;        /* 0 where nsites is, and in a file read back */
 	const struct snapshot_node_site *node_sites;
 	const uint32_t *node_site_first; /* per node: its first entry; may be NULL when there is none */
@@ -142,6 +144,12 @@ void snapshot_flat(const struct snapshot *snapshot, uint32_t node, uint64_t *sel
  * node, per function, per site and per node site, count there. Function ids stay. A snapshot
  * without inlined functions comes back as a new reference to itself. */
 struct snapshot *snapshot_fold_inlined(struct snapshot *snapshot);
+
+/* What the Lines view reads of one thread: the functions and sites of snapshot as counted in the
+ * subtree under scope (a thread's root): each site's self samples there (from the node sites; no
+ * totals: sites_self_only), the flat self and total of that subtree, and samples its total. It
+ * has no nodes and no threads. */
+struct snapshot *snapshot_sites_in(struct snapshot *snapshot, uint32_t scope);
 
 /* Depth-first, pre-order, over the nodes below top of a node array (a snapshot's, or a tree a
  * view built in the same layout). Children come hottest first (most total samples; ties by

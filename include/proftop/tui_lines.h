@@ -8,9 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The rows of lines_func again from the lines snapshot (tui_screen_lines_snapshot()), in
- * lines_rows, with lines_order its lines by heat. Returns how many rows. */
-size_t tui_lines_build(struct tui_screen *screen);
+/* The rows of lines_func again, in lines_rows, with lines_order its lines by heat, from the shown
+ * snapshot, or its sites in the subtree under scope (a thread's root; SNAPSHOT_NO_NODE: all),
+ * which becomes lines_src. Returns how many rows. */
+size_t tui_lines_build(struct tui_screen *screen, uint32_t scope);
 /* A source line's key: its file and number. */
 uint64_t tui_lines_line_key(const struct annotate_line *line);
 /* A row's key: its line's file and number, or its instruction's address. */

@@ -7,8 +7,8 @@
  * not change between snapshots (a function id, a tree path hash, a thread id) and finds it again
  * after every rebuild (a source line by its file and number).
  *
- * The Lines view reads sites, which only the cumulative profile has: in the time-window mode the
- * screen keeps the cumulative snapshot beside the window one (whole), and pauses both alike. */
+ * The Lines view reads the shown snapshot's sites: a window's count its self samples (no totals),
+ * and under a thread scope a snapshot of that thread's sites is made from the node sites. */
 #ifndef PROFTOP_TUI_SCREEN_H
 #define PROFTOP_TUI_SCREEN_H
 
@@ -68,10 +68,10 @@ struct tui_screen {
 	/* The profile in the tables (frozen while paused) and the newest one, for the header. Both
 	 * are references the screen holds. */
 	struct snapshot *shown, *live;
-	/* The cumulative profile when shown / live are window ones (NULL otherwise): the lines'. */
-	struct snapshot *whole, *live_whole;
-	/* The snapshots shown and whole are made of: the same, or with inlined frames folded. */
-	struct snapshot *shown_raw, *whole_raw;
+	/* What shown is made of: the same, or with inlined frames folded. */
+	struct snapshot *shown_raw;
+	/* What the Lines rows were made from: shown, or its sites in the thread scope. */
+	struct snapshot *lines_src;
 	bool fold_inlined;     /* `i`: inlined functions count in their callers */
 	bool stale;            /* the rows must be rebuilt from shown */
 
@@ -138,10 +138,6 @@ void tui_screen_init(struct tui_screen *screen, const char *target);
 void tui_screen_free(struct tui_screen *screen);
 /* Take snapshot as the newest (a reference the screen keeps); unless paused it is also shown. */
 void tui_screen_set_snapshot(struct tui_screen *screen, struct snapshot *snapshot);
-/* The same with whole, the cumulative snapshot, when snapshot is a window one (else NULL): both
- * references are the screen's. */
-void tui_screen_set_snapshots(struct tui_screen *screen, struct snapshot *snapshot,
-			      struct snapshot *whole);
 /* Rebuild the current view's rows if anything changed. */
 void tui_screen_rebuild(struct tui_screen *screen);
 /* A key (curses code) or a mouse click at (y, x) (key KEY_MOUSE); returns what the loop must do. */
@@ -151,7 +147,7 @@ enum tui_action tui_screen_click(struct tui_screen *screen, int y, int x, bool w
 void tui_screen_message(struct tui_screen *screen, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* The snapshot the Lines view reads: the cumulative one beside a window one, else the shown. */
+/* The snapshot the Lines rows were made from (lines_src), else the shown one. */
 const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *screen);
 
 /* "Top", "Tree", "Callers", "Threads", "Lines": the tabs and the help name the views alike. */

@@ -53,7 +53,7 @@ struct view_cells {
 	int width[VIEW_NCELLS];
 };
 
-/* A row's cells. */
+/* A row's cells; a negative second_pct shows "-": no such number. */
 void view_cells(struct view_cells *cells, double first_pct, double second_pct, uint64_t count);
 /* The column headings over them, right-aligned as the numbers are. */
 void view_cell_headings(struct view_cells *cells, const char *first, const char *second,

@@ -104,18 +104,20 @@ check "lines-percent-of-profile" wait_screen lines '^ two_lines .*% of the whole
 check "lines-percent-message" wait_screen lines 'percentages of the whole profile'
 tm send-keys -t lines %
 check "lines-percent-of-function" wait_screen lines '^ two_lines .*% of the function'
-# The window mode: window snapshots have no sites; the lines are the whole run's.
+# The window mode: the lines count the window's self samples, without totals ("-").
 tm send-keys -t lines w
-check "lines-window-says-whole-run" wait_screen lines '^ two_lines .*\(lines count the whole run\)'
-check "lines-window-still-rows" wait_screen lines " lines\\.c:$hot "
+check "lines-window-says-self-only" wait_screen lines "^ two_lines .*\\(the window's self samples: no line totals\\)"
+check "lines-window-hot-row" wait_screen lines "^ +[0-9.]+ +- +[0-9]+  lines\\.c:$hot "
+check "lines-window-hot-self-pct" between "$(cell lines " lines\\.c:$hot " 1)" 65 85
 check "lines-window-keeps-cursor" wait_selected lines "lines.c:$hot"
 tm send-keys -t lines w
-check "lines-cumulative-again" wait_gone lines 'lines count the whole run'
-# A thread scope: the lines still count every thread.
+check "lines-cumulative-again" wait_gone lines 'no line totals'
+# A thread scope: that thread's self samples (lines runs one thread).
 tm send-keys -t lines 4 Down Enter 5
-check "lines-thread-says-all-threads" wait_screen lines '^ two_lines .*\(lines count all threads\)'
+check "lines-thread-says-self-only" wait_screen lines "^ two_lines .*\\(this thread's self samples: no line totals\\)"
+check "lines-thread-hot-self-pct" between "$(cell lines " lines\\.c:$hot " 1)" 65 85
 tm send-keys -t lines 4 Home Enter 5
-check "lines-all-threads-again" wait_gone lines 'lines count all threads'
+check "lines-all-threads-again" wait_gone lines 'no line totals'
 tm send-keys -t lines Escape
 check "lines-esc-back-to-top" wait_screen lines 'SELF% +TOTAL% +SAMPLES +FUNCTION'
 check "lines-esc-left-lines" wait_gone lines ' lines of two_lines'

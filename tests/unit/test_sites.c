@@ -1,6 +1,7 @@
 /* Unit tests of the profile's sites (per-address counts with their source lines): interning,
  * counting per sample, their copies in incremental snapshots, the memory budget's one
- * SNAPSHOT_SITE_OTHER site per function, inlined functions, and window snapshots without sites.
+ * SNAPSHOT_SITE_OTHER site per function, inlined functions, and window snapshots' sites (self
+ * samples only).
  * Then the node sites (each thread node's self samples by site): they add up to the nodes' self,
  * are copied into incremental snapshots as in full ones, survive a fold with exact totals and stay
  * within the budget. */
@@ -297,23 +298,47 @@ static void inlined_funcs(void **state)
 	profile_free(p);
 }
 
-/* Sites are kept for the whole run only: a window snapshot has none. */
-static void window_snapshots_have_no_sites(void **state)
+/* A window snapshot's sites and node sites count the window's leaf samples, without totals; the
+ * samples that left the window leave its sites too. */
+static void window_sites_count_the_window(void **state)
 {
 	(void)state;
 	struct profile *p = profile_new(NULL);
-	uint32_t f = func(p, "main");
-	const uint32_t stack[] = { f }, sites[] = { profile_site(p, f, 0x10, "m.c", 1) };
+	uint32_t f = func(p, "main"), g = func(p, "leaf");
+	uint32_t sf = profile_site(p, f, 0x10, "m.c", 1), sg = profile_site(p, g, 0x20, "l.c", 2);
+	const uint32_t stack[] = { f, g }, sites[] = { sf, sg }, short_stack[] = { f };
 
 	profile_set_window(p, 1000000000ull);
+	profile_set_time(p, 3000000000ull);
+	for (int i = 0; i < 4; i++)
+		profile_add_sites(p, 1, 1, stack, sites, 2); /* leaves the window */
 	profile_set_time(p, 5000000000ull);
-	profile_add_sites(p, 1, 1, stack, sites, 1);
+	profile_add_sites(p, 1, 1, stack, sites, 2);
+	profile_add_sites(p, 1, 2, stack, sites, 2);
+	profile_add_sites(p, 1, 2, short_stack, sites, 1);
 	struct snapshot *w = profile_window_snapshot(p, 5000000001ull);
 	struct snapshot *s = profile_snapshot(p);
-	assert_int_equal(w->samples, 1);
-	assert_int_equal(w->nsites, 0);
-	assert_int_equal(s->nsites, 1);
-	assert_int_equal(s->sites[0].self, 1);
+	assert_int_equal(w->samples, 3);
+	assert_true(w->sites_self_only);
+	assert_false(s->sites_self_only);
+	assert_int_equal(w->nsites, 2);
+	assert_int_equal(w->sites[sg].self, 2);
+	assert_int_equal(w->sites[sf].self, 1);
+	assert_int_equal(w->sites[sg].total, 0);
+	assert_int_equal(s->sites[sg].self, 6);
+	assert_int_equal(s->sites[sf].total, 7);
+	/* Per node: each thread's leaf node has its own entry. */
+	uint64_t by_node = 0;
+	size_t entries = 0;
+	for (uint32_t n = 0; n < w->nnodes; n++)
+		for (uint32_t e = snapshot_node_sites(w, n); e != SNAPSHOT_NO_NODE_SITE; e = w->node_sites[e].next) {
+			assert_int_equal(w->node_sites[e].node, n);
+			assert_int_equal(w->sites[w->node_sites[e].site].func, w->nodes[n].func);
+			by_node += w->node_sites[e].self;
+			entries++;
+		}
+	assert_int_equal(by_node, 3);
+	assert_int_equal(entries, 3);
 	snapshot_unref(w);
 	snapshot_unref(s);
 	profile_free(p);
@@ -629,11 +654,6 @@ static void node_sites_none_without_sites(void **state)
 		assert_int_equal(snapshot_node_sites(s, n), SNAPSHOT_NO_NODE_SITE);
 	snapshot_unref(s);
 	profile_add_sites(p, 1, 1, stack, sites, 1);
-	struct snapshot *w = profile_window_snapshot(p, 5000000001ull);
-	assert_int_equal(w->nnode_sites, 0);
-	assert_null(w->node_sites);
-	assert_int_equal(snapshot_node_sites(w, 1), SNAPSHOT_NO_NODE_SITE);
-	snapshot_unref(w);
 	s = profile_snapshot(p);
 	assert_int_equal(s->nnode_sites, 1);
 	assert_int_equal(s->node_sites[0].self, 1);
@@ -650,7 +670,7 @@ int main(void)
 		cmocka_unit_test(snapshot_sites_incremental),
 		cmocka_unit_test(sites_past_the_budget),
 		cmocka_unit_test(inlined_funcs),
-		cmocka_unit_test(window_snapshots_have_no_sites),
+		cmocka_unit_test(window_sites_count_the_window),
 		cmocka_unit_test(node_sites_add_up_and_copy_incrementally),
 		cmocka_unit_test(node_sites_in_a_recycled_snapshot),
 		cmocka_unit_test(node_sites_survive_folds),

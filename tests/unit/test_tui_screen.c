@@ -634,12 +634,13 @@ static void lines_from_top(void **state)
 	assert_int_equal(f->s.view, TUI_TOP);
 }
 
-/* From the tree the selected node's function; pause freezes the lines; a window snapshot (no sites)
- * shows the cumulative one's lines. */
+/* From the tree the selected node's function; pause freezes the lines; a window snapshot's lines
+ * count the window's self samples, without totals. */
 static void lines_from_tree_paused_and_windowed(void **state)
 {
 	struct fixture *f = *state;
 
+	profile_set_window(f->p, 60000000000ull);
 	add_burn_line(f, 10, 5);
 	add_burn_line(f, 12, 20);
 	new_snapshot(f);
@@ -658,12 +659,60 @@ static void lines_from_tree_paused_and_windowed(void **state)
 	key(f, ' ');
 	assert_int_equal(f->s.lines.nlines, 3);
 	add_burn_line(f, 13, 1);
-	tui_screen_set_snapshots(&f->s, profile_window_snapshot(f->p, 0), profile_snapshot(f->p));
+	tui_screen_set_snapshot(&f->s, profile_window_snapshot(f->p, 0));
 	tui_screen_rebuild(&f->s);
+	assert_true(tui_screen_lines_snapshot(&f->s)->sites_self_only);
 	assert_int_equal(f->s.lines.nlines, 4);
 	assert_int_equal(cursor_line(f), 12);
+	for (size_t i = 0; i < f->s.lines.nlines; i++) {
+		const struct annotate_line *l = &f->s.lines.lines[i];
+
+		assert_int_equal(l->self, l->line == 10 ? 5 : l->line == 11 ? 5 : l->line == 12 ? 20 : 1);
+		assert_int_equal(l->total, 0);
+	}
 	key(f, TUI_ESC);
 	assert_int_equal(f->s.view, TUI_TREE);
+}
+
+/* Under a thread scope the lines count that thread's samples only, from the node sites, without
+ * totals; all threads again: the whole profile's, with totals. */
+static void lines_in_a_thread(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t funcs[] = { f->main_, f->pa, f->burn };
+	uint32_t sites[] = { PROFILE_NO_SITE, PROFILE_NO_SITE,
+			     profile_site(f->p, f->burn, 0x1100, "/src/burn.c", 40) };
+
+	add_burn_line(f, 12, 20); /* thread 11 */
+	for (int i = 0; i < 7; i++)
+		profile_add_sites(f->p, 1, 12, funcs, sites, 3);
+	new_snapshot(f);
+	f->s.lines_func = f->burn;
+	f->s.view = TUI_LINES;
+	f->s.stale = true;
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.lines.nlines, 2); /* lines 12 and 40 */
+	for (f->s.thread = 0; f->s.thread != 12;) { /* the Threads view's row of tid 12 */
+		key(f, '4');
+		while (list(f)->cursor + 1 < list(f)->rows &&
+		       (list(f)->cursor == 0 || f->s.threads[list(f)->cursor - 1].tid != 12))
+			key(f, KEY_DOWN);
+		key(f, '\n');
+	}
+	key(f, '5');
+	tui_screen_rebuild(&f->s);
+	assert_true(tui_screen_lines_snapshot(&f->s)->sites_self_only);
+	assert_int_equal(f->s.lines.nlines, 1);
+	assert_int_equal(f->s.lines.lines[0].line, 40);
+	assert_int_equal(f->s.lines.lines[0].self, 7);
+	assert_int_equal(f->s.lines.lines[0].total, 0);
+	key(f, '4');
+	key(f, KEY_HOME);
+	key(f, '\n');
+	key(f, '5');
+	tui_screen_rebuild(&f->s);
+	assert_false(tui_screen_lines_snapshot(&f->s)->sites_self_only);
+	assert_int_equal(f->s.lines.nlines, 2);
 }
 
 /* The function the disassembly test profiles: its own code, read back from this test's file. */
@@ -1101,6 +1150,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_top, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_tree_paused_and_windowed, setup, teardown),
+		cmocka_unit_test_setup_teardown(lines_in_a_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_with_disassembly, setup, teardown),
 		cmocka_unit_test(table_keys_reach_their_bindings),
 		cmocka_unit_test(hint_lines_name_working_keys),
