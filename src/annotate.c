@@ -116,6 +116,7 @@ static void annotate_from(const struct snapshot *s, uint32_t func, const uint32_
 	if (func < s->nfuncs) {
 		out->self = s->func_self[func];
 		out->total = s->func_total[func];
+		out->no_lines = s->funcs[func].no_lines;
 	}
 	if (nids)
 		out->lines = xmalloc(nids * sizeof(*out->lines));
@@ -187,6 +188,8 @@ const char *annotate_why_no_lines(const struct annotation *a)
 		return NULL;
 	if (!a->has_sites)
 		return "no addresses were recorded for it";
+	if (a->no_lines)
+		return a->no_lines;
 	return "its file has no DWARF line table, nor a debug file with one (build with -g, or "
 	       "install its debug package)";
 }

@@ -172,8 +172,11 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 	util_print_safe(out, s->funcs[func].module);
 	fprintf(out, "  self %llu  total %llu\n", (unsigned long long)a.self,
 		(unsigned long long)a.total);
-	if (!a.has_lines)
-		fprintf(out, "no source lines: %s\n", annotate_why_no_lines(&a));
+	if (!a.has_lines) {
+		fputs("no source lines: ", out);
+		util_print_safe(out, annotate_why_no_lines(&a));
+		fputc('\n', out);
+	}
 	with_code = d && code_load(&code, out, s, func, d, &a);
 	view_cell_headings(&c, "SELF%", "TOTAL%", "SAMPLES");
 	fprintf(out, "%s%s%sLINE\n", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],

@@ -408,7 +408,10 @@ static const struct option_spec options_table[] = {
 		       "is on the line of the call, and code inlined into \\fIFUNC\\fR on the\n"
 		       "line that called the inlined function. \\fIFUNC\\fR is a name as the\n"
 		       "table shows it (an inlined one without \\(lq(inlined)\\(rq too).\n"
-		       "Lines come from the DWARF of the file or of its debug file.",
+		       "Lines come from the DWARF of the file or of its debug file; a warning\n"
+		       "names the file when that DWARF is corrupt (its lines are then unknown)\n"
+		       "or when the debug file found is another build's (its build-id or\n"
+		       "CRC-32 differs: it is not used).",
 	},
 	{
 		.name = "asm", .parse = set_asm,

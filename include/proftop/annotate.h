@@ -31,6 +31,7 @@ struct annotation {
 	size_t nlines;
 	bool has_lines;                /* some site had a source line */
 	bool has_sites;                /* the snapshot had sites for it at all */
+	const char *no_lines;          /* the snapshot's word on why it has none (snapshot.h) */
 };
 
 /* The functions of snapshot named name: exactly, or as "name (inlined)". Fills out[0..max) with
@@ -56,8 +57,9 @@ void annotate_add_positions(struct annotation *annotation, const char *const *fi
 /* The index of the line with the most self samples (total on a tie, then the first); 0 when
  * there are none. */
 size_t annotate_hottest(const struct annotation *annotation);
-/* Why an annotation has no source lines, and how to get them, for every frontend to say alike;
- * NULL when it has some. */
+/* Why an annotation has no source lines, and how to get them, for every frontend to say alike:
+ * what was wrong with its file's DWARF when something was, as the profile recorded it (the text
+ * names files: show it in visible form); NULL when it has some. */
 const char *annotate_why_no_lines(const struct annotation *annotation);
 
 /* --- instructions -----------------------------------------------------------------------------

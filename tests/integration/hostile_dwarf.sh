@@ -2,6 +2,13 @@
 # hostile_dwarf.sh — debug information and sources that are not what proftop expects, through
 # the real binary (--annotate, --asm, --histogram, --no-inline) on copies of the real workloads
 # built here as the Makefile builds them:
+#   - corrupt .debug_line, .debug_info, .debug_abbrev, .debug_str, sections past the end of a
+#     file cut short: the profile still names functions from .symtab, the lines are unknown, and
+#     a warning on stderr names the file and what libdw refused; names with control characters
+#     from a corrupt .debug_str or a build directory never reach the terminal raw;
+#   - a separate debug file (.gnu_debuglink, or /usr/lib/debug/.build-id in a private mount
+#     namespace) of another build: never used, and named in a warning and in the annotation;
+#   - a binary without debug information: --annotate says so, and how to get it;
 #   - a function of a megabyte of code with thousands of helpers inlined into it: the profile,
 #     --annotate and --asm finish in bounded time and memory, each instruction listed once.
 # Every run is bounded by timeout(1) (run_proftop): a hang is a failure of its own.
@@ -13,6 +20,272 @@ SRC=$ROOT/tests/workloads
 CC=${CC:-cc}
 # What the Makefile builds the workloads with.
 WL_CFLAGS="-O2 -g -fomit-frame-pointer -pthread"
+
+# build NAME SOURCE [CFLAGS...] — compile a copy of SOURCE (with burn.h beside it) in $TMPD as
+# NAME, as the Makefile builds the workloads.
+build()
+{
+	local name src
+	name=$1
+	src=$2
+	shift 2
+	cp "$SRC/burn.h" "$TMPD/" && cp "$src" "$TMPD/$name.c" &&
+		$CC $WL_CFLAGS "$@" -o "$TMPD/$name" "$TMPD/$name.c" 2>"$TMPD/$name.cc-err" ||
+		{ fail "build-$name" "$(cat "$TMPD/$name.cc-err")"; finish; }
+}
+
+# section FILE NAME — "OFFSET SIZE" (hex, as readelf prints them) of section NAME of FILE.
+section()
+{
+	readelf -SW "$1" 2>/dev/null | awk -v s="$2" '{ sub(/^ *\[ *[0-9]+\] /, "") } $1 == s { print $4, $5 }'
+}
+
+# overwrite FILE NAME PATTERN — fill section NAME of FILE in place with PATTERN (a Perl string
+# literal's body: "\xff", "\e]0;x\a\0") repeated.
+overwrite()
+{
+	set -- "$1" "$2" "$3" $(section "$1" "$2")
+	[ $# -eq 5 ] || { fail "no-section-$2" "$1 has no section $2"; return 1; }
+	perl -e 'my ($f, $p, $off, $size) = @ARGV; $p = eval "\"$p\""; $size = hex $size;
+		open(my $h, "+<", $f) or die "$f: $!"; binmode $h; seek($h, hex $off, 0);
+		print $h substr($p x ($size / length($p) + 1), 0, $size); close $h or die "$f: $!"' \
+		"$1" "$3" "$4" "$5"
+}
+
+# shdr_set FILE NAME FIELD VALUE — set sh_offset or sh_size (FIELD offset or size) of section NAME
+# of the ELF64 little-endian FILE to VALUE.
+shdr_set()
+{
+	python3 - "$@" <<'PY'
+import struct, sys
+path, name, field, value = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4], 0)
+b = bytearray(open(path, "rb").read())
+shoff, = struct.unpack_from("<Q", b, 0x28)
+entsize, num, strndx = struct.unpack_from("<HHH", b, 0x3a)
+strtab, = struct.unpack_from("<Q", b, shoff + strndx * entsize + 0x18)
+for i in range(num):
+    at = shoff + i * entsize
+    n, = struct.unpack_from("<I", b, at)
+    if b[strtab + n:b.index(0, strtab + n)] == name.encode():
+        struct.pack_into("<Q", b, at + {"offset": 0x18, "size": 0x20}[field], value)
+open(path, "wb").write(b)
+PY
+}
+
+# no_raw_controls FILE... — no byte of the files is a control character but newline (and none
+# is ESC or BEL in particular): what proftop printed cannot act on a terminal.
+no_raw_controls()
+{
+	if LC_ALL=C grep -n "$(printf '[\001-\011\013-\037\177]')" "$@" | head -n 3 | grep .; then
+		echo "raw control characters above"
+		return 1
+	fi
+}
+
+line_of()
+{
+	grep -n "/\* $2 \*/" "$1" | cut -d: -f1
+}
+HOT_LINE=$(line_of "$SRC/lines.c" "hot line")
+
+# annotated FILE FILE:LINE FIELD — FIELD (1 SELF%, 2 TOTAL%, 3 SAMPLES) of that line's row in
+# the last annotation in FILE; "missing" when it has none.
+annotated()
+{
+	awk -v at="$2" -v k="$3" '
+	/^--- annotate/ { v = "missing" }
+	$4 == at { v = $k }
+	END { print v == "" ? "missing" : v }' "$1"
+}
+
+build lines "$SRC/lines.c"
+build inline "$SRC/inline.c"
+
+# --- corrupt DWARF ------------------------------------------------------------------------------
+# Each section overwritten whole, in a copy of lines: the function is still named (from .symtab),
+# its samples are on no line, and stderr says which file and what libdw refused.
+for sec in debug_line debug_info debug_abbrev; do
+	for fill in ff 00; do
+		bin=$TMPD/$sec-$fill
+		cp "$TMPD/lines" "$bin"
+		overwrite "$bin" ".$sec" "\\x$fill" || continue
+		run_proftop "$sec-$fill" -b -n 0 --annotate two_lines --histogram -- "$bin" 0.5
+		check "$sec-$fill-exit-0" status $RC 0 "$ERR"
+		check "$sec-$fill-named-from-symtab" between "$(self_pct "$OUT" two_lines)" 90 100
+		check "$sec-$fill-warning" has "$ERR" \
+			"^proftop: warning: $bin: its DWARF is corrupt: .*: .+; lines that need it show as unknown\$"
+		check "$sec-$fill-one-warning" test "$(grep -c 'DWARF is corrupt' "$ERR")" -eq 1
+		check "$sec-$fill-annotation-says-why" has "$OUT" \
+			"^no source lines: $bin: its DWARF is corrupt: "
+		check "$sec-$fill-no-line" approx "$(annotated "$OUT" "[no" 1)" 100 0.01
+		check "$sec-$fill-histogram" has "$OUT" "^--- histogram  $sec-$fill\$"
+	done
+done
+
+# .debug_str of escape sequences, BEL and newlines: inline's inlined function gets its name there.
+bin=$TMPD/escapes
+cp "$TMPD/inline" "$bin"
+overwrite "$bin" .debug_str '\e]0;pwned\a\n\e[2J\0'
+for mode in inline no-inline; do
+	flag=""
+	[ $mode = no-inline ] && flag=--no-inline
+	run_proftop "debug_str-$mode" -b -n 0 $flag -- "$bin" 0.5
+	check "debug_str-$mode-exit-0" status $RC 0 "$ERR"
+	check "debug_str-$mode-shown-visibly" no_raw_controls "$OUT" "$ERR"
+	check "debug_str-$mode-rows" rows_well_formed "$OUT"
+done
+check "debug_str-inline-named-visibly" has "$TMPD/debug_str-inline.out" 'pwned\^G\^J\^\[\[2J \(inlined\)  escapes$'
+
+# A build directory whose name holds ESC, a newline and a tab: the file names of the DWARF, the
+# binary's path in messages, its name in the tables are all shown in visible form.
+EVIL=$TMPD/$(printf 'evil\033[31m\n\tdir')
+mkdir "$EVIL"
+cp "$SRC/burn.h" "$SRC/lines.c" "$EVIL/"
+if ! (cd "$EVIL" && $CC $WL_CFLAGS -o lines lines.c) 2>"$TMPD/evil-cc.err"; then
+	fail "evil-build" "$(cat "$TMPD/evil-cc.err")"
+else
+	run_proftop evil -b -n 0 --annotate two_lines --asm -- "$EVIL/lines" 0.5
+	check "evil-exit-0" status $RC 0 "$ERR"
+	check "evil-shown-visibly" no_raw_controls "$OUT" "$ERR"
+	check "evil-file-heading" has "$OUT" '^file .*/evil\^\[\[31m\^J\^Idir/lines\.c$'
+	check "evil-hot-line" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 6
+	# The same in a saved profile's messages: its debug file is corrupt.
+	objcopy --only-keep-debug "$EVIL/lines" "$EVIL/lines.debug"
+	objcopy --strip-debug --add-gnu-debuglink="$EVIL/lines.debug" "$EVIL/lines"
+	overwrite "$EVIL/lines.debug" .debug_line '\\xff'
+	run_proftop evil-debug -b -n 0 --annotate two_lines -- "$EVIL/lines" 0.5
+	check "evil-debug-exit-0" status $RC 0 "$ERR"
+	check "evil-debug-shown-visibly" no_raw_controls "$OUT" "$ERR"
+	check "evil-debug-warning" has "$ERR" \
+		'^proftop: warning: .*/evil\^\[\[31m\^J\^Idir/lines: the DWARF of its debug file .*/evil\^\[\[31m\^J\^Idir/lines\.debug is corrupt: '
+fi
+
+# --- files cut short ------------------------------------------------------------------------------
+# Cut inside .debug_info: the code still runs, the section headers are gone.
+set -- $(section "$TMPD/lines" .debug_info)
+bin=$TMPD/cut
+head -c $((0x$1 + 0x$2 / 2)) "$TMPD/lines" >"$bin"
+chmod +x "$bin"
+run_proftop cut -b -n 0 --annotate two_lines --histogram -- "$bin" 0.5
+check "cut-exit-0" status $RC 0 "$ERR"
+check "cut-symbols-warning" has "$ERR" \
+	"^proftop: warning: no symbols for $bin: its section headers lie past the end of the file \\(cut short\\?\\); its functions show as cut\\+0x\\.\\.\\.\$"
+check "cut-lines-warning" has "$ERR" \
+	"^proftop: warning: $bin: its section headers lie past the end of the file \\(cut short\\?\\); no source lines for it\$"
+check "cut-functions-by-fde" has "$OUT" '^ +[0-9.]+ +[0-9.]+ +[0-9]+  cut\+0x[0-9a-f]+  cut$'
+# A section header that claims more than the file has.
+for sec in debug_info debug_line; do
+	bin=$TMPD/long-$sec
+	cp "$TMPD/lines" "$bin"
+	shdr_set "$bin" ".$sec" size 0x10000000
+	run_proftop "long-$sec" -b -n 0 --annotate two_lines -- "$bin" 0.5
+	check "long-$sec-exit-0" status $RC 0 "$ERR"
+	check "long-$sec-named-from-symtab" between "$(self_pct "$OUT" two_lines)" 90 100
+	check "long-$sec-warning" has "$ERR" \
+		"^proftop: warning: $bin: its DWARF cannot be read: its \\.$sec section reaches past the end of the file \\(cut short\\?\\); no source lines for it\$"
+	check "long-$sec-annotation-says-why" has "$OUT" "^no source lines: $bin: its DWARF cannot be read: "
+done
+
+# --- debug files of another build -------------------------------------------------------------------
+# split NAME — NAME's DWARF moved to NAME.debug, linked by .gnu_debuglink.
+split()
+{
+	objcopy --only-keep-debug "$TMPD/$1" "$TMPD/$1.debug" &&
+		objcopy --strip-debug --add-gnu-debuglink="$TMPD/$1.debug" "$TMPD/$1"
+}
+# other NAME [CFLAGS...] — the debug file of a build of lines.c one line longer, as NAME.debug.
+other()
+{
+	local name
+	name=$1
+	shift
+	sed 's|^\tsink = x + y;|\tsink = x + y + 1;|' "$SRC/lines.c" >"$TMPD/other.c"
+	$CC $WL_CFLAGS "$@" -o "$TMPD/other" "$TMPD/other.c" &&
+		objcopy --only-keep-debug "$TMPD/other" "$TMPD/$name.debug"
+}
+
+build linked "$SRC/lines.c"
+split linked
+run_proftop linked -b -n 0 --annotate two_lines -- "$TMPD/linked" 1
+check "linked-exit-0" status $RC 0 "$ERR"
+check "linked-lines-from-debug-file" approx "$(annotated "$OUT" "linked.c:$HOT_LINE" 1)" 75 6
+check "linked-no-warning" sh -c "! grep -n 'debug file' '$ERR'"
+
+other linked
+run_proftop mismatch -b -n 0 --annotate two_lines -- "$TMPD/linked" 0.5
+check "mismatch-exit-0" status $RC 0 "$ERR"
+check "mismatch-named-from-symtab" between "$(self_pct "$OUT" two_lines)" 90 100
+check "mismatch-warning" has "$ERR" \
+	"^proftop: warning: $TMPD/linked: $TMPD/linked\\.debug is not its debug file \\(its build-id differs: another build\\); not used: no source lines for it\$"
+check "mismatch-annotation-says-why" has "$OUT" \
+	"^no source lines: $TMPD/linked: $TMPD/linked\\.debug is not its debug file "
+check "mismatch-not-used" approx "$(annotated "$OUT" "[no" 1)" 100 0.01
+
+# Fully stripped: its functions would come from the debug file too.
+build stripped "$SRC/lines.c"
+split stripped
+strip "$TMPD/stripped"
+other stripped
+run_proftop mismatch-stripped -b -n 0 -- "$TMPD/stripped" 0.5
+check "mismatch-stripped-exit-0" status $RC 0 "$ERR"
+check "mismatch-stripped-symbols-warning" has "$ERR" \
+	"^proftop: warning: no symbols for $TMPD/stripped: $TMPD/stripped\\.debug is not its debug file \\(its build-id differs: another build\\); its functions show as stripped\\+0x\\.\\.\\.\$"
+check "mismatch-stripped-no-names" sh -c "! grep -q '  two_lines  ' '$OUT'"
+
+# Without build-ids only the CRC-32 of .gnu_debuglink tells.
+build nobuildid "$SRC/lines.c" -Wl,--build-id=none
+split nobuildid
+other nobuildid -Wl,--build-id=none
+run_proftop crc -b -n 0 --annotate two_lines -- "$TMPD/nobuildid" 0.5
+check "crc-exit-0" status $RC 0 "$ERR"
+check "crc-warning" has "$ERR" \
+	"^proftop: warning: $TMPD/nobuildid: $TMPD/nobuildid\\.debug is not its debug file \\(its CRC-32 is not the one \\.gnu_debuglink names: another build\\); not used"
+check "crc-not-used" approx "$(annotated "$OUT" "[no" 1)" 100 0.01
+
+# /usr/lib/debug/.build-id/xx/yyyy.debug, in a mount namespace of the test's own (root only):
+# the right file there gives the lines, another build's file under that name is refused.
+if [ "$(id -u)" -ne 0 ] || ! [ -d /usr/lib/debug ] || ! unshare -m true 2>/dev/null; then
+	skip "build-id-dir" "needs root, /usr/lib/debug and unshare(1) for a private mount namespace"
+else
+	build byid "$SRC/lines.c"
+	id=$(readelf -n "$TMPD/byid" 2>/dev/null | awk '/Build ID:/ { print $3 }')
+	mkdir -p "$TMPD/debugroot/.build-id/$(echo "$id" | cut -c1-2)"
+	BYID=/usr/lib/debug/.build-id/$(echo "$id" | cut -c1-2)/$(echo "$id" | cut -c3-).debug
+	objcopy --only-keep-debug "$TMPD/byid" "$TMPD/debugroot/${BYID#/usr/lib/debug/}"
+	objcopy --strip-debug "$TMPD/byid"
+	# in_namespace TAG ARG... — run_proftop with $TMPD/debugroot as /usr/lib/debug.
+	in_namespace()
+	{
+		PROFTOP_BIN_REAL=$PROFTOP_BIN
+		PROFTOP_BIN=$TMPD/in-namespace
+		printf '#!/bin/sh\nmount --make-rprivate / && mount --bind "%s" /usr/lib/debug && exec "%s" "$@"\n' \
+			"$TMPD/debugroot" "$PROFTOP_BIN_REAL" >"$PROFTOP_BIN"
+		chmod +x "$PROFTOP_BIN"
+		PROFTOP_BIN="unshare" run_proftop "$@"
+		PROFTOP_BIN=$PROFTOP_BIN_REAL
+	}
+	in_namespace byid -m "$TMPD/in-namespace" -b -n 0 --annotate two_lines -- "$TMPD/byid" 1
+	check "build-id-dir-exit-0" status $RC 0 "$ERR"
+	check "build-id-dir-lines" approx "$(annotated "$OUT" "byid.c:$HOT_LINE" 1)" 75 6
+	other byid
+	cp "$TMPD/byid.debug" "$TMPD/debugroot/${BYID#/usr/lib/debug/}"
+	in_namespace byid-other -m "$TMPD/in-namespace" -b -n 0 --annotate two_lines -- "$TMPD/byid" 0.5
+	check "build-id-dir-other-exit-0" status $RC 0 "$ERR"
+	check "build-id-dir-other-warning" has "$ERR" \
+		"^proftop: warning: $TMPD/byid: $BYID is not its debug file \\(its build-id differs: another build\\); not used: no source lines for it\$"
+	check "build-id-dir-other-not-used" approx "$(annotated "$OUT" "[no" 1)" 100 0.01
+	check "build-id-dir-system-untouched" test ! -e "$BYID"
+fi
+
+# --- no debug information at all ----------------------------------------------------------------------
+build nodebug "$SRC/lines.c"
+objcopy --strip-debug "$TMPD/nodebug"
+run_proftop nodebug -b -n 0 --annotate two_lines --asm -- "$TMPD/nodebug" 0.5
+check "nodebug-exit-0" status $RC 0 "$ERR"
+check "nodebug-says-how" has "$OUT" \
+	'^no source lines: its file has no DWARF line table, nor a debug file with one \(build with -g, or install its debug package\)$'
+check "nodebug-nothing-wrong" sh -c "! grep -n 'DWARF\\|debug file' '$ERR'"
+check "nodebug-instructions-still" has "$OUT" '^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  imul '
 
 # --- a function of a megabyte of code ---------------------------------------------------------
 # huge(): STEPS calls of an always_inline helper, each 16 add/imul pairs (128 bytes of code) and
