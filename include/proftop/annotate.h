@@ -102,9 +102,14 @@ struct annotate_sources;
 struct annotate_sources *annotate_sources_new(void);
 void annotate_sources_free(struct annotate_sources *sources);
 /* The text of line (1-based) of file, without its newline; NULL when the file cannot be read,
- * is not a regular file, is over 16 MiB, or has fewer lines. *why (may be NULL) then says why
- * in a static string ("no such line" when the file has changed since the build, most likely). */
+ * is not a regular file, is over 16 MiB, has fewer lines, or is newer than binary (the ELF file
+ * the line came from; NULL: not compared), whose DWARF then likely gives other lines than the
+ * file's. *why (may be NULL) then says why (it may name files: show it in visible form; valid
+ * until the next call). */
 const char *annotate_source_line(struct annotate_sources *sources, const char *file,
-				 unsigned line, const char **why);
+				 unsigned line, const char *binary, const char **why);
+/* The ELF file func's lines come from: its code's file, or for code without one (an inlined
+ * function) the file of another function of its module; NULL when none is known. */
+const char *annotate_binary(const struct snapshot *snapshot, uint32_t func);
 
 #endif

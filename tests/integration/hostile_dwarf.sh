@@ -8,6 +8,9 @@
 #     from a corrupt .debug_str or a build directory never reach the terminal raw;
 #   - a separate debug file (.gnu_debuglink, or /usr/lib/debug/.build-id in a private mount
 #     namespace) of another build: never used, and named in a warning and in the annotation;
+#   - source files changed since the build (lines added at the top, cut short), or that are a
+#     directory, a FIFO, a symlink loop, unreadable: --annotate says which and why, shows no
+#     wrong text and never waits on the FIFO;
 #   - a binary without debug information: --annotate says so, and how to get it;
 #   - a function of a megabyte of code with thousands of helpers inlined into it: the profile,
 #     --annotate and --asm finish in bounded time and memory, each instruction listed once.
@@ -275,6 +278,76 @@ else
 		"^proftop: warning: $TMPD/byid: $BYID is not its debug file \\(its build-id differs: another build\\); not used: no source lines for it\$"
 	check "build-id-dir-other-not-used" approx "$(annotated "$OUT" "[no" 1)" 100 0.01
 	check "build-id-dir-system-untouched" test ! -e "$BYID"
+fi
+
+# --- source files that are not what the binary was built from ------------------------------------
+# in_dir NAME — a copy of lines built in $TMPD/NAME/ from $TMPD/NAME/lines.c; sets BIN and SOURCE.
+in_dir()
+{
+	mkdir "$TMPD/$1"
+	cp "$SRC/lines.c" "$SRC/burn.h" "$TMPD/$1/"
+	BIN=$TMPD/$1/lines
+	SOURCE=$TMPD/$1/lines.c
+	$CC $WL_CFLAGS -o "$BIN" "$SOURCE" 2>"$TMPD/$1.cc-err" || fail "build-$1" "$(cat "$TMPD/$1.cc-err")"
+}
+# source_case NAME WHY — annotate two_lines of $BIN: no text shown, the file heading says WHY
+# (an ERE), the counts are still on the lines the binary has.
+source_case()
+{
+	run_proftop "source-$1" -b -n 0 --annotate two_lines --asm -- "$BIN" 0.5
+	check "source-$1-exit-0" status $RC 0 "$ERR"
+	check "source-$1-says-why" has "$OUT" "^file $SOURCE  \\(text not shown: $2\\)\$"
+	check "source-$1-no-text" sh -c "! grep -En '^ +[0-9.]+ +[0-9.]+ +[0-9]+  lines\\.c:[0-9]+  ' '$OUT'"
+	check "source-$1-counts-kept" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 6
+	check "source-$1-instructions-kept" has "$OUT" '^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  imul '
+}
+
+# Five lines added at the top: every line number of the binary now names other text.
+in_dir top
+touch -d '1 hour ago' "$BIN"
+sed -i '1i /* five lines added after the build */\n\n\n\n' "$SOURCE"
+source_case top "newer than $BIN: it changed since the build"
+
+# Cut before the hot line, and older than the binary (a checkout of an older version): the
+# lines it still has show, the others say why they do not.
+in_dir short
+head -n $((HOT_LINE - 1)) "$SOURCE" >"$SOURCE.new" && mv "$SOURCE.new" "$SOURCE"
+touch -d '2 hours ago' "$SOURCE"
+run_proftop source-short -b -n 0 --annotate two_lines --asm -- "$BIN" 0.5
+check "source-short-exit-0" status $RC 0 "$ERR"
+check "source-short-heading" has "$OUT" "^file $SOURCE\$"
+check "source-short-hot-says-why" has "$OUT" \
+	"^ +[0-9.]+ +[0-9.]+ +[0-9]+  lines\\.c:$HOT_LINE  \\(text not shown: no such line: the file changed since the build\\)\$"
+check "source-short-earlier-text" has "$OUT" '^ +[0-9.]+ +[0-9.]+ +[0-9]+  lines\.c:[0-9]+  +while '
+check "source-short-counts-kept" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 6
+
+in_dir dir
+rm "$SOURCE" && mkdir "$SOURCE"
+source_case dir "not a regular file"
+
+# A FIFO nobody writes to: opening it would wait for ever.
+in_dir fifo
+rm "$SOURCE" && mkfifo "$SOURCE"
+source_case fifo "not a regular file"
+
+in_dir loop
+rm "$SOURCE" && ln -s lines.c "$SOURCE"
+source_case loop "cannot be opened: Too many levels of symbolic links"
+
+# Unreadable: root reads anything, so proftop runs as nobody; the source stays root's, mode 0600.
+in_dir unreadable
+chmod 0600 "$SOURCE"
+chmod 0711 "$TMPD"
+if ! setpriv --reuid=65534 --regid=65534 --clear-groups "$PROFTOP_BIN" --version >/dev/null 2>&1; then
+	skip "source-unreadable" "cannot run $PROFTOP_BIN as nobody (setpriv, or its directory's mode)"
+else
+	PROFTOP_BIN_REAL=$PROFTOP_BIN
+	printf '#!/bin/sh\nexec setpriv --reuid=65534 --regid=65534 --clear-groups "%s" "$@"\n' \
+		"$PROFTOP_BIN_REAL" >"$TMPD/as-nobody"
+	chmod 0755 "$TMPD/as-nobody"
+	PROFTOP_BIN=$TMPD/as-nobody
+	source_case unreadable "cannot be opened: Permission denied"
+	PROFTOP_BIN=$PROFTOP_BIN_REAL
 fi
 
 # --- no debug information at all ----------------------------------------------------------------------
