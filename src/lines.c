@@ -113,9 +113,12 @@ static int compare_ranges(const void *pa, const void *pb)
 /* Sort r[0..n) and link each range to the one around it. */
 static void ranges_finish(struct lines_range *r, size_t n)
 {
-	uint32_t *stack = xmalloc((n ? n : 1) * sizeof(*stack));
+	uint32_t *stack;
 	size_t top = 0;
 
+	if (!n)
+		return;
+	stack = xmalloc(n * sizeof(*stack));
 	qsort(r, n, sizeof(*r), compare_ranges);
 	for (size_t i = 0; i < n; i++) {
 		while (top && (r[stack[top - 1]].hi <= r[i].lo || r[stack[top - 1]].depth >= r[i].depth))
