@@ -116,6 +116,7 @@ static void annotate_from(const struct snapshot *s, uint32_t func, const uint32_
 	if (func < s->nfuncs) {
 		out->self = s->func_self[func];
 		out->total = s->func_total[func];
+		out->no_lines = s->funcs[func].no_lines;
 	}
 	if (nids)
 		out->lines = xmalloc(nids * sizeof(*out->lines));
@@ -189,6 +190,8 @@ const char *annotate_why_no_lines(const struct annotation *a)
 		return NULL;
 	if (!a->has_sites)
 		return "no addresses were recorded for it (a saved profile, or --no-lines)";
+	if (a->no_lines)
+		return a->no_lines;
 	return "its file has no DWARF line table, nor a debug file with one (build with -g, or "
 	       "install its debug package)";
 }
@@ -307,8 +310,12 @@ struct source_file {
 	char *path;
 	char *text;        /* NULL: unreadable, see why */
 	const char *why;
+	char *why_text;    /* why, when it is made for this file */
+	struct timespec mtime;
 	size_t *starts;    /* offset of each line in text */
 	size_t nlines;
+	const char *binary; /* the binary last compared with (a snapshot's string) */
+	char *newer;       /* NULL, or why the text is not shown: it is newer than binary */
 };
 
 struct annotate_sources {
@@ -328,6 +335,8 @@ void annotate_sources_free(struct annotate_sources *sources)
 	for (size_t i = 0; i < sources->n; i++) {
 		free(sources->files[i].path);
 		free(sources->files[i].text);
+		free(sources->files[i].why_text);
+		free(sources->files[i].newer);
 		free(sources->files[i].starts);
 	}
 	free(sources->files);
@@ -339,27 +348,34 @@ void annotate_sources_free(struct annotate_sources *sources)
  * the profiled program's debug information, and opening a device or a FIFO can act (a watchdog
  * starts, a tape rewinds, a FIFO's waiting writer wakes). fstat() checks again what was opened,
  * without blocking: a FIFO put there in between must not hang the reader. */
-static char *read_source(const char *path, size_t *len, const char **why)
+static char *read_source(struct source_file *f, size_t *len)
 {
+	const char *path = f->path;
 	struct stat st;
 	char *text = NULL;
 	size_t got = 0;
 	int fd;
 
 	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-		*why = "not a regular file";
+		f->why = "not a regular file";
 		return NULL;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0) {
-		*why = errno == ENOENT ? "not on this machine" : "cannot be opened";
+		if (errno == ENOENT) {
+			f->why = "not on this machine";
+		} else {
+			f->why_text = xasprintf("cannot be opened: %s", strerror(errno));
+			f->why = f->why_text;
+		}
 		return NULL;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-		*why = "not a regular file";
+		f->why = "not a regular file";
 	} else if (st.st_size > SOURCE_MAX) {
-		*why = "over 16 MiB";
+		f->why = "over 16 MiB";
 	} else {
+		f->mtime = st.st_mtim;
 		text = xmalloc((size_t)st.st_size + 1);
 		while (got < (size_t)st.st_size) {
 			ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
@@ -392,7 +408,7 @@ static struct source_file *source_open(struct annotate_sources *sources, const c
 	f = &sources->files[sources->n++];
 	memset(f, 0, sizeof(*f));
 	f->path = xasprintf("%s", path);
-	f->text = read_source(path, &len, &f->why);
+	f->text = read_source(f, &len);
 	if (!f->text)
 		return f;
 	for (size_t at = 0; at < len;) {
@@ -408,8 +424,28 @@ static struct source_file *source_open(struct annotate_sources *sources, const c
 	return f;
 }
 
+/* Whether f was changed after binary was built (f's time is that of its first read): the lines
+ * the binary's DWARF gives are then likely not the file's. Sets f->newer to say so. */
+static bool source_newer(struct source_file *f, const char *binary)
+{
+	struct stat st;
+
+	if (!binary)
+		return false;
+	if (binary == f->binary)
+		return f->newer;
+	f->binary = binary;
+	free(f->newer);
+	f->newer = NULL;
+	if (stat(binary, &st) || f->mtime.tv_sec < st.st_mtim.tv_sec ||
+	    (f->mtime.tv_sec == st.st_mtim.tv_sec && f->mtime.tv_nsec <= st.st_mtim.tv_nsec))
+		return false;
+	f->newer = xasprintf("newer than %s: it changed since the build", binary);
+	return true;
+}
+
 const char *annotate_source_line(struct annotate_sources *sources, const char *file, unsigned line,
-				 const char **why)
+				 const char *binary, const char **why)
 {
 	const char *unused;
 	struct source_file *f;
@@ -425,9 +461,28 @@ const char *annotate_source_line(struct annotate_sources *sources, const char *f
 		*why = f->why;
 		return NULL;
 	}
+	if (source_newer(f, binary)) {
+		*why = f->newer;
+		return NULL;
+	}
 	if (line > f->nlines) {
 		*why = "no such line: the file changed since the build";
 		return NULL;
 	}
 	return f->text + f->starts[line - 1];
+}
+
+const char *annotate_binary(const struct snapshot *s, uint32_t func)
+{
+	const char *module;
+
+	if (func >= s->nfuncs)
+		return NULL;
+	if (s->funcs[func].path)
+		return s->funcs[func].path;
+	module = s->funcs[func].module;
+	for (size_t f = 1; f < s->nfuncs; f++)
+		if (s->funcs[f].path && !strcmp(s->funcs[f].module, module))
+			return s->funcs[f].path;
+	return NULL;
 }

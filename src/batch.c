@@ -84,11 +84,13 @@ static void print_tree(FILE *out, const struct snapshot *s, double min_percent, 
 }
 
 /* One row of an annotation: the cells, then file:line (the file's basename; the section's
- * heading names it whole) and the line's text, tabs as spaces, in visible form. */
+ * heading names it whole) and the line's text, tabs as spaces, in visible form; without the
+ * text, why not, unless the heading said it already (file_why: what it said). */
 static void print_line(FILE *out, const struct view_cells *c, const struct annotate_line *l,
-		       struct annotate_sources *sources)
+		       struct annotate_sources *sources, const char *binary, const char *file_why)
 {
-	const char *text = annotate_source_line(sources, l->file, l->line, NULL), *base;
+	const char *why = NULL, *base,
+		   *text = annotate_source_line(sources, l->file, l->line, binary, &why);
 
 	fprintf(out, "%s%s%s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
 		c->text[VIEW_CELL_COUNT]);
@@ -105,6 +107,10 @@ static void print_line(FILE *out, const struct view_cells *c, const struct annot
 		fputs("  ", out);
 		util_print_safe(out, expanded);
 		free(expanded);
+	} else if (!file_why || strcmp(why, file_why)) {
+		fputs("  (text not shown: ", out);
+		util_print_safe(out, why);
+		fputc(')', out);
 	}
 	fputc('\n', out);
 }
@@ -160,7 +166,8 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 {
 	struct annotation a;
 	struct view_cells c;
-	const char *last_file = NULL, *why = NULL;
+	const char *last_file = NULL, *why = NULL, *binary = annotate_binary(s, func);
+	char *file_why = NULL;   /* what the file's heading said instead of a line's text */
 	struct annotate_code code;
 	size_t next = 0;
 	bool with_code;
@@ -172,8 +179,11 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 	util_print_safe(out, s->funcs[func].module);
 	fprintf(out, "  self %llu  total %llu\n", (unsigned long long)a.self,
 		(unsigned long long)a.total);
-	if (!a.has_lines)
-		fprintf(out, "no source lines: %s\n", annotate_why_no_lines(&a));
+	if (!a.has_lines) {
+		fputs("no source lines: ", out);
+		util_print_safe(out, annotate_why_no_lines(&a));
+		fputc('\n', out);
+	}
 	with_code = d && code_load(&code, out, s, func, d, &a);
 	view_cell_headings(&c, "SELF%", "TOTAL%", "SAMPLES");
 	fprintf(out, "%s%s%sLINE\n", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],
@@ -184,14 +194,20 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 		if (l->file && (!last_file || strcmp(l->file, last_file))) {
 			fputs("file ", out);
 			util_print_safe(out, l->file);
-			if (!annotate_source_line(sources, l->file, l->line, &why))
-				fprintf(out, "  (text not shown: %s)", why);
+			free(file_why);
+			file_why = NULL;
+			if (!annotate_source_line(sources, l->file, l->line, binary, &why)) {
+				fputs("  (text not shown: ", out);
+				util_print_safe(out, why);
+				fputc(')', out);
+				file_why = xstrdup(why);
+			}
 			fputc('\n', out);
 			last_file = l->file;
 		}
 		view_cells(&c, a.self ? 100.0 * (double)l->self / (double)a.self : 0,
 			   a.total ? 100.0 * (double)l->total / (double)a.total : 0, l->self);
-		print_line(out, &c, l, sources);
+		print_line(out, &c, l, sources, binary, file_why);
 		if (with_code)
 			print_insns(out, &code, &next, l, &a);
 	}
@@ -201,6 +217,7 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 		print_insns(out, &code, &next, NULL, &a);
 		annotate_code_free(&code);
 	}
+	free(file_why);
 	annotation_free(&a);
 }
 

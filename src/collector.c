@@ -161,7 +161,8 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 	uint32_t func = profile_func(c->profile, sym->module, sym->function,
 				     sym->function || sym->bounded ? sym->function_addr : sym->module_addr);
 	size_t n = 0, depth = 0;
-	bool whole;
+	const char *problem;
+	bool whole, news;
 
 	if (sym->function && sym->elf)
 		profile_func_code(c->profile, func, module_path(sym->elf), sym->function_addr,
@@ -171,6 +172,9 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 		return 1;
 	}
 	n = module_source(sym->elf, sym->module_addr, lf, LINES_MAX_FRAMES - 1);
+	problem = module_source_problem(sym->elf, &news);
+	if (news)
+		diag_report(c->diag, DIAG_WARNING, "%s", problem);
 	/* Unless the chain was cut, its last frame is the symbol's own function: its line is that
 	 * function's, and the frames before it were inlined into it. */
 	whole = n && !lf[n - 1].inlined;
@@ -181,13 +185,18 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 						     lf[i].function ? lf[i].function : "[inlined]"),
 				PROFILE_NO_SITE,
 			};
-	for (size_t i = 0; i < depth; i++)
+	for (size_t i = 0; i < depth; i++) {
 		out[i].site = profile_site(c->profile, out[i].func, sym->module_addr, lf[i].file,
 					   lf[i].line);
+		if (problem && !lf[i].file)
+			profile_func_no_lines(c->profile, out[i].func, problem);
+	}
 	out[depth++] = (struct chain_frame){
 		func, profile_site(c->profile, func, sym->module_addr, whole ? lf[n - 1].file : NULL,
 				   whole ? lf[n - 1].line : 0),
 	};
+	if (problem && !(whole && lf[n - 1].file))
+		profile_func_no_lines(c->profile, func, problem);
 	return depth;
 }
 

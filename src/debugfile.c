@@ -141,51 +141,67 @@ out_free:
 }
 
 /* Whether the candidate open in debug is the module's debug file: same build-id when both have
- * one; otherwise only a file found by debuglink can tell, by its CRC. */
-static bool debugfile_matches(const struct debugfile *debug, const struct debugfile_ident *mod,
-			      bool by_build_id)
+ * one; otherwise only a file found by debuglink can tell, by its CRC. NULL when it is, else why
+ * not. */
+static const char *debugfile_mismatch(const struct debugfile *debug, const struct debugfile_ident *mod,
+				      bool by_build_id)
 {
 	struct debugfile_ident id;
 	uint32_t crc = 0;
 
 	debugfile_scan(debug->elf, &id);
 	if (!id.symtab)
-		return false;
+		return "it has no .symtab";
 	if (mod->build_id_len && id.build_id_len)
 		return id.build_id_len == mod->build_id_len &&
-		       !memcmp(id.build_id, mod->build_id, id.build_id_len);
+		       !memcmp(id.build_id, mod->build_id, id.build_id_len) ? NULL :
+		       "its build-id differs: another build";
 	if (by_build_id)
-		return false;
-	return !debugfile_crc(debug->fd, &crc) && crc == mod->debuglink_crc;
+		return "it has no build-id";
+	if (debugfile_crc(debug->fd, &crc))
+		return "it cannot be read";
+	return crc == mod->debuglink_crc ? NULL :
+	       "its CRC-32 is not the one .gnu_debuglink names: another build";
 }
 
-/* Open path as the debug file of the module origin and mod describe. Returns 0 or -ENOENT. */
-static int debugfile_try(const char *path, const struct debugfile_origin *origin,
-			 const struct debugfile_ident *mod, bool by_build_id, struct debugfile *out)
+/* Open path as the debug file of the module origin and mod describe. Returns 0 or -ENOENT; a
+ * file that is there but is not the debug file is named in *rejected (unless it already names
+ * one), as shown (path without the prefix of a process's root). */
+static int debugfile_try(const char *path, const char *shown, const struct debugfile_origin *origin,
+			 const struct debugfile_ident *mod, bool by_build_id, struct debugfile *out,
+			 char **rejected)
 {
+	const char *why = NULL;
 	struct stat st;
 
 	out->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (out->fd < 0)
 		return -ENOENT;
-	if (fstat(out->fd, &st) || !S_ISREG(st.st_mode) ||
-	    (st.st_dev == origin->dev && st.st_ino == origin->ino))
+	if (fstat(out->fd, &st) || (st.st_dev == origin->dev && st.st_ino == origin->ino))
 		goto out_close;
+	if (!S_ISREG(st.st_mode)) {
+		why = "not a regular file";
+		goto out_close;
+	}
 	out->elf = elf_begin(out->fd, ELF_C_READ, NULL);
-	if (!out->elf)
-		goto out_close;
-	if (elf_kind(out->elf) == ELF_K_ELF && debugfile_matches(out, mod, by_build_id))
+	if (!out->elf || elf_kind(out->elf) != ELF_K_ELF)
+		why = "not an ELF file";
+	else if (!(why = debugfile_mismatch(out, mod, by_build_id))) {
+		out->path = xstrdup(shown);
 		return 0;
+	}
 	elf_end(out->elf);
 out_close:
 	close(out->fd);
 	*out = (struct debugfile){ .fd = -1 };
+	if (why && rejected && !*rejected)
+		*rejected = xasprintf("%s is not its debug file (%s)", shown, why);
 	return -ENOENT;
 }
 
 /* The debug file named by build-id under prefix (a process's root, or "" for ours). */
 static int debugfile_by_build_id(const char *prefix, const struct debugfile_origin *origin,
-				 const struct debugfile_ident *mod, struct debugfile *out)
+				 const struct debugfile_ident *mod, struct debugfile *out, char **rejected)
 {
 	char path[PATH_MAX], hex[2 * DEBUGFILE_BUILD_ID_MAX + 1];
 	int n;
@@ -198,13 +214,13 @@ static int debugfile_by_build_id(const char *prefix, const struct debugfile_orig
 		     hex + 2);
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return -ENOENT;
-	return debugfile_try(path, origin, mod, true, out);
+	return debugfile_try(path, path + strlen(prefix), origin, mod, true, out, rejected);
 }
 
 /* The debug file named by debuglink, around the module's directory under prefix: beside it, in
  * .debug/ beside it, under /usr/lib/debug. */
 static int debugfile_by_debuglink(const char *prefix, const struct debugfile_origin *origin,
-				  const struct debugfile_ident *mod, struct debugfile *out)
+				  const struct debugfile_ident *mod, struct debugfile *out, char **rejected)
 {
 	/* Around the file's directory: before it, after it. */
 	static const char *const around[3][2] = {
@@ -222,24 +238,27 @@ static int debugfile_by_debuglink(const char *prefix, const struct debugfile_ori
 		n = snprintf(path, sizeof(path), "%s%s%.*s%s/%s", prefix, around[k][0], dir_len,
 			     origin->path, around[k][1], mod->debuglink);
 		if (n > 0 && (size_t)n < sizeof(path) &&
-		    !debugfile_try(path, origin, mod, false, out))
+		    !debugfile_try(path, path + strlen(prefix), origin, mod, false, out, rejected))
 			return 0;
 	}
 	return -ENOENT;
 }
 
-int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origin *origin)
+int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origin *origin,
+		   char **rejected)
 {
 	char root[40];
 	const char *prefix[2] = { root, "" };
 	struct debugfile_ident mod;
 
 	*out = (struct debugfile){ .fd = -1 };
+	if (rejected)
+		*rejected = NULL;
 	debugfile_scan(elf, &mod);
 	snprintf(root, sizeof(root), "/proc/%d/root", (int)origin->pid);
 	for (int i = 0; i < 2; i++)
-		if (!debugfile_by_build_id(prefix[i], origin, &mod, out) ||
-		    !debugfile_by_debuglink(prefix[i], origin, &mod, out))
+		if (!debugfile_by_build_id(prefix[i], origin, &mod, out, rejected) ||
+		    !debugfile_by_debuglink(prefix[i], origin, &mod, out, rejected))
 			return 0;
 	return -ENOENT;
 }
@@ -259,5 +278,6 @@ void debugfile_close(struct debugfile *debug)
 		elf_end(debug->elf);
 	if (debug->fd >= 0)
 		close(debug->fd);
+	free(debug->path);
 	*debug = (struct debugfile){ .fd = -1 };
 }

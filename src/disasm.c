@@ -116,14 +116,38 @@ static void insn_line(struct module *mod, struct disasm_insn *insn)
 	insn->line = insn->file ? frames[n - 1].line : 0;
 }
 
+/* Disassemble code[0..size) at start into *out, one instruction at a time (capstone's
+ * cs_disasm() would first hold all of them in its own, larger form). Returns how many. */
+static size_t disasm_code(struct disasm *d, struct module *mod, const unsigned char *code,
+			  size_t size, uint64_t start, struct disasm_insn **out)
+{
+	cs_insn *ci = cs_malloc(d->cs);
+	size_t count = 0, cap = 0;
+	uint64_t addr = start;
+
+	while (ci && cs_disasm_iter(d->cs, &code, &size, &addr, ci)) {
+		struct disasm_insn *insn;
+		int len;
+
+		xgrow((void **)out, &cap, count + 1, sizeof(**out));
+		insn = &(*out)[count++];
+		insn->addr = ci->address;
+		len = snprintf(insn->text, sizeof(insn->text), "%.31s", ci->mnemonic);
+		if (ci->op_str[0])
+			snprintf(insn->text + len, sizeof(insn->text) - (size_t)len, " %.78s", ci->op_str);
+		insn_line(mod, insn);
+	}
+	if (ci)
+		cs_free(ci, 1);
+	return count;
+}
+
 int disasm_function(struct disasm *d, const char *path, uint64_t start, uint64_t end,
 		    struct disasm_insn **out, size_t *n, const char **why)
 {
 	struct disasm_file *f = disasm_file(d, path);
 	uint64_t found_start = 0, found_end = 0;
 	unsigned char *code;
-	cs_insn *insns = NULL;
-	size_t count;
 
 	*out = NULL;
 	*n = 0;
@@ -146,25 +170,13 @@ int disasm_function(struct disasm *d, const char *path, uint64_t start, uint64_t
 		*why = "its code is not in the file";
 		return -EFAULT;
 	}
-	count = d->cs_open ? cs_disasm(d->cs, code, end - start, start, 0, &insns) : 0;
+	*n = d->cs_open ? disasm_code(d, f->mod, code, end - start, start, out) : 0;
 	free(code);
-	if (!count) {
+	if (!*n) {
+		free(*out);
+		*out = NULL;
 		*why = "capstone could not disassemble it";
 		return -EINVAL;
 	}
-	*out = xmalloc(count * sizeof(**out));
-	for (size_t i = 0; i < count; i++) {
-		struct disasm_insn *insn = &(*out)[i];
-
-		insn->addr = insns[i].address;
-		int len = snprintf(insn->text, sizeof(insn->text), "%.31s", insns[i].mnemonic);
-
-		if (insns[i].op_str[0])
-			snprintf(insn->text + len, sizeof(insn->text) - (size_t)len, " %.78s",
-				 insns[i].op_str);
-		insn_line(f->mod, insn);
-	}
-	cs_free(insns, count);
-	*n = count;
 	return 0;
 }

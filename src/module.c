@@ -22,7 +22,8 @@
  *
  * Source lines. The DWARF (lines.c) is opened on the first question about a line: from the image
  * when it has a .debug_info, else from the debug file, which then stays open with it. Where the
- * module came from is kept for that. A DWARF lookup walks a unit's DIEs, so each address's
+ * module came from is kept for that. What is wrong on the way (DWARF libdw refuses, now or in a
+ * later lookup; a debug file of another build) is kept as a message for the user. A DWARF lookup walks a unit's DIEs, so each address's
  * answer is kept (the file never changes), up to SOURCE_MEMO_MAX frames per module. */
 #include "proftop/module.h"
 
@@ -81,7 +82,10 @@ struct module {
 	struct lines *lines;	/* NULL: none */
 	Elf *lines_elf;		/* the image's, when lines come from it */
 	struct debugfile lines_debug; /* the debug file's, when they come from there (elf != NULL) */
-	const char *lines_why;	/* why there are none */
+	char *lines_problem;	/* what is wrong with its DWARF or debug file; NULL: nothing */
+	bool problem_told;	/* module_source_problem() said it was news */
+	char *debug_rejected;	/* a debug file found that is not its (debugfile_open()) */
+	char *damage;		/* which part of the file lies past its end; NULL: none */
 	struct idmap memo_index; /* address -> its span in memo_spans */
 	struct { uint32_t first, count; } *memo_spans;
 	size_t memo_nspans, memo_spans_cap;
@@ -250,6 +254,9 @@ void module_free(struct module *mod)
 	free(mod->memo_spans);
 	free(mod->memo_frames);
 	free(mod->origin_path);
+	free(mod->lines_problem);
+	free(mod->debug_rejected);
+	free(mod->damage);
 	module_drop_image(mod);
 	free(mod->debug_frame_copy);
 	free(mod->name);
@@ -584,7 +591,8 @@ static bool module_read_debugfile(struct module *mod, Elf *elf,
 	struct debugfile debug;
 	bool read = false;
 
-	if (!origin || (!need_symbols && !need_frames) || debugfile_open(&debug, elf, origin))
+	if (!origin || (!need_symbols && !need_frames) ||
+	    debugfile_open(&debug, elf, origin, mod->debug_rejected ? NULL : &mod->debug_rejected))
 		return false;
 	if (need_symbols)
 		read = !module_read_symbols(mod, debug.elf, module_section(debug.elf, SHT_SYMTAB, NULL));
@@ -592,6 +600,37 @@ static bool module_read_debugfile(struct module *mod, Elf *elf,
 		module_read_debug_frame(mod, debug.elf);
 	debugfile_close(&debug);
 	return read;
+}
+
+/* A file cut short (a copy or a download that stopped) keeps its program headers and code but
+ * loses what comes last: the DWARF sections and the section headers, which libelf then ignores
+ * or refuses. Say which part is missing rather than that there is no DWARF. */
+static char *module_check_extent(Elf *elf, size_t size)
+{
+	size_t shnum = 0, shstrndx = 0;
+	bool names = !elf_getshdrstrndx(elf, &shstrndx);
+	GElf_Ehdr ehdr;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	if (!gelf_getehdr(elf, &ehdr))
+		return NULL;
+	if (ehdr.e_shoff && (ehdr.e_shoff > size ||
+			     (uint64_t)ehdr.e_shnum * ehdr.e_shentsize > size - ehdr.e_shoff))
+		return xasprintf("its section headers lie past the end of the file (cut short?)");
+	if (elf_getshdrnum(elf, &shnum))
+		return NULL;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    (shdr.sh_offset <= size && shdr.sh_size <= size - shdr.sh_offset))
+			continue;
+		name = names ? elf_strptr(elf, shstrndx, shdr.sh_name) : NULL;
+		return xasprintf("its %s section reaches past the end of the file (cut short?)",
+				 name && *name ? name : "unnamed");
+	}
+	return NULL;
 }
 
 /* Segments and unwind tables from the image; functions from its .symtab, else the debug file's,
@@ -607,6 +646,7 @@ static int module_read_image(struct module *mod, const struct debugfile_origin *
 	err = module_read_segments(mod, elf);
 	if (err)
 		goto out_end;
+	mod->damage = module_check_extent(elf, mod->size);
 	symbols = !module_read_symbols(mod, elf, module_section(elf, SHT_SYMTAB, NULL));
 	module_read_unwind(mod, elf);
 	if (module_read_debugfile(mod, elf, origin, !symbols))
@@ -667,36 +707,57 @@ static bool module_has_dwarf(Elf *elf)
 	       module_section(elf, SHT_NULL, ".zdebug_info");
 }
 
-/* The DWARF of the image, else of its debug file. */
+/* Where the module came from, for messages: its path, else its name. */
+static const char *module_where(const struct module *mod)
+{
+	return mod->origin_path ? mod->origin_path : mod->name;
+}
+
+/* The DWARF of the debug file open in mod->lines_debug; closed again when there is none. */
+static void module_open_debug_lines(struct module *mod)
+{
+	const char *why;
+
+	if (module_has_dwarf(mod->lines_debug.elf)) {
+		mod->lines = lines_new(mod->lines_debug.elf, &why);
+		if (!mod->lines)
+			mod->lines_problem = xasprintf("%s: the DWARF of its debug file %s cannot be "
+						       "read: %s; no source lines for it",
+						       module_where(mod), mod->lines_debug.path, why);
+	}
+	if (!mod->lines)
+		debugfile_close(&mod->lines_debug);
+}
+
+/* The DWARF of the image, else of its debug file. A file without either has no lines, which is
+ * nothing wrong; DWARF libdw refuses, or a debug file of another build, is. */
 static void module_open_lines(struct module *mod)
 {
+	const char *why;
 	Elf *elf;
 
 	mod->lines_tried = true;
-	mod->lines_why = "no ELF image";
-	if (!mod->image || !mod->elf)
-		return;
-	elf = elf_memory((char *)mod->image, mod->size);
-	if (!elf)
+	if (!mod->image || !mod->elf || !(elf = elf_memory((char *)mod->image, mod->size)))
 		return;
 	if (module_has_dwarf(elf)) {
-		mod->lines = lines_new(elf, &mod->lines_why);
+		mod->lines = lines_new(elf, &why);
 		if (mod->lines) {
 			mod->lines_elf = elf;
 			return;
 		}
-	} else if (!mod->origin_path ||
-		   debugfile_open(&mod->lines_debug, elf, &mod->origin)) {
-		mod->lines_why = "no DWARF in the file and no debug file found";
-	} else if (!module_has_dwarf(mod->lines_debug.elf)) {
-		mod->lines_why = "its debug file has no DWARF";
-	} else {
-		mod->lines = lines_new(mod->lines_debug.elf, &mod->lines_why);
+		mod->lines_problem = xasprintf("%s: its DWARF cannot be read: %s; no source lines for "
+					       "it", module_where(mod), mod->damage ? mod->damage : why);
+	} else if (mod->origin_path &&
+		   !debugfile_open(&mod->lines_debug, elf, &mod->origin,
+				   mod->debug_rejected ? NULL : &mod->debug_rejected)) {
+		module_open_debug_lines(mod);
+	} else if (mod->debug_rejected) {
+		mod->lines_problem = xasprintf("%s: %s; not used: no source lines for it",
+					       module_where(mod), mod->debug_rejected);
+	} else if (mod->damage) {
+		mod->lines_problem = xasprintf("%s: %s; no source lines for it", module_where(mod),
+					       mod->damage);
 	}
-	if (!mod->lines && mod->lines_debug.elf)
-		debugfile_close(&mod->lines_debug);
-	if (!mod->lines)
-		mod->lines_debug.elf = NULL;
 	elf_end(elf);
 }
 
@@ -739,9 +800,30 @@ size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out,
 	return n;
 }
 
-const char *module_source_missing(const struct module *mod)
+const char *module_source_problem(struct module *mod, bool *news)
 {
-	return mod->lines_tried && !mod->lines ? mod->lines_why : NULL;
+	const char *error = mod->lines && !mod->lines_problem ? lines_error(mod->lines) : NULL;
+
+	if (error)
+		mod->lines_problem = mod->lines_debug.elf ?
+			xasprintf("%s: the DWARF of its debug file %s is corrupt: %s; lines that "
+				  "need it show as unknown", module_where(mod), mod->lines_debug.path,
+				  error) :
+			xasprintf("%s: its DWARF is corrupt: %s; lines that need it show as unknown",
+				  module_where(mod), error);
+	*news = mod->lines_problem && !mod->problem_told;
+	mod->problem_told |= *news;
+	return mod->lines_problem;
+}
+
+const char *module_damage(const struct module *mod)
+{
+	return mod->damage;
+}
+
+const char *module_debugfile_rejected(const struct module *mod)
+{
+	return mod->debug_rejected;
 }
 
 /* ---- functions without symbols ---------------------------------------------------------------- */

@@ -411,11 +411,16 @@ static const struct option_spec options_table[] = {
 		.man = "In batch mode, also print where inside the function \\fIFUNC\\fR the\n"
 		       "samples were, after each table: one row per source line with samples\n"
 		       "(SELF% and TOTAL% of the function's own samples, SAMPLES, file:line and\n"
-		       "the line's text when the source file is on this machine). A call's cost\n"
+		       "the line's text when the source file is on this machine; not when it is\n"
+		       "newer than the binary or shorter than its lines, which the file's\n"
+		       "heading or the row then says, as for a file that cannot be read). A call's cost\n"
 		       "is on the line of the call, and code inlined into \\fIFUNC\\fR on the\n"
 		       "line that called the inlined function. \\fIFUNC\\fR is a name as the\n"
 		       "table shows it (an inlined one without \\(lq(inlined)\\(rq too).\n"
-		       "Lines come from the DWARF of the file or of its debug file.",
+		       "Lines come from the DWARF of the file or of its debug file; a warning\n"
+		       "names the file when that DWARF is corrupt (its lines are then unknown)\n"
+		       "or when the debug file found is another build's (its build-id or\n"
+		       "CRC-32 differs: it is not used).",
 	},
 	{
 		.name = "asm", .parse = set_asm,

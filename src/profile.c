@@ -446,6 +446,16 @@ void profile_func_code(struct profile *p, uint32_t func, const char *path, uint6
 	log_change(p, LOG_FUNCS, func);
 }
 
+void profile_func_no_lines(struct profile *p, uint32_t func, const char *why)
+{
+	struct snapshot_func *f = &p->funcs[func];
+
+	if (f->no_lines || !why)
+		return;
+	f->no_lines = intern(p, why);
+	log_change(p, LOG_FUNCS, func);
+}
+
 static void grow_sites(struct profile *p)
 {
 	size_t cap = p->sites_cap;

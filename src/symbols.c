@@ -302,6 +302,10 @@ static void symbolizer_warn_module(struct symbolizer *s, const struct mapping *m
 		why = "the file at that path is not the one mapped";
 	else if (err)
 		why = strerror(-err);
+	else if (!module_function_count(mod) && module_damage(mod))
+		why = module_damage(mod);
+	else if (!module_function_count(mod) && module_debugfile_rejected(mod))
+		why = module_debugfile_rejected(mod);
 	else if (!module_function_count(mod))
 		why = "no function symbols in it or in a debug file";
 	else

@@ -490,10 +490,11 @@ static void draw_lines_heading(struct tui_screen *s, int y, const struct snapsho
 }
 
 static void draw_line_row(struct tui_screen *s, int y, const struct annotate_line *l, int place_w,
-			  uint64_t samples, unsigned long sel)
+			  uint64_t samples, unsigned long sel, const char *binary)
 {
 	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
-	const char *why = NULL, *text = annotate_source_line(s->sources, l->file, l->line, &why);
+	const char *why = NULL, *text = annotate_source_line(s->sources, l->file, l->line,
+							     binary, &why);
 	unsigned long a = sel ? sel : s->attrs[THEME_NORMAL];
 	int x = VIEW_CELLS_WIDTH + place_w + 2;
 	char place[PUT_MAX];
@@ -534,7 +535,8 @@ static void draw_insn_row(struct tui_screen *s, int y, size_t i, uint64_t sample
 	put(y, x + used, COLS - x - used, sel ? sel : s->attrs[THEME_NORMAL], insn->text);
 }
 
-static void draw_lines_row(struct tui_screen *s, int y, size_t row, int place_w, uint64_t samples)
+static void draw_lines_row(struct tui_screen *s, int y, size_t row, int place_w, uint64_t samples,
+			   const char *binary)
 {
 	const struct tui_lines_row *r = &s->lines_rows[row];
 	unsigned long sel = row == s->lists[TUI_LINES].cursor ? s->attrs[THEME_SELECTED] : 0;
@@ -542,7 +544,7 @@ static void draw_lines_row(struct tui_screen *s, int y, size_t row, int place_w,
 	if (r->insn != TUI_NO_INSN) {
 		draw_insn_row(s, y, r->insn, samples, sel);
 	} else if (r->line != TUI_NO_LINE) {
-		draw_line_row(s, y, &s->lines.lines[r->line], place_w, samples, sel);
+		draw_line_row(s, y, &s->lines.lines[r->line], place_w, samples, sel, binary);
 	} else {
 		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
 		put(y, VIEW_CELLS_WIDTH, COLS - VIEW_CELLS_WIDTH, sel ? sel : s->attrs[THEME_MODULE],
@@ -563,7 +565,7 @@ static void draw_lines(struct tui_screen *s)
 {
 	const struct snapshot *src = tui_screen_lines_snapshot(s);
 	struct tui_list *l = &s->lists[TUI_LINES];
-	const char *why = annotate_why_no_lines(&s->lines);
+	const char *why = annotate_why_no_lines(&s->lines), *binary;
 	struct view_cells cells;
 	size_t first, n = l->rows;
 	int y, place_w, columns_y;
@@ -571,6 +573,7 @@ static void draw_lines(struct tui_screen *s)
 
 	if (!src || !s->sources)
 		return;
+	binary = annotate_binary(src, s->lines_func);
 	/* The heading where the other views have their column headings, which come below it. */
 	if ((y = s->columns_y >= 0 ? s->columns_y : take_line(s)) >= 0)
 		draw_lines_heading(s, y, src);
@@ -601,7 +604,7 @@ static void draw_lines(struct tui_screen *s)
 		put(columns_y, VIEW_CELLS_WIDTH + place_w + 2, COLS, s->attrs[THEME_COLUMNS], "SOURCE");
 	}
 	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++)
-		draw_lines_row(s, s->list_y + i, first + (size_t)i, place_w, src->samples);
+		draw_lines_row(s, s->list_y + i, first + (size_t)i, place_w, src->samples, binary);
 	if (!n && s->list_h > 0)
 		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples of it yet");
 }

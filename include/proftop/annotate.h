@@ -31,6 +31,7 @@ struct annotation {
 	size_t nlines;
 	bool has_lines;                /* some site had a source line */
 	bool has_sites;                /* the snapshot had sites for it at all */
+	const char *no_lines;          /* the snapshot's word on why it has none (snapshot.h) */
 };
 
 /* The functions of snapshot named name: exactly, or as "name (inlined)". Fills out[0..max) with
@@ -56,8 +57,9 @@ void annotate_add_positions(struct annotation *annotation, const char *const *fi
 /* The index of the line with the most self samples (total on a tie, then the first); 0 when
  * there are none. */
 size_t annotate_hottest(const struct annotation *annotation);
-/* Why an annotation has no source lines, and how to get them, for every frontend to say alike;
- * NULL when it has some. */
+/* Why an annotation has no source lines, and how to get them, for every frontend to say alike:
+ * what was wrong with its file's DWARF when something was, as the profile recorded it (the text
+ * names files: show it in visible form); NULL when it has some. */
 const char *annotate_why_no_lines(const struct annotation *annotation);
 
 /* --- instructions -----------------------------------------------------------------------------
@@ -100,9 +102,14 @@ struct annotate_sources;
 struct annotate_sources *annotate_sources_new(void);
 void annotate_sources_free(struct annotate_sources *sources);
 /* The text of line (1-based) of file, without its newline; NULL when the file cannot be read,
- * is not a regular file, is over 16 MiB, or has fewer lines. *why (may be NULL) then says why
- * in a static string ("no such line" when the file has changed since the build, most likely). */
+ * is not a regular file, is over 16 MiB, has fewer lines, or is newer than binary (the ELF file
+ * the line came from; NULL: not compared), whose DWARF then likely gives other lines than the
+ * file's. *why (may be NULL) then says why (it may name files: show it in visible form; valid
+ * until the next call). */
 const char *annotate_source_line(struct annotate_sources *sources, const char *file,
-				 unsigned line, const char **why);
+				 unsigned line, const char *binary, const char **why);
+/* The ELF file func's lines come from: its code's file, or for code without one (an inlined
+ * function) the file of another function of its module; NULL when none is known. */
+const char *annotate_binary(const struct snapshot *snapshot, uint32_t func);
 
 #endif

@@ -7,7 +7,8 @@
  * the CRC-32 of that file). A candidate is the debug file when it is another file than the
  * module, an ELF file with a .symtab, and the right one: the same build-id when both have one,
  * else (found by its debuglink) the same CRC. Each place is looked up inside the process's root
- * first (another mount namespace), then in ours.
+ * first (another mount namespace), then in ours. A file found there that is not the right one
+ * (the debug file of another build, left beside a rebuilt binary) is never used, but named.
  *
  * Nothing is cached here: the module reader looks once per module and takes from the file what
  * the module lacks. The build-id reader serves the pprof writer too. */
@@ -34,11 +35,15 @@ struct debugfile_origin {
 struct debugfile {
 	Elf *elf;
 	int fd;
+	char *path;	/* where it was found (inside the process's root) */
 };
 
 /* Find and open the debug file of the module whose ELF image is elf (the file origin describes).
- * Returns 0, or -ENOENT when no file fits. */
-int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origin *origin);
+ * Returns 0, or -ENOENT when no file fits. Then, when rejected is not NULL, *rejected is NULL or
+ * (malloc'd) names the first file that was where a debug file was looked for but is not this
+ * module's, and why: another build's (its build-id or CRC-32 differs), not ELF, no .symtab. */
+int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origin *origin,
+		   char **rejected);
 void debugfile_close(struct debugfile *debug);
 
 /* The GNU build-id of the ELF file elf (its NT_GNU_BUILD_ID note) into out, which has room for

@@ -11,7 +11,9 @@
  * Addresses are link-time addresses of the file (the symbolizer's module addresses). Every string
  * returned stays valid until lines_free(). Nothing here is thread-safe: one thread (the
  * collector) owns a lines object. A file without DWARF, or with DWARF libdw refuses, is no
- * error: lookups then find nothing. */
+ * error: lookups then find nothing (lines_error() says what was refused). A lookup costs two
+ * binary searches once the unit of its address is indexed, whatever the size of its
+ * functions. */
 #ifndef PROFTOP_LINES_H
 #define PROFTOP_LINES_H
 
@@ -47,5 +49,8 @@ void lines_free(struct lines *lines);
  * 0 when no compilation unit covers addr. A chain deeper than max keeps its innermost frames
  * (the outermost, real function is the caller's from its symbol anyway). */
 size_t lines_lookup(struct lines *lines, uint64_t addr, struct lines_frame *out, size_t max);
+/* The first part of the DWARF that libdw refused so far (corrupt or truncated: lookups that
+ * needed it found less), as "what: why"; NULL while none was. Valid until lines_free(). */
+const char *lines_error(const struct lines *lines);
 
 #endif

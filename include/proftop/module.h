@@ -72,7 +72,16 @@ bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start);
 /* The source frames at link-time address addr, innermost first (lines.h's lines_lookup()), from
  * the module's DWARF or its debug file's, opened on the first call. 0 when there is none. */
 size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max);
-/* After module_source() found no DWARF, why (a static string); else NULL. */
-const char *module_source_missing(const struct module *mod);
+/* What is wrong with the DWARF module_source() reads, or would: it is corrupt (libdw refused a
+ * part of it, at open or in a lookup so far), or the debug file found is another build's.
+ * "PATH: what: what it costs", valid until module_free(); NULL when nothing is (a file without
+ * DWARF or a debug file is nothing wrong). *news is true the first time it returns the text. */
+const char *module_source_problem(struct module *mod, bool *news);
+/* Which part of its file lies past the file's end, as in a file cut short ("its section headers
+ * lie past the end of the file (cut short?)"); NULL when nothing does. */
+const char *module_damage(const struct module *mod);
+/* A debug file found for the module that was not its own (debugfile.h), "PATH is not its debug
+ * file (why)"; NULL. */
+const char *module_debugfile_rejected(const struct module *mod);
 
 #endif

@@ -47,6 +47,8 @@ uint32_t profile_inlined_func(struct profile *profile, const char *module, const
 /* Where func's code is (snapshot_func's path and range): set once, later calls change nothing. */
 void profile_func_code(struct profile *profile, uint32_t func, const char *path, uint64_t start,
 		       uint64_t end);
+/* Why func has no source lines (snapshot_func's no_lines): set once, later calls change nothing. */
+void profile_func_no_lines(struct profile *profile, uint32_t func, const char *why);
 /* The id of a site of func (snapshot.h): link-time address addr of its module, on file:line
  * (NULL, 0: unknown); interned on first sight, where file and line are taken. Sites and node
  * sites share a quarter of the memory budget: past it a new address shares its function's one

@@ -47,6 +47,9 @@ struct snapshot_func {
 	 * function's link-time range there; NULL and 0, 0 when unknown. */
 	const char *path;
 	uint64_t code_start, code_end;
+	/* Why its file's DWARF gave it no source lines when that is something wrong (corrupt, or
+	 * a debug file of another build), as the warning said it; NULL otherwise. */
+	const char *no_lines;
 };
 
 /* Where in a function its samples were: one instruction address of its module, with the source

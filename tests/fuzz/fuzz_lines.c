@@ -1,7 +1,8 @@
 /* libFuzzer target: the line and inlined-frame reader (lines.c, over libdw) on arbitrary bytes
  * read as an ELF image from memory: .debug_info, .debug_line, .debug_aranges, .debug_abbrev and
  * the rest, corrupt or truncated. Every address of the image's text range (and some outside) is
- * looked up; every string returned is touched, and every chain must fit its array.
+ * looked up; every string returned (and what lines_error() says) is touched, and every chain must
+ * fit its array.
  *
  * Seeds in corpus/fuzz_lines: inline.so (DWARF 5) and inline-dwarf4.so, three functions of which
  * two have a static inline helper inlined into them, built with gcc -O2 -g[dwarf-4] -shared -fPIC
@@ -53,6 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (uint64_t a = 0; a < 0x2000; a++)
 			look_up(lines, a);
 		look_up(lines, UINT64_MAX);
+		touch(lines_error(lines));
 		lines_free(lines);
 	}
 	elf_end(elf);

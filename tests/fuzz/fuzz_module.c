@@ -2,8 +2,10 @@
  * vdso's image is: headers, segments, symbol tables, notes, unwind tables, .debug_frame compressed
  * or not. The loaded module is then looked up at many addresses, its unwind tables are touched and
  * reads of arbitrary ranges are asked of it, none of which may reach past the image (a copy of the
- * input of its exact size, so AddressSanitizer sees any read past it). No file, no process, no
- * debug-file search is involved.
+ * input of its exact size, so AddressSanitizer sees any read past it). Source lines are asked at
+ * some input words, which opens the image's DWARF, and what the module says is wrong with it
+ * (or with the file's extent) is touched. No file, no process, no debug-file search is
+ * involved.
  *
  * Seeds in corpus/fuzz_module: seed.so is a 5.6 KiB shared object of three small functions, built
  * with gcc -O1 -shared -fPIC -nostdlib -Wl,-z,max-page-size=0x1000 -Wl,-z,noseparate-code
@@ -11,6 +13,7 @@
  * mutate. debug_frame.so is four functions built the same way with -g
  * -fno-asynchronous-unwind-tables, all debug sections but .debug_frame removed and that one
  * compressed (objcopy --compress-debug-sections=zlib): no .eh_frame_hdr, a zlib .debug_frame. */
+#include "proftop/lines.h"
 #include "proftop/module.h"
 #include "proftop/util.h"
 
@@ -89,6 +92,27 @@ static void check_reads(const struct module *mod, const uint8_t *data, size_t si
 	}
 }
 
+/* Source frames at the first input words; every string of theirs, and the module's word on what
+ * is wrong with its DWARF or its extent, touched. */
+static void check_source(struct module *mod, const uint8_t *data, size_t size)
+{
+	struct lines_frame f[LINES_MAX_FRAMES];
+	bool news;
+
+	for (size_t i = 0; i < size && i < 64 * 8; i += 8) {
+		size_t n = module_source(mod, word_at(data, size, i), f, LINES_MAX_FRAMES);
+
+		if (n > LINES_MAX_FRAMES)
+			abort();
+		for (size_t k = 0; k < n; k++) {
+			check_name(f[k].function);
+			check_name(f[k].file);
+		}
+	}
+	check_name(module_source_problem(mod, &news));
+	check_name(module_damage(mod));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct module *mod;
@@ -103,6 +127,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	module_load_image(mod, image, size);
 	check_lookups(mod, data, size);
 	check_reads(mod, data, size);
+	check_source(mod, data, size);
 	module_free(mod);
 	return 0;
 }

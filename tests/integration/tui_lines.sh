@@ -5,7 +5,8 @@
 # the hot line, whose instructions' samples add up to the line's) and every line of the code,
 # d again hides them; % switches the basis; the window mode and a thread scope
 # say what the lines count; Esc returns to Top. On a copy of split without DWARF, the view says
-# why there are no lines and how to get them.
+# why there are no lines and how to get them; on a copy of lines whose source gained lines after
+# the build, each row says the source is newer instead of showing the wrong text.
 #
 # The panes use the mono theme, where the selected row is the only reverse-video row holding a
 # file:line: that is how the cursor is read back. Every wait is bounded.
@@ -155,6 +156,29 @@ check "inline-previous-function" wait_screen inl ' lines of step \(inlined\)'
 tm send-keys -t inl q
 check "inline-q-ends" ended inl
 check "inline-no-sanitizer-report" no_sanitizer_report inl
+
+# --- a source file changed since the build -----------------------------------------------------
+# Lines added at its top: the binary's line numbers point at other text now. The Lines view says
+# so on each row instead of showing that text.
+mkdir "$TMPD/newer"
+cp tests/workloads/lines.c tests/workloads/burn.h "$TMPD/newer/"
+if ! ${CC:-cc} -O2 -g -fomit-frame-pointer -pthread -o "$TMPD/newer/lines" "$TMPD/newer/lines.c"; then
+	fail "newer-build" "cannot compile $TMPD/newer/lines.c"
+else
+	touch -d '1 hour ago' "$TMPD/newer/lines"
+	sed -i '1i /* a comment added after the build */\n\n' "$TMPD/newer/lines.c"
+	pane newer 160 30 -t mono -- "$TMPD/newer/lines" 30
+	check "newer-top-rows" wait_screen newer '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +two_lines +lines'
+	tm send-keys -t newer / t w o _ l i n e s Enter
+	check "newer-filtered" wait_screen newer 'filter: two_lines'
+	tm send-keys -t newer a
+	check "newer-says-why" wait_screen newer \
+		" lines\\.c:$hot +\\(source newer than $TMPD/newer/lines: it changed since the build\\)"
+	check "newer-no-stale-text" wait_gone newer '6364136223846793005'
+	tm send-keys -t newer q
+	check "newer-q-ends" ended newer
+	check "newer-no-sanitizer-report" no_sanitizer_report newer
+fi
 
 # --- a function without line information --------------------------------------------------------
 if ! command -v objcopy >/dev/null 2>&1 || ! command -v readelf >/dev/null 2>&1; then

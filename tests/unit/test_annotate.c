@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* count samples main → func, in func at site (main's site unknown). */
@@ -251,19 +252,19 @@ static void source_lines(void **state)
 	const char *why = NULL;
 
 	temp_file(path, text, sizeof(text) - 1);
-	assert_string_equal(annotate_source_line(src, path, 1, &why), "int a;");
-	assert_string_equal(annotate_source_line(src, path, 2, &why), "\tint b;");
-	assert_string_equal(annotate_source_line(src, path, 3, &why), "x y");
-	assert_string_equal(annotate_source_line(src, path, 4, &why), "");
-	assert_string_equal(annotate_source_line(src, path, 5, &why), "last");
-	assert_null(annotate_source_line(src, path, 6, &why));
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, &why), "int a;");
+	assert_string_equal(annotate_source_line(src, path, 2, NULL, &why), "\tint b;");
+	assert_string_equal(annotate_source_line(src, path, 3, NULL, &why), "x y");
+	assert_string_equal(annotate_source_line(src, path, 4, NULL, &why), "");
+	assert_string_equal(annotate_source_line(src, path, 5, NULL, &why), "last");
+	assert_null(annotate_source_line(src, path, 6, NULL, &why));
 	assert_non_null(strstr(why, "changed since the build"));
-	assert_null(annotate_source_line(src, path, 6, NULL));
+	assert_null(annotate_source_line(src, path, 6, NULL, NULL));
 
 	unlink(path);
-	assert_null(annotate_source_line(src, NULL, 1, &why));
+	assert_null(annotate_source_line(src, NULL, 1, NULL, &why));
 	assert_non_null(strstr(why, "no line"));
-	assert_null(annotate_source_line(src, "/tmp", 0, &why));
+	assert_null(annotate_source_line(src, "/tmp", 0, NULL, &why));
 	annotate_sources_free(src);
 }
 
@@ -276,13 +277,13 @@ static void source_cached(void **state)
 	FILE *f;
 
 	temp_file(path, "one\n", 4);
-	assert_string_equal(annotate_source_line(src, path, 1, NULL), "one");
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, NULL), "one");
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("two\nthree\n", f);
 	fclose(f);
-	assert_string_equal(annotate_source_line(src, path, 1, NULL), "one");
-	assert_null(annotate_source_line(src, path, 2, NULL));
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, NULL), "one");
+	assert_null(annotate_source_line(src, path, 2, NULL, NULL));
 	unlink(path);
 	annotate_sources_free(src);
 }
@@ -295,7 +296,7 @@ static void source_empty_file(void **state)
 	const char *why = NULL;
 
 	temp_file(path, "", 0);
-	assert_null(annotate_source_line(src, path, 1, &why));
+	assert_null(annotate_source_line(src, path, 1, NULL, &why));
 	assert_non_null(strstr(why, "changed since the build"));
 	unlink(path);
 	annotate_sources_free(src);
@@ -313,19 +314,19 @@ static void source_unreadable(void **state)
 	snprintf(fifo, sizeof(fifo), "%s/fifo.c", dir);
 	snprintf(big, sizeof(big), "%s/big.c", dir);
 
-	assert_null(annotate_source_line(src, "/nonexistent/proftop/src/x.c", 1, &why));
+	assert_null(annotate_source_line(src, "/nonexistent/proftop/src/x.c", 1, NULL, &why));
 	assert_string_equal(why, "not on this machine");
 
 	/* A FIFO with no writer: a blocking open would never return (the alarm ends the test). */
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	alarm(10);
 	why = NULL;
-	assert_null(annotate_source_line(src, fifo, 1, &why));
+	assert_null(annotate_source_line(src, fifo, 1, NULL, &why));
 	alarm(0);
 	assert_string_equal(why, "not a regular file");
 
 	why = NULL;
-	assert_null(annotate_source_line(src, dir, 1, &why));
+	assert_null(annotate_source_line(src, dir, 1, NULL, &why));
 	assert_string_equal(why, "not a regular file");
 
 	/* Sparse: 17 MiB that take no disk. */
@@ -334,7 +335,7 @@ static void source_unreadable(void **state)
 	assert_int_equal(ftruncate(fd, 17 << 20), 0);
 	close(fd);
 	why = NULL;
-	assert_null(annotate_source_line(src, big, 1, &why));
+	assert_null(annotate_source_line(src, big, 1, NULL, &why));
 	assert_string_equal(why, "over 16 MiB");
 
 	unlink(fifo);
@@ -362,7 +363,7 @@ static void source_special_not_opened(void **state)
 	assert_true(in >= 0);
 	assert_true(inotify_add_watch(in, fifo, IN_OPEN) >= 0);
 	alarm(10);
-	assert_null(annotate_source_line(src, fifo, 1, &why));
+	assert_null(annotate_source_line(src, fifo, 1, NULL, &why));
 	alarm(0);
 	assert_string_equal(why, "not a regular file");
 	assert_int_equal(read(in, ev, sizeof(ev)), -1); /* no event: never opened */
@@ -371,6 +372,81 @@ static void source_special_not_opened(void **state)
 	unlink(fifo);
 	rmdir(dir);
 	annotate_sources_free(src);
+}
+
+/* A source file changed after the binary was built is not shown: the lines the binary's DWARF
+ * gives are likely not the file's any more. Equal times, or no binary, are no reason. */
+static void source_newer_than_binary(void **state)
+{
+	(void)state;
+	struct annotate_sources *src = annotate_sources_new();
+	struct timespec times[2] = { { .tv_nsec = UTIME_OMIT }, { 0 } };
+	char path[64], binary[64];
+	const char *why = NULL;
+
+	temp_file(path, "one\ntwo\n", 8);
+	temp_file(binary, "ELF", 3);
+	times[1].tv_sec = time(NULL) - 3600;
+	assert_int_equal(utimensat(AT_FDCWD, binary, times, 0), 0);
+	assert_null(annotate_source_line(src, path, 1, binary, &why));
+	assert_non_null(strstr(why, "newer than "));
+	assert_non_null(strstr(why, binary));
+	assert_non_null(strstr(why, "changed since the build"));
+	assert_string_equal(annotate_source_line(src, path, 2, NULL, &why), "two");
+
+	/* The binary rebuilt after the edit: shown. */
+	times[1].tv_sec = time(NULL) + 60;
+	assert_int_equal(utimensat(AT_FDCWD, binary, times, 0), 0);
+	annotate_sources_free(src);
+	src = annotate_sources_new();
+	assert_string_equal(annotate_source_line(src, path, 1, binary, &why), "one");
+	/* A binary that is gone tells nothing. */
+	assert_string_equal(annotate_source_line(src, path, 1, "/nonexistent/proftop/prog", &why),
+			    "one");
+	unlink(path);
+	unlink(binary);
+	annotate_sources_free(src);
+}
+
+/* A file that cannot be opened says why, in the system's words. */
+static void source_open_error(void **state)
+{
+	(void)state;
+	struct annotate_sources *src = annotate_sources_new();
+	char dir[] = "/tmp/proftop_annotate_dir_XXXXXX", loop[128];
+	const char *why = NULL;
+
+	assert_non_null(mkdtemp(dir));
+	snprintf(loop, sizeof(loop), "%s/loop.c", dir);
+	assert_int_equal(symlink("loop.c", loop), 0);
+	assert_null(annotate_source_line(src, loop, 1, NULL, &why));
+	assert_non_null(why);
+	assert_string_equal(why, "cannot be opened: Too many levels of symbolic links");
+	unlink(loop);
+	rmdir(dir);
+	annotate_sources_free(src);
+}
+
+/* The binary of an inlined function (no code of its own) is its module's. */
+static void binary_of_inlined(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = profile_func(p, "prog", "main", 0x10);
+	uint32_t inl = profile_inlined_func(p, "prog", "step");
+	uint32_t lib = profile_inlined_func(p, "lib.so", "step");
+	struct snapshot *s;
+
+	profile_func_code(p, main_, "/usr/bin/prog", 0x10, 0x20);
+	add(p, main_, inl, PROFILE_NO_SITE, 1);
+	add(p, main_, lib, PROFILE_NO_SITE, 1);
+	s = profile_snapshot(p);
+	assert_string_equal(annotate_binary(s, main_), "/usr/bin/prog");
+	assert_string_equal(annotate_binary(s, inl), "/usr/bin/prog");
+	assert_null(annotate_binary(s, lib));
+	assert_null(annotate_binary(s, 12345));
+	snapshot_unref(s);
+	profile_free(p);
 }
 
 int main(void)
@@ -386,6 +462,9 @@ int main(void)
 		cmocka_unit_test(source_empty_file),
 		cmocka_unit_test(source_unreadable),
 		cmocka_unit_test(source_special_not_opened),
+		cmocka_unit_test(source_newer_than_binary),
+		cmocka_unit_test(source_open_error),
+		cmocka_unit_test(binary_of_inlined),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,7 +5,10 @@
 
 #include "proftop/module.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <link.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -13,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -180,6 +184,156 @@ static void no_dwarf(void **state)
 	elf_end(elf);
 }
 
+/* The frames libdw's own scope walk gives for addr (dwarf_getscopes, then the DIEs around the
+ * innermost scope): the names and inlined flags lines_lookup() must give, which reads them from
+ * its index instead. Returns how many, innermost first. */
+static size_t reference_frames(Dwarf *dwarf, uint64_t addr, const char **names, bool *inlined)
+{
+	Dwarf_Die cu, *scopes = NULL;
+	size_t n = 0;
+	int nscopes;
+
+	if (!dwarf_addrdie(dwarf, addr, &cu))
+		return 0;
+	nscopes = dwarf_getscopes(&cu, addr, &scopes);
+	if (nscopes > 0) {
+		Dwarf_Die innermost = scopes[0];
+
+		free(scopes);
+		scopes = NULL;
+		nscopes = dwarf_getscopes_die(&innermost, &scopes);
+	}
+	for (int i = 0; i < nscopes && n < LINES_MAX_FRAMES; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		Dwarf_Attribute attr;
+		const char *linkage;
+
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+			continue;
+		linkage = dwarf_formstring(dwarf_attr_integrate(&scopes[i], DW_AT_linkage_name, &attr));
+		names[n] = linkage ? linkage : dwarf_diename(&scopes[i]);
+		inlined[n++] = tag == DW_TAG_inlined_subroutine;
+		if (tag == DW_TAG_subprogram)
+			break;
+	}
+	free(scopes);
+	return n;
+}
+
+/* The section named name of elf: its header in *shdr. */
+static bool section(Elf *elf, const char *name, GElf_Shdr *shdr)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, shdr) && shdr->sh_name &&
+		    !strcmp(elf_strptr(elf, shstrndx, shdr->sh_name) ?: "", name))
+			return true;
+	return false;
+}
+
+/* Over this binary's code (every address of its first 8 KiB, every 31st after),
+ * the index gives the chains libdw's walk gives: the same functions, inlined the same way. */
+static void index_agrees_with_libdw(void **state)
+{
+	struct self *s = *state;
+	Dwarf *dwarf = dwarf_begin_elf(s->elf, DWARF_C_READ, NULL);
+	GElf_Shdr text;
+	size_t compared = 0, inlined_seen = 0;
+
+	assert_non_null(dwarf);
+	assert_true(section(s->elf, ".text", &text));
+	for (uint64_t a = text.sh_addr; a < text.sh_addr + text.sh_size;
+	     a += a - text.sh_addr < (8u << 10) ? 1 : 31) {
+		struct lines_frame f[LINES_MAX_FRAMES];
+		const char *names[LINES_MAX_FRAMES];
+		bool inlined[LINES_MAX_FRAMES];
+		size_t want = reference_frames(dwarf, a, names, inlined);
+		size_t n = lines_lookup(s->lines, a, f, LINES_MAX_FRAMES);
+
+		if (!want)
+			continue;
+		if (n != want)
+			fail_msg("0x%llx: %zu frames, libdw has %zu", (unsigned long long)a, n, want);
+		for (size_t i = 0; i < n; i++) {
+			/* Demangled here, plain in the reference: C names are the same. */
+			if (!f[i].function || !names[i] || strcmp(f[i].function, names[i]))
+				fail_msg("0x%llx frame %zu: %s, libdw has %s", (unsigned long long)a, i,
+					 f[i].function ?: "(none)", names[i] ?: "(none)");
+			assert_int_equal(f[i].inlined, inlined[i]);
+			inlined_seen += inlined[i];
+		}
+		compared++;
+	}
+	assert_true(compared > 5000);
+	assert_true(inlined_seen > 100);
+	assert_null(lines_error(s->lines));
+	dwarf_end(dwarf);
+}
+
+/* This binary's bytes with section name overwritten with byte. */
+static char *corrupted_copy(struct self *s, const char *name, int byte, size_t *size)
+{
+	GElf_Shdr shdr;
+	struct stat st;
+	char *image;
+
+	assert_true(section(s->elf, name, &shdr));
+	assert_int_equal(fstat(s->fd, &st), 0);
+	image = malloc((size_t)st.st_size);
+	assert_non_null(image);
+	assert_int_equal(pread(s->fd, image, (size_t)st.st_size, 0), st.st_size);
+	memset(image + shdr.sh_offset, byte, shdr.sh_size);
+	*size = (size_t)st.st_size;
+	return image;
+}
+
+/* Corrupt DWARF: lookups find what the rest still gives, and lines_error() names the part that
+ * libdw refused. With a corrupt .debug_line the functions are still known, without their lines;
+ * .debug_aranges is not needed at all. */
+static void corrupt_sections(void **state)
+{
+	static const struct { const char *section; int byte; const char *error; bool names, lines; } cases[] = {
+		{ ".debug_line", 0xff, "line table", true, false },
+		{ ".debug_line", 0, "line table", true, false },
+		{ ".debug_abbrev", 0xff, ".debug_abbrev", false, false },
+		{ ".debug_info", 0xff, ".debug_info", false, false },
+		{ ".debug_aranges", 0xff, NULL, true, true },
+	};
+	struct self *s = *state;
+
+	for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+		size_t size;
+		char *image = corrupted_copy(s, cases[c].section, cases[c].byte, &size);
+		Elf *elf = elf_memory(image, size);
+		const char *why = NULL;
+		struct lines *lines = lines_new(elf, &why);
+		struct lines_frame f[LINES_MAX_FRAMES];
+		size_t n;
+
+		assert_non_null(lines);
+		n = lines_lookup(lines, (uint64_t)(uintptr_t)outer_a - s->bias, f, LINES_MAX_FRAMES);
+		if (cases[c].names) {
+			assert_int_equal(n, 1);
+			assert_string_equal(f[0].function, "outer_a");
+			assert_int_equal(f[0].file != NULL, cases[c].lines);
+		} else {
+			assert_int_equal(n, 0);
+		}
+		if (!cases[c].error)
+			assert_null(lines_error(lines));
+		else if (!lines_error(lines) || !strstr(lines_error(lines), cases[c].error))
+			fail_msg("%s: error \"%s\", want one about %s", cases[c].section,
+				 lines_error(lines) ?: "(none)", cases[c].error);
+		lines_free(lines);
+		elf_end(elf);
+		free(image);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -188,6 +342,8 @@ int main(void)
 		cmocka_unit_test(chain_cut),
 		cmocka_unit_test(outside),
 		cmocka_unit_test(no_dwarf),
+		cmocka_unit_test(index_agrees_with_libdw),
+		cmocka_unit_test(corrupt_sections),
 	};
 
 	return cmocka_run_group_tests(tests, open_self, close_self);
