@@ -12,6 +12,7 @@
 #include "proftop/profile.h"
 #include "proftop/report.h"
 #include "proftop/tmon_read.h"
+#include "unit_profiles.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,19 +28,6 @@ struct fixture {
 static uint32_t func(struct profile *p, const char *module, const char *name)
 {
 	return profile_func(p, module, name, 0);
-}
-
-static void add(struct profile *p, pid_t tid, int count, size_t depth, ...)
-{
-	uint32_t stack[16];
-	va_list ap;
-
-	va_start(ap, depth);
-	for (size_t i = 0; i < depth; i++)
-		stack[i] = va_arg(ap, uint32_t);
-	va_end(ap);
-	for (int i = 0; i < count; i++)
-		profile_add(p, 7, tid, stack, depth);
 }
 
 /* Thread 7: main → path_a → burn 60, main → path_b → mid → burn 30, main → solo 10.
@@ -63,14 +51,14 @@ static struct fixture *fixture_new(void)
 	f->spaced = func(p, m, "operator new(unsigned long)");
 	f->dup1 = func(p, m, "dup");
 	f->dup2 = profile_func(p, other_prog, other_dup, 0x2000); /* a second static dup() */
-	add(p, 7, 60, 3, f->main_, f->path_a, f->burn);
-	add(p, 7, 30, 4, f->main_, f->path_b, f->mid, f->burn);
-	add(p, 7, 10, 2, f->main_, f->solo);
-	add(p, 8, 20, 5, f->main_, f->rec, f->rec, f->rec, f->leaf);
-	add(p, 8, 5, 2, f->main_, f->rec);
-	add(p, 8, 4, 2, f->main_, f->spaced);
-	add(p, 8, 3, 2, f->main_, f->dup1);
-	add(p, 8, 2, 2, f->main_, f->dup2);
+	unit_add(p, 7, 60, 3, f->main_, f->path_a, f->burn);
+	unit_add(p, 7, 30, 4, f->main_, f->path_b, f->mid, f->burn);
+	unit_add(p, 7, 10, 2, f->main_, f->solo);
+	unit_add(p, 8, 20, 5, f->main_, f->rec, f->rec, f->rec, f->leaf);
+	unit_add(p, 8, 5, 2, f->main_, f->rec);
+	unit_add(p, 8, 4, 2, f->main_, f->spaced);
+	unit_add(p, 8, 3, 2, f->main_, f->dup1);
+	unit_add(p, 8, 2, 2, f->main_, f->dup2);
 	profile_set_comm(p, 7, 7, "prog");
 	profile_set_comm(p, 7, 8, "worker");
 	f->s = profile_snapshot(p);
@@ -231,7 +219,7 @@ static void tmon_names_and_header(void **state)
 	char *text, *part2, *line;
 	size_t len;
 
-	add(p, 1, 3, 1, evil);
+	unit_add(p, 1, 3, 1, evil);
 	struct snapshot *s = profile_snapshot(p);
 	profile_free(p); /* the snapshot owns its names */
 	s->freq = HZ;
@@ -309,7 +297,7 @@ static void text_formats_show_names_visibly(void **state)
 	char *text;
 
 	(void)state;
-	add(p, 1, 3, 2, main_, evil);
+	unit_add(p, 1, 3, 2, main_, evil);
 	s = profile_snapshot(p);
 	profile_free(p);
 	s->freq = HZ;
@@ -343,7 +331,7 @@ static void callgrind_without_calls(void **state)
 	char *text;
 
 	(void)state;
-	add(p, 1, 5, 1, func(p, "[jit]", "jit_hot_loop"));
+	unit_add(p, 1, 5, 1, func(p, "[jit]", "jit_hot_loop"));
 	s = profile_snapshot(p);
 	profile_free(p);
 	s->freq = HZ;

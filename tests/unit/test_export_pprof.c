@@ -12,6 +12,7 @@
 
 #include "proftop/export.h"
 #include "proftop/profile.h"
+#include "unit_profiles.h"
 
 #include <dlfcn.h>
 #include <stdbool.h>
@@ -339,19 +340,6 @@ static uint64_t total(const struct decoded *d)
 
 /* --- profiles without sites ---------------------------------------------------------------------- */
 
-static void add(struct profile *p, pid_t tid, int count, size_t depth, ...)
-{
-	uint32_t stack[16];
-	va_list ap;
-
-	va_start(ap, depth);
-	for (size_t i = 0; i < depth; i++)
-		stack[i] = va_arg(ap, uint32_t);
-	va_end(ap);
-	for (int i = 0; i < count; i++)
-		profile_add(p, 7, tid, stack, depth);
-}
-
 /* Functions only (no line lookups, or a file read back): one sample per distinct stack of each
  * thread, labelled; one address-less Location per function, with one Line of line 0; one
  * mapping per module, its name alone. */
@@ -362,10 +350,10 @@ static void pprof_functions_only(void **state)
 	uint32_t m = profile_func(p, "prog", "main", 0), a = profile_func(p, "prog", "path_a", 0);
 	uint32_t burn = profile_func(p, "libc.so.6", "burn", 0), solo = profile_func(p, "prog", "solo", 0);
 
-	add(p, 7, 60, 3, m, a, burn);
-	add(p, 7, 10, 2, m, solo);
-	add(p, 8, 20, 2, m, burn);
-	add(p, 8, 5, 1, m);
+	unit_add(p, 7, 60, 3, m, a, burn);
+	unit_add(p, 7, 10, 2, m, solo);
+	unit_add(p, 8, 20, 2, m, burn);
+	unit_add(p, 8, 5, 1, m);
 	profile_set_comm(p, 7, 7, "prog");
 	profile_set_comm(p, 7, 8, "worker");
 	struct snapshot *s = profile_snapshot(p);

@@ -7,6 +7,7 @@
 
 #include "proftop/profile.h"
 #include "proftop/view.h"
+#include "unit_profiles.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -278,14 +279,6 @@ static void assert_totals_add_up(const struct snapshot *s, uint32_t other)
 	}
 }
 
-static uint32_t func_named_in(const struct snapshot *s, const char *name)
-{
-	for (uint32_t f = 0; f < s->nfuncs; f++)
-		if (!strcmp(s->funcs[f].name, name))
-			return f;
-	return SNAPSHOT_NO_NODE;
-}
-
 /* Past the budget the coldest paths fold into "[other]": the tries stay within it, every total
  * stays exact, the flat table is untouched, and the time window still adds up. */
 static void folding_keeps_totals_exact(void **state)
@@ -314,7 +307,7 @@ static void folding_keeps_totals_exact(void **state)
 		assert_true(profile_memory(p) < 2 * budget);
 	}
 	struct snapshot *s = profile_snapshot(p), *full = profile_snapshot(u);
-	uint32_t other = func_named_in(s, "[other]");
+	uint32_t other = unit_func_named(s, "[other]");
 
 	assert_true(s->folded_nodes > 0);
 	assert_int_equal(full->folded_nodes, 0);

@@ -13,6 +13,7 @@
 
 #include "proftop/profile.h"
 #include "proftop/strpool.h"
+#include "unit_profiles.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -541,14 +542,6 @@ static void node_sites_in_a_recycled_snapshot(void **state)
 	profile_free(p);
 }
 
-static uint32_t func_named(const struct snapshot *s, const char *name)
-{
-	for (uint32_t f = 0; f < s->nfuncs; f++)
-		if (!strcmp(s->funcs[f].name, name))
-			return f;
-	return UINT32_MAX;
-}
-
 /* Past the budget the coldest paths fold into "[other]": the nodes that stay keep their node
  * sites (renumbered) and those that went lose theirs, so the node sites and the "[other]" nodes'
  * self samples add up to every sample, in held and in later snapshots alike. */
@@ -573,7 +566,7 @@ static void node_sites_survive_folds(void **state)
 		}
 	}
 	struct snapshot *s = profile_snapshot(p);
-	uint32_t other = func_named(s, "[other]");
+	uint32_t other = unit_func_named(s, "[other]");
 	uint64_t in_other = 0;
 
 	assert_true(s->folded_nodes > 0);
