@@ -134,4 +134,5 @@ void tui_lines_free(struct tui_screen *s)
 	annotate_code_free(&s->code);
 	disasm_free(s->disasm);
 	annotate_sources_free(s->sources);
+	snapshot_unref(s->lines_src);
 }

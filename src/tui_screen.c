@@ -40,7 +40,6 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->callers);
 	free(s->threads);
 	tui_lines_free(s);
-	snapshot_unref(s->lines_src);
 	view_tree_free(&s->callers_src);
 	view_expansion_free(&s->tree_open);
 	view_expansion_free(&s->callers_open);
@@ -267,6 +266,10 @@ void tui_screen_rebuild(struct tui_screen *s)
 		[TUI_LINES] = rebuild_lines,
 	};
 
+	if (s->view != TUI_LINES && s->lines_src) { /* no older snapshot held behind another view */
+		snapshot_unref(s->lines_src);
+		s->lines_src = NULL;
+	}
 	if (!s->stale || !s->shown)
 		return;
 	rebuild[s->view](s);
