@@ -23,10 +23,36 @@ case "$hot $cold" in
 esac
 
 # selected NAME — the file:line of the row under the cursor (reverse video in the mono theme).
+# tmux writes an attribute only where it changes, so a row right under the reverse-video column
+# headings starts with no escape of its own: the state is carried from line to line, and a line is
+# reverse video when some text of it is.
 selected()
 {
-	tm capture-pane -e -p -t "$1" | grep -- "$ESC\[[0-9;]*7m" | grep -o '[A-Za-z0-9_.-]*:[0-9][0-9]*' |
-		grep -v '^proftop' | head -n 1
+	tm capture-pane -e -p -t "$1" | awk -v esc="$ESC" '
+		{
+			line = $0; out = 0
+			while (line != "") {
+				i = index(line, esc "[")
+				text = i ? substr(line, 1, i - 1) : line
+				if (rev && text ~ /[^ ]/)
+					out = 1
+				if (!i)
+					break
+				line = substr(line, i + 2)
+				j = index(line, "m")
+				n = split(substr(line, 1, j - 1), codes, ";")
+				if (!n)
+					rev = 0
+				for (k = 1; k <= n; k++)
+					if (codes[k] == "" || codes[k] == 0 || codes[k] == 27)
+						rev = 0
+					else if (codes[k] == 7)
+						rev = 1
+				line = substr(line, j + 1)
+			}
+			if (out)
+				print
+		}' | grep -o '[A-Za-z0-9_.-]*:[0-9][0-9]*' | grep -v '^proftop' | head -n 1
 }
 
 # wait_selected NAME FILE:LINE — until the cursor is on that row.

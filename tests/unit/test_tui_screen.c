@@ -674,6 +674,35 @@ static void lines_from_tree_paused_and_windowed(void **state)
 	assert_int_equal(f->s.view, TUI_TREE);
 }
 
+/* A window's lines lack those with totals only (a call's line): the cursor stays on its line. */
+static void lines_window_keeps_the_cursor(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t funcs[] = { f->main_, f->pa, f->burn, f->solo };
+	uint32_t sites[] = { PROFILE_NO_SITE, PROFILE_NO_SITE,
+			     profile_site(f->p, f->burn, 0x1009, "/src/burn.c", 9),
+			     profile_site(f->p, f->solo, 0x2000, "/src/solo.c", 3) };
+
+	profile_set_window(f->p, 60000000000ull);
+	add_burn_line(f, 10, 5);
+	add_burn_line(f, 12, 20);
+	for (int i = 0; i < 3; i++)
+		profile_add_sites(f->p, 1, 11, funcs, sites, 4);
+	new_snapshot(f);
+	f->s.lines_func = f->burn;
+	f->s.lines_fresh = true;
+	f->s.view = TUI_LINES;
+	f->s.stale = true;
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.lines.nlines, 3);
+	assert_int_equal(cursor_line(f), 12);
+	tui_screen_set_snapshot(&f->s, profile_window_snapshot(f->p, 0));
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.lines.nlines, 2);
+	assert_int_equal(cursor_line(f), 12);
+	assert_true(list(f)->cursor < list(f)->rows);
+}
+
 /* Under a thread scope the lines count that thread's samples only, from the node sites, without
  * totals; all threads again: the whole profile's, with totals. */
 static void lines_in_a_thread(void **state)
@@ -1151,6 +1180,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(lines_from_top, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_tree_paused_and_windowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_in_a_thread, setup, teardown),
+		cmocka_unit_test_setup_teardown(lines_window_keeps_the_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_with_disassembly, setup, teardown),
 		cmocka_unit_test(table_keys_reach_their_bindings),
 		cmocka_unit_test(hint_lines_name_working_keys),
