@@ -90,6 +90,9 @@ line_of()
 	grep -n "/\* $2 \*/" "$1" | cut -d: -f1
 }
 HOT_LINE=$(line_of "$SRC/lines.c" "hot line")
+# The hot line has about 75 % of two_lines' samples and the cold line 25 % (lines.sh measures how
+# closely, against perf). Here the runs are half a second, on shared machines: a check allows 75 ± 10,
+# still far from the 25 or 0 of counts put on the wrong line.
 
 # annotated FILE FILE:LINE FIELD — FIELD (1 SELF%, 2 TOTAL%, 3 SAMPLES) of that line's row in
 # the last annotation in FILE; "missing" when it has none.
@@ -151,7 +154,7 @@ else
 	check "evil-exit-0" status $RC 0 "$ERR"
 	check "evil-shown-visibly" no_raw_controls "$OUT" "$ERR"
 	check "evil-file-heading" has "$OUT" '^file .*/evil\^\[\[31m\^J\^Idir/lines\.c$'
-	check "evil-hot-line" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 6
+	check "evil-hot-line" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 10
 	# The same in a saved profile's messages: its debug file is corrupt.
 	objcopy --only-keep-debug "$EVIL/lines" "$EVIL/lines.debug"
 	objcopy --strip-debug --add-gnu-debuglink="$EVIL/lines.debug" "$EVIL/lines"
@@ -211,7 +214,7 @@ build linked "$SRC/lines.c"
 split linked
 run_proftop linked -b -n 0 --annotate two_lines -- "$TMPD/linked" 1
 check "linked-exit-0" status $RC 0 "$ERR"
-check "linked-lines-from-debug-file" approx "$(annotated "$OUT" "linked.c:$HOT_LINE" 1)" 75 6
+check "linked-lines-from-debug-file" approx "$(annotated "$OUT" "linked.c:$HOT_LINE" 1)" 75 10
 check "linked-no-warning" sh -c "! grep -n 'debug file' '$ERR'"
 
 other linked
@@ -269,7 +272,7 @@ else
 	}
 	in_namespace byid -m "$TMPD/in-namespace" -b -n 0 --annotate two_lines -- "$TMPD/byid" 1
 	check "build-id-dir-exit-0" status $RC 0 "$ERR"
-	check "build-id-dir-lines" approx "$(annotated "$OUT" "byid.c:$HOT_LINE" 1)" 75 6
+	check "build-id-dir-lines" approx "$(annotated "$OUT" "byid.c:$HOT_LINE" 1)" 75 10
 	other byid
 	cp "$TMPD/byid.debug" "$TMPD/debugroot/${BYID#/usr/lib/debug/}"
 	in_namespace byid-other -m "$TMPD/in-namespace" -b -n 0 --annotate two_lines -- "$TMPD/byid" 0.5
@@ -298,7 +301,7 @@ source_case()
 	check "source-$1-exit-0" status $RC 0 "$ERR"
 	check "source-$1-says-why" has "$OUT" "^file $SOURCE  \\(text not shown: $2\\)\$"
 	check "source-$1-no-text" sh -c "! grep -En '^ +[0-9.]+ +[0-9.]+ +[0-9]+  lines\\.c:[0-9]+  ' '$OUT'"
-	check "source-$1-counts-kept" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 6
+	check "source-$1-counts-kept" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 10
 	check "source-$1-instructions-kept" has "$OUT" '^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  imul '
 }
 
@@ -319,7 +322,7 @@ check "source-short-heading" has "$OUT" "^file $SOURCE\$"
 check "source-short-hot-says-why" has "$OUT" \
 	"^ +[0-9.]+ +[0-9.]+ +[0-9]+  lines\\.c:$HOT_LINE  \\(text not shown: no such line: the file changed since the build\\)\$"
 check "source-short-earlier-text" has "$OUT" '^ +[0-9.]+ +[0-9.]+ +[0-9]+  lines\.c:[0-9]+  +while '
-check "source-short-counts-kept" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 6
+check "source-short-counts-kept" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 10
 
 in_dir dir
 rm "$SOURCE" && mkdir "$SOURCE"
