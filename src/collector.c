@@ -13,6 +13,7 @@
 #include "proftop/collector.h"
 
 #include "proftop/diag.h"
+#include "proftop/fetch.h"
 #include "proftop/lines.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
@@ -82,6 +83,7 @@ struct collector {
 	enum collector_source source;
 	struct frame_cache_entry *frames;
 	uint32_t frames_generation;
+	struct fetcher *fetcher;   /* debuginfod; NULL: not asked */
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	uint64_t truncated;
@@ -147,6 +149,22 @@ void collector_set_source(struct collector *c, enum collector_source source)
 	c->source = source;
 }
 
+static void want_debug_file(void *arg, const unsigned char *build_id, size_t len, const char *module)
+{
+	fetcher_want(arg, build_id, len, module);
+}
+
+bool collector_use_debuginfod(struct collector *c)
+{
+	c->fetcher = fetcher_new(c->wake_fd);
+	if (c->fetcher)
+		symbolizer_want_debug_files(c->symbolizer, want_debug_file, c->fetcher);
+	else if (errno)
+		diag_report(c->diag, DIAG_WARNING, "debuginfod: no debug files are fetched: %s",
+			    strerror(errno));
+	return c->fetcher != NULL;
+}
+
 /* An address space changed: what the cache says may no longer hold. */
 static void forget_frames(struct collector *c)
 {
@@ -198,6 +216,72 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 	if (problem && !(whole && lf[n - 1].file))
 		profile_func_no_lines(c->profile, func, problem);
 	return depth;
+}
+
+struct naming {
+	struct collector *c;
+	struct module *mod;
+};
+
+/* A function's name for profile_name_funcs(): the one starting at addr. */
+static const char *name_at(void *arg, uint64_t addr, uint64_t *end)
+{
+	struct naming *n = arg;
+	uint64_t start;
+	const char *name = module_lookup_range(n->mod, addr, &start, end);
+
+	return name && start == addr ? name : NULL;
+}
+
+static void module_named(void *arg, const char *module, struct module *mod)
+{
+	struct naming n = { arg, mod };
+
+	profile_name_funcs(n.c->profile, module, module_path(mod), name_at, &n);
+}
+
+/* Debug files debuginfod sent, or could not: what was stripped is named from now on (and what
+ * had only its start address is named where it stood), what had no lines gets them. */
+static void take_fetched(struct collector *c)
+{
+	struct fetched done;
+	char *why = NULL;
+
+	while (c->fetcher && fetcher_take(c->fetcher, &done)) {
+		why = NULL;
+		if (done.err == -ENOENT)
+			diag_report(c->diag, DIAG_INFO, "debuginfod has no debug file for %s", done.name);
+		else if (done.err)
+			diag_report(c->diag, DIAG_WARNING, "debuginfod: no debug file could be fetched from "
+				    "%s: %s; stripped files' functions show as module+0x...",
+				    fetcher_urls(c->fetcher), strerror(-done.err));
+		else if (symbolizer_add_debug_file(c->symbolizer, done.build_id, done.build_id_len,
+						   done.path, &why, module_named, c)) {
+			forget_frames(c);
+			diag_report(c->diag, DIAG_INFO, "debuginfod sent the debug file of %s: its "
+				    "functions and lines are named", done.name);
+		} else if (why) {
+			diag_report(c->diag, DIAG_WARNING, "debuginfod sent for %s: %s; not used",
+				    done.name, why);
+		}
+		free(why);
+		fetched_clear(&done);
+	}
+}
+
+/* Profiling is over: nothing would take what arrives from now on. */
+static void stop_fetching(struct collector *c)
+{
+	char pending[64];
+
+	if (!c->fetcher)
+		return;
+	fetcher_status(c->fetcher, pending, sizeof(pending));
+	if (pending[0])
+		diag_report(c->diag, DIAG_WARNING, "debuginfod was still fetching the debug file of %s "
+			    "when profiling ended: not used", pending);
+	fetcher_free(c->fetcher);
+	c->fetcher = NULL;
 }
 
 /* The chain of addr in pid: from the cache, or made and cached. */
@@ -332,6 +416,8 @@ static void stamp(struct collector *c, struct snapshot *s, uint64_t now)
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
+	if (c->fetcher)
+		fetcher_status(c->fetcher, s->fetching, sizeof(s->fetching));
 	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 }
 
@@ -434,6 +520,7 @@ static void *collector_main(void *arg)
 			/* nothing signalled: the poll timed out */
 		}
 		drain(c);
+		take_fetched(c);
 		forget_exited(c, util_now_ns());
 		if (publish_requested(c))
 			publish(c);
@@ -482,6 +569,8 @@ void collector_finish(struct collector *c)
 	drain(c);
 	if (!c->end_ns)
 		c->end_ns = util_now_ns();
+	take_fetched(c);
+	stop_fetching(c);
 	publish(c);
 }
 

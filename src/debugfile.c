@@ -263,6 +263,28 @@ int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origi
 	return -ENOENT;
 }
 
+int debugfile_open_path(struct debugfile *out, Elf *elf, const char *path,
+			const struct debugfile_origin *origin, char **rejected)
+{
+	struct debugfile_ident mod;
+
+	*out = (struct debugfile){ .fd = -1 };
+	if (rejected)
+		*rejected = NULL;
+	debugfile_scan(elf, &mod);
+	if (!mod.build_id_len) {
+		if (rejected)
+			*rejected = xasprintf("%s cannot be checked against it: it has no build-id", path);
+		return -ENOENT;
+	}
+	if (debugfile_try(path, path, origin, &mod, true, out, rejected)) {
+		if (rejected && !*rejected)
+			*rejected = xasprintf("%s cannot be opened", path);
+		return -ENOENT;
+	}
+	return 0;
+}
+
 size_t debugfile_build_id(Elf *elf, unsigned char *out)
 {
 	struct debugfile_ident id;

@@ -18,7 +18,9 @@
  *
  * The debug file. A module without a .symtab, or without any unwind table (no .eh_frame_hdr, no
  * .debug_frame), is looked up once in its separate debug file (debugfile.c), which gives what the
- * module lacks: its functions, its .debug_frame, or both.
+ * module lacks: its functions, its .debug_frame, or both. A debug file fetched later (debuginfod)
+ * gives its functions to a module that had only .dynsym ones, and its DWARF to one without any;
+ * the functions it replaces keep their names' memory, which callers may still hold.
  *
  * Source lines. The DWARF (lines.c) is opened on the first question about a line: from the image
  * when it has a .debug_info, else from the debug file, which then stays open with it. Where the
@@ -71,6 +73,13 @@ struct module {
 	struct module_func *funcs;	/* sorted by start, starts unique */
 	size_t nfuncs;
 	char *names;
+	bool symtab;		/* the functions came from a .symtab (its own, or a debug file's) */
+	char **old_names;	/* names of functions a debug file replaced: still handed out */
+	size_t nold_names;
+	unsigned char build_id[DEBUGFILE_BUILD_ID_MAX];
+	size_t build_id_len;
+	bool debug_found;	/* a debug file on disk gave it symbols or frames at load */
+	char *fetched_path;	/* a debug file fetched for it (module_add_debug_file()); NULL */
 	unsigned char *image;	/* the whole file, mapped, or a malloc'd copy; NULL: unreadable */
 	size_t size;
 	bool mapped;		/* image is an mmap (else malloc'd) */
@@ -263,6 +272,10 @@ void module_free(struct module *mod)
 	free(mod->segs);
 	free(mod->funcs);
 	free(mod->names);
+	for (size_t i = 0; i < mod->nold_names; i++)
+		free(mod->old_names[i]);
+	free(mod->old_names);
+	free(mod->fetched_path);
 	free(mod);
 }
 
@@ -598,6 +611,7 @@ static bool module_read_debugfile(struct module *mod, Elf *elf,
 		read = !module_read_symbols(mod, debug.elf, module_section(debug.elf, SHT_SYMTAB, NULL));
 	if (need_frames)
 		module_read_debug_frame(mod, debug.elf);
+	mod->debug_found = true;
 	debugfile_close(&debug);
 	return read;
 }
@@ -647,10 +661,12 @@ static int module_read_image(struct module *mod, const struct debugfile_origin *
 	if (err)
 		goto out_end;
 	mod->damage = module_check_extent(elf, mod->size);
+	mod->build_id_len = debugfile_build_id(elf, mod->build_id);
 	symbols = !module_read_symbols(mod, elf, module_section(elf, SHT_SYMTAB, NULL));
 	module_read_unwind(mod, elf);
 	if (module_read_debugfile(mod, elf, origin, !symbols))
 		symbols = true;
+	mod->symtab = symbols;
 	if (!symbols)
 		module_read_symbols(mod, elf, module_section(elf, SHT_DYNSYM, NULL));
 out_end:
@@ -747,6 +763,9 @@ static void module_open_lines(struct module *mod)
 		}
 		mod->lines_problem = xasprintf("%s: its DWARF cannot be read: %s; no source lines for "
 					       "it", module_where(mod), mod->damage ? mod->damage : why);
+	} else if (mod->fetched_path &&
+		   !debugfile_open_path(&mod->lines_debug, elf, mod->fetched_path, &mod->origin, NULL)) {
+		module_open_debug_lines(mod);
 	} else if (mod->origin_path &&
 		   !debugfile_open(&mod->lines_debug, elf, &mod->origin,
 				   mod->debug_rejected ? NULL : &mod->debug_rejected)) {
@@ -824,6 +843,85 @@ const char *module_damage(const struct module *mod)
 const char *module_debugfile_rejected(const struct module *mod)
 {
 	return mod->debug_rejected;
+}
+
+/* ---- debug files fetched later ------------------------------------------------------------- */
+
+bool module_wants_debug_file(struct module *mod, const unsigned char **build_id, size_t *len)
+{
+	struct debugfile debug;
+	bool want;
+	Elf *elf;
+
+	if (!mod->build_id_len || !mod->origin_path || mod->debug_found || mod->fetched_path ||
+	    !mod->image || !mod->elf || !(elf = elf_memory((char *)mod->image, mod->size)))
+		return false;
+	want = !module_has_dwarf(elf) && debugfile_open(&debug, elf, &mod->origin, NULL);
+	debugfile_close(&debug);
+	elf_end(elf);
+	*build_id = mod->build_id;
+	*len = mod->build_id_len;
+	return want;
+}
+
+/* The functions of the debug file's .symtab in place of those from .dynsym (or none): the old
+ * names stay where they are, since callers may still hold them. */
+static bool module_take_symbols(struct module *mod, Elf *debug)
+{
+	struct module_func *funcs = mod->funcs;
+	size_t nfuncs = mod->nfuncs;
+	char *names = mod->names;
+
+	mod->funcs = NULL;
+	mod->names = NULL;
+	mod->nfuncs = 0;
+	if (module_read_symbols(mod, debug, module_section(debug, SHT_SYMTAB, NULL))) {
+		free(mod->funcs);
+		free(mod->names);
+		mod->funcs = funcs;
+		mod->names = names;
+		mod->nfuncs = nfuncs;
+		return false;
+	}
+	free(funcs);
+	mod->old_names = xrealloc(mod->old_names, (mod->nold_names + 1) * sizeof(*mod->old_names));
+	mod->old_names[mod->nold_names++] = names;
+	mod->symtab = true;
+	return true;
+}
+
+int module_add_debug_file(struct module *mod, const char *path, bool *named, char **why)
+{
+	struct debugfile debug;
+	Elf *elf;
+	int err;
+
+	*named = false;
+	*why = NULL;
+	if (!mod->image || !mod->elf || !(elf = elf_memory((char *)mod->image, mod->size))) {
+		*why = xasprintf("%s cannot be read any more", module_where(mod));
+		return -ENOEXEC;
+	}
+	err = debugfile_open_path(&debug, elf, path, &mod->origin, why);
+	elf_end(elf);
+	if (err)
+		return err;
+	if (!mod->symtab)
+		*named = module_take_symbols(mod, debug.elf);
+	debugfile_close(&debug);
+	free(mod->fetched_path);
+	mod->fetched_path = xstrdup(path);
+	/* Lines the module had none of come from the file from the next lookup on. */
+	if (!mod->lines) {
+		module_close_lines(mod);
+		mod->lines_tried = false;
+		free(mod->lines_problem);
+		mod->lines_problem = NULL;
+		mod->problem_told = false;
+	}
+	if (mod->mapped)
+		madvise(mod->image, mod->size, MADV_DONTNEED);
+	return 0;
 }
 
 /* ---- functions without symbols ---------------------------------------------------------------- */

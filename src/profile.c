@@ -406,31 +406,72 @@ uint32_t profile_inlined_func(struct profile *p, const char *module, const char 
 	return func_of_key(p, &key);
 }
 
-/* The function of key, interned on first sight. */
-static uint32_t func_of_key(struct profile *p, const struct func_key *keyp)
+/* The function of key, or IDMAP_MISSING with *free_hash where it would go. Hash collisions
+ * between different keys are resolved by probing with the next seed. */
+static uint32_t find_func(const struct profile *p, const struct func_key *keyp, uint64_t *free_hash)
 {
 	const struct func_key key = *keyp;
 	uint32_t id;
 
-	/* Hash collisions between different keys are resolved by probing with the next seed. */
 	for (uint64_t seed = 0;; seed++) {
 		uint64_t h = util_hash_bytes(&key, sizeof(key), seed);
 
 		id = idmap_get(&p->func_index, h);
 		if (id == IDMAP_MISSING) {
-			/* Shown as perf shows them: an inlined instance "name (inlined)". */
-			char *shown = !key.name ? xasprintf("%s+0x%llx", key.module,
-							    (unsigned long long)key.addr) :
-				      key.inlined ? xasprintf("%s (inlined)", key.name) : NULL;
-
-			id = add_func(p, &key, shown ? intern(p, shown) : key.name);
-			free(shown);
-			idmap_put(&p->func_index, h, id);
+			*free_hash = h;
 			return id;
 		}
 		if (!memcmp(&p->func_keys[id], &key, sizeof(key)))
 			return id;
 	}
+}
+
+/* The function of key, interned on first sight. */
+static uint32_t func_of_key(struct profile *p, const struct func_key *key)
+{
+	uint64_t h;
+	uint32_t id = find_func(p, key, &h);
+	char *shown;
+
+	if (id != IDMAP_MISSING)
+		return id;
+	/* Shown as perf shows them: an inlined instance "name (inlined)". */
+	shown = !key->name ? xasprintf("%s+0x%llx", key->module, (unsigned long long)key->addr) :
+		key->inlined ? xasprintf("%s (inlined)", key->name) : NULL;
+	id = add_func(p, key, shown ? intern(p, shown) : key->name);
+	free(shown);
+	idmap_put(&p->func_index, h, id);
+	return id;
+}
+
+size_t profile_name_funcs(struct profile *p, const char *module, const char *path,
+			  profile_namer_fn *namer, void *arg)
+{
+	const char *interned = intern(p, module);
+	size_t renamed = 0;
+
+	for (uint32_t id = 1; id < p->nfuncs; id++) {
+		struct func_key key = p->func_keys[id];
+		const char *name;
+		uint64_t end = 0, h;
+
+		if (key.module != interned || key.name || key.inlined ||
+		    !(name = namer(arg, key.addr, &end)))
+			continue;
+		key.name = intern(p, name);
+		/* Its old key no longer matches what the index finds under it: nothing will look up
+		 * "module+0xaddr" at a named address again, and a new one would get a new id. */
+		if (find_func(p, &key, &h) != IDMAP_MISSING)
+			continue;
+		p->func_keys[id] = key;
+		p->funcs[id].name = key.name;
+		p->funcs[id].no_lines = NULL;
+		idmap_put(&p->func_index, h, id);
+		log_change(p, LOG_FUNCS, id);
+		profile_func_code(p, id, path, key.addr, end);
+		renamed++;
+	}
+	return renamed;
 }
 
 void profile_func_code(struct profile *p, uint32_t func, const char *path, uint64_t start,
@@ -495,7 +536,16 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 		if (id == IDMAP_MISSING)
 			break;
 		if (p->sites[id].func == func && p->sites[id].addr == addr)
-			return id;
+			break;
+	}
+	if (id != IDMAP_MISSING) {
+		/* A debug file that arrived later gives the line the first sight had not. */
+		if (!p->sites[id].file && file && addr != SNAPSHOT_SITE_OTHER) {
+			p->sites[id].file = intern(p, file);
+			p->sites[id].line = line;
+			log_change(p, LOG_SITES, id);
+		}
+		return id;
 	}
 	if (addr != SNAPSHOT_SITE_OTHER && !sites_fit(p, 1, 0))
 		return profile_site(p, func, SNAPSHOT_SITE_OTHER, NULL, 0);

@@ -187,6 +187,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	collector_set_source(s->collector, o->no_lines ? COLLECTOR_SOURCE_OFF
 					   : o->no_inline ? COLLECTOR_SOURCE_LINES
 							  : COLLECTOR_SOURCE_INLINE);
+	collector_use_debuginfod(s->collector);
 	/* Events first, then /proc/PID/maps: a mapping made in between is then in both. */
 	err = sampler_start(s->sampler, collector_wake_fd(s->collector));
 	if (!err)

@@ -96,6 +96,8 @@ struct symbolizer {
 	size_t njits, jits_cap;
 	bool elf_ok;			/* libelf accepted our version */
 	struct diag *diag;		/* NULL: reports dropped */
+	symbolizer_want_fn *want_debug;	/* told of modules a fetched debug file would help */
+	void *want_arg;
 };
 
 /* ---- the files behind mappings ------------------------------------------------------------ */
@@ -290,7 +292,7 @@ static void symbolizer_classify(struct symbolizer *s, const struct mapping *m,
  * code (a data file hit by a stray address is no news), and not for a memfd, whose code a JIT
  * names in its perf map if anywhere. */
 static void symbolizer_warn_module(struct symbolizer *s, const struct mapping *m,
-				   const struct module *mod, int err)
+				   const struct module *mod, int err, bool asked)
 {
 	const char *why;
 
@@ -310,8 +312,9 @@ static void symbolizer_warn_module(struct symbolizer *s, const struct mapping *m
 		why = "no function symbols in it or in a debug file";
 	else
 		return;
-	diag_report(s->diag, DIAG_WARNING, "no symbols for %.*s: %s; its functions show as %s+0x...",
-		    (int)symbolizer_path_len(m->path), m->path, why, module_name(mod));
+	diag_report(s->diag, DIAG_WARNING, "no symbols for %.*s: %s; its functions show as %s+0x...%s",
+		    (int)symbolizer_path_len(m->path), m->path, why, module_name(mod),
+		    asked ? " until debuginfod sends its debug file" : "");
 }
 
 /* The vdso's module: the image decides which (its hash is the key), read once per mapping. */
@@ -362,8 +365,18 @@ static struct symbolizer_entry *symbolizer_module(struct symbolizer *s, pid_t pi
 	if (e)
 		return e;
 	mod = module_new(name, len);
-	if (key.kind == SYMBOLIZER_FILE && s->elf_ok)
-		symbolizer_warn_module(s, m, mod, symbolizer_load_file(mod, pid, m));
+	if (key.kind == SYMBOLIZER_FILE && s->elf_ok) {
+		int err = symbolizer_load_file(mod, pid, m);
+		const unsigned char *id;
+		bool asked = false;
+		size_t id_len;
+
+		if (!err && s->want_debug && module_wants_debug_file(mod, &id, &id_len)) {
+			s->want_debug(s->want_arg, id, id_len, module_name(mod));
+			asked = true;
+		}
+		symbolizer_warn_module(s, m, mod, err, asked);
+	}
 	return symbolizer_add(s, &key, hash, mod);
 }
 
@@ -502,6 +515,43 @@ void symbolizer_free(struct symbolizer *s)
 	maps_free(s->maps);
 	strpool_free(s->strings);
 	free(s);
+}
+
+void symbolizer_want_debug_files(struct symbolizer *s, symbolizer_want_fn *fn, void *arg)
+{
+	s->want_debug = fn;
+	s->want_arg = arg;
+}
+
+size_t symbolizer_add_debug_file(struct symbolizer *s, const unsigned char *build_id, size_t len,
+				 const char *path, char **why, symbolizer_named_fn *named, void *arg)
+{
+	size_t took = 0;
+
+	*why = NULL;
+	for (size_t i = 0; i < s->nbuckets; i++)
+		for (struct symbolizer_entry *e = s->modules[i]; e; e = e->next) {
+			const unsigned char *id;
+			size_t id_len;
+			bool gained;
+			char *refused;
+
+			if (e->key.kind != SYMBOLIZER_FILE ||
+			    !module_wants_debug_file(e->mod, &id, &id_len) || id_len != len ||
+			    memcmp(id, build_id, len))
+				continue;
+			if (module_add_debug_file(e->mod, path, &gained, &refused)) {
+				if (!*why)
+					*why = refused;
+				else
+					free(refused);
+				continue;
+			}
+			took++;
+			if (gained && named)
+				named(arg, module_name(e->mod), e->mod);
+		}
+	return took;
 }
 
 int symbolizer_load_proc(struct symbolizer *s, pid_t pid)

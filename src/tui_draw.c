@@ -3,7 +3,8 @@
  * terminal size draws what fits and nothing else.
  *
  * Layout, top to bottom, each line only when the terminal is tall enough for it:
- *   title (target, state, elapsed, frequency, window)     always
+ *   title (target, state, elapsed, frequency, window,     always
+ *          the debug file being fetched)
  *   counters and sparkline                                 7 lines or more
  *   tab bar                                                4 or more
  *   column headings                                        5 or more
@@ -142,9 +143,10 @@ static void draw_title(struct tui_screen *s, int y)
 		snprintf(mode, sizeof(mode), "window %.0fs", (double)p->window_ns / 1e9);
 	else
 		snprintf(mode, sizeof(mode), s->window ? "window (starting)" : "cumulative");
-	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %u Hz  %s%s", s->target, s->state,
+	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %u Hz  %s%s%s%s", s->target, s->state,
 		 p ? (double)p->elapsed_ns / 1e9 : 0.0, p ? p->freq : 0, mode,
-		 s->fold_inlined ? "  no inline" : "");
+		 s->fold_inlined ? "  no inline" : "", p && p->fetching[0] ? "  debuginfod: " : "",
+		 p ? p->fetching : "");
 	x = put(y, 0, COLS, a, text);
 	if (s->paused)
 		put(y, x + 2, COLS, s->attrs[THEME_WARNING], " PAUSED ");

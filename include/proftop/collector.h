@@ -55,6 +55,10 @@ enum collector_source {
 	COLLECTOR_SOURCE_LINES,    /* lines only: inlined code counts in the function it is in */
 	COLLECTOR_SOURCE_OFF,      /* functions only: no sites, no DWARF read */
 };
+/* Before collector_start(): when DEBUGINFOD_URLS names servers, fetch the debug files of modules
+ * without symbols or DWARF from them in the background (fetch.h) and name their functions and
+ * lines when they arrive. Returns whether it will. */
+bool collector_use_debuginfod(struct collector *collector);
 /* Before collector_start(). */
 void collector_set_source(struct collector *collector, enum collector_source source);
 /* Whether a reader wants window snapshots: while it does, each snapshot made comes with one. */

@@ -44,6 +44,11 @@ struct debugfile {
  * module's, and why: another build's (its build-id or CRC-32 differs), not ELF, no .symtab. */
 int debugfile_open(struct debugfile *out, Elf *elf, const struct debugfile_origin *origin,
 		   char **rejected);
+/* Open path (a file fetched for the module: fetch.h) as the debug file of the module whose ELF
+ * image is elf, if it is that: an ELF file with a .symtab and the module's build-id. Returns 0, or
+ * -ENOENT with *rejected (malloc'd, when rejected is not NULL) saying why it is not. */
+int debugfile_open_path(struct debugfile *out, Elf *elf, const char *path,
+			const struct debugfile_origin *origin, char **rejected);
 void debugfile_close(struct debugfile *debug);
 
 /* The GNU build-id of the ELF file elf (its NT_GNU_BUILD_ID note) into out, which has room for

@@ -80,6 +80,14 @@ const char *module_source_problem(struct module *mod, bool *news);
 /* Which part of its file lies past the file's end, as in a file cut short ("its section headers
  * lie past the end of the file (cut short?)"); NULL when nothing does. */
 const char *module_damage(const struct module *mod);
+/* Whether a debug file fetched by build-id (fetch.h) would give mod what it lacks: it has a
+ * build-id (in *build_id[0..*len), valid until module_free()), no DWARF of its own and no debug
+ * file on disk, or not the right one. */
+bool module_wants_debug_file(struct module *mod, const unsigned char **build_id, size_t *len);
+/* Take from the debug file at path, if it is mod's (debugfile_open_path()): its functions when
+ * mod had none from a .symtab (*named is then true), its DWARF for module_source(). Names handed
+ * out before stay valid. Returns 0, or -errno with *why (malloc'd) saying what is wrong. */
+int module_add_debug_file(struct module *mod, const char *path, bool *named, char **why);
 /* A debug file found for the module that was not its own (debugfile.h), "PATH is not its debug
  * file (why)"; NULL. */
 const char *module_debugfile_rejected(const struct module *mod);

@@ -44,15 +44,23 @@ uint32_t profile_func(struct profile *profile, const char *module, const char *n
 /* The id of the function name of module as code inlined into others: one id for all the places
  * it was inlined, apart from the function's own out-of-line copy. */
 uint32_t profile_inlined_func(struct profile *profile, const char *module, const char *name);
+/* A debug file arrived for module (at path, as the process mapped it): each of its functions
+ * known only by where it starts (profile_func() with a NULL name) takes the name namer gives for
+ * that address, with where the function ends in *end; NULL leaves it as it is. The id stays, so
+ * its counts and paths do; one whose new name another id already has stays unnamed. Returns how
+ * many were named. */
+typedef const char *profile_namer_fn(void *arg, uint64_t addr, uint64_t *end);
+size_t profile_name_funcs(struct profile *profile, const char *module, const char *path,
+			  profile_namer_fn *namer, void *arg);
 /* Where func's code is (snapshot_func's path and range): set once, later calls change nothing. */
 void profile_func_code(struct profile *profile, uint32_t func, const char *path, uint64_t start,
 		       uint64_t end);
 /* Why func has no source lines (snapshot_func's no_lines): set once, later calls change nothing. */
 void profile_func_no_lines(struct profile *profile, uint32_t func, const char *why);
 /* The id of a site of func (snapshot.h): link-time address addr of its module, on file:line
- * (NULL, 0: unknown); interned on first sight, where file and line are taken. Sites and node
- * sites share a quarter of the memory budget: past it a new address shares its function's one
- * SNAPSHOT_SITE_OTHER site. */
+ * (NULL, 0: unknown); interned on first sight, where file and line are taken (or later, when the
+ * first sight had no file). Sites and node sites share a quarter of the memory budget: past it a
+ * new address shares its function's one SNAPSHOT_SITE_OTHER site. */
 uint32_t profile_site(struct profile *profile, uint32_t func, uint64_t addr, const char *file,
 		      unsigned line);
 /* Name a thread (from COMM records or /proc). */

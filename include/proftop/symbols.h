@@ -15,6 +15,7 @@
 #define PROFTOP_SYMBOLS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -44,6 +45,20 @@ struct symbol {
 /* diag receives the warnings; NULL drops them. */
 struct symbolizer *symbolizer_new(struct diag *diag);
 void symbolizer_free(struct symbolizer *symbolizer);
+
+/* Debug files from elsewhere (fetch.h): fn is told, once per module as it is loaded, the build-id
+ * of one that lacks symbols or DWARF and has no debug file on disk (NULL: nobody is told). */
+typedef void symbolizer_want_fn(void *arg, const unsigned char *build_id, size_t len,
+				const char *module);
+void symbolizer_want_debug_files(struct symbolizer *symbolizer, symbolizer_want_fn *fn, void *arg);
+/* The debug file of build_id[0..len) is at path: every module of that build-id still lacking one
+ * takes what it lacks from it (module_add_debug_file()), and named(arg, its name, it) is called
+ * for each that gained functions. Returns how many took it; when one refused it, *why (malloc'd)
+ * says why. Frames resolved before may now resolve differently. */
+typedef void symbolizer_named_fn(void *arg, const char *module, struct module *mod);
+size_t symbolizer_add_debug_file(struct symbolizer *symbolizer, const unsigned char *build_id,
+				 size_t len, const char *path, char **why, symbolizer_named_fn *named,
+				 void *arg);
 
 /* Read /proc/PID/maps (replacing what is known of pid). Returns 0 or -errno. */
 int symbolizer_load_proc(struct symbolizer *symbolizer, pid_t pid);
