@@ -95,8 +95,9 @@ test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
 	@PROFTOP_BIN=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
 # The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
-# channel, and ring → collector thread → snapshots read on other threads.
-TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag build-tsan/tests/test_collector
+# channel, ring → collector thread → snapshots read on other threads, and the debuginfod fetcher.
+TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag build-tsan/tests/test_collector \
+              build-tsan/tests/test_fetch
 tsan:
 	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
 	    $(TSAN_TESTS)

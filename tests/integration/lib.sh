@@ -9,7 +9,8 @@
 # Environment: BUILD_DIR (default build, or build-asan under PROFTOP_SANITIZER=asan), PROFTOP_BIN
 # (the binary under test, default ./proftop), PROFTOP_TIMEOUT (seconds per proftop run, default
 # 60), PROFTOP_KEEP_TMP. PROFTOP itself is proftop's own options variable: it is unset here so a
-# developer's setting cannot change the results; the tests that want it set it per run.
+# developer's setting cannot change the results; the tests that want it set it per run. So is
+# DEBUGINFOD_URLS.
 
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -29,6 +30,8 @@ WL=$BUILD_DIR/workloads
 PROFTOP_BIN=${PROFTOP_BIN:-proftop}
 case $PROFTOP_BIN in /*) ;; *) PROFTOP_BIN=$ROOT/${PROFTOP_BIN#./} ;; esac
 unset PROFTOP
+# libdebuginfod's variables would have proftop fetch debug files (debuginfod.sh sets them per run).
+unset DEBUGINFOD_URLS DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
 SUITE=$(basename "$0" .sh)
 CORES=$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1)
 COLUMNS_LINE='  SELF%  TOTAL%  SAMPLES  FUNCTION  MODULE'

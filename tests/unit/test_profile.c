@@ -45,6 +45,77 @@ static void interning_is_stable(void **state)
 	profile_free(p);
 }
 
+/* What a debug file arriving late names: "hot" at 0x1000, "cold" at 0x2000; nothing elsewhere. */
+static const char *late_names(void *arg, uint64_t addr, uint64_t *end)
+{
+	(void)arg;
+	*end = addr + 0x100;
+	return addr == 0x1000 ? "hot" : addr == 0x2000 ? "cold" : NULL;
+}
+
+/* Rows known by their start address take their names in place: same id, same counts, found again
+ * by name; one whose name another id has already, an inlined one, another module's, and an
+ * address no function starts at stay as they were. */
+static void late_names_rename_in_place(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = profile_func(p, "prog", "main", 0x10);
+	uint32_t hot = profile_func(p, "prog", NULL, 0x1000), cold = profile_func(p, "prog", NULL, 0x2000);
+	uint32_t taken = profile_func(p, "prog", "cold", 0x2000); /* named before, by .dynsym */
+	uint32_t other = profile_func(p, "libother.so", NULL, 0x1000);
+	uint32_t mid = profile_func(p, "prog", NULL, 0x1004);
+	uint32_t inl = profile_inlined_func(p, "prog", "hot");
+	uint32_t s1[] = { main_, hot }, s2[] = { main_, cold }, s3[] = { main_, other };
+
+	for (int i = 0; i < 3; i++)
+		profile_add(p, 1, 1, s1, 2);
+	profile_add(p, 1, 1, s2, 2);
+	profile_add(p, 1, 1, s3, 2);
+	struct snapshot *before = profile_snapshot(p);
+
+	assert_int_equal(profile_name_funcs(p, "prog", "/bin/prog", late_names, NULL), 1);
+	struct snapshot *s = profile_snapshot(p);
+	assert_string_equal(s->funcs[hot].name, "hot");
+	assert_string_equal(s->funcs[hot].path, "/bin/prog");
+	assert_int_equal(s->funcs[hot].code_start, 0x1000);
+	assert_int_equal(s->funcs[hot].code_end, 0x1100);
+	assert_int_equal(s->func_self[hot], 3);
+	assert_int_equal(profile_func(p, "prog", "hot", 0x1000), hot);
+	assert_string_equal(s->funcs[cold].name, "prog+0x2000");
+	assert_int_not_equal(taken, cold);
+	assert_string_equal(s->funcs[other].name, "libother.so+0x1000");
+	assert_string_equal(s->funcs[mid].name, "prog+0x1004");
+	assert_string_equal(s->funcs[inl].name, "hot (inlined)");
+	/* The snapshot taken before keeps its names. */
+	assert_string_equal(before->funcs[hot].name, "prog+0x1000");
+	/* The old key finds no function any more: an address looked up unnamed again is a new row. */
+	assert_int_not_equal(profile_func(p, "prog", NULL, 0x1000), hot);
+	snapshot_unref(before);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+/* A site first seen without a line gets it when a later sight has one; one with a line keeps it. */
+static void late_lines_fill_sites(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t f = profile_func(p, "prog", NULL, 0x1000);
+	uint32_t site = profile_site(p, f, 0x1008, NULL, 0);
+	uint32_t known = profile_site(p, f, 0x1010, "a.c", 3);
+
+	assert_int_equal(profile_site(p, f, 0x1008, "a.c", 7), site);
+	assert_int_equal(profile_site(p, f, 0x1010, "b.c", 9), known);
+	struct snapshot *s = profile_snapshot(p);
+	assert_string_equal(s->sites[site].file, "a.c");
+	assert_int_equal(s->sites[site].line, 7);
+	assert_string_equal(s->sites[known].file, "a.c");
+	assert_int_equal(s->sites[known].line, 3);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
 /* main → path_a → burn 60, main → path_b → mid_b → burn 30, main → solo 10. */
 static void tree_self_and_total(void **state)
 {
@@ -345,6 +416,8 @@ int main(void)
 		cmocka_unit_test(threads_merge_and_scope),
 		cmocka_unit_test(incremental_snapshots_equal_full_copies),
 		cmocka_unit_test(folding_keeps_totals_exact),
+		cmocka_unit_test(late_names_rename_in_place),
+		cmocka_unit_test(late_lines_fill_sites),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,7 +32,9 @@
 #include <unistd.h>
 
 #include "proftop/diag.h"
+#include "proftop/lines.h"
 #include "proftop/maps.h"
+#include "proftop/module.h"
 #include "proftop/symbols.h"
 
 static char tmpdir[64];
@@ -834,6 +836,93 @@ static void test_debug_file_gives_symbols_and_frames(void **state)
 	symbolizer_free(s);
 }
 
+/* A debug file arriving later (debuginfod): the symbolizer asks for it once, by build-id; a file
+ * that is not it is refused with the reason; the right one names the stripped program's function
+ * and gives its lines; after that nothing is asked. */
+struct late_debug {
+	int wanted, named;
+	size_t id_len;
+	unsigned char id[64];
+	char module[64];
+};
+
+static void late_want(void *arg, const unsigned char *id, size_t len, const char *module)
+{
+	struct late_debug *late = arg;
+
+	late->wanted++;
+	late->id_len = len;
+	memcpy(late->id, id, len < sizeof(late->id) ? len : sizeof(late->id));
+	snprintf(late->module, sizeof(late->module), "%s", module);
+}
+
+static void late_named(void *arg, const char *module, struct module *mod)
+{
+	struct late_debug *late = arg;
+
+	assert_string_equal(module, "late");
+	assert_non_null(mod);
+	late->named++;
+}
+
+static void test_debug_file_arrives_later(void **state)
+{
+	const char *path = tmp_path("late"), *debug = tmp_path("late.debug"), *junk = tmp_path("junk");
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct late_debug late = { 0 };
+	struct lines_frame frames[4];
+	struct symbol sym;
+	struct child c;
+	char *why;
+
+	(void)state;
+	if (!have_tool("objcopy") || !compile(tmp_path("late.full"), "-g") ||
+	    run("cd '%s' && objcopy --only-keep-debug late.full late.debug && "
+		"objcopy --strip-all late.full late", tmpdir)) {
+		symbolizer_free(s);
+		skip();
+	}
+	write_file(junk, "\x7f" "ELF junk", 8);
+	symbolizer_want_debug_files(s, late_want, &late);
+	child_start(&c, path);
+	symbolizer_resolve(s, c.pid, c.fn + 2, &sym);
+	assert_null(sym.function);
+	assert_true(sym.bounded);
+	assert_int_equal(late.wanted, 1);
+	assert_int_equal(late.id_len, 20);
+	assert_string_equal(late.module, "late");
+
+	assert_int_equal(symbolizer_add_debug_file(s, late.id, late.id_len, junk, &why, late_named,
+						   &late), 0);
+	assert_non_null(why);
+	assert_non_null(strstr(why, "not an ELF file"));
+	free(why);
+	/* Another build-id is no module's. */
+	late.id[0] ^= 1;
+	assert_int_equal(symbolizer_add_debug_file(s, late.id, late.id_len, debug, &why, late_named,
+						   &late), 0);
+	assert_null(why);
+	late.id[0] ^= 1;
+
+	assert_int_equal(symbolizer_add_debug_file(s, late.id, late.id_len, debug, &why, late_named,
+						   &late), 1);
+	assert_null(why);
+	assert_int_equal(late.named, 1);
+	symbolizer_resolve(s, c.pid, c.fn + 2, &sym);
+	assert_non_null(sym.function);
+	assert_string_equal(sym.function, "workload_fn");
+	assert_non_null(sym.elf);
+	assert_true(module_source(sym.elf, sym.module_addr, frames, 4) > 0);
+	assert_non_null(frames[0].file);
+	assert_non_null(strstr(frames[0].file, "workload.c"));
+	assert_int_equal(symbolizer_add_debug_file(s, late.id, late.id_len, debug, &why, late_named,
+						   &late), 0);
+	assert_int_equal(late.named, 1);
+	assert_int_equal(late.wanted, 1);
+	child_stop(&c);
+	symbolizer_free(s);
+}
+
 /* ---- kernel records ------------------------------------------------------------------------ */
 
 static void test_records(void **state)
@@ -1051,6 +1140,7 @@ int main(void)
 		cmocka_unit_test(test_pie_and_non_pie),
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_debug_file_gives_symbols_and_frames),
+		cmocka_unit_test(test_debug_file_arrives_later),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_reread_rate_limit),
 		cmocka_unit_test(test_warn_refused_perf_map),
