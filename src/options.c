@@ -927,6 +927,8 @@ void options_write_help(FILE *out)
 	      "Launch mode exits with the command's status (128+N if signal N killed it).\n"
 	      "Snapshots without -o (SIGUSR1, the screen's s key) go to tmon.out, then tmon.out.1,\n"
 	      "... never replacing a file; $PROFTOP_OUT_FILE names the first one.\n"
+	      "With $DEBUGINFOD_URLS set, the debug files of stripped programs and libraries are\n"
+	      "fetched from those debuginfod servers in the background (libdebuginfod).\n"
 	      "\n"
 	      "       proftop report [-O N] [-T | -t] [-l] [-u | -s | -r] [-F] [FILE]\n"
 	      "\n"
