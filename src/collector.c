@@ -272,14 +272,17 @@ static void take_fetched(struct collector *c)
 /* Profiling is over: nothing would take what arrives from now on. */
 static void stop_fetching(struct collector *c)
 {
-	char pending[64];
+	char name[64];
+	size_t waiting;
 
 	if (!c->fetcher)
 		return;
-	fetcher_status(c->fetcher, pending, sizeof(pending));
-	if (pending[0])
+	waiting = fetcher_status(c->fetcher, name, sizeof(name));
+	if (name[0])
 		diag_report(c->diag, DIAG_WARNING, "debuginfod was still fetching the debug file of %s "
-			    "when profiling ended: not used", pending);
+			    "when profiling ended%s: not used", name,
+			    waiting ? " (more were waiting)" : "");
+	symbolizer_want_debug_files(c->symbolizer, NULL, NULL);
 	fetcher_free(c->fetcher);
 	c->fetcher = NULL;
 }
@@ -416,8 +419,15 @@ static void stamp(struct collector *c, struct snapshot *s, uint64_t now)
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
-	if (c->fetcher)
-		fetcher_status(c->fetcher, s->fetching, sizeof(s->fetching));
+	if (c->fetcher) {
+		char name[48];
+		size_t waiting = fetcher_status(c->fetcher, name, sizeof(name));
+
+		if (waiting)
+			snprintf(s->fetching, sizeof(s->fetching), "%s (+%zu)", name, waiting);
+		else
+			snprintf(s->fetching, sizeof(s->fetching), "%s", name);
+	}
 	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 }
 

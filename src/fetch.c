@@ -267,14 +267,13 @@ bool fetcher_take(struct fetcher *f, struct fetched *out)
 	return any;
 }
 
-void fetcher_status(struct fetcher *f, char *buf, size_t size)
+size_t fetcher_status(struct fetcher *f, char *name, size_t size)
 {
+	size_t waiting;
+
 	pthread_mutex_lock(&f->lock);
-	if (!f->current[0])
-		snprintf(buf, size, "%s", "");
-	else if (f->nqueue)
-		snprintf(buf, size, "%s (+%zu)", f->current, f->nqueue);
-	else
-		snprintf(buf, size, "%s", f->current);
+	snprintf(name, size, "%s", f->current);
+	waiting = f->current[0] ? f->nqueue : 0;
 	pthread_mutex_unlock(&f->lock);
+	return waiting;
 }

@@ -847,6 +847,12 @@ const char *module_debugfile_rejected(const struct module *mod)
 
 /* ---- debug files fetched later ------------------------------------------------------------- */
 
+const unsigned char *module_build_id(const struct module *mod, size_t *len)
+{
+	*len = mod->build_id_len;
+	return mod->build_id;
+}
+
 bool module_wants_debug_file(struct module *mod, const unsigned char **build_id, size_t *len)
 {
 	struct debugfile debug;

@@ -536,9 +536,11 @@ size_t symbolizer_add_debug_file(struct symbolizer *s, const unsigned char *buil
 			bool gained;
 			char *refused;
 
-			if (e->key.kind != SYMBOLIZER_FILE ||
-			    !module_wants_debug_file(e->mod, &id, &id_len) || id_len != len ||
-			    memcmp(id, build_id, len))
+			/* The build-id first: asking whether a module wants a file looks for one
+			 * on disk. */
+			id = module_build_id(e->mod, &id_len);
+			if (e->key.kind != SYMBOLIZER_FILE || id_len != len || memcmp(id, build_id, len) ||
+			    !module_wants_debug_file(e->mod, &id, &id_len))
 				continue;
 			if (module_add_debug_file(e->mod, path, &gained, &refused)) {
 				if (!*why)

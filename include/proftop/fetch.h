@@ -47,8 +47,8 @@ void fetcher_want(struct fetcher *f, const unsigned char *build_id, size_t len, 
  * none did. */
 bool fetcher_take(struct fetcher *f, struct fetched *out);
 void fetched_clear(struct fetched *done);
-/* What is being fetched, for a status line: "NAME" or "NAME (+N)" with N more waiting, in
- * buf[0..size); "" when nothing is. */
-void fetcher_status(struct fetcher *f, char *buf, size_t size);
+/* What is being fetched: the module's name in name[0..size) ("" when nothing is); returns how
+ * many more wait after it. */
+size_t fetcher_status(struct fetcher *f, char *name, size_t size);
 
 #endif

@@ -80,6 +80,8 @@ const char *module_source_problem(struct module *mod, bool *news);
 /* Which part of its file lies past the file's end, as in a file cut short ("its section headers
  * lie past the end of the file (cut short?)"); NULL when nothing does. */
 const char *module_damage(const struct module *mod);
+/* Its GNU build-id (*len bytes, 0 when it has none), valid until module_free(). */
+const unsigned char *module_build_id(const struct module *mod, size_t *len);
 /* Whether a debug file fetched by build-id (fetch.h) would give mod what it lacks: it has a
  * build-id (in *build_id[0..*len), valid until module_free()), no DWARF of its own and no debug
  * file on disk, or not the right one. */

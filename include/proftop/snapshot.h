@@ -101,7 +101,7 @@ struct snapshot {
 	struct counters counters;  /* filled in by whoever publishes it */
 	uint64_t elapsed_ns;
 	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
-	char fetching[64];         /* the module whose debug file debuginfod is asked for; "" */
+	char fetching[80];         /* the module whose debug file debuginfod is asked for; "" */
 	unsigned freq;
 	uint64_t window_ns;        /* 0: every sample since the start; else the window's length */
 
