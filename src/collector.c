@@ -419,6 +419,7 @@ static void stamp(struct collector *c, struct snapshot *s, uint64_t now)
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
+	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 	if (c->fetcher) {
 		char name[48];
 		size_t waiting = fetcher_status(c->fetcher, name, sizeof(name));
@@ -428,7 +429,6 @@ static void stamp(struct collector *c, struct snapshot *s, uint64_t now)
 		else
 			snprintf(s->fetching, sizeof(s->fetching), "%s", name);
 	}
-	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 }
 
 void collector_set_cpu_times(struct collector *c, uint64_t user_ns, uint64_t system_ns)

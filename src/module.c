@@ -855,7 +855,7 @@ const unsigned char *module_build_id(const struct module *mod, size_t *len)
 
 bool module_wants_debug_file(struct module *mod, const unsigned char **build_id, size_t *len)
 {
-	struct debugfile debug;
+	struct debugfile debug = { .fd = -1 };
 	bool want;
 	Elf *elf;
 

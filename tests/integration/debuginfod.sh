@@ -177,6 +177,11 @@ check "garbage-asked" test -s "$TMPD/garbage.requests"
 check "garbage-warning" has "$ERR" "^proftop: warning: debuginfod sent for stripped: .*/debuginfo is not its debug file \\(not an ELF file\\); not used\$"
 check "garbage-address-rows" has "$OUT" 'stripped\+0x[0-9a-f]+ +stripped$'
 check "garbage-no-raw-controls" no_raw_controls "$ERR"
+# A program with its DWARF is not asked for (its libraries may be).
+fetched_run garbage-dwarf "http://127.0.0.1:$PORT" "$TMPD/cache-garbage" -b -n 3 -- "$TMPD/lines" 0.3
+check "garbage-dwarf-exit-0" status $RC 0 "$ERR"
+check "garbage-dwarf-not-asked" sh -c "! grep -q 'for lines:' '$ERR'"
+check "garbage-dwarf-named" has "$OUT" ' two_lines +lines$'
 
 serve_python other "file:$TMPD/other.debug"
 fetched_run other "http://127.0.0.1:$PORT" "$TMPD/cache-other" -b -n 3 -- "$TMPD/stripped" 0.5
