@@ -4,7 +4,9 @@
  * sample per leaf path, made with profile_add), drawn by the real TUI code into a curses screen
  * of 200x50 on /dev/null. Times a frame of the Tree view with every node open (flattening all
  * 111,110 rows, then drawing the 45 on screen), with the hottest path open (the default), and
- * of the Top view. Median and worst of 50 frames each.
+ * of the Top view and the Flame view. Median and worst of 50 frames each.
+ *
+ * flame: the Flame view of a 299,592-node tree, whole, zoomed, with a search, at two sizes.
  *
  * asm FILE START END: the Lines view with its disassembly on (`d`) for the function at link-time
  * [START, END) of the ELF file FILE (bench/run_tui.sh makes one of about 5,000 instructions), a
@@ -41,33 +43,49 @@
 
 /* --- frame ------------------------------------------------------------------------------------ */
 
-static struct profile *synthetic_profile(void)
+/* A tree of fanout^1 + ... + fanout^depth nodes under the root (depth at most 8, fanout 10). */
+static struct profile *synthetic_shape(int fanout, int depth)
 {
 	static const char module[] = "synthetic";
 	struct profile *p = profile_new(NULL);
-	uint32_t funcs[DEPTH][FANOUT], stack[DEPTH];
-	char names[DEPTH][FANOUT][32];
+	uint32_t funcs[8][10], stack[8];
+	char name[32];
 	unsigned leaves = 1;
 
-	for (int d = 0; d < DEPTH; d++) {
-		leaves *= FANOUT;
-		for (int i = 0; i < FANOUT; i++) {
-			snprintf(names[d][i], sizeof(names[d][i]), "level%d_function_%d", d, i);
-			funcs[d][i] = profile_func(p, module, names[d][i], 0);
+	for (int d = 0; d < depth; d++) {
+		leaves *= (unsigned)fanout;
+		for (int i = 0; i < fanout; i++) {
+			snprintf(name, sizeof(name), "level%d_function_%d", d, i);
+			funcs[d][i] = profile_func(p, module, name, 0);
 		}
 	}
 	for (unsigned leaf = 0; leaf < leaves; leaf++) {
 		unsigned rest = leaf;
 
-		for (int d = DEPTH - 1; d >= 0; d--) {
-			stack[d] = funcs[d][rest % FANOUT];
-			rest /= FANOUT;
+		for (int d = depth - 1; d >= 0; d--) {
+			stack[d] = funcs[d][rest % (unsigned)fanout];
+			rest /= (unsigned)fanout;
 		}
 		/* uneven weights, so there is a hottest path */
 		for (unsigned w = 0; w < 1 + (leaf % 7 == 0) * 3; w++)
-			profile_add(p, 1, 1, stack, DEPTH);
+			profile_add(p, 1, 1, stack, (size_t)depth);
 	}
 	return p;
+}
+
+static struct profile *synthetic_profile(void)
+{
+	return synthetic_shape(FANOUT, DEPTH);
+}
+
+/* Nodes below node (itself not counted). */
+static size_t tree_size(const struct snapshot *s, uint32_t node)
+{
+	size_t n = 0;
+
+	for (uint32_t c = s->nodes[node].first_child; c != SNAPSHOT_NO_NODE; c = s->nodes[c].next_sibling)
+		n += 1 + tree_size(s, c);
+	return n;
 }
 
 static int compare_u64(const void *a, const void *b)
@@ -139,7 +157,7 @@ static int bench_frame(void)
 	SCREEN *screen = bench_screen(&s, &out, &in);
 
 	printf("== TUI frame: %zu-node call tree (merged), %llu samples, 200x50 screen\n",
-	       snap->nnodes - snap->merged_root, (unsigned long long)snap->samples);
+	       tree_size(snap, snap->merged_root), (unsigned long long)snap->samples);
 	tui_screen_set_snapshot(&s, snap);
 	s.view = TUI_TREE;
 	view_expansion_reset(&s.tree_open, true);
@@ -148,6 +166,40 @@ static int bench_frame(void)
 	time_frames(&s, "Tree, hottest path open (the default)");
 	s.view = TUI_TOP;
 	time_frames(&s, "Top functions");
+	s.view = TUI_FLAME;
+	time_frames(&s, "Flame (lay out + draw)");
+	bench_screen_end(&s, screen, out, in);
+	profile_free(p);
+	return 0;
+}
+
+/* The Flame view of a 299,592-node tree (fan-out 8, depth 6), whole and zoomed two levels in, at
+ * 200x50 and at 80x24. */
+static int bench_flame(void)
+{
+	struct profile *p = synthetic_shape(8, 6);
+	struct snapshot *snap = profile_snapshot(p);
+	struct tui_screen s;
+	FILE *out, *in;
+	SCREEN *screen = bench_screen(&s, &out, &in);
+
+	printf("== TUI Flame: %zu-node call tree (merged), %llu samples\n",
+	       tree_size(snap, snap->merged_root), (unsigned long long)snap->samples);
+	tui_screen_set_snapshot(&s, snap);
+	s.view = TUI_FLAME;
+	time_frames(&s, "Flame, 200x50 (lay out + draw)");
+	snprintf(s.filter, sizeof(s.filter), "7");
+	time_frames(&s, "Flame, 200x50, search \"7\" (every node)");
+	s.filter[0] = 0;
+	tui_screen_key(&s, 'j');
+	tui_screen_key(&s, 'j');
+	tui_screen_key(&s, '\n');
+	time_frames(&s, "Flame, 200x50, zoomed two levels in");
+	s.filter[0] = '7';
+	s.filter[1] = 0;
+	time_frames(&s, "Flame, 200x50, zoomed, search \"7\"");
+	resizeterm(24, 80);
+	time_frames(&s, "Flame, 80x24, zoomed, search \"7\"");
 	bench_screen_end(&s, screen, out, in);
 	profile_free(p);
 	return 0;
@@ -324,13 +376,15 @@ static int bench_live(const char *proftop, const char *workload, double seconds)
 
 int main(int argc, char **argv)
 {
+	if (argc >= 2 && !strcmp(argv[1], "flame"))
+		return bench_flame();
 	if (argc >= 2 && !strcmp(argv[1], "frame"))
 		return bench_frame();
 	if (argc >= 5 && !strcmp(argv[1], "asm"))
 		return bench_asm(argv[2], strtoull(argv[3], NULL, 0), strtoull(argv[4], NULL, 0));
 	if (argc >= 4 && !strcmp(argv[1], "live"))
 		return bench_live(argv[2], argv[3], argc > 4 ? atof(argv[4]) : 10.0);
-	fprintf(stderr, "usage: tui_bench frame | tui_bench asm FILE START END | "
+	fprintf(stderr, "usage: tui_bench frame | tui_bench flame | tui_bench asm FILE START END | "
 			"tui_bench live PROFTOP WORKLOAD [SECONDS]\n");
 	return 2;
 }

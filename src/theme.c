@@ -40,6 +40,10 @@ static const char *const role_names[THEME_NROLES] = {
 	[THEME_WARNING] = "warning",
 	[THEME_FILTER] = "filter",
 	[THEME_SPARKLINE] = "sparkline",
+	[THEME_FLAME_1] = "flame-1",
+	[THEME_FLAME_2] = "flame-2",
+	[THEME_FLAME_3] = "flame-3",
+	[THEME_FLAME_MATCH] = "flame-match",
 };
 
 static const struct {
@@ -84,7 +88,11 @@ static const char builtin_default[] =
 	"message         = bright-white on blue bold\n"
 	"warning         = black on yellow bold\n"
 	"filter          = black on yellow\n"
-	"sparkline       = cyan\n";
+	"sparkline       = cyan\n"
+	"flame-1         = black on red\n"
+	"flame-2         = black on yellow\n"
+	"flame-3         = black on bright-red\n"
+	"flame-match     = black on magenta bold\n";
 
 static const char builtin_mono[] =
 	"normal          = normal\n"
@@ -105,7 +113,11 @@ static const char builtin_mono[] =
 	"message         = bold\n"
 	"warning         = reverse bold\n"
 	"filter          = underline\n"
-	"sparkline       = bold\n";
+	"sparkline       = bold\n"
+	"flame-1         = reverse\n"
+	"flame-2         = reverse\n"
+	"flame-3         = reverse\n"
+	"flame-match     = reverse bold underline\n";
 
 const char *theme_role_name(enum theme_role role)
 {

@@ -13,6 +13,7 @@
 #include "proftop/tui_screen.h"
 
 #include "proftop/disasm.h"
+#include "proftop/tui_flame.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 
@@ -660,6 +661,70 @@ static void draw_help(struct tui_screen *s)
 	}
 }
 
+/* --- the flame graph ---------------------------------------------------------------------------- */
+
+/* The heading: the selected frame's samples, the zoom, the search's share. */
+static void draw_flame_heading(struct tui_screen *s, int y)
+{
+	const struct view_flame_frame *f = tui_flame_selected(s);
+	uint64_t all = s->nflame ? s->flame[0].total : 0;
+	char text[512], extra[160] = "";
+	int x;
+
+	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
+	if (!f)
+		return;
+	if (s->filter[0])
+		snprintf(extra, sizeof(extra), "  match %.2f%%", all ? 100.0 * (double)s->flame_matched / (double)all : 0.0);
+	snprintf(text, sizeof(text), " total %llu (%.2f%%)  self %llu (%.2f%%)%s%s  ",
+		 (unsigned long long)f->total, all ? 100.0 * (double)f->total / (double)all : 0.0,
+		 (unsigned long long)f->self, all ? 100.0 * (double)f->self / (double)all : 0.0,
+		 s->nflame_zoom ? "  zoomed" : "", extra);
+	x = put(y, 0, COLS, s->attrs[THEME_COLUMNS], text);
+	x += put(y, x, COLS - x, s->attrs[THEME_COLUMN_SORTED],
+		 f->func == SNAPSHOT_ROOT_FUNC ? "all" : f->name);
+	if (f->func != SNAPSHOT_ROOT_FUNC)
+		x += put(y, x + 2, COLS - x - 2, s->attrs[THEME_COLUMNS], f->module);
+}
+
+/* A frame's colour: its module's (one of three roles, by a hash of the name), the search's, the
+ * cursor's. */
+static unsigned long flame_attr(const struct tui_screen *s, const struct view_flame_frame *f,
+				bool selected)
+{
+	static const int roles[3] = { THEME_FLAME_1, THEME_FLAME_2, THEME_FLAME_3 };
+	uint64_t h = 0;
+
+	if (selected)
+		return s->attrs[THEME_SELECTED];
+	if (f->match)
+		return s->attrs[THEME_FLAME_MATCH];
+	for (const char *p = f->module; p && *p; p++)
+		h = h * 31 + (unsigned char)*p;
+	return s->attrs[roles[h % 3]];
+}
+
+/* Each frame: its name in its cells, the last cell left blank so that neighbours part. */
+static void draw_flame(struct tui_screen *s)
+{
+	tui_flame_fit(s, COLS, s->list_h);
+	if (s->columns_y >= 0)
+		draw_flame_heading(s, s->columns_y);
+	for (size_t i = 0; i < s->nflame; i++) {
+		const struct view_flame_frame *f = &s->flame[i];
+		int row = (int)f->depth, y, w = f->width > 1 ? f->width - 1 : 1;
+		unsigned long a = flame_attr(s, f, i == s->flame_cursor);
+
+		if (row >= s->list_h)
+			continue;
+		y = s->flame_up ? s->list_y + s->list_h - 1 - row : s->list_y + row;
+		fill(y, f->x, w, a);
+		put(y, f->x, w, a, f->func == SNAPSHOT_ROOT_FUNC ? "all" : f->name);
+	}
+	if (!s->nflame && s->list_h > 0)
+		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples yet");
+}
+
 /* --- the frame -------------------------------------------------------------------------------- */
 
 static void draw_rows(struct tui_screen *s)
@@ -676,6 +741,9 @@ static void draw_rows(struct tui_screen *s)
 		break;
 	case TUI_LINES:
 		draw_lines(s);
+		break;
+	case TUI_FLAME:
+		draw_flame(s);
 		break;
 	default:
 		draw_threads(s);

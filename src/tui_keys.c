@@ -186,7 +186,7 @@ static void add_line(struct tui_help *h, const char *keys, const char *text, int
 /* The lines of binding b: keys, then its views and help text, each \n starting a line. */
 static void add_binding(struct tui_help *h, const struct tui_binding *b, const char *keys)
 {
-	char text[TUI_HELP_WIDTH] = "";
+	char text[2 * TUI_HELP_WIDTH] = ""; /* its lines are cut to the help's width one by one */
 	const char *line = text, *end;
 
 	add_views(text, sizeof(text), b->where);

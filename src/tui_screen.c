@@ -8,6 +8,7 @@
  * The Lines view's rows are made in tui_lines.c; its keys are here with the others. */
 #include "proftop/tui_screen.h"
 
+#include "proftop/tui_flame.h"
 #include "proftop/tui_lines.h"
 #include "proftop/util.h"
 
@@ -40,6 +41,7 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->callers);
 	free(s->threads);
 	tui_lines_free(s);
+	tui_flame_free(s);
 	view_tree_free(&s->callers_src);
 	view_expansion_free(&s->tree_open);
 	view_expansion_free(&s->callers_open);
@@ -49,7 +51,8 @@ void tui_screen_free(struct tui_screen *s)
 
 const char *tui_screen_view_name(enum tui_view v)
 {
-	static const char *const names[TUI_NVIEWS] = { "Top", "Tree", "Callers", "Threads", "Lines" };
+	static const char *const names[TUI_NVIEWS] = { "Top", "Tree", "Callers", "Threads", "Flame",
+						       "Lines" };
 
 	return v < TUI_NVIEWS ? names[v] : "?";
 }
@@ -256,6 +259,11 @@ static void rebuild_lines(struct tui_screen *s)
 	}
 }
 
+static void rebuild_flame(struct tui_screen *s)
+{
+	s->lists[TUI_FLAME].rows = tui_flame_build(s, scope_root(s));
+}
+
 void tui_screen_rebuild(struct tui_screen *s)
 {
 	static void (*const rebuild[TUI_NVIEWS])(struct tui_screen *) = {
@@ -263,6 +271,7 @@ void tui_screen_rebuild(struct tui_screen *s)
 		[TUI_TREE] = rebuild_tree,
 		[TUI_CALLERS] = rebuild_callers,
 		[TUI_THREADS] = rebuild_threads,
+		[TUI_FLAME] = rebuild_flame,
 		[TUI_LINES] = rebuild_lines,
 	};
 
@@ -392,6 +401,8 @@ static uint32_t selected_func(const struct tui_screen *s)
 		return s->top[l->cursor].func;
 	if (s->view == TUI_TREE || s->view == TUI_CALLERS)
 		return tree_row(s)->func;
+	if (s->view == TUI_FLAME && tui_flame_selected(s))
+		return tui_flame_selected(s)->func == SNAPSHOT_ROOT_FUNC ? 0 : tui_flame_selected(s)->func;
 	return 0;
 }
 
@@ -708,6 +719,43 @@ static void lines_basis(struct tui_screen *s, int unused)
 			   : "percentages of the function (%% again: of the whole profile)");
 }
 
+/* The arrows in the Flame view move as they point: up is the parent when the root is at the top
+ * (an icicle), a child when it is at the bottom (a flame). */
+static void flame_arrow(struct tui_screen *s, int move)
+{
+	tui_screen_rebuild(s);
+	if (s->flame_up && (move == TUI_FLAME_PARENT || move == TUI_FLAME_CHILD))
+		move = move == TUI_FLAME_PARENT ? TUI_FLAME_CHILD : TUI_FLAME_PARENT;
+	tui_flame_move(s, (enum tui_flame_move)move);
+}
+
+static void flame_zoom(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	tui_screen_rebuild(s);
+	tui_flame_zoom(s);
+}
+
+/* Esc: the search goes first, then one level of zoom. */
+static void flame_escape(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	if (s->filter[0]) {
+		s->filter[0] = 0;
+		s->stale = true;
+	} else {
+		tui_flame_unzoom(s);
+	}
+}
+
+static void flame_flip(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	s->flame_up = !s->flame_up;
+	tui_screen_message(s, false, s->flame_up ? "flame: the root at the bottom"
+			   : "icicle: the root at the top");
+}
+
 static void show_help(struct tui_screen *s, int unused)
 {
 	(void)unused;
@@ -722,34 +770,51 @@ static void show_help(struct tui_screen *s, int unused)
 
 static const struct tui_binding bindings[] = {
 	{ .keys = { '\t' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = view_step, .arg = 1,
-	  .help = "views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads\n"
-		  "(Tab skips 5 Lines, which a opens on a function)",
+	  .help = "views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads, 5 Flame graph\n"
+		  "(Tab skips 6 Lines, which a opens on a function)",
 	  .hint = { "Tab:view", TUI_IN_VIEWS, 2, 1 } },
 	{ .keys = { KEY_BTAB }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = view_step, .arg = -1 },
 	{ .keys = { '1' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_TOP },
 	{ .keys = { '2' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_TREE },
 	{ .keys = { '3' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_CALLERS },
 	{ .keys = { '4' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_THREADS },
-	{ .keys = { '5' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_LINES,
-	  .help = "view 5 Lines again: the function a opened last, per source line" },
-	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = row_step, .arg = -1,
+	{ .keys = { '5' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_FLAME,
+	  .help = "view 5 Flame: the call tree as a flame graph, live" },
+	{ .keys = { '6' }, .where = TUI_IN_VIEWS, .run = view_key, .arg = TUI_LINES,
+	  .help = "view 6 Lines again: the function a opened last, per source line" },
+	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_LISTS | TUI_IN_FILTER, .run = row_step, .arg = -1,
 	  .help = "move the cursor a row / a page (the mouse selects rows)" },
-	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = row_step, .arg = 1 },
-	{ .keys = { KEY_PPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_step, .arg = -1 },
-	{ .keys = { KEY_NPAGE }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = page_step, .arg = 1 },
-	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_VIEWS, .run = row_end, .arg = 0,
+	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_LISTS | TUI_IN_FILTER, .run = row_step, .arg = 1 },
+	{ .keys = { KEY_PPAGE }, .where = TUI_IN_LISTS | TUI_IN_FILTER, .run = page_step, .arg = -1 },
+	{ .keys = { KEY_NPAGE }, .where = TUI_IN_LISTS | TUI_IN_FILTER, .run = page_step, .arg = 1 },
+	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_LISTS, .run = row_end, .arg = 0,
 	  .help = "the first / last row" },
-	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_VIEWS, .run = row_end, .arg = 1 },
+	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_LISTS, .run = row_end, .arg = 1 },
+	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_FLAME, .run = flame_arrow, .arg = TUI_FLAME_PARENT,
+	  .help = "the frame above / below: caller or widest callee, as drawn",
+	  .hint = { "h/j/k/l:move", TUI_IN_FLAME, 3, 1 } },
+	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_FLAME, .run = flame_arrow, .arg = TUI_FLAME_CHILD },
+	{ .keys = { KEY_LEFT, 'h' }, .where = TUI_IN_FLAME, .run = flame_arrow, .arg = TUI_FLAME_PREV,
+	  .help = "the frame to the left / right (a click selects one)" },
+	{ .keys = { KEY_RIGHT, 'l' }, .where = TUI_IN_FLAME, .run = flame_arrow, .arg = TUI_FLAME_NEXT },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_FLAME, .run = flame_zoom,
+	  .help = "zoom into the frame (or click it again) / out a level",
+	  .hint = { "Enter:zoom", TUI_IN_FLAME, 4, 1 } },
+	{ .keys = { TUI_ESC }, .where = TUI_IN_FLAME, .run = flame_escape,
+	  .hint = { "Esc:out", TUI_IN_FLAME, 5, 2 } },
+	{ .keys = { 'f' }, .where = TUI_IN_FLAME, .run = flame_flip,
+	  .help = "the root at the bottom (a flame) / at the top (an icicle)",
+	  .hint = { "f:flip", TUI_IN_FLAME, 6, 3 } },
 	{ .keys = { '/' }, .where = TUI_IN_PROFILE, .run = start_filter,
-	  .help = "filter by function or module name as you type\n"
+	  .help = "filter by function or module name as you type (Flame: mark)\n"
 		  "(Enter keeps it, Esc clears it, Ctrl-U empties it)",
-	  .hint = { "/:filter", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_THREADS, 8, 2 } },
+	  .hint = { "/:filter", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_THREADS | TUI_IN_FLAME, 8, 2 } },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_FILTER, .run = keep_filter },
 	{ .keys = { TUI_ESC }, .where = TUI_IN_FILTER, .run = drop_filter },
 	{ .keys = { KEY_BACKSPACE, TUI_DEL, TUI_CTRL_H }, .where = TUI_IN_FILTER,
 	  .run = erase_char },
 	{ .keys = { TUI_CTRL_U }, .where = TUI_IN_FILTER, .run = erase_filter },
-	{ .keys = { TUI_ESC }, .where = TUI_IN_PROFILE, .run = clear_filter_or_focus,
+	{ .keys = { TUI_ESC }, .where = TUI_IN_PROFILE & ~TUI_IN_FLAME, .run = clear_filter_or_focus,
 	  .help = "clear the filter, then leave relative percentages" },
 	{ .keys = { '<' }, .where = TUI_IN_PROFILE, .run = sort_step, .arg = -1,
 	  .help = "sort Top by the previous / next column (or click a heading)",
@@ -776,9 +841,9 @@ static const struct tui_binding bindings[] = {
 	  .hint = { "%:relative", TUI_IN_TREE, 6, 2 } },
 	{ .keys = { 'c' }, .where = TUI_IN_TOP | TUI_IN_TREES, .run = show_callers,
 	  .help = "callers of the selected function", .hint = { "c:callers", TUI_IN_TREE, 7, 2 } },
-	{ .keys = { 'a' }, .where = TUI_IN_TOP | TUI_IN_TREES, .run = open_lines,
-	  .help = "annotate: the function's samples per source line, live (5 Lines)",
-	  .hint = { "a:annotate", TUI_IN_TOP | TUI_IN_TREES, 11, 1 } },
+	{ .keys = { 'a' }, .where = TUI_IN_TOP | TUI_IN_TREES | TUI_IN_FLAME, .run = open_lines,
+	  .help = "annotate: the function's samples per source line, live (6 Lines)",
+	  .hint = { "a:annotate", TUI_IN_TOP | TUI_IN_TREES | TUI_IN_FLAME, 11, 1 } },
 	{ .keys = { 'n' }, .where = TUI_IN_LINES, .run = lines_step, .arg = 1,
 	  .help = "the next line by self samples, hottest to coldest (wraps) / back",
 	  .hint = { "n/N:next hot", TUI_IN_LINES, 4, 1 } },
@@ -803,7 +868,8 @@ static const struct tui_binding bindings[] = {
 	  .help = "inlined functions: frames of their own / counted in their callers" },
 	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
 	  .help = "pause the display (sampling and counters go on)",
-	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS | TUI_IN_LINES, 12, 3 } },
+	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS | TUI_IN_FLAME |
+		    TUI_IN_LINES, 12, 3 } },
 	{ .keys = { '+' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_UP,
 	  .help = "raise / lower the sampling frequency",
 	  .hint = { "+-:freq", TUI_IN_TOP | TUI_IN_THREADS, 14, 4 } },
@@ -816,8 +882,9 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
 	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
 	  .help = "repaint the whole screen (if the command wrote over it)" },
-	{ .keys = { '?', 'h', KEY_F(1) }, .where = TUI_IN_VIEWS, .run = show_help,
-	  .help = "this help", .hint = { "?:help", TUI_IN_VIEWS, 1, 1 } },
+	{ .keys = { '?', KEY_F(1) }, .where = TUI_IN_VIEWS, .run = show_help,
+	  .help = "this help (h outside Flame)", .hint = { "?:help", TUI_IN_VIEWS, 1, 1 } },
+	{ .keys = { 'h' }, .where = TUI_IN_LISTS, .run = show_help },
 	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS, .action = TUI_ACT_QUIT,
 	  .help = "quit: a launched command is ended, attached processes run on",
 	  .hint = { "q:quit", TUI_IN_VIEWS, 16, 1 } },
@@ -872,6 +939,18 @@ static void click_heading(struct tui_screen *s, int x)
 	}
 }
 
+/* A click on a frame selects it; on the selected one, zooms into it (a double click). */
+static void flame_click(struct tui_screen *s, int row, int x)
+{
+	const struct view_flame_frame *before = tui_flame_selected(s);
+	uint64_t path = before ? before->path : 0;
+	unsigned depth = (unsigned)(s->flame_up ? s->list_h - 1 - row : row);
+
+	tui_screen_rebuild(s);
+	if (tui_flame_select_at(s, depth, x) && before && tui_flame_selected(s)->path == path)
+		tui_flame_zoom(s);
+}
+
 enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_up, bool wheel_down)
 {
 	struct tui_list *l = list(s);
@@ -891,6 +970,8 @@ enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_
 				switch_view(s, v);
 	} else if (y == s->columns_y && s->view == TUI_TOP) {
 		click_heading(s, x);
+	} else if (s->view == TUI_FLAME && y >= s->list_y && y < s->list_y + s->list_h) {
+		flame_click(s, y - s->list_y, x);
 	} else if (y >= s->list_y && y < s->list_y + s->list_h) {
 		size_t row = l->top + (size_t)(y - s->list_y);
 

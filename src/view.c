@@ -140,7 +140,7 @@ size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 /* The path hash of the root of every tree; a child's is its parent's mixed with its function. */
 #define ROOT_PATH 0x70726f66746f7021ull
 
-static uint64_t child_path(uint64_t parent, uint32_t func)
+uint64_t view_path_child(uint64_t parent, uint32_t func)
 {
 	return util_hash_u64(parent + 0x9e3779b97f4a7c15ull * ((uint64_t)func + 1));
 }
@@ -206,7 +206,7 @@ uint64_t view_tree_path(const struct view_tree *t, uint32_t node)
 	uint64_t path = t->root_path;
 
 	for (size_t i = 0; i < depth; i++)
-		path = child_path(path, funcs[i]);
+		path = view_path_child(path, funcs[i]);
 	return path;
 }
 
@@ -295,7 +295,7 @@ static uint64_t row_path(struct flatten *f, unsigned depth, uint32_t func)
 	if (f->query->show_root && depth == 0)
 		path = f->tree->root_path;
 	else
-		path = child_path(depth ? f->paths[depth - 1] : f->tree->root_path, func);
+		path = view_path_child(depth ? f->paths[depth - 1] : f->tree->root_path, func);
 	if (depth >= f->paths_cap)
 		xgrow((void **)&f->paths, &f->paths_cap, depth + 1, sizeof(*f->paths));
 	f->paths[depth] = path;
@@ -442,7 +442,7 @@ void view_callers(struct view_tree *t, const struct snapshot *s, uint32_t scope,
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
 		.root = 0,
-		.root_path = child_path(ROOT_PATH, func), /* each function's callers open apart */
+		.root_path = view_path_child(ROOT_PATH, func), /* each function's callers open apart */
 		.owned = c.inv.nodes,
 	};
 }

@@ -37,6 +37,10 @@ enum theme_role {
 	THEME_WARNING,         /* PAUSED, ended, errors */
 	THEME_FILTER,          /* the filter being typed */
 	THEME_SPARKLINE,       /* samples per refresh */
+	THEME_FLAME_1,         /* flame graph frames, by module: three so that modules differ */
+	THEME_FLAME_2,
+	THEME_FLAME_3,
+	THEME_FLAME_MATCH,     /* a frame the search matches */
 	THEME_NROLES,
 };
 

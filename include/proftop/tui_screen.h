@@ -15,6 +15,7 @@
 #include "proftop/annotate.h"
 #include "proftop/theme.h"
 #include "proftop/view.h"
+#include "proftop/view_flame.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -26,6 +27,7 @@ enum tui_view {
 	TUI_TREE,
 	TUI_CALLERS,
 	TUI_THREADS,
+	TUI_FLAME,             /* the call tree as a flame graph */
 	TUI_LINES,             /* one function per source line: opened with `a`, not by Tab */
 	TUI_NVIEWS,
 };
@@ -56,6 +58,7 @@ struct tui_lines_row {
 #define TUI_SPARK_MAX 64
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
+#define TUI_FLAME_ZOOMS 32
 
 struct tui_list {
 	size_t rows;           /* how many */
@@ -112,6 +115,20 @@ struct tui_screen {
 	uint32_t code_func;    /* 0: none made yet */
 	const char *code_why;  /* NULL: code holds code_func's instructions */
 	struct tui_list lists[TUI_NVIEWS];
+
+	/* The Flame view (tui_flame.c): the frames laid out for flame_width cells and flame_depth
+	 * rows; the selected one (flame_cursor) and the one zoomed into, by their paths of
+	 * functions from the tree's root. */
+	struct view_tree flame_src;
+	struct view_flame_frame *flame;
+	size_t nflame, flame_cap, flame_cursor;
+	uint64_t flame_matched;    /* samples through frames the filter matches */
+	uint32_t flame_sel[TUI_FOCUS_MAX], flame_zoom[TUI_FOCUS_MAX];
+	size_t nflame_sel, nflame_zoom;
+	uint16_t flame_zooms[TUI_FLAME_ZOOMS]; /* the zoom depths before each zoom, for Esc */
+	size_t nflame_zooms;
+	bool flame_up;             /* `f`: root at the bottom (a flame); else at the top (icicle) */
+	int flame_width, flame_depth;
 
 	/* The header. */
 	char *target;          /* the command line or the PIDs */
@@ -173,10 +190,12 @@ enum {
 	TUI_IN_TREE = 1 << TUI_TREE,
 	TUI_IN_CALLERS = 1 << TUI_CALLERS,
 	TUI_IN_THREADS = 1 << TUI_THREADS,
+	TUI_IN_FLAME = 1 << TUI_FLAME,
 	TUI_IN_LINES = 1 << TUI_LINES,
 	TUI_IN_TREES = TUI_IN_TREE | TUI_IN_CALLERS,
 	TUI_IN_VIEWS = (1 << TUI_NVIEWS) - 1,
 	TUI_IN_PROFILE = TUI_IN_VIEWS & ~TUI_IN_LINES, /* the views of the whole profile */
+	TUI_IN_LISTS = TUI_IN_VIEWS & ~TUI_IN_FLAME,   /* the views of rows */
 	TUI_IN_FILTER = 1 << TUI_NVIEWS,
 };
 

@@ -140,10 +140,10 @@ check "lines-window-keeps-cursor" wait_selected lines "lines.c:$hot"
 tm send-keys -t lines w
 check "lines-cumulative-again" wait_gone lines 'no line totals'
 # A thread scope: that thread's self samples (lines runs one thread).
-tm send-keys -t lines 4 Down Enter 5
+tm send-keys -t lines 4 Down Enter 6
 check "lines-thread-says-self-only" wait_screen lines "^ two_lines .*\\(this thread's self samples: no line totals\\)"
 check "lines-thread-hot-self-pct" between "$(cell lines " lines\\.c:$hot " 1)" 65 85
-tm send-keys -t lines 4 Home Enter 5
+tm send-keys -t lines 4 Home Enter 6
 check "lines-all-threads-again" wait_gone lines 'no line totals'
 tm send-keys -t lines Escape
 check "lines-esc-back-to-top" wait_screen lines 'SELF% +TOTAL% +SAMPLES +FUNCTION'

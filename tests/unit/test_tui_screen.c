@@ -12,6 +12,7 @@
 #include "proftop/disasm.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
+#include "proftop/tui_flame.h"
 #include "proftop/tui_screen.h"
 
 #include <ctype.h>
@@ -264,7 +265,7 @@ static void actions_for_the_loop(void **state)
 	assert_int_equal(key(f, 'x'), TUI_ACT_NONE); /* any key closes the help */
 	assert_false(f->s.help);
 	key(f, KEY_BTAB);
-	assert_int_equal(f->s.view, TUI_THREADS);
+	assert_int_equal(f->s.view, TUI_FLAME);
 }
 
 static void clicks_select(void **state)
@@ -297,6 +298,108 @@ static void clicks_select(void **state)
 	assert_int_equal(list(f)->cursor, 3);
 	tui_screen_click(&f->s, 50, 0, false, false); /* below the rows: nothing */
 	assert_int_equal(list(f)->cursor, 3);
+}
+
+static const struct view_flame_frame *flame_selected(const struct fixture *f)
+{
+	const struct view_flame_frame *fr = tui_flame_selected(&f->s);
+
+	assert_non_null(fr);
+	return fr;
+}
+
+/* Flame (all 100: main 100: path_a 60 → burn, path_b 30 → burn, solo 10), 100 cells and 10 rows:
+ * the arrows as drawn, a click selects and a second one zooms, Esc goes back where the zoom
+ * started, f turns the arrows and the clicks upside down, the selection follows new snapshots, a
+ * thread scope and `a`. */
+static void flame_keys_and_clicks(void **state)
+{
+	struct fixture *f = *state;
+
+	f->s.columns_y = 3;
+	f->s.list_y = 4;
+	f->s.list_h = 10;
+	key(f, '5');
+	assert_int_equal(f->s.view, TUI_FLAME);
+	tui_flame_fit(&f->s, 100, 10);
+	assert_int_equal(f->s.nflame, 7);
+	assert_int_equal(flame_selected(f)->func, SNAPSHOT_ROOT_FUNC);
+	keys(f, "jj");
+	assert_int_equal(flame_selected(f)->func, f->pa); /* the widest child */
+	key(f, KEY_RIGHT);
+	assert_int_equal(flame_selected(f)->func, f->pb);
+	assert_int_equal(flame_selected(f)->x, 60);
+	key(f, 'l');
+	assert_int_equal(flame_selected(f)->func, f->solo);
+	key(f, 'l'); /* nothing further right */
+	assert_int_equal(flame_selected(f)->func, f->solo);
+	keys(f, "hk");
+	assert_int_equal(flame_selected(f)->func, f->main_);
+
+	/* A click on burn under path_b (row 3, x 70) selects it; a second click zooms into it. */
+	tui_screen_click(&f->s, 4 + 3, 70, false, false);
+	assert_int_equal(flame_selected(f)->func, f->burn);
+	assert_int_equal(flame_selected(f)->x, 60);
+	tui_screen_click(&f->s, 4 + 3, 70, false, false);
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.flame[0].func, f->burn);
+	assert_int_equal(f->s.flame[0].total, 30);
+	assert_int_equal(f->s.flame[0].width, 100);
+	key(f, TUI_ESC); /* back to where the zoom started: the whole */
+	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
+	assert_int_equal(flame_selected(f)->func, f->burn);
+	/* Two zooms, two steps back. */
+	key(f, 'k');
+	key(f, '\n');
+	assert_int_equal(f->s.flame[0].func, f->pb);
+	key(f, 'j');
+	key(f, '\n');
+	assert_int_equal(f->s.flame[0].func, f->burn);
+	key(f, TUI_ESC);
+	assert_int_equal(f->s.flame[0].func, f->pb);
+	key(f, TUI_ESC);
+	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
+	key(f, TUI_ESC); /* nothing to undo */
+	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
+
+	/* Upside down: the root on the last row, Up goes to the child. */
+	key(f, 'f');
+	assert_true(f->s.flame_up);
+	tui_screen_click(&f->s, 4 + 9, 5, false, false);
+	assert_int_equal(flame_selected(f)->func, SNAPSHOT_ROOT_FUNC);
+	key(f, KEY_UP);
+	assert_int_equal(flame_selected(f)->func, f->main_);
+	key(f, KEY_DOWN);
+	assert_int_equal(flame_selected(f)->func, SNAPSHOT_ROOT_FUNC);
+	key(f, 'f');
+
+	/* A new snapshot keeps the selection; a thread scope keeps it where the path still is. */
+	keys(f, "jjl");
+	assert_int_equal(flame_selected(f)->func, f->pb);
+	uint32_t more[] = { f->main_, f->pa, f->burn };
+	add_n(f->p, 11, more, 3, 100);
+	tui_screen_set_snapshot(&f->s, profile_snapshot(f->p));
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(flame_selected(f)->func, f->pb);
+	assert_int_equal(flame_selected(f)->x, 80); /* path_a 160 of 200 */
+	f->s.thread = 12;
+	f->s.stale = true;
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.flame[0].total, 30);
+	assert_int_equal(flame_selected(f)->func, f->pb);
+	assert_int_equal(flame_selected(f)->width, 100);
+	/* The search marks and counts; Esc clears it before it zooms out. */
+	keys(f, "/solo\n");
+	f->s.thread = 0;
+	f->s.stale = true;
+	tui_screen_rebuild(&f->s);
+	assert_int_equal(f->s.flame_matched, 10);
+	key(f, TUI_ESC);
+	assert_int_equal(f->s.filter[0], 0);
+	assert_int_equal(f->s.flame_matched, 0);
+	key(f, 'a');
+	assert_int_equal(f->s.view, TUI_LINES);
+	assert_int_equal(f->s.lines_func, f->pb);
 }
 
 /* Enter does what the view says: callers (Top), open / close (Tree, Callers), the thread
@@ -514,6 +617,8 @@ static void keys_across_views(void **state)
 	key(f, '\t');
 	assert_int_equal(f->s.view, TUI_THREADS);
 	key(f, '\t');
+	assert_int_equal(f->s.view, TUI_FLAME);
+	key(f, '\t');
 	assert_int_equal(f->s.view, TUI_TOP);
 }
 
@@ -581,7 +686,7 @@ static void lines_from_top(void **state)
 {
 	struct fixture *f = *state;
 
-	key(f, '5'); /* no function yet: nothing to show */
+	key(f, '6'); /* no function yet: nothing to show */
 	assert_int_equal(f->s.view, TUI_TOP);
 	add_burn_line(f, 10, 5);
 	add_burn_line(f, 11, 10);
@@ -618,18 +723,18 @@ static void lines_from_top(void **state)
 	assert_false(f->s.lines_of_profile);
 	key(f, TUI_ESC);
 	assert_int_equal(f->s.view, TUI_TOP);
-	key(f, '5');
+	key(f, '6');
 	assert_int_equal(f->s.view, TUI_LINES);
 	assert_int_equal(cursor_line(f), 11);
 	key(f, KEY_LEFT);
 	assert_int_equal(f->s.view, TUI_TOP);
-	/* Tab cycles the four views of the profile; from Lines it goes on to Top */
-	for (int i = 0; i < 4; i++)
+	/* Tab cycles the five views of the profile; from Lines it goes on to Top */
+	for (int i = 0; i < 5; i++)
 		key(f, '\t');
 	assert_int_equal(f->s.view, TUI_TOP);
 	key(f, KEY_BTAB);
-	assert_int_equal(f->s.view, TUI_THREADS);
-	key(f, '5');
+	assert_int_equal(f->s.view, TUI_FLAME);
+	key(f, '6');
 	key(f, '\t');
 	assert_int_equal(f->s.view, TUI_TOP);
 }
@@ -728,7 +833,7 @@ static void lines_in_a_thread(void **state)
 			key(f, KEY_DOWN);
 		key(f, '\n');
 	}
-	key(f, '5');
+	key(f, '6');
 	tui_screen_rebuild(&f->s);
 	assert_true(tui_screen_lines_snapshot(&f->s)->sites_self_only);
 	assert_int_equal(f->s.lines.nlines, 1);
@@ -738,7 +843,7 @@ static void lines_in_a_thread(void **state)
 	key(f, '4');
 	key(f, KEY_HOME);
 	key(f, '\n');
-	key(f, '5');
+	key(f, '6');
 	tui_screen_rebuild(&f->s);
 	assert_false(tui_screen_lines_snapshot(&f->s)->sites_self_only);
 	assert_int_equal(f->s.lines.nlines, 2);
@@ -1045,6 +1150,7 @@ static void hint_lines_name_working_keys(void **state)
 		" ?:help  Tab:view  Enter/Left/Right:open/close  %:relative  a:annotate  q:quit",
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  q:quit",
+		" ?:help  Tab:view  h/j/k/l:move  Enter:zoom  Esc:out  a:annotate  q:quit",
 		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  space:pause  q:quit",
 	};
 	static const char *const wide[TUI_NVIEWS] = {
@@ -1055,6 +1161,8 @@ static void hint_lines_name_working_keys(void **state)
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  space:pause  "
 		"w:window  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  q:quit",
+		" ?:help  Tab:view  h/j/k/l:move  Enter:zoom  Esc:out  f:flip  /:filter  a:annotate  "
+		"space:pause  q:quit",
 		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  <>:function  space:pause  q:quit",
 	};
 	size_t n;
@@ -1171,6 +1279,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(pause_keeps_the_shown_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(actions_for_the_loop, setup, teardown),
 		cmocka_unit_test_setup_teardown(clicks_select, setup, teardown),
+		cmocka_unit_test_setup_teardown(flame_keys_and_clicks, setup, teardown),
 		cmocka_unit_test_setup_teardown(enter_per_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(plus_minus_per_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(editing_keys, setup, teardown),
