@@ -87,7 +87,8 @@ static size_t flame_children(const struct view_tree *t, const struct view_flame_
 		xgrow((void **)kids, kids_cap, nkids + 1, sizeof(**kids));
 		(*kids)[nkids++] = (struct flame_child){ c, t->funcs[t->nodes[c].func].name };
 	}
-	qsort(*kids, nkids, sizeof(**kids), flame_child_cmp);
+	if (nkids > 1) /* (a leaf has no array to sort) */
+		qsort(*kids, nkids, sizeof(**kids), flame_child_cmp);
 	for (size_t k = 0; k < nkids; k++) {
 		const struct snapshot_node *node = &t->nodes[(*kids)[k].node];
 		const struct snapshot_func *f = &t->funcs[node->func];
