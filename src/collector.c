@@ -149,7 +149,8 @@ void collector_set_source(struct collector *c, enum collector_source source)
 	c->source = source;
 }
 
-static void want_debug_file(void *arg, const unsigned char *build_id, size_t len, const char *module)
+static void want_debug_file(void *arg, const unsigned char *build_id, size_t len,
+			    const char *module)
 {
 	fetcher_want(arg, build_id, len, module);
 }

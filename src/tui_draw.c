@@ -661,7 +661,7 @@ static void draw_help(struct tui_screen *s)
 	}
 }
 
-/* --- the flame graph ---------------------------------------------------------------------------- */
+/* --- the flame graph ------------------------------------------------------------------------- */
 
 /* The heading: the selected frame's samples, the zoom, the search's share. */
 static void draw_flame_heading(struct tui_screen *s, int y)
@@ -675,7 +675,8 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 	if (!f)
 		return;
 	if (s->filter[0])
-		snprintf(extra, sizeof(extra), "  match %.2f%%", all ? 100.0 * (double)s->flame_matched / (double)all : 0.0);
+		snprintf(extra, sizeof(extra), "  match %.2f%%",
+			 all ? 100.0 * (double)s->flame_matched / (double)all : 0.0);
 	snprintf(text, sizeof(text), " total %llu (%.2f%%)  self %llu (%.2f%%)%s%s  ",
 		 (unsigned long long)f->total, all ? 100.0 * (double)f->total / (double)all : 0.0,
 		 (unsigned long long)f->self, all ? 100.0 * (double)f->self / (double)all : 0.0,

@@ -34,7 +34,8 @@ struct fetched {
 };
 
 /* A fetcher, when DEBUGINFOD_URLS names a server; NULL with errno 0 (nothing to do) when it does
- * not, NULL with errno set when no client or thread could be made. wake_fd is written when a fetch ends. */
+ * not, NULL with errno set when no client or thread could be made. wake_fd is written when a
+ * fetch ends. */
 struct fetcher *fetcher_new(int wake_fd);
 /* Stop (see above) and free; f may be NULL. */
 void fetcher_free(struct fetcher *f);

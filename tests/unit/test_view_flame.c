@@ -27,9 +27,12 @@ struct fixture {
 static void build(struct fixture *f)
 {
 	struct profile *p = profile_new(NULL);
-	uint32_t main_ = profile_func(p, "prog", "main", 0x10), zeta = profile_func(p, "prog", "zeta", 0x20);
-	uint32_t alpha = profile_func(p, "prog", "alpha", 0x30), leaf = profile_func(p, "libm.so", "leaf", 0x40);
-	uint32_t tiny = profile_func(p, "prog", "tiny", 0x50), other = profile_func(p, "prog", "other", 0x60);
+	uint32_t main_ = profile_func(p, "prog", "main", 0x10);
+	uint32_t zeta = profile_func(p, "prog", "zeta", 0x20);
+	uint32_t alpha = profile_func(p, "prog", "alpha", 0x30);
+	uint32_t leaf = profile_func(p, "libm.so", "leaf", 0x40);
+	uint32_t tiny = profile_func(p, "prog", "tiny", 0x50);
+	uint32_t other = profile_func(p, "prog", "other", 0x60);
 
 	memset(f, 0, sizeof(*f));
 	unit_add(p, 1, 60, 2, main_, zeta);
