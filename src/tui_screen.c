@@ -148,6 +148,8 @@ static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 		return s->callers[i].path;
 	case TUI_LINES:
 		return tui_lines_row_key(s, i);
+	case TUI_FLAME: /* its frames are not a list: only the count is kept there */
+		return i < s->nflame ? s->flame[i].path : 0;
 	default:
 		return i ? (uint64_t)s->threads[i - 1].tid : 0;
 	}
@@ -961,7 +963,8 @@ enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_
 		return TUI_ACT_NONE;
 	}
 	if (wheel_up || wheel_down) {
-		move_cursor(s, wheel_up ? -3 : 3);
+		if (s->view != TUI_FLAME)
+			move_cursor(s, wheel_up ? -3 : 3);
 		return TUI_ACT_NONE;
 	}
 	if (y == s->tabs_y) {

@@ -361,6 +361,11 @@ static void flame_keys_and_clicks(void **state)
 	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
 	key(f, TUI_ESC); /* nothing to undo */
 	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
+	/* Keys and the wheel of the lists do nothing here. */
+	tui_screen_click(&f->s, 0, 0, false, true);
+	keys(f, "gG");
+	key(f, KEY_NPAGE);
+	assert_int_equal(flame_selected(f)->func, f->burn);
 
 	/* Upside down: the root on the last row, Up goes to the child. */
 	key(f, 'f');
