@@ -738,7 +738,7 @@ static void flame_zoom(struct tui_screen *s, int unused)
 	tui_flame_zoom(s);
 }
 
-/* Esc: the search goes first, then one level of zoom. */
+/* Esc: the search goes first, then the last zoom. */
 static void flame_escape(struct tui_screen *s, int unused)
 {
 	(void)unused;
@@ -800,7 +800,7 @@ static const struct tui_binding bindings[] = {
 	  .help = "the frame to the left / right (a click selects one)" },
 	{ .keys = { KEY_RIGHT, 'l' }, .where = TUI_IN_FLAME, .run = flame_arrow, .arg = TUI_FLAME_NEXT },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_FLAME, .run = flame_zoom,
-	  .help = "zoom into the frame (or click it again) / out a level",
+	  .help = "zoom into the frame (or click it again) / back out of the last zoom",
 	  .hint = { "Enter:zoom", TUI_IN_FLAME, 4, 1 } },
 	{ .keys = { TUI_ESC }, .where = TUI_IN_FLAME, .run = flame_escape,
 	  .hint = { "Esc:out", TUI_IN_FLAME, 5, 2 } },
