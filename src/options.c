@@ -790,13 +790,18 @@ static void options_defaults(struct options *o)
  * "report". */
 static enum options_result parse_report(struct options *o, int argc, char **argv, char **message)
 {
+	static const struct option long_options[] = {
+		{ "diff", no_argument, NULL, 'D' },
+		{ NULL, 0, NULL, 0 },
+	};
 	struct report_options *r = &o->report_options;
+	bool diff = false;
 	int opt;
 
 	o->report = true;
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt(argc, argv, "O:TtlusrFh")) != -1) {
+	while ((opt = getopt_long(argc, argv, "O:TtlusrFh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'O':
 			if (!parse_long(optarg, LONG_MIN, LONG_MAX, &r->rows))
@@ -826,14 +831,29 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 		case 'h':
 			o->help = true;
 			break;
+		case 'D':
+			diff = true;
+			break;
 		default:
 			*message = optopt == 'O' ? xstrdup("option '-O' needs a value")
-						 : xasprintf("unknown report option '-%c'", optopt);
+				   : optopt ? xasprintf("unknown report option '-%c'", optopt)
+					    : xasprintf("unknown report option '%s'", argv[optind - 1]);
 			break;
 		}
 		if (*message)
 			return OPTIONS_USAGE_ERROR;
 	}
+	if (diff && (r->tree || r->compact_tree || r->by_calls || r->read.clock != TMON_USER_SYSTEM)) {
+		*message = xstrdup("report --diff compares the shares of the samples in the call "
+				   "trees: -T, -t, -l, -u, -s and -r do not apply");
+		return OPTIONS_USAGE_ERROR;
+	}
+	if (diff && argc - optind != 2 && !o->help) {
+		*message = xstrdup("report --diff needs two files: the baseline OLD, then NEW");
+		return OPTIONS_USAGE_ERROR;
+	}
+	if (diff && optind < argc)
+		r->diff_old = argv[optind++];
 	if (optind < argc)
 		r->path = argv[optind++];
 	if (optind < argc) {
@@ -931,11 +951,13 @@ void options_write_help(FILE *out)
 	      "fetched from those debuginfod servers in the background (libdebuginfod).\n"
 	      "\n"
 	      "       proftop report [-O N] [-T | -t] [-l] [-u | -s | -r] [-F] [FILE]\n"
+	      "       proftop report --diff [-O N] [-F] OLD NEW\n"
 	      "\n"
 	      "prints what dprofpp prints for a tmon.out (default ./tmon.out): the top N (15)\n"
 	      "subroutines by exclusive time (-l: by calls), or the call tree (-T; -t folds\n"
 	      "repeats), in user+system time (-u user, -s system, -r real); -F closes subs a\n"
-	      "truncated file left open.\n", out);
+	      "truncated file left open. With --diff, per function its SELF% and TOTAL% in NEW\n"
+	      "and the points they moved since OLD, the largest change first.\n", out);
 }
 
 /* In an option's name a '-' is a minus sign, which roff writes \-, not a hyphen. */

@@ -8,6 +8,8 @@
  * line it stops at when the file is broken. */
 #include "proftop/report.h"
 
+#include "proftop/diff.h"
+
 #include "proftop/util.h"
 
 #include <errno.h>
@@ -341,6 +343,67 @@ static void print_lines(FILE *out, const char *prefix, const char *text)
 	}
 }
 
+void report_print_diff(FILE *out, const struct snapshot *old, const struct snapshot *new,
+		       const struct report_options *options)
+{
+	struct diff_row *rows;
+	size_t n = diff_rows(old, new, &rows), show = n;
+	char *name = NULL, *module = NULL;
+	size_t name_cap = 0, module_cap = 0;
+
+	if (options->rows >= 0)
+		show = (size_t)(options->rows ? options->rows : 15) < n ?
+		       (size_t)(options->rows ? options->rows : 15) : n;
+	fprintf(out, "=== proftop diff  old %llu samples  new %llu samples  (percentages of each; "
+		"+/- points since old)\n", (unsigned long long)old->samples,
+		(unsigned long long)new->samples);
+	fprintf(out, "  SELF%%  TOTAL%%   +SELF  +TOTAL  FUNCTION  MODULE\n");
+	for (size_t i = 0; i < show; i++) {
+		const struct diff_row *r = &rows[i];
+
+		fprintf(out, "%7.2f %7.2f %+7.2f %+7.2f  %s  %s%s\n", r->self, r->total,
+			r->self - r->old_self, r->total - r->old_total,
+			util_visible_str(r->name, &name, &name_cap),
+			util_visible_str(r->module, &module, &module_cap),
+			r->only_new ? "  (new)" : r->only_old ? "  (gone)" : "");
+	}
+	free(name);
+	free(module);
+	free(rows);
+}
+
+/* --diff: both files read as the table would read them, then their differences. */
+static int report_diff(const struct report_options *o, FILE *out, FILE *err)
+{
+	const char *path[2] = { o->diff_old, o->path };
+	struct snapshot *s[2] = { NULL, NULL };
+	int rc = 0;
+
+	for (int i = 0; i < 2 && !rc; i++) {
+		struct tmon *tm;
+		char *message;
+
+		if (tmon_read_file(path[i], &o->read, NULL, &tm, &message)) {
+			print_lines(err, "proftop report: ", message);
+			free(message);
+			rc = 1;
+			break;
+		}
+		print_lines(err, "", tm->warnings);
+		s[i] = tmon_snapshot(tm);
+		tmon_free(tm);
+	}
+	if (!rc)
+		report_print_diff(out, s[0], s[1], o);
+	snapshot_unref(s[0]);
+	snapshot_unref(s[1]);
+	if (!rc && (fflush(out) != 0 || ferror(out))) {
+		fprintf(err, "proftop report: cannot write the report: %s\n", strerror(errno));
+		rc = 1;
+	}
+	return rc;
+}
+
 int report_run(const struct report_options *options, FILE *out, FILE *err)
 {
 	struct report_options o = *options;
@@ -350,6 +413,8 @@ int report_run(const struct report_options *options, FILE *out, FILE *err)
 	char *message;
 	int rc;
 
+	if (o.diff_old)
+		return report_diff(&o, out, err);
 	if (!o.columns)
 		o.columns = terminal_columns(out);
 	rc = tmon_read_file(o.path ? o.path : "tmon.out", &o.read, trees ? &trace : NULL, &tm,

@@ -18,6 +18,7 @@ struct report_options {
 	bool compact_tree;    /* -t: the same, repeated calls folded into "name (Nx)" */
 	bool by_calls;        /* -l: sort by #Calls instead of exclusive time */
 	int columns;          /* terminal width, for the Name column as dprofpp widens it (0: 80) */
+	const char *diff_old; /* --diff OLD NEW: the baseline OLD; path is NEW. NULL: no diff */
 };
 
 /* dprofpp's table (rows, by_calls and columns of options), in tmon's clock. */
@@ -27,8 +28,15 @@ void report_print(FILE *out, const struct tmon *tmon, const struct report_option
 void report_print_tree(FILE *out, const struct tmon_trace *trace,
 		       const struct report_options *options);
 
-/* `proftop report`: read the file, print the table or tree to out, warnings and errors to err.
- * Returns the exit status (0, or 1 on an error). */
+/* `proftop report --diff OLD NEW`: per function (diff.h), its SELF% and TOTAL% in NEW and how
+ * many points each moved since OLD, the largest change first (rows as -O N), a function on one
+ * side only marked. */
+void report_print_diff(FILE *out, const struct snapshot *old, const struct snapshot *new,
+		       const struct report_options *options);
+
+/* `proftop report`: read the file, print the table or tree to out, warnings and errors to err
+ * (with --diff, both files and their differences). Returns the exit status (0, or 1 on an
+ * error). */
 int report_run(const struct report_options *options, FILE *out, FILE *err);
 
 #endif
