@@ -1,10 +1,11 @@
 #!/bin/sh
 # report_diff.sh — `proftop report --diff OLD NEW`: hand-made tmon.out files with known shares
-# (the changes, their order, functions on one side only, -O, a run four times longer), two real
-# runs of the split workload (nothing moves), and bad input: a missing file, a file of another
+# (the changes, their order, functions on one side only, -O, a run twice as long), two real
+# runs of the split workload (nothing moves), the phased workload against its own first phase
+# (one half moves 50 points to the other), and bad input: a missing file, a file of another
 # format (folded), garbage, one file only, options that do not apply, a name with escapes.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP_BIN" "$WL/split"
+need "$PROFTOP_BIN" "$WL/split" "$WL/phases"
 
 # tmon FILE HZ TICKS "ID PACKAGE NAME"... then marks on stdin: a DProf file with those subs.
 tmon()
@@ -79,6 +80,17 @@ for f in burn_a burn_b burn_c; do
 	check "split-$f-unchanged" approx "$(awk -v f=$f '$5 == f { print $3 + 0 }' "$OUT")" 0 5
 done
 check "split-burn_a-share" approx "$(awk '$5 == "burn_a" { print $1 }' "$OUT")" 60 5
+
+# phases: a snapshot after phase one (the workload sends SIGUSR1 to proftop), one at the end;
+# from the first to the second, phase_one falls from 100 to 50 % and phase_two comes at 50 %.
+PROFTOP_OUT_FILE=$TMPD/phase.out run_proftop phases-run -b -n 0 -- "$WL/phases" 2 signal
+check "phases-two-snapshots" test -s "$TMPD/phase.out" -a -s "$TMPD/phase.out.1"
+run_proftop phases report --diff "$TMPD/phase.out" "$TMPD/phase.out.1"
+check "phases-exit-0" status $RC 0 "$ERR"
+check "phases-one-down-50" approx "$(awk '$5 == "phase_one" { print $3 + 0 }' "$OUT")" -50 3
+check "phases-two-up-50" approx "$(awk '$5 == "phase_two" { print $3 + 0 }' "$OUT")" 50 3
+check "phases-two-new" has "$OUT" ' phase_two  phases  \(new\)$'
+check "phases-two-first-or-second" sh -c "sed -n '3,4p' '$OUT' | grep -q ' phase_two '"
 
 # Bad input: each an error naming the file, exit 1 (usage errors 2).
 run_proftop missing report --diff "$TMPD/old.out" "$TMPD/nothing.out"
