@@ -145,6 +145,25 @@ static bool fetch_urls_set(const char *urls)
 	return urls && urls[strspn(urls, " \t\n")];
 }
 
+/* Everything f holds, once no thread runs (or none was started). */
+static void fetch_release(struct fetcher *f)
+{
+	for (size_t i = 0; i < f->nqueue; i++)
+		fetched_clear(&f->queue[i]);
+	for (size_t i = 0; i < f->ndone; i++)
+		fetched_clear(&f->done[i]);
+	free(f->queue);
+	free(f->done);
+	debuginfod_end(f->client);
+	pthread_mutex_destroy(&f->lock);
+	pthread_cond_destroy(&f->cond);
+	idmap_free(&f->asked);
+	if (f->wake_fd >= 0)
+		close(f->wake_fd);
+	free(f->urls);
+	free(f);
+}
+
 struct fetcher *fetcher_new(int wake_fd)
 {
 	const char *urls = getenv(DEBUGINFOD_URLS_ENV_VAR);
@@ -173,14 +192,7 @@ struct fetcher *fetcher_new(int wake_fd)
 	pthread_cond_init(&f->cond, NULL);
 	err = f->wake_fd < 0 ? errno : pthread_create(&f->thread, NULL, fetch_main, f);
 	if (err) {
-		if (f->wake_fd >= 0)
-			close(f->wake_fd);
-		debuginfod_end(f->client);
-		pthread_mutex_destroy(&f->lock);
-		pthread_cond_destroy(&f->cond);
-		idmap_free(&f->asked);
-		free(f->urls);
-		free(f);
+		fetch_release(f);
 		errno = err;
 		return NULL;
 	}
@@ -219,19 +231,7 @@ void fetcher_free(struct fetcher *f)
 		pthread_detach(f->thread);
 		return;
 	}
-	for (size_t i = 0; i < f->nqueue; i++)
-		fetched_clear(&f->queue[i]);
-	for (size_t i = 0; i < f->ndone; i++)
-		fetched_clear(&f->done[i]);
-	free(f->queue);
-	free(f->done);
-	debuginfod_end(f->client);
-	pthread_mutex_destroy(&f->lock);
-	pthread_cond_destroy(&f->cond);
-	idmap_free(&f->asked);
-	close(f->wake_fd);
-	free(f->urls);
-	free(f);
+	fetch_release(f);
 }
 
 const char *fetcher_urls(const struct fetcher *f)

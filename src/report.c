@@ -347,18 +347,15 @@ void report_print_diff(FILE *out, const struct snapshot *old, const struct snaps
 		       const struct report_options *options)
 {
 	struct diff_row *rows;
-	size_t n = diff_rows(old, new, &rows), show = n;
+	size_t n = diff_rows(old, new, &rows);
 	char *name = NULL, *module = NULL;
 	size_t name_cap = 0, module_cap = 0;
-
-	if (options->rows >= 0)
-		show = (size_t)(options->rows ? options->rows : 15) < n ?
-		       (size_t)(options->rows ? options->rows : 15) : n;
+	long cnt = options->rows ? options->rows : 15; /* -O as the table counts it */
 	fprintf(out, "=== proftop diff  old %llu samples  new %llu samples  (percentages of each; "
 		"+/- points since old)\n", (unsigned long long)old->samples,
 		(unsigned long long)new->samples);
 	fprintf(out, "  SELF%%  TOTAL%%   +SELF  +TOTAL  FUNCTION  MODULE\n");
-	for (size_t i = 0; i < show; i++) {
+	for (size_t i = 0; i < n && cnt; i++, cnt--) {
 		const struct diff_row *r = &rows[i];
 
 		fprintf(out, "%7.2f %7.2f %+7.2f %+7.2f  %s  %s%s\n", r->self, r->total,

@@ -75,9 +75,8 @@ void tui_flame_fit(struct tui_screen *s, int width, int depth)
 		return;
 	s->flame_width = width;
 	s->flame_depth = depth;
-	if (s->shown && s->view == TUI_FLAME && !s->stale)
-		tui_flame_build(s, s->flame_src.root == s->shown->merged_root ? SNAPSHOT_NO_NODE
-									     : s->flame_src.root);
+	s->stale = true;
+	tui_screen_rebuild(s);
 }
 
 const struct view_flame_frame *tui_flame_selected(const struct tui_screen *s)

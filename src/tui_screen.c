@@ -403,7 +403,7 @@ static uint32_t selected_func(const struct tui_screen *s)
 		return s->top[l->cursor].func;
 	if (s->view == TUI_TREE || s->view == TUI_CALLERS)
 		return tree_row(s)->func;
-	if (s->view == TUI_FLAME && tui_flame_selected(s))
+	if (s->view == TUI_FLAME && tui_flame_selected(s)) /* the root frame is no function */
 		return tui_flame_selected(s)->func == SNAPSHOT_ROOT_FUNC ? 0 : tui_flame_selected(s)->func;
 	return 0;
 }
