@@ -163,8 +163,10 @@ check "fifo-stuck-reader-message" has "$TMPD/stuck.err" \
 # whose reader takes nothing. No second signal comes: proftop gives up after a stall of 5 s.
 LIVE_FIFO=$TMPD/live.fifo
 mkfifo "$LIVE_FIFO"
-hold "$LIVE_FIFO" "$TMPD/live.started"
+hold "$LIVE_FIFO" "$TMPD/live.started" "$TMPD/live.holding"
 BG_PIDS="$BG_PIDS $!"
+# proftop checks for a reader before profiling: the holder must have the FIFO open by then.
+timeout "$LIMIT" sh -c "until [ -e '$TMPD/live.holding' ]; do sleep 0.1; done"
 # (timeout's -k counts from the signal: longer than the stall.)
 timeout -k 20 "$LIMIT" "$PROFTOP_BIN" -b -n 0 -f folded -o "$LIVE_FIFO" -- \
 	"$BUILD_DIR/workloads/randtree" 60 >/dev/null 2>"$TMPD/live.err" </dev/null &
