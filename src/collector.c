@@ -7,9 +7,9 @@
  * per refresh; their cost follows what changed since the last one (profile.c).
  *
  * Threads: everything in struct collector but what publish_lock guards (`published`,
- * `published_window`, `publications`, `requested`, `thread_live`) and the atomics (`stop`,
- * `want_window`, the CPU times) belongs to the collector thread while it runs, and to the caller
- * after it ended. */
+ * `published_range`, `range`, `ranged`, `publications`, `requested`, `thread_live`) and the
+ * atomics (`stop`, the CPU times) belongs to the collector thread while it runs, and to the
+ * caller after it ended. */
 #include "proftop/collector.h"
 
 #include "proftop/diag.h"
@@ -99,8 +99,10 @@ struct collector {
 	bool requested;            /* a reader waits for the next one */
 	bool thread_live;          /* the thread runs and will answer requests */
 	struct snapshot *published;
-	struct snapshot *published_window; /* NULL unless want_window */
-	atomic_bool want_window;
+	struct snapshot *published_range; /* NULL unless ranged */
+	struct snapshot_range range; /* what a reader selected, when ranged */
+	bool ranged;
+	_Atomic uint32_t traced_func; /* the function the timeline follows; 0: none */
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
 };
 
@@ -438,29 +440,53 @@ void collector_set_cpu_times(struct collector *c, uint64_t user_ns, uint64_t sys
 	atomic_store_explicit(&c->cpu_system_ns, system_ns, memory_order_relaxed);
 }
 
-/* The cumulative snapshot, and the window one while a reader wants it. Once profiling ended the
- * clock stops at its end, so a window made later still shows its last seconds. */
+/* The snapshot of the selected stretch: a window's ends move with the run. Once profiling ended
+ * the clock stops at its end, so a window made later still shows its last seconds. */
+static struct snapshot *range_snapshot(struct collector *c, const struct snapshot_range *r,
+				       uint64_t now)
+{
+	uint64_t elapsed = now - c->start_ns, from_s = r->from_s, to_s = r->to_s;
+	struct snapshot *s;
+
+	if (r->last_ns) {
+		from_s = elapsed > r->last_ns ? (elapsed - r->last_ns) / 1000000000u : 0;
+		to_s = UINT64_MAX;
+	}
+	s = profile_range_snapshot(c->profile, from_s, to_s);
+	s->window_ns = r->last_ns;
+	return s;
+}
+
+/* The cumulative snapshot, and the one of the selected stretch while a reader selected one. */
 static void publish(struct collector *c)
 {
 	uint64_t now = c->end_ns ? c->end_ns : util_now_ns();
-	struct snapshot *s = profile_snapshot(c->profile), *old, *window = NULL, *old_window;
+	struct snapshot *s, *old, *range = NULL, *old_range;
+	struct snapshot_range selected;
+	bool ranged;
 
+	profile_trace(c->profile, atomic_load_explicit(&c->traced_func, memory_order_relaxed));
+	s = profile_snapshot(c->profile);
 	stamp(c, s, now);
-	if (atomic_load_explicit(&c->want_window, memory_order_relaxed)) {
-		window = profile_window_snapshot(c->profile, now);
-		stamp(c, window, now);
+	pthread_mutex_lock(&c->publish_lock);
+	selected = c->range;
+	ranged = c->ranged;
+	pthread_mutex_unlock(&c->publish_lock);
+	if (ranged) {
+		range = range_snapshot(c, &selected, now);
+		stamp(c, range, now);
 	}
 	pthread_mutex_lock(&c->publish_lock);
 	old = c->published;
 	c->published = s;
-	old_window = c->published_window;
-	c->published_window = window;
+	old_range = c->published_range;
+	c->published_range = range;
 	c->publications++;
 	c->requested = false;
 	pthread_cond_broadcast(&c->published_cond);
 	pthread_mutex_unlock(&c->publish_lock);
 	snapshot_unref(old);
-	snapshot_unref(old_window);
+	snapshot_unref(old_range);
 }
 
 static bool publish_requested(struct collector *c)
@@ -585,9 +611,10 @@ void collector_finish(struct collector *c)
 	publish(c);
 }
 
-void collector_set_window(struct collector *c, uint64_t window_ns)
+bool collector_set_history(struct collector *c, unsigned seconds)
 {
-	profile_set_window(c->profile, window_ns);
+	profile_set_history(c->profile, seconds, c->start_ns);
+	return seconds != 0;
 }
 
 void collector_set_max_memory(struct collector *c, size_t bytes)
@@ -595,43 +622,43 @@ void collector_set_max_memory(struct collector *c, size_t bytes)
 	profile_set_max_memory(c->profile, bytes);
 }
 
-void collector_want_window(struct collector *c, bool want)
+bool collector_select(struct collector *c, const struct snapshot_range *range)
 {
-	atomic_store_explicit(&c->want_window, want, memory_order_relaxed);
-	/* After the end nobody else publishes: make the window now, on the caller's thread. */
-	if (want && c->end_ns && !c->running)
-		publish(c);
-}
-
-struct snapshot *collector_window_snapshot(struct collector *c)
-{
-	struct snapshot *s = NULL;
-
-	request_fresh(c);
+	if (range && !profile_has_history(c->profile))
+		return false;
 	pthread_mutex_lock(&c->publish_lock);
-	if (c->published_window)
-		s = snapshot_ref(c->published_window);
+	c->ranged = range != NULL;
+	if (range)
+		c->range = *range;
 	pthread_mutex_unlock(&c->publish_lock);
-	return s;
+	/* After the end nobody else publishes: make the stretch now, on the caller's thread. */
+	if (range && c->end_ns && !c->running)
+		publish(c);
+	return true;
 }
 
-struct snapshot *collector_snapshots(struct collector *c, struct snapshot **window)
+void collector_trace(struct collector *c, uint32_t func)
+{
+	atomic_store_explicit(&c->traced_func, func, memory_order_relaxed);
+}
+
+struct snapshot *collector_snapshots(struct collector *c, struct snapshot **range)
 {
 	struct snapshot *s;
 
 	request_fresh(c);
 	pthread_mutex_lock(&c->publish_lock);
 	s = snapshot_ref(c->published);
-	*window = c->published_window ? snapshot_ref(c->published_window) : NULL;
+	*range = c->published_range ? snapshot_ref(c->published_range) : NULL;
 	pthread_mutex_unlock(&c->publish_lock);
 	return s;
 }
 
 struct snapshot *collector_snapshot(struct collector *c)
 {
-	struct snapshot *window, *s = collector_snapshots(c, &window);
+	struct snapshot *range, *s = collector_snapshots(c, &range);
 
-	snapshot_unref(window);
+	snapshot_unref(range);
 	return s;
 }
 
@@ -641,7 +668,7 @@ void collector_free(struct collector *c)
 		return;
 	collector_finish(c);
 	snapshot_unref(c->published);
-	snapshot_unref(c->published_window);
+	snapshot_unref(c->published_range);
 	profile_free(c->profile);
 	unwinder_free(c->unwinder);
 	symbolizer_free(c->symbolizer);

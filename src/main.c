@@ -63,7 +63,7 @@ static int run(struct session *session, const struct options *o, bool interactiv
 }
 
 /* What the session needs from the options. The screen refreshes every -n seconds (0, "final
- * table only" in batch mode, means the default there) and keeps a time window. */
+ * table only" in batch mode, means the default there) and keeps the run's history. */
 static struct session_options session_options(const struct options *o, bool interactive,
 					      int output_fd)
 {
@@ -74,7 +74,7 @@ static struct session_options session_options(const struct options *o, bool inte
 		.npids = o->npids,
 		.input = o->input,
 		.ring_size = RING_BYTES,
-		.window_ns = interactive ? (uint64_t)llround(o->tui.window * 1e9) : 0,
+		.history = interactive ? o->history : 0,
 		.max_memory = o->max_memory,
 		.no_inline = o->no_inline,
 		.no_lines = o->no_lines,

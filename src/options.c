@@ -151,6 +151,16 @@ static char *set_window(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_history(struct options *o, const char *value)
+{
+	double seconds;
+
+	if (!parse_number(value, OPTIONS_MAX_HISTORY, &seconds) || seconds != (unsigned)seconds)
+		return bad("history (whole seconds, 0 to " OPTIONS_MAX_HISTORY_TEXT ")", value);
+	o->history = (unsigned)seconds;
+	return NULL;
+}
+
 /* Bytes with an optional K, M or G (powers of 1024); 0 is no limit. */
 static char *set_max_memory(struct options *o, const char *value)
 {
@@ -374,6 +384,17 @@ static const struct option_spec options_table[] = {
 		.help = "seconds of the screen's time window (key w; default 10)",
 		.man = "Length of the screen's time window, which key \\fBw\\fR switches to (more\n"
 		       "than 0, at most 3600; default 10).",
+	},
+	{
+		.name = "history", .arg = "SEC", .parse = set_history,
+		.help = "seconds of the screen's timeline kept a second each (default 600;\n"
+			"older ones merge coarser; 0: no timeline, no window)",
+		.man = "The screen keeps where the samples of every second of the run went, for\n"
+		       "its timeline: the last \\fISEC\\fR seconds (default 600, at most\n"
+		       OPTIONS_MAX_HISTORY_TEXT ") a second each, older ones merged into coarser\n"
+		       "stretches (at most 64 of them), so its memory does not grow with the\n"
+		       "run and no sample leaves it. 0 keeps none: no timeline and no time\n"
+		       "window.",
 	},
 	{
 		.name = "max-memory", .arg = "SIZE", .parse = set_max_memory,
@@ -780,6 +801,7 @@ static void options_defaults(struct options *o)
 	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
 	o->run.interval = 1.0;
 	o->max_memory = OPTIONS_DEFAULT_MAX_MEMORY;
+	o->history = OPTIONS_DEFAULT_HISTORY;
 	o->batch = (struct batch_options){ -1, false, 0.5 };
 	o->tui = (struct tui_options){ TUI_DEFAULT_WINDOW, NULL };
 	if (out_file && *out_file)

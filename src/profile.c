@@ -29,14 +29,15 @@
  * (node, that site). A fold keeps a surviving node's entries (renumbered) and drops those of the
  * nodes that went into "[other]", which so has self samples but no sites.
  *
- * The time window is a ring of (time, thread leaf, leaf site) triples in three arrays, oldest at
- * win_head, with a power-of-two capacity that grows up to PROFILE_WINDOW_MAX. A window snapshot
- * counts each leaf (and its merged counterpart) as one self sample and sums totals bottom-up,
- * which the index order makes one reverse pass; each leaf site counts a self sample of its site
- * and of its (node, site) pair. The window keeps no stacks of sites, so its sites have no totals. */
+ * The history (history.h) keeps each second's (thread leaf, leaf site) counts. A snapshot of a
+ * stretch counts each leaf's samples there (and its merged counterpart's) as self and sums totals
+ * bottom-up, which the index order makes one reverse pass; each leaf site counts self samples of
+ * its site and of its (node, site) pair. The history keeps no stacks of sites, so a stretch's
+ * sites have no totals. */
 #include "proftop/profile.h"
 
 #include "proftop/diag.h"
+#include "proftop/history.h"
 #include "proftop/idmap.h"
 #include "proftop/strpool.h"
 #include "proftop/util.h"
@@ -127,11 +128,10 @@ struct profile {
 	struct pooled pool[POOL_SIZE]; /* oldest first */
 	size_t npool;
 
-	uint64_t window_ns, now_ns;
-	uint64_t *win_time;
-	uint32_t *win_node;
-	uint32_t *win_site;        /* the leaf's site; PROFILE_NO_SITE when it had none */
-	size_t win_head, win_count, win_cap;
+	uint64_t now_ns;
+	struct history *history;   /* NULL: none kept */
+	uint32_t traced_func;      /* the timeline counts its samples too; 0: none */
+	uint64_t origin_ns;        /* when the history's second 0 began */
 };
 
 static const char *intern(struct profile *p, const char *s)
@@ -214,7 +214,7 @@ size_t profile_memory(const struct profile *p)
 		       p->child_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->funcs_cap * (sizeof(*p->funcs) + sizeof(*p->func_keys) + 3 * sizeof(uint64_t)) +
 		       p->func_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
-		       p->threads_cap * sizeof(*p->threads) + p->win_cap * (sizeof(uint64_t) + 8) +
+		       p->threads_cap * sizeof(*p->threads) +
 		       p->sites_cap * (sizeof(*p->sites) + sizeof(*p->site_seen)) +
 		       p->site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->node_sites_cap * sizeof(*p->node_sites) + p->nodes_cap * sizeof(uint32_t) +
@@ -364,9 +364,7 @@ void profile_free(struct profile *p)
 	free(p->nodes);
 	free(p->merged_of);
 	free(p->threads);
-	free(p->win_time);
-	free(p->win_node);
-	free(p->win_site);
+	history_free(p->history);
 	free(p->sites);
 	free(p->site_seen);
 	free(p->node_sites);
@@ -732,78 +730,24 @@ uint64_t profile_samples(const struct profile *p)
 	return p->samples;
 }
 
-/* --- the window ------------------------------------------------------------------------------- */
+/* --- the history ------------------------------------------------------------------------------ */
 
-void profile_set_window(struct profile *p, uint64_t window_ns)
+void profile_set_history(struct profile *p, unsigned seconds, uint64_t origin_ns)
 {
-	p->window_ns = window_ns;
-	if (window_ns)
-		return;
-	free(p->win_time);
-	free(p->win_node);
-	free(p->win_site);
-	p->win_time = NULL;
-	p->win_node = NULL;
-	p->win_site = NULL;
-	p->win_head = p->win_count = p->win_cap = 0;
+	history_free(p->history);
+	p->history = seconds ? history_new(seconds) : NULL;
+	p->origin_ns = origin_ns;
 }
 
-/* Forget the window's samples taken before since. */
-static void window_trim(struct profile *p, uint64_t since)
+bool profile_has_history(const struct profile *p)
 {
-	while (p->win_count && p->win_time[p->win_head] < since) {
-		p->win_head = (p->win_head + 1) & (p->win_cap - 1);
-		p->win_count--;
-	}
+	return p->history != NULL;
 }
 
-static uint64_t window_start(const struct profile *p, uint64_t now_ns)
+/* The second of the run now_ns is in. */
+static uint64_t run_second(const struct profile *p, uint64_t now_ns)
 {
-	return now_ns > p->window_ns ? now_ns - p->window_ns : 0;
-}
-
-/* Double the ring, moving its entries to the front of the new arrays. */
-static void window_grow(struct profile *p)
-{
-	size_t cap = p->win_cap ? p->win_cap * 2 : 1024;
-	uint64_t *time = xmalloc(cap * sizeof(*time));
-	uint32_t *node = xmalloc(cap * sizeof(*node)), *site = xmalloc(cap * sizeof(*site));
-
-	for (size_t i = 0; i < p->win_count; i++) {
-		size_t j = (p->win_head + i) & (p->win_cap - 1);
-
-		time[i] = p->win_time[j];
-		node[i] = p->win_node[j];
-		site[i] = p->win_site[j];
-	}
-	free(p->win_time);
-	free(p->win_node);
-	free(p->win_site);
-	p->win_time = time;
-	p->win_node = node;
-	p->win_site = site;
-	p->win_head = 0;
-	p->win_cap = cap;
-}
-
-static void window_push(struct profile *p, uint32_t node, uint32_t site)
-{
-	size_t tail;
-
-	window_trim(p, window_start(p, p->now_ns));
-	if (p->win_count == p->win_cap) {
-		if (p->win_cap < PROFILE_WINDOW_MAX) {
-			window_grow(p);
-		} else { /* full: the oldest sample makes room */
-			p->win_head = (p->win_head + 1) & (p->win_cap - 1);
-			p->win_count--;
-		}
-	}
-	tail = (p->win_head + p->win_count) & (p->win_cap - 1);
-	p->win_time[tail] = p->now_ns;
-	p->win_node[tail] = node;
-	p->win_site[tail] = site;
-	p->win_count++;
+	return now_ns > p->origin_ns ? (now_ns - p->origin_ns) / 1000000000u : 0;
 }
 
 /* The sites of one sample: the leaf's self, every one's total once. */
@@ -845,8 +789,8 @@ void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *
 	if (leaf != PROFILE_NO_SITE)
 		count_node_site(p, node, leaf);
 
-	if (p->window_ns && node != SNAPSHOT_NO_NODE)
-		window_push(p, node, leaf);
+	if (p->history && node != SNAPSHOT_NO_NODE)
+		history_add(p->history, run_second(p, p->now_ns), node, leaf);
 	after_add(p);
 }
 
@@ -1011,11 +955,8 @@ static void fold(struct profile *p)
 	refold_node_sites(p, &r, to);
 	for (size_t i = 0; i < p->nthreads; i++)
 		p->threads[i].root = to[p->threads[i].root];
-	for (size_t i = 0; i < p->win_count; i++) {
-		size_t j = (p->win_head + i) & (p->win_cap - 1);
-
-		p->win_node[j] = to[p->win_node[j]];
-	}
+	if (p->history)
+		history_renumber(p->history, to);
 	free(to);
 	free(r.other_of);
 	free(p->nodes);
@@ -1166,6 +1107,43 @@ static struct pooled take_pooled(struct profile *p, bool *full)
 	return e;
 }
 
+/* The samples per stretch whose stack passed through func: a thread node is marked when it or
+ * an ancestor is func, which the index order (parents first) makes one pass. */
+static void trace(const struct profile *p, struct snapshot_span *spans, size_t n, uint32_t func)
+{
+	bool *marked = xmalloc(p->nnodes * sizeof(*marked));
+	uint64_t *counts = xmalloc((n ? n : 1) * sizeof(*counts));
+
+	for (size_t i = 0; i < p->nnodes; i++) {
+		uint32_t parent = p->nodes[i].parent;
+
+		marked[i] = p->nodes[i].func == func || (parent != SNAPSHOT_NO_NODE && marked[parent]);
+	}
+	history_count(p->history, marked, counts);
+	for (size_t i = 0; i < n; i++)
+		spans[i].traced = counts[i];
+	free(counts);
+	free(marked);
+}
+
+/* The run's timeline, new in every snapshot (a pooled one drops the one it had). */
+static void timeline(const struct profile *p, struct snapshot *s)
+{
+	struct snapshot_span *spans = NULL;
+
+	free((void *)s->spans);
+	s->nspans = p->history ? history_timeline(p->history, &spans) : 0;
+	s->spans = spans;
+	s->traced_func = p->history && p->traced_func < p->nfuncs ? p->traced_func : 0;
+	if (s->traced_func)
+		trace(p, spans, s->nspans, s->traced_func);
+}
+
+void profile_trace(struct profile *p, uint32_t func)
+{
+	p->traced_func = func;
+}
+
 struct snapshot *profile_snapshot(struct profile *p)
 {
 	bool full;
@@ -1173,6 +1151,7 @@ struct snapshot *profile_snapshot(struct profile *p)
 
 	pooled_update(p, &e, full);
 	pooled_publish(p, &e);
+	timeline(p, e.snapshot);
 	/* The snapshot now frees its own arrays; the pool keeps a reference to update it later. */
 	snapshot_ref(e.snapshot);
 	if (p->npool == POOL_SIZE) {
@@ -1188,94 +1167,97 @@ struct snapshot *profile_snapshot(struct profile *p)
 	return e.snapshot;
 }
 
-/* The window's sites: every site as the profile knows it, with the window's leaf samples as self
- * (no totals), and the (leaf node, site) pairs those samples make, chained per node. */
-static void window_sites(struct profile *p, struct snapshot *s)
+/* A snapshot of a stretch in the making: what each history entry there adds to. */
+struct stretch_build {
+	const struct profile *p;
+	struct snapshot_node *nodes;
+	struct snapshot_site *sites;
+	struct snapshot_node_site *entries;    /* (leaf, site) pairs, chained per node */
+	size_t n, cap;
+	uint32_t *first;
+	struct idmap index;                    /* node << 32 | site -> entry */
+};
+
+static void stretch_add(void *arg, const struct history_entry *h)
 {
-	struct snapshot_site *sites = xmalloc((p->nsites ? p->nsites : 1) * sizeof(*sites));
-	struct snapshot_node_site *entries = NULL;
-	uint32_t *first = xmalloc((p->nnodes ? p->nnodes : 1) * sizeof(*first));
-	size_t n = 0, cap = 0;
-	struct idmap index;
+	struct stretch_build *b = arg;
+	uint64_t key = (uint64_t)h->node << 32 | h->site;
+	uint32_t e;
 
-	idmap_init(&index);
-	memset(first, 0xff, (p->nnodes ? p->nnodes : 1) * sizeof(*first));
-	for (size_t i = 0; i < p->nsites; i++) {
-		sites[i] = p->sites[i];
-		sites[i].self = sites[i].total = 0;
+	b->nodes[h->node].self += h->count;
+	b->nodes[b->p->merged_of[h->node]].self += h->count;
+	if (h->site == HISTORY_NO_SITE)
+		return;
+	b->sites[h->site].self += h->count;
+	if (b->sites[h->site].func != b->nodes[h->node].func) /* folded into "[other]" since */
+		return;
+	e = idmap_get(&b->index, key);
+	if (e == IDMAP_MISSING) {
+		xgrow((void **)&b->entries, &b->cap, b->n + 1, sizeof(*b->entries));
+		e = (uint32_t)b->n++;
+		b->entries[e] = (struct snapshot_node_site){ h->node, h->site, b->first[h->node], 0 };
+		b->first[h->node] = e;
+		idmap_put(&b->index, key, e);
 	}
-	for (size_t i = 0; i < p->win_count; i++) {
-		size_t j = (p->win_head + i) & (p->win_cap - 1);
-		uint32_t node = p->win_node[j], site = p->win_site[j], e;
-
-		if (site == PROFILE_NO_SITE)
-			continue;
-		sites[site].self++;
-		if (sites[site].func != p->nodes[node].func) /* folded into "[other]" since */
-			continue;
-		e = idmap_get(&index, (uint64_t)node << 32 | site);
-		if (e == IDMAP_MISSING) {
-			xgrow((void **)&entries, &cap, n + 1, sizeof(*entries));
-			e = (uint32_t)n++;
-			entries[e] = (struct snapshot_node_site){ node, site, first[node], 0 };
-			first[node] = e;
-			idmap_put(&index, (uint64_t)node << 32 | site, e);
-		}
-		entries[e].self++;
-	}
-	idmap_free(&index);
-	s->sites = sites;
-	s->nsites = p->nsites;
-	s->node_sites = entries;
-	s->nnode_sites = n;
-	s->node_site_first = first;
-	s->sites_self_only = true;
+	b->entries[e].self += h->count;
 }
 
-struct snapshot *profile_window_snapshot(struct profile *p, uint64_t now_ns)
+struct snapshot *profile_range_snapshot(struct profile *p, uint64_t from_s, uint64_t to_s)
 {
-	struct snapshot_node *nodes = xmalloc((p->nnodes ? p->nnodes : 1) * sizeof(*nodes));
 	struct snapshot_func *funcs = xmalloc(p->nfuncs * sizeof(*funcs));
 	struct snapshot_thread *threads = xmalloc((p->nthreads ? p->nthreads : 1) * sizeof(*threads));
 	uint64_t *self = xmalloc(p->nfuncs * sizeof(*self));
 	uint64_t *total = xmalloc(p->nfuncs * sizeof(*total));
 	struct snapshot *s = snapshot_alloc(strpool_ref(p->strings));
+	struct stretch_build b = { .p = p };
+	size_t nnodes = p->nnodes ? p->nnodes : 1;
 
-	window_trim(p, window_start(p, now_ns));
+	b.nodes = xmalloc(nnodes * sizeof(*b.nodes));
+	b.sites = xmalloc((p->nsites ? p->nsites : 1) * sizeof(*b.sites));
+	b.first = xmalloc(nnodes * sizeof(*b.first));
+	memset(b.first, 0xff, nnodes * sizeof(*b.first));
+	idmap_init(&b.index);
 	for (size_t i = 0; i < p->nnodes; i++) {
-		nodes[i] = p->nodes[i];
-		nodes[i].self = nodes[i].total = 0;
+		b.nodes[i] = p->nodes[i];
+		b.nodes[i].self = b.nodes[i].total = 0;
 	}
-	for (size_t i = 0; i < p->win_count; i++) {
-		uint32_t leaf = p->win_node[(p->win_head + i) & (p->win_cap - 1)];
-
-		nodes[leaf].self++;
-		nodes[p->merged_of[leaf]].self++;
+	for (size_t i = 0; i < p->nsites; i++) {
+		b.sites[i] = p->sites[i];
+		b.sites[i].self = b.sites[i].total = 0;
 	}
+	if (p->history)
+		s->samples = history_each(p->history, from_s, to_s, stretch_add, &b, &s->range_start_s,
+					  &s->range_end_s);
+	idmap_free(&b.index);
 	/* Children come after their parent: one reverse pass sums every subtree. */
 	for (size_t i = p->nnodes; i-- > 0;) {
-		nodes[i].total += nodes[i].self;
-		if (nodes[i].parent != SNAPSHOT_NO_NODE)
-			nodes[nodes[i].parent].total += nodes[i].total;
+		b.nodes[i].total += b.nodes[i].self;
+		if (b.nodes[i].parent != SNAPSHOT_NO_NODE)
+			b.nodes[b.nodes[i].parent].total += b.nodes[i].total;
 	}
 	memcpy(funcs, p->funcs, p->nfuncs * sizeof(*funcs));
 	if (p->nthreads)
 		memcpy(threads, p->threads, p->nthreads * sizeof(*threads));
 	for (size_t i = 0; i < p->nthreads; i++)
-		threads[i].samples = nodes[threads[i].root].total;
-	s->nodes = nodes;
+		threads[i].samples = b.nodes[threads[i].root].total;
+	s->nodes = b.nodes;
 	s->nnodes = p->nnodes;
 	s->funcs = funcs;
 	s->nfuncs = p->nfuncs;
 	s->threads = threads;
 	s->nthreads = p->nthreads;
 	s->merged_root = 0;
-	s->samples = p->win_count;
-	s->window_ns = p->window_ns;
 	s->folded_nodes = p->folded_nodes;
+	s->ranged = true;
 	snapshot_flat(s, 0, self, total);
 	s->func_self = self;
 	s->func_total = total;
-	window_sites(p, s);
+	s->sites = b.sites;
+	s->nsites = p->nsites;
+	s->node_sites = b.entries;
+	s->nnode_sites = b.n;
+	s->node_site_first = b.first;
+	s->sites_self_only = true;
+	timeline(p, s);
 	return s;
 }

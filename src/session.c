@@ -43,7 +43,6 @@ struct session {
 	char *saved_name;
 	struct diag *diag;
 	struct run_options run;
-	uint64_t window_ns;
 	int signal_fd;
 	int epoll_fd;
 	bool interrupted;          /* SIGINT, SIGQUIT: the command got it from the terminal too */
@@ -182,7 +181,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		*message = xasprintf("eventfd: %s", strerror(-err));
 		return err;
 	}
-	collector_set_window(s->collector, o->window_ns);
+	collector_set_history(s->collector, o->history);
 	collector_set_max_memory(s->collector, o->max_memory);
 	collector_set_source(s->collector, o->no_lines ? COLLECTOR_SOURCE_OFF
 					   : o->no_inline ? COLLECTOR_SOURCE_LINES
@@ -230,7 +229,6 @@ int session_open(struct session **out, const struct session_options *o, char **m
 
 	*out = NULL;
 	s->run = o->run;
-	s->window_ns = o->window_ns;
 	s->epoll_fd = s->signal_fd = -1;
 	/* A saved profile is read before the signals are taken over, so that Ctrl-C still ends
 	 * proftop while it waits on a FIFO or a terminal for the file. */
@@ -519,25 +517,23 @@ struct snapshot *session_snapshot(struct session *s)
 	return collector_snapshot(s->collector);
 }
 
-struct snapshot *session_snapshots(struct session *s, struct snapshot **window)
+struct snapshot *session_snapshots(struct session *s, struct snapshot **range)
 {
-	*window = NULL;
+	*range = NULL;
 	if (s->saved || !s->collector)
 		return session_snapshot(s);
-	return collector_snapshots(s->collector, window);
+	return collector_snapshots(s->collector, range);
 }
 
-bool session_want_window(struct session *s, bool want)
+bool session_select(struct session *s, const struct snapshot_range *range)
 {
-	if (!s->collector || !s->window_ns)
-		return false;
-	collector_want_window(s->collector, want);
-	return true;
+	return s->collector && collector_select(s->collector, range);
 }
 
-struct snapshot *session_window_snapshot(struct session *s)
+void session_trace(struct session *s, uint32_t func)
 {
-	return s->collector ? collector_window_snapshot(s->collector) : NULL;
+	if (s->collector)
+		collector_trace(s->collector, func);
 }
 
 unsigned session_set_freq(struct session *s, unsigned freq)
@@ -549,9 +545,15 @@ unsigned session_set_freq(struct session *s, unsigned freq)
 
 int session_save(struct session *s)
 {
-	struct snapshot *snap = session_snapshot(s);
+	struct snapshot *range, *snap = session_snapshots(s, &range);
 	char *message;
-	int err = export_save(snap, &s->run.export, &message);
+	int err;
+
+	if (range) {
+		snapshot_unref(snap);
+		snap = range;
+	}
+	err = export_save(snap, &s->run.export, &message);
 
 	report(s, err ? DIAG_ERROR : DIAG_INFO, message);
 	free(message);
@@ -572,11 +574,6 @@ const char *session_state(const struct session *s)
 const char *session_describe(const struct session *s)
 {
 	return s->saved_name ? s->saved_name : target_describe(s->target);
-}
-
-double session_window(const struct session *s)
-{
-	return (double)s->window_ns / 1e9;
 }
 
 void session_free(struct session *s)

@@ -42,8 +42,25 @@ void snapshot_unref(struct snapshot *s)
 	free((void *)s->sites);
 	free((void *)s->node_sites);
 	free((void *)s->node_site_first);
+	free((void *)s->spans);
 	strpool_free(s->strings);
 	free(s);
+}
+
+/* What a snapshot made from s says of the run: when, how it sampled, which stretch (not the
+ * timeline, which the newest snapshot carries). */
+static void copy_about(struct snapshot *out, const struct snapshot *s)
+{
+	out->counters = s->counters;
+	out->elapsed_ns = s->elapsed_ns;
+	out->user_ns = s->user_ns;
+	out->system_ns = s->system_ns;
+	memcpy(out->fetching, s->fetching, sizeof(out->fetching));
+	out->freq = s->freq;
+	out->window_ns = s->window_ns;
+	out->ranged = s->ranged;
+	out->range_start_s = s->range_start_s;
+	out->range_end_s = s->range_end_s;
 }
 
 uint32_t snapshot_node_sites(const struct snapshot *s, uint32_t node)
@@ -276,12 +293,7 @@ struct snapshot *snapshot_fold_inlined(struct snapshot *s)
 	if (!has_inlined(s))
 		return snapshot_ref(s);
 	out = snapshot_alloc(strpool_ref(s->strings));
-	out->counters = s->counters;
-	out->elapsed_ns = s->elapsed_ns;
-	out->user_ns = s->user_ns;
-	out->system_ns = s->system_ns;
-	out->freq = s->freq;
-	out->window_ns = s->window_ns;
+	copy_about(out, s);
 	out->samples = s->samples;
 	out->folded_nodes = s->folded_nodes;
 	funcs = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*funcs));
@@ -324,10 +336,7 @@ struct snapshot *snapshot_sites_in(struct snapshot *s, uint32_t scope)
 	uint64_t *total = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*total));
 	bool *in = xcalloc(s->nnodes ? s->nnodes : 1, sizeof(*in));
 
-	out->counters = s->counters;
-	out->elapsed_ns = s->elapsed_ns;
-	out->freq = s->freq;
-	out->window_ns = s->window_ns;
+	copy_about(out, s);
 	memcpy(funcs, s->funcs, s->nfuncs * sizeof(*funcs));
 	out->funcs = funcs;
 	out->nfuncs = s->nfuncs;

@@ -44,6 +44,7 @@ static const char *const role_names[THEME_NROLES] = {
 	[THEME_FLAME_2] = "flame-2",
 	[THEME_FLAME_3] = "flame-3",
 	[THEME_FLAME_MATCH] = "flame-match",
+	[THEME_TIMELINE_RANGE] = "timeline-range",
 };
 
 static const struct {
@@ -92,7 +93,8 @@ static const char builtin_default[] =
 	"flame-1         = black on red\n"
 	"flame-2         = black on yellow\n"
 	"flame-3         = black on bright-red\n"
-	"flame-match     = black on magenta bold\n";
+	"flame-match     = black on magenta bold\n"
+	"timeline-range  = black on green\n";
 
 static const char builtin_mono[] =
 	"normal          = normal\n"
@@ -117,7 +119,8 @@ static const char builtin_mono[] =
 	"flame-1         = reverse\n"
 	"flame-2         = reverse\n"
 	"flame-3         = reverse\n"
-	"flame-match     = reverse bold underline\n";
+	"flame-match     = reverse bold underline\n"
+	"timeline-range  = underline bold\n";
 
 const char *theme_role_name(enum theme_role role)
 {

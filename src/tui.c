@@ -15,6 +15,7 @@
 #include "proftop/session.h"
 #include "proftop/theme.h"
 #include "proftop/tui_screen.h"
+#include "proftop/tui_timeline.h"
 #include "proftop/util.h"
 
 #include <curses.h>
@@ -33,7 +34,7 @@
 #include <unistd.h>
 
 #define MESSAGE_NS 5000000000ull   /* a message stays this long, or until a key */
-#define WINDOW_WAIT_NS 150000000ull /* after `w`: the collector's next publication */
+#define WINDOW_WAIT_NS 150000000ull /* after a new stretch: the collector's next publication */
 
 /* The few globals signal handlers and the fatal hook need. */
 static SCREEN *active_screen;
@@ -46,6 +47,7 @@ struct tui {
 	struct session *session;
 	const struct tui_options *o;
 	uint64_t refresh_at;       /* an early refresh asked for (after w, +, -); 0: none */
+	uint32_t traced;           /* the function the timeline follows (the selected one) */
 	char **themes;
 	size_t nthemes;
 	bool no_colors;
@@ -269,37 +271,45 @@ static void change_freq(struct tui *t, bool up)
 	t->refresh_at = got ? util_now_ns() + WINDOW_WAIT_NS : 0;
 }
 
-/* In the window mode the window snapshot, or the cumulative one until there is a window. */
+/* With a stretch selected, its snapshot, or the cumulative one until there is one. */
 static void refresh_snapshot(struct tui *t)
 {
-	struct snapshot *window = NULL, *s;
+	struct snapshot *range = NULL, *s;
 
-	if (!t->screen.window) {
+	if (t->screen.stretch == TUI_STRETCH_ALL) {
 		tui_screen_set_snapshot(&t->screen, session_snapshot(t->session));
 		return;
 	}
-	s = session_snapshots(t->session, &window);
-	if (window) {
+	s = session_snapshots(t->session, &range);
+	if (range) {
 		snapshot_unref(s);
-		s = window;
+		s = range;
 	}
 	tui_screen_set_snapshot(&t->screen, s);
 }
 
-static void toggle_window(struct tui *t)
+/* The screen chose another stretch: the session makes its snapshots from now on. */
+static void select_stretch(struct tui *t)
 {
-	if (!session_want_window(t->session, t->screen.window)) {
-		t->screen.window = false;
-		tui_screen_message(&t->screen, true, "this profile has no time window");
+	struct snapshot_range range;
+	bool ranged = tui_timeline_range(&t->screen, &range);
+
+	t->screen.stretch_changed = false;
+	if (!session_select(t->session, ranged ? &range : NULL)) {
+		t->screen.stretch = TUI_STRETCH_ALL;
+		t->screen.timeline = false;
+		if (ranged)
+			tui_screen_message(&t->screen, true, "no timeline: this profile keeps no "
+					   "history (a saved profile, or --history 0)");
 		return;
 	}
-	if (t->screen.window)
+	if (!t->screen.timeline && t->screen.stretch == TUI_STRETCH_WINDOW)
 		tui_screen_message(&t->screen, false, "the last %.0f seconds only (w again: since the start)",
-				   session_window(t->session));
-	else
+				   t->screen.window_s);
+	else if (!t->screen.timeline)
 		tui_screen_message(&t->screen, false, "every sample since the start");
 	if (t->screen.ended)
-		refresh_snapshot(t); /* the final window was made just now */
+		refresh_snapshot(t); /* the stretch's snapshot was made just now */
 	else
 		t->refresh_at = util_now_ns() + WINDOW_WAIT_NS;
 }
@@ -316,8 +326,8 @@ static bool act(struct tui *t, enum tui_action a)
 	case TUI_ACT_SAVE:
 		session_save(t->session);
 		break;
-	case TUI_ACT_WINDOW:
-		toggle_window(t);
+	case TUI_ACT_STRETCH:
+		select_stretch(t);
 		break;
 	case TUI_ACT_THEME:
 		next_theme(t);
@@ -388,6 +398,10 @@ static bool wake(void *arg, struct session *session)
 	if (t->screen.message[0] && now >= t->screen.message_ns + MESSAGE_NS)
 		t->screen.message[0] = 0;
 	tui_screen_rebuild(&t->screen);
+	if (tui_screen_selected_func(&t->screen) != t->traced) {
+		t->traced = tui_screen_selected_func(&t->screen);
+		session_trace(t->session, t->traced);
+	}
 	tui_draw(&t->screen);
 	return true;
 }
@@ -472,6 +486,7 @@ static int start(struct tui *t, const struct tui_options *o, const char *target)
 	memset(t, 0, sizeof(*t));
 	t->o = o;
 	tui_screen_init(&t->screen, target);
+	t->screen.window_s = o->window;
 	first_theme(t, &theme, &complaint);
 	if (open_terminal(t) < 0) {
 		free(complaint);

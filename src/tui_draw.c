@@ -3,9 +3,11 @@
  * terminal size draws what fits and nothing else.
  *
  * Layout, top to bottom, each line only when the terminal is tall enough for it:
- *   title (target, state, elapsed, frequency, window,     always
+ *   title (target, state, elapsed, frequency, stretch,    always
  *          the debug file being fetched)
- *   counters and sparkline                                 7 lines or more
+ *   counters                                               7 lines or more
+ *   timeline (samples per second, the stretch shown)       8 or more (4 on the timeline),
+ *                                                          when the profile keeps one
  *   tab bar                                                4 or more
  *   column headings                                        5 or more
  *   rows (Lines: its heading and a note above them)        what is left
@@ -14,6 +16,7 @@
 
 #include "proftop/disasm.h"
 #include "proftop/tui_flame.h"
+#include "proftop/tui_timeline.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 
@@ -140,10 +143,14 @@ static void draw_title(struct tui_screen *s, int y)
 	int x;
 
 	fill(y, 0, COLS, a);
-	if (p && p->window_ns)
+	if (p && p->ranged && p->window_ns)
 		snprintf(mode, sizeof(mode), "window %.0fs", (double)p->window_ns / 1e9);
+	else if (p && p->ranged)
+		snprintf(mode, sizeof(mode), "seconds %llu-%llu",
+			 (unsigned long long)p->range_start_s, (unsigned long long)p->range_end_s);
 	else
-		snprintf(mode, sizeof(mode), s->window ? "window (starting)" : "cumulative");
+		snprintf(mode, sizeof(mode), s->stretch == TUI_STRETCH_ALL ? "cumulative"
+					     : "stretch (starting)");
 	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %u Hz  %s%s%s%s", s->target, s->state,
 		 p ? (double)p->elapsed_ns / 1e9 : 0.0, p ? p->freq : 0, mode,
 		 s->fold_inlined ? "  no inline" : "", p && p->fetching[0] ? "  debuginfod: " : "",
@@ -169,29 +176,61 @@ static int counter(struct tui_screen *s, int y, int x, const char *label, uint64
 	return x + put(y, x, COLS, s->attrs[THEME_NORMAL], "  ");
 }
 
-static void draw_sparkline(struct tui_screen *s, int y, int x)
+/* One row of the timeline's bars, scaled to max. */
+static void draw_bars(struct tui_screen *s, int y, const struct tui_timeline_scale *scale,
+		      const double *samples, double max)
 {
 	static const char *const blocks[8] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
 	static const char ascii[] = "_.-:=+*#";
-	int width = COLS - x - 1;
-	size_t n = s->nspark, from;
-	uint64_t max = 1;
+	uint64_t from = 0, to = 0;
+	bool ranged = tui_timeline_bounds(s, &from, &to);
 
-	if (width < 4 || !n)
-		return;
-	if ((size_t)width > n)
-		width = (int)n;
-	from = n - (size_t)width;
-	for (size_t i = from; i < n; i++)
-		if (s->spark[i] > max)
-			max = s->spark[i];
-	x = COLS - 1 - width;
-	for (size_t i = from; i < n; i++) {
-		int level = (int)(s->spark[i] * 7 / max);
-		char c[2] = { ascii[level], 0 };
+	fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
+	for (int c = 0; c < scale->columns && c + 1 < COLS; c++) {
+		uint64_t start = (uint64_t)c * scale->per_column, end = start + scale->per_column;
+		int level = max > 0 ? (int)(samples[c] * 8 / max - 1e-9) : 0;
+		bool cursor = s->timeline && s->timeline_cursor_s >= start && s->timeline_cursor_s < end;
+		enum theme_role role = cursor ? THEME_SELECTED
+				       : ranged && start < to && end > from ? THEME_TIMELINE_RANGE
+									    : THEME_SPARKLINE;
+		char one[2];
 
-		put(y, x++, 1, s->attrs[THEME_SPARKLINE], s->utf8 ? blocks[level] : c);
+		level = level < 0 ? 0 : level > 7 ? 7 : level;
+		one[0] = ascii[level];
+		one[1] = 0;
+		put(y, 1 + c, 1, s->attrs[role], samples[c] <= 0 ? " " : s->utf8 ? blocks[level] : one);
 	}
+}
+
+/* Samples per second over the run, a column per second or per few, on row y; on the next row
+ * (when traced) those through the traced function, to the same scale, and its name after them
+ * when there is room. The stretch shown in its own colour, the cursor on the timeline in the
+ * selected row's. */
+static void draw_timeline(struct tui_screen *s, int y, bool traced)
+{
+	struct tui_timeline_scale scale;
+	double *samples, *through, max = 0;
+
+	tui_timeline_scale(s, &scale);
+	samples = xmalloc((size_t)scale.columns * sizeof(*samples));
+	through = xmalloc((size_t)scale.columns * sizeof(*through));
+	tui_timeline_columns(s, &scale, false, samples);
+	tui_timeline_columns(s, &scale, true, through);
+	for (int c = 0; c < scale.columns; c++)
+		if (samples[c] > max)
+			max = samples[c];
+	draw_bars(s, y, &scale, samples, max);
+	if (traced) {
+		const struct snapshot *p = s->live;
+		char name[256];
+
+		draw_bars(s, y + 1, &scale, through, max);
+		snprintf(name, sizeof(name), "<- %s", p->funcs[p->traced_func].name);
+		if (scale.columns + 3 + (int)strlen(name) <= COLS)
+			put(y + 1, scale.columns + 2, COLS, s->attrs[THEME_NORMAL], name);
+	}
+	free(samples);
+	free(through);
 }
 
 static void draw_counters(struct tui_screen *s, int y)
@@ -210,7 +249,6 @@ static void draw_counters(struct tui_screen *s, int y)
 	x = counter(s, y, x, "truncated ", c->truncated, s->rate[4], true);
 	if (s->live && s->live->folded_nodes) /* the tree outgrew --max-memory */
 		x = counter(s, y, x, "folded ", s->live->folded_nodes, 0, true);
-	draw_sparkline(s, y, x + 1);
 }
 
 static void draw_tabs(struct tui_screen *s, int y)
@@ -630,7 +668,8 @@ static void draw_bottom(struct tui_screen *s, int y)
 		fill(y, 0, COLS, a);
 		put(y, 1, COLS - 1, a, s->message);
 	} else {
-		tui_keys_hints(s->view, COLS, text, sizeof(text));
+		tui_keys_hints(s->timeline ? TUI_IN_TIMELINE : 1u << s->view, COLS, text,
+			       sizeof(text));
 		fill(y, 0, COLS, s->attrs[THEME_STATUS]);
 		put(y, 0, COLS, s->attrs[THEME_STATUS], text);
 	}
@@ -755,12 +794,19 @@ static void draw_rows(struct tui_screen *s)
 void tui_draw(struct tui_screen *s)
 {
 	int h = LINES, y = 0, bottom = h >= 3 ? h - 1 : h;
+	bool traced;
 
 	erase();
 	if (h >= 1)
 		draw_title(s, y++);
 	if (h >= 7)
 		draw_counters(s, y++);
+	s->timeline_w = COLS > 2 ? COLS - 2 : 1;
+	s->timeline_y = s->live && s->live->nspans && (h >= 8 || (s->timeline && h >= 4)) ? y++ : -1;
+	traced = s->timeline_y >= 0 && s->live->traced_func && h >= 12;
+	if (s->timeline_y >= 0)
+		draw_timeline(s, s->timeline_y, traced);
+	y += traced;
 	s->tabs_y = h >= 4 ? y++ : -1;
 	if (s->tabs_y >= 0)
 		draw_tabs(s, s->tabs_y);

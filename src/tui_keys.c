@@ -82,8 +82,9 @@ static void append(char *buf, size_t size, const char *text)
 
 /* --- the bottom line -------------------------------------------------------------------------- */
 
-/* The hints of view v in the order of their places; returns how many (at most max). */
-static size_t view_hints(enum tui_view v, const struct tui_hint **out, size_t max)
+/* The hints shown where (a TUI_IN_* bit) in the order of their places; returns how many (at most
+ * max). */
+static size_t view_hints(unsigned where, const struct tui_hint **out, size_t max)
 {
 	size_t n, count = 0;
 	const struct tui_binding *table = tui_screen_bindings(&n);
@@ -92,7 +93,7 @@ static size_t view_hints(enum tui_view v, const struct tui_hint **out, size_t ma
 		const struct tui_hint *h = &table[i].hint;
 		size_t j = count++;
 
-		if (!h->label || !(h->in & (1u << v))) {
+		if (!h->label || !(h->in & where)) {
 			count--;
 			continue;
 		}
@@ -128,10 +129,10 @@ static bool drop_one(const struct tui_hint **h, size_t *n)
 	return true;
 }
 
-void tui_keys_hints(enum tui_view v, int width, char *buf, size_t size)
+void tui_keys_hints(unsigned where, int width, char *buf, size_t size)
 {
 	const struct tui_hint *h[32];
-	size_t n = view_hints(v, h, sizeof(h) / sizeof(*h));
+	size_t n = view_hints(where, h, sizeof(h) / sizeof(*h));
 
 	while (hints_width(h, n) > (size_t)(width > 0 ? width : 0) && drop_one(h, &n))
 		;
@@ -161,11 +162,15 @@ static void add_key_names(char *buf, size_t size, const struct tui_binding *b)
 	}
 }
 
-/* "Tree, Callers: " when where is not every view. */
+/* "Tree, Callers: " when where is not every view; "Timeline: " for the timeline's own keys. */
 static void add_views(char *buf, size_t size, unsigned where)
 {
 	if ((where & TUI_IN_VIEWS) == TUI_IN_VIEWS)
 		return;
+	if (!(where & TUI_IN_VIEWS)) {
+		append(buf, size, "Timeline: ");
+		return;
+	}
 	for (int v = 0; v < TUI_NVIEWS; v++) {
 		if (where & (1u << v)) {
 			append(buf, size, buf[0] ? ", " : "");
@@ -212,11 +217,11 @@ void tui_keys_help(struct tui_help *h)
 	for (size_t i = 0; i < n; i++) {
 		char keys[TUI_HELP_WIDTH] = "";
 
-		if (!table[i].help || !(table[i].where & TUI_IN_VIEWS))
+		if (!table[i].help || !(table[i].where & (TUI_IN_VIEWS | TUI_IN_TIMELINE)))
 			continue;
 		add_key_names(keys, sizeof(keys), &table[i]);
 		for (size_t j = i + 1; j < n && !table[j].help; j++)
-			if (table[j].where & TUI_IN_VIEWS)
+			if (table[j].where & (TUI_IN_VIEWS | TUI_IN_TIMELINE))
 				add_key_names(keys, sizeof(keys), &table[j]);
 		/* Enter's views one under the other, its name once */
 		add_binding(h, &table[i], strcmp(keys, prev) ? keys : "");

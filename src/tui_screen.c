@@ -10,9 +10,11 @@
 
 #include "proftop/tui_flame.h"
 #include "proftop/tui_lines.h"
+#include "proftop/tui_timeline.h"
 #include "proftop/util.h"
 
 #include <curses.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +26,8 @@ void tui_screen_init(struct tui_screen *s, const char *target)
 	s->target = xstrdup(target);
 	s->sort = VIEW_SORT_SELF;
 	s->stale = true;
-	s->tabs_y = s->columns_y = -1;
+	s->tabs_y = s->columns_y = s->timeline_y = -1;
+	s->window_s = 10;
 	snprintf(s->state, sizeof(s->state), "running");
 	view_expansion_init(&s->tree_open);
 	view_expansion_init(&s->callers_open);
@@ -68,7 +71,7 @@ void tui_screen_message(struct tui_screen *s, bool error, const char *fmt, ...)
 	s->message_ns = util_now_ns();
 }
 
-/* Rates per second and the sparkline, from the previous newest snapshot to this one. */
+/* Rates per second, from the previous newest snapshot to this one. */
 static void update_rates(struct tui_screen *s, const struct snapshot *next)
 {
 	const struct snapshot *prev = s->live;
@@ -83,11 +86,6 @@ static void update_rates(struct tui_screen *s, const struct snapshot *next)
 	/* struct counters is five uint64_t in a row */
 	for (int i = 0; i < 5; i++)
 		s->rate[i] = b[i] >= a[i] ? (double)(b[i] - a[i]) / dt : 0;
-	if (s->nspark == TUI_SPARK_MAX) {
-		memmove(s->spark, s->spark + 1, (TUI_SPARK_MAX - 1) * sizeof(*s->spark));
-		s->nspark--;
-	}
-	s->spark[s->nspark++] = b[0] - a[0];
 }
 
 /* What the views read of a snapshot: itself, or with inlined frames folded into their callers. */
@@ -408,6 +406,11 @@ static uint32_t selected_func(const struct tui_screen *s)
 	return 0;
 }
 
+uint32_t tui_screen_selected_func(const struct tui_screen *s)
+{
+	return s->view == TUI_LINES ? s->lines_func : selected_func(s);
+}
+
 static void show_callers(struct tui_screen *s, int unused)
 {
 	(void)unused;
@@ -606,12 +609,6 @@ static void clear_filter_or_focus(struct tui_screen *s, int unused)
 	} else if (s->focused) {
 		toggle_focus(s, 0);
 	}
-}
-
-static void toggle_window(struct tui_screen *s, int unused)
-{
-	(void)unused;
-	s->window = !s->window;
 }
 
 /* Sampling goes on while paused; going on shows the newest profile at once. */
@@ -863,9 +860,42 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { TUI_ESC, KEY_LEFT }, .where = TUI_IN_LINES, .run = lines_back,
 	  .help = "back to the view a was pressed in",
 	  .hint = { "Esc:back", TUI_IN_LINES, 3, 1 } },
-	{ .keys = { 'w' }, .where = TUI_IN_VIEWS, .run = toggle_window, .action = TUI_ACT_WINDOW,
+	{ .keys = { 'w' }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .run = tui_timeline_window,
+	  .action = TUI_ACT_STRETCH,
 	  .help = "time window: the last seconds only / since the start",
-	  .hint = { "w:window", TUI_IN_TOP | TUI_IN_CALLERS, 13, 3 } },
+	  .hint = { "w:window", TUI_IN_CALLERS | TUI_IN_TIMELINE, 13, 3 } },
+	{ .keys = { 't' }, .where = TUI_IN_VIEWS, .run = tui_timeline_enter,
+	  .help = "the timeline: choose the stretch of the run every view shows, s saves",
+	  .hint = { "t:timeline", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_FLAME, 13, 3 } },
+	{ .keys = { KEY_LEFT, 'h' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor, .arg = -1,
+	  .help = "the cursor a column earlier / later (a click puts it there)",
+	  .hint = { "Left/Right:cursor", TUI_IN_TIMELINE, 1, 1 } },
+	{ .keys = { KEY_RIGHT, 'l' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor, .arg = 1 },
+	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor,
+	  .arg = INT_MIN, .help = "the cursor to the start / end of the run" },
+	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor,
+	  .arg = INT_MAX },
+	{ .keys = { '[' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_mark, .arg = 0,
+	  .action = TUI_ACT_STRETCH, .help = "the stretch starts / ends at the cursor",
+	  .hint = { "[]:start/end", TUI_IN_TIMELINE, 2, 1 } },
+	{ .keys = { ']' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_mark, .arg = 1,
+	  .action = TUI_ACT_STRETCH },
+	{ .keys = { '<', ',' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_shift, .arg = -1,
+	  .action = TUI_ACT_STRETCH, .help = "move the stretch a column earlier / later",
+	  .hint = { "<>:move", TUI_IN_TIMELINE, 3, 1 } },
+	{ .keys = { '>', '.' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_shift, .arg = 1,
+	  .action = TUI_ACT_STRETCH },
+	{ .keys = { '+', '=' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_widen, .arg = 1,
+	  .action = TUI_ACT_STRETCH, .help = "widen / narrow the stretch a column on each side",
+	  .hint = { "+-:widen", TUI_IN_TIMELINE, 4, 2 } },
+	{ .keys = { '-' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_widen, .arg = -1,
+	  .action = TUI_ACT_STRETCH },
+	{ .keys = { 'x' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_all,
+	  .action = TUI_ACT_STRETCH, .help = "the whole run again",
+	  .hint = { "x:all", TUI_IN_TIMELINE, 14, 2 } },
+	{ .keys = { '\n', '\r', KEY_ENTER, TUI_ESC, 't' }, .where = TUI_IN_TIMELINE,
+	  .run = tui_timeline_leave, .help = "leave the timeline; the stretch stays",
+	  .hint = { "Enter:done", TUI_IN_TIMELINE, 15, 1 } },
 	{ .keys = { 'i' }, .where = TUI_IN_VIEWS, .run = toggle_inlined,
 	  .help = "inlined functions: frames of their own / counted in their callers" },
 	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
@@ -880,16 +910,16 @@ static const struct tui_binding bindings[] = {
 	  .help = "raise / lower the sampling frequency in any view" },
 	{ .keys = { '[' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_DOWN },
 	{ .keys = { 's' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_SAVE,
-	  .help = "save a snapshot of the profile", .hint = { "s:save", TUI_IN_TOP, 15, 2 } },
+	  .help = "save a snapshot of the profile (of the stretch shown)", .hint = { "s:save", TUI_IN_TOP, 15, 2 } },
 	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
 	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
 	  .help = "repaint the whole screen (if the command wrote over it)" },
 	{ .keys = { '?', KEY_F(1) }, .where = TUI_IN_VIEWS, .run = show_help,
 	  .help = "this help (h outside Flame)", .hint = { "?:help", TUI_IN_VIEWS, 1, 1 } },
 	{ .keys = { 'h' }, .where = TUI_IN_LISTS, .run = show_help },
-	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS, .action = TUI_ACT_QUIT,
+	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .action = TUI_ACT_QUIT,
 	  .help = "quit: a launched command is ended, attached processes run on",
-	  .hint = { "q:quit", TUI_IN_VIEWS, 16, 1 } },
+	  .hint = { "q:quit", TUI_IN_VIEWS | TUI_IN_TIMELINE, 16, 1 } },
 };
 
 const struct tui_binding *tui_screen_bindings(size_t *n)
@@ -913,7 +943,9 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 	}
 	if (s->editing && type_key(s, key))
 		return TUI_ACT_NONE;
-	b = tui_keys_find(key, s->editing ? TUI_IN_FILTER : 1u << s->view);
+	b = s->timeline && !s->editing ? tui_keys_find(key, TUI_IN_TIMELINE) : NULL;
+	if (!b)
+		b = tui_keys_find(key, s->editing ? TUI_IN_FILTER : 1u << s->view);
 	if (b && s->editing && (b->where & TUI_IN_VIEWS)) {
 		s->editing = false;
 		b = tui_keys_find(key, 1u << s->view);
@@ -967,7 +999,9 @@ enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_
 			move_cursor(s, wheel_up ? -3 : 3);
 		return TUI_ACT_NONE;
 	}
-	if (y == s->tabs_y) {
+	if (y == s->timeline_y) {
+		tui_timeline_click(s, x - 1);
+	} else if (y == s->tabs_y) {
 		for (int v = 0; v < TUI_NVIEWS; v++)
 			if (x >= s->tab_x[v] && x < s->tab_x[v + 1])
 				switch_view(s, v);

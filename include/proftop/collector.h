@@ -45,8 +45,9 @@ void collector_process(struct collector *collector, const void *record, size_t l
 /* Samples that reached the profile so far (same caveat). */
 uint64_t collector_samples(const struct collector *collector);
 
-/* Before collector_start(): how long a time window is (0: no window, the default). */
-void collector_set_window(struct collector *collector, uint64_t window_ns);
+/* Before collector_start(): keep the run's history, its newest seconds a second each
+ * (profile_set_history(); 0, the default: none). Returns whether one is kept. */
+bool collector_set_history(struct collector *collector, unsigned seconds);
 /* Before collector_start(): the memory budget of the call trees (profile_set_max_memory()). */
 void collector_set_max_memory(struct collector *collector, size_t bytes);
 /* What the collector reads of each frame's source (DWARF, through module_source()). */
@@ -61,12 +62,14 @@ enum collector_source {
 bool collector_use_debuginfod(struct collector *collector);
 /* Before collector_start(). */
 void collector_set_source(struct collector *collector, enum collector_source source);
-/* Whether a reader wants window snapshots: while it does, each snapshot made comes with one. */
-void collector_want_window(struct collector *collector, bool want);
-/* The same for the window snapshot: NULL when none was made (no reader wanted one). */
-struct snapshot *collector_window_snapshot(struct collector *collector);
-/* Both from one publication, for one request: the window snapshot (NULL when none) into
- * *window, the cumulative one made with it returned. */
-struct snapshot *collector_snapshots(struct collector *collector, struct snapshot **window);
+/* Select a stretch of the run (NULL: none): while one is, each publication also makes a snapshot
+ * of it. False, selecting nothing, when no history is kept. */
+bool collector_select(struct collector *collector, const struct snapshot_range *range);
+/* The function whose samples the timeline counts too (snapshot_span's traced; 0: none), from
+ * the next publication on. */
+void collector_trace(struct collector *collector, uint32_t func);
+/* Both from one publication, for one request: the selected stretch's snapshot (NULL when none)
+ * into *range, the cumulative one made with it returned. */
+struct snapshot *collector_snapshots(struct collector *collector, struct snapshot **range);
 
 #endif

@@ -21,6 +21,7 @@ struct options {
 	struct batch_options batch;
 	struct tui_options tui;
 	size_t max_memory;     /* --max-memory: bytes for the call trees (0: no limit) */
+	unsigned history;      /* --history: seconds of the screen's timeline (0: none) */
 	bool no_inline;        /* --no-inline */
 	bool no_lines;         /* --no-lines */
 	bool batch_mode;
@@ -36,6 +37,9 @@ struct options {
 
 #define OPTIONS_MAX_FREQ 100000
 #define OPTIONS_MAX_WINDOW 3600
+#define OPTIONS_DEFAULT_HISTORY 600
+#define OPTIONS_MAX_HISTORY 86400
+#define OPTIONS_MAX_HISTORY_TEXT "86400"
 /* -d and -n: 115 days, far past any run, and in ns still far from overflowing a uint64_t. */
 #define OPTIONS_MAX_SECONDS 10000000
 #define OPTIONS_MAX_SECONDS_TEXT "10000000"

@@ -8,11 +8,10 @@
  * once into ids by (module, name, address); id 0 is the root. Names live in a string pool the
  * profile shares with its snapshots.
  *
- * Time windows: when a window length is set, the profile also remembers which trie leaf each recent
- * sample ended at, with its time, in a bounded deque (at most PROFILE_WINDOW_MAX samples, the
- * oldest forgotten first). A window snapshot has the same nodes, functions and threads as a
- * cumulative one, counted over the samples of the last window only: nodes with no sample in the
- * window are there with zero counts.
+ * History: when kept, the profile also remembers which trie leaf the samples of each second
+ * ended at (history.h), and makes snapshots of any stretch of the run from it: the same nodes,
+ * functions and threads as a cumulative snapshot, counted over that stretch's samples only
+ * (nodes without any there have zero counts). Every snapshot carries the timeline.
  *
  * Only the collector thread touches a profile. */
 #ifndef PROFTOP_PROFILE_H
@@ -29,7 +28,6 @@ struct diag;
 /* Node ids are 32 bits (UINT32_MAX is "no node"). */
 #define PROFILE_MAX_THREADS (1u << 20)
 #define PROFILE_MAX_NODES (UINT32_MAX - 2)
-#define PROFILE_WINDOW_MAX (1u << 20)
 
 struct profile;
 
@@ -79,8 +77,12 @@ void profile_add_n(struct profile *profile, pid_t pid, pid_t tid, const uint32_t
 /* Samples added so far. */
 uint64_t profile_samples(const struct profile *profile);
 
-/* Keep the samples of the last window_ns for window snapshots; 0 (the default) keeps none. */
-void profile_set_window(struct profile *profile, uint64_t window_ns);
+/* Keep the history, the newest seconds of it a second each (0, the default: keep none); its
+ * second 0 began at origin_ns (CLOCK_MONOTONIC, like profile_set_time()'s clock). */
+void profile_set_history(struct profile *profile, unsigned seconds, uint64_t origin_ns);
+bool profile_has_history(const struct profile *profile);
+/* The timeline also counts the samples whose stack passed through func (0: none). */
+void profile_trace(struct profile *profile, uint32_t func);
 /* The profile's clock (CLOCK_MONOTONIC ns): samples added from now on carry this time. Its owner
  * advances it as records arrive. */
 void profile_set_time(struct profile *profile, uint64_t now_ns);
@@ -93,8 +95,9 @@ struct snapshot *profile_snapshot(struct profile *profile);
 void profile_set_max_memory(struct profile *profile, size_t bytes);
 /* Bytes the profile holds now (what the budget counts). */
 size_t profile_memory(const struct profile *profile);
-/* A new snapshot of the samples taken in the window before now_ns (see above); forgets the older
- * ones. */
-struct snapshot *profile_window_snapshot(struct profile *profile, uint64_t now_ns);
+/* A new snapshot of the samples taken in the stretches of the history that overlap seconds
+ * [from_s, to_s) of the run (see above); it says which seconds those span (range_start_s,
+ * range_end_s). Without a history it has no samples. */
+struct snapshot *profile_range_snapshot(struct profile *profile, uint64_t from_s, uint64_t to_s);
 
 #endif

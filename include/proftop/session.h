@@ -38,7 +38,7 @@ struct session_options {
 	size_t npids;
 	const char *input;     /* a saved profile (tmon.out) to show instead */
 	size_t ring_size;      /* bytes of the sampler → collector ring */
-	uint64_t window_ns;    /* length of the time window (0: none) */
+	unsigned history;      /* seconds of history kept a second each (0: no history) */
 	size_t max_memory;     /* bytes for the call trees (0: no limit) */
 	bool no_inline;        /* inlined functions are not frames of their own */
 	bool no_lines;         /* no source lines, inlined frames nor per-address counts */
@@ -94,19 +94,22 @@ void session_free(struct session *session);
 
 /* The newest snapshot, with a reference for the caller. */
 struct snapshot *session_snapshot(struct session *session);
-/* Ask for window snapshots or stop asking (they cost a second snapshot per publication). False
- * when this session has no time window (a saved profile). */
-bool session_want_window(struct session *session, bool want);
-/* The newest window snapshot with a reference: NULL until one was made. */
-struct snapshot *session_window_snapshot(struct session *session);
+/* Select a stretch of the run, or none (NULL): while one is, every publication also makes a
+ * snapshot of it (a second snapshot's cost). False when this session keeps no history (a saved
+ * profile, --history 0). */
+bool session_select(struct session *session, const struct snapshot_range *range);
+/* The function whose samples the timeline also counts, per second (0: none). */
+void session_trace(struct session *session, uint32_t func);
 /* Both at once, made together (the screen's Lines view reads the cumulative one's sites while
- * the rest shows the window): the window snapshot or NULL into *window, the cumulative returned. */
-struct snapshot *session_snapshots(struct session *session, struct snapshot **window);
+ * the rest shows the stretch): the selected stretch's snapshot or NULL into *range, the
+ * cumulative returned. */
+struct snapshot *session_snapshots(struct session *session, struct snapshot **range);
 /* Change the sampling frequency; returns the one in effect (at most the -F the session started
  * with), or 0 when the session is not sampling (ended, or a saved profile). */
 unsigned session_set_freq(struct session *session, unsigned freq);
-/* Write the cumulative snapshot as it is now to the -o file, or to the next free numbered name;
- * the outcome goes to the frontend's report op. Returns 0 or -errno. */
+/* Write the profile as it is now to the -o file, or to the next free numbered name: the selected
+ * stretch while one is (session_select()), else the cumulative snapshot; the outcome goes to the
+ * frontend's report op. Returns 0 or -errno. */
 int session_save(struct session *session);
 enum session_end session_end(const struct session *session);
 /* The state for a title line: "running", "attached", "exited with status 3", "stopped after 5s;
@@ -114,7 +117,5 @@ enum session_end session_end(const struct session *session);
 const char *session_state(const struct session *session);
 /* A one-line description of the target: the command line, the PIDs, or the saved file. */
 const char *session_describe(const struct session *session);
-/* The time window's length in seconds (0: none). */
-double session_window(const struct session *session);
 
 #endif

@@ -96,6 +96,21 @@ struct snapshot_thread {
 	uint64_t samples;
 };
 
+/* A stretch of the run's timeline: the samples taken in its seconds [start_s, end_s), and those
+ * of them whose stack passed through the traced function (snapshot's traced_func). */
+struct snapshot_span {
+	uint64_t start_s, end_s;
+	uint64_t samples;
+	uint64_t traced;
+};
+
+/* A stretch of the run a reader selects: the seconds [from_s, to_s); or when last_ns is not 0,
+ * the last last_ns before now (a window that moves with the run), rounded out to whole seconds. */
+struct snapshot_range {
+	uint64_t from_s, to_s;
+	uint64_t last_ns;
+};
+
 struct snapshot {
 	atomic_int refs;
 	struct counters counters;  /* filled in by whoever publishes it */
@@ -103,7 +118,13 @@ struct snapshot {
 	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
 	char fetching[80];         /* the module whose debug file debuginfod is asked for; "" */
 	unsigned freq;
-	uint64_t window_ns;        /* 0: every sample since the start; else the window's length */
+	uint64_t window_ns;        /* a window of the last seconds: its length; else 0 */
+	bool ranged;               /* the samples of a stretch of the run only (a window is one): */
+	uint64_t range_start_s;    /* the seconds [range_start_s, range_end_s) of the run */
+	uint64_t range_end_s;
+	size_t nspans;             /* the run's timeline, oldest first (none: no history kept) */
+	const struct snapshot_span *spans;
+	uint32_t traced_func;      /* whose samples the spans count in traced; 0: none */
 
 	uint64_t samples;          /* samples in the tree */
 	uint64_t folded_nodes;     /* nodes folded into "[other]" to stay within the memory budget */

@@ -36,11 +36,12 @@ enum theme_role {
 	THEME_MESSAGE,         /* a message on the bottom line */
 	THEME_WARNING,         /* PAUSED, ended, errors */
 	THEME_FILTER,          /* the filter being typed */
-	THEME_SPARKLINE,       /* samples per refresh */
+	THEME_SPARKLINE,       /* the timeline's bars: samples per second */
 	THEME_FLAME_1,         /* flame graph frames, by module: three so that modules differ */
 	THEME_FLAME_2,
 	THEME_FLAME_3,
 	THEME_FLAME_MATCH,     /* a frame the search matches */
+	THEME_TIMELINE_RANGE,  /* the timeline's bars in the stretch shown */
 	THEME_NROLES,
 };
 

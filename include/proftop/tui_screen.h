@@ -7,7 +7,7 @@
  * not change between snapshots (a function id, a tree path hash, a thread id) and finds it again
  * after every rebuild (a source line by its file and number).
  *
- * The Lines view reads the shown snapshot's sites: a window's count its self samples (no totals),
+ * The Lines view reads the shown snapshot's sites: a stretch's count its self samples (no totals),
  * and under a thread scope a snapshot of that thread's sites is made from the node sites. */
 #ifndef PROFTOP_TUI_SCREEN_H
 #define PROFTOP_TUI_SCREEN_H
@@ -39,7 +39,7 @@ enum tui_action {
 	TUI_ACT_FREQ_UP,
 	TUI_ACT_FREQ_DOWN,
 	TUI_ACT_SAVE,
-	TUI_ACT_WINDOW,        /* `w` toggled screen->window */
+	TUI_ACT_STRETCH,       /* the stretch shown changed (stretch_changed; tui_timeline.h) */
 	TUI_ACT_THEME,         /* `T`: load the next theme */
 	TUI_ACT_PAUSE,         /* space toggled screen->paused */
 	TUI_ACT_REDRAW,        /* Ctrl-L: repaint the whole terminal */
@@ -55,7 +55,6 @@ struct tui_lines_row {
 	size_t insn;           /* its instruction in code.insns */
 };
 
-#define TUI_SPARK_MAX 64
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
 #define TUI_FLAME_ZOOMS 32
@@ -79,7 +78,7 @@ struct tui_screen {
 	bool stale;            /* the rows must be rebuilt from shown */
 
 	enum tui_view view;
-	bool help, paused, window, editing;
+	bool help, paused, editing;
 	char filter[TUI_FILTER_MAX];
 	enum view_sort sort;
 	pid_t thread;          /* scope: only this thread's samples; 0 for all */
@@ -130,17 +129,29 @@ struct tui_screen {
 	bool flame_up;             /* `f`: root at the bottom (a flame); else at the top (icicle) */
 	int flame_width, flame_depth;
 
+	/* The stretch of the run shown and the timeline (tui_timeline.c). */
+	enum tui_stretch {
+		TUI_STRETCH_ALL,       /* every sample since the start */
+		TUI_STRETCH_WINDOW,    /* the last window_s seconds, moving with the run */
+		TUI_STRETCH_FIXED,     /* the seconds [stretch_from_s, stretch_to_s) of the run */
+	} stretch;
+	uint64_t stretch_from_s, stretch_to_s;
+	bool stretch_changed;      /* since the loop last asked the session for it */
+	double window_s;           /* --window */
+	bool timeline;             /* `t`: the timeline's keys come first */
+	bool timeline_placed;      /* the cursor was put somewhere */
+	uint64_t timeline_cursor_s;
+	int timeline_y, timeline_w; /* where the strip was drawn (-1: not) and its columns */
+
 	/* The header. */
 	char *target;          /* the command line or the PIDs */
 	char state[96];        /* "running", "exited with status 3", ... */
 	bool ended;
 	double rate[5];        /* per second, the counters in struct counters order */
-	uint64_t spark[TUI_SPARK_MAX]; /* samples per refresh, oldest first */
-	size_t nspark;
 	char message[160];
 	bool message_is_error;
 	uint64_t message_ns;   /* when it was set (util_now_ns) */
-	bool utf8;             /* the terminal takes UTF-8: tree marks and sparkline blocks */
+	bool utf8;             /* the terminal takes UTF-8: tree marks and timeline blocks */
 
 	/* Drawing: the theme and the geometry of the last frame, for mouse clicks. */
 	struct theme theme;
@@ -164,6 +175,10 @@ enum tui_action tui_screen_click(struct tui_screen *screen, int y, int x, bool w
 void tui_screen_message(struct tui_screen *screen, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* The function the cursor is on (the Lines view's function there); 0: none, or rows not rebuilt
+ * since a change. */
+uint32_t tui_screen_selected_func(const struct tui_screen *screen);
+
 /* The snapshot the Lines rows were made from (lines_src), else the shown one. */
 const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *screen);
 
@@ -182,7 +197,8 @@ const char *tui_screen_view_name(enum tui_view view);
  * per group of views.
  * While a filter is typed, printable keys go into it; a binding for TUI_IN_FILTER alone edits it
  * (Enter, Esc, Backspace, Ctrl-U), and one for TUI_IN_FILTER and the views ends the typing, then
- * does what it does in the view (Up, Tab...). Other keys are ignored while typing. */
+ * does what it does in the view (Up, Tab...). Other keys are ignored while typing.
+ * On the timeline (after t) a key's TUI_IN_TIMELINE binding comes first, then the view's. */
 
 /* Where a binding works: a bit per view, and one for while a filter is typed. */
 enum {
@@ -197,6 +213,7 @@ enum {
 	TUI_IN_PROFILE = TUI_IN_VIEWS & ~TUI_IN_LINES, /* the views of the whole profile */
 	TUI_IN_LISTS = TUI_IN_VIEWS & ~TUI_IN_FLAME,   /* the views of rows */
 	TUI_IN_FILTER = 1 << TUI_NVIEWS,
+	TUI_IN_TIMELINE = 1 << (TUI_NVIEWS + 1), /* after t: before the view's own bindings */
 };
 
 /* Keys curses has no KEY_* name for. */
@@ -237,9 +254,10 @@ const struct tui_binding *tui_keys_find(int key, unsigned where);
 /* How help and hints write key ("Up", "Tab", "Ctrl-L", "q"); NULL for a key without a name.
  * Single characters are written into one. */
 const char *tui_keys_name(int key, char one[static 2]);
-/* The bottom line of view for a terminal width columns wide: its bindings' hints, in the order of
- * their places, as many of them as fit by rank. */
-void tui_keys_hints(enum tui_view view, int width, char *buf, size_t size);
+/* The bottom line where the screen is (a view's TUI_IN_* bit, or TUI_IN_TIMELINE) for a terminal
+ * width columns wide: its bindings' hints, in the order of their places, as many of them as fit
+ * by rank. */
+void tui_keys_hints(unsigned where, int width, char *buf, size_t size);
 
 #define TUI_HELP_LINES 64
 #define TUI_HELP_WIDTH 128

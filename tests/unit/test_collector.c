@@ -159,8 +159,8 @@ static void ring_to_readers(void **state)
 	(void)state;
 	assert_non_null(h.ring);
 	assert_int_equal(collector_new(&h.collector, h.ring, NULL, &config, NULL), 0);
-	collector_set_window(h.collector, 10ull * 1000000000ull);
-	collector_want_window(h.collector, true);
+	collector_set_history(h.collector, 600);
+	collector_select(h.collector, &(struct snapshot_range){ .last_ns = 10ull * 1000000000ull });
 	assert_int_equal(collector_start(h.collector, NULL, 0), 0);
 	for (int i = 0; i < READERS; i++)
 		assert_int_equal(pthread_create(&readers[i], NULL, reader, &h), 0);

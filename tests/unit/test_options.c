@@ -496,7 +496,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->batch.max_rows == b->batch.max_rows && a->batch.tree == b->batch.tree &&
 	       a->batch.min_percent == b->batch.min_percent && a->tui.window == b->tui.window &&
 	       same_string(a->tui.theme, b->tui.theme) && a->batch_mode == b->batch_mode &&
-	       a->npids == b->npids && a->max_memory == b->max_memory &&
+	       a->npids == b->npids && a->max_memory == b->max_memory && a->history == b->history &&
 	       a->no_inline == b->no_inline && a->no_lines == b->no_lines &&
 	       a->batch.histogram == b->batch.histogram &&
 	       same_string(a->batch.annotate, b->batch.annotate) &&
@@ -511,6 +511,7 @@ static const char *const samples[][2] = {
 	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
 	{ "call-graph", "none" }, { "stack-size", "4096" }, { "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
+	{ "history", "120" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
 	{ "no-lines", NULL },

@@ -363,7 +363,7 @@ static void folding_keeps_totals_exact(void **state)
 	intern_16(p, fp);
 	intern_16(u, fu);
 	profile_set_max_memory(p, budget);
-	profile_set_window(p, 10 * 1000000000ull);
+	profile_set_history(p, 600, 0);
 	for (int i = 0; i < 300000; i++) {
 		size_t depth = random_stack(fp, stack, 4, 13);
 		pid_t tid = (pid_t)(1 + rng() % 2);
@@ -395,9 +395,18 @@ static void folding_keeps_totals_exact(void **state)
 	assert_totals_add_up(s, other);
 	assert_totals_add_up(held, other);
 
-	struct snapshot *w = profile_window_snapshot(p, 300000ull * 1000000u);
+	/* The history's leaves were renumbered with the fold: its last 10 s, and the whole run. */
+	struct snapshot *w = profile_range_snapshot(p, 290, UINT64_MAX);
 	assert_int_equal(w->samples, 10000);
 	assert_int_equal(w->nodes[w->merged_root].total, 10000);
+	assert_totals_add_up(w, other);
+	snapshot_unref(w);
+	w = profile_range_snapshot(p, 0, UINT64_MAX);
+	assert_int_equal(w->samples, 300000);
+	for (size_t t = 0; t < w->nthreads; t++)
+		assert_int_equal(w->threads[t].samples, full->threads[t].samples);
+	assert_int_equal(w->nspans, 300);
+	assert_int_equal(w->spans[299].start_s, 299);
 	assert_totals_add_up(w, other);
 	snapshot_unref(w);
 	snapshot_unref(s);

@@ -1,7 +1,7 @@
 /* Unit tests of the profile's sites (per-address counts with their source lines): interning,
  * counting per sample, their copies in incremental snapshots, the memory budget's one
- * SNAPSHOT_SITE_OTHER site per function, inlined functions, and window snapshots' sites (self
- * samples only).
+ * SNAPSHOT_SITE_OTHER site per function, inlined functions, and the sites of a stretch of the
+ * run (self samples only).
  * Then the node sites (each thread node's self samples by site): they add up to the nodes' self,
  * are copied into incremental snapshots as in full ones, survive a fold with exact totals and stay
  * within the budget. */
@@ -299,9 +299,9 @@ static void inlined_funcs(void **state)
 	profile_free(p);
 }
 
-/* A window snapshot's sites and node sites count the window's leaf samples, without totals; the
- * samples that left the window leave its sites too. */
-static void window_sites_count_the_window(void **state)
+/* A stretch's snapshot's sites and node sites count its leaf samples, without totals; the
+ * samples before it are not in its sites either. */
+static void stretch_sites_count_the_stretch(void **state)
 {
 	(void)state;
 	struct profile *p = profile_new(NULL);
@@ -309,15 +309,15 @@ static void window_sites_count_the_window(void **state)
 	uint32_t sf = profile_site(p, f, 0x10, "m.c", 1), sg = profile_site(p, g, 0x20, "l.c", 2);
 	const uint32_t stack[] = { f, g }, sites[] = { sf, sg }, short_stack[] = { f };
 
-	profile_set_window(p, 1000000000ull);
+	profile_set_history(p, 600, 0);
 	profile_set_time(p, 3000000000ull);
 	for (int i = 0; i < 4; i++)
-		profile_add_sites(p, 1, 1, stack, sites, 2); /* leaves the window */
+		profile_add_sites(p, 1, 1, stack, sites, 2); /* before the stretch */
 	profile_set_time(p, 5000000000ull);
 	profile_add_sites(p, 1, 1, stack, sites, 2);
 	profile_add_sites(p, 1, 2, stack, sites, 2);
 	profile_add_sites(p, 1, 2, short_stack, sites, 1);
-	struct snapshot *w = profile_window_snapshot(p, 5000000001ull);
+	struct snapshot *w = profile_range_snapshot(p, 4, UINT64_MAX);
 	struct snapshot *s = profile_snapshot(p);
 	assert_int_equal(w->samples, 3);
 	assert_true(w->sites_self_only);
@@ -629,7 +629,7 @@ static void node_sites_past_the_budget(void **state)
 	profile_free(p);
 }
 
-/* A window snapshot has no node sites; a file read back (profile_add_n) makes none. */
+/* Without sites there are no node sites; a file read back (profile_add_n) makes none. */
 static void node_sites_none_without_sites(void **state)
 {
 	(void)state;
@@ -637,7 +637,7 @@ static void node_sites_none_without_sites(void **state)
 	uint32_t f = func(p, "main");
 	const uint32_t stack[] = { f }, sites[] = { profile_site(p, f, 0x10, "m.c", 1) };
 
-	profile_set_window(p, 1000000000ull);
+	profile_set_history(p, 600, 0);
 	profile_set_time(p, 5000000000ull);
 	profile_add_n(p, 1, 1, stack, 1, 5);
 	profile_add(p, 1, 1, stack, 1);
@@ -663,7 +663,7 @@ int main(void)
 		cmocka_unit_test(snapshot_sites_incremental),
 		cmocka_unit_test(sites_past_the_budget),
 		cmocka_unit_test(inlined_funcs),
-		cmocka_unit_test(window_sites_count_the_window),
+		cmocka_unit_test(stretch_sites_count_the_stretch),
 		cmocka_unit_test(node_sites_add_up_and_copy_incrementally),
 		cmocka_unit_test(node_sites_in_a_recycled_snapshot),
 		cmocka_unit_test(node_sites_survive_folds),

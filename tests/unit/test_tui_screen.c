@@ -14,6 +14,7 @@
 #include "proftop/profile.h"
 #include "proftop/tui_flame.h"
 #include "proftop/tui_screen.h"
+#include "proftop/tui_timeline.h"
 
 #include <ctype.h>
 #include <curses.h>
@@ -258,8 +259,9 @@ static void actions_for_the_loop(void **state)
 	assert_int_equal(key(f, ']'), TUI_ACT_FREQ_UP);
 	assert_int_equal(key(f, 's'), TUI_ACT_SAVE);
 	assert_int_equal(key(f, 'T'), TUI_ACT_THEME);
-	assert_int_equal(key(f, 'w'), TUI_ACT_WINDOW);
-	assert_true(f->s.window);
+	assert_int_equal(key(f, 'w'), TUI_ACT_STRETCH);
+	assert_int_equal(f->s.stretch, TUI_STRETCH_WINDOW);
+	assert_true(f->s.stretch_changed);
 	key(f, '?');
 	assert_true(f->s.help);
 	assert_int_equal(key(f, 'x'), TUI_ACT_NONE); /* any key closes the help */
@@ -750,7 +752,7 @@ static void lines_from_tree_paused_and_windowed(void **state)
 {
 	struct fixture *f = *state;
 
-	profile_set_window(f->p, 60000000000ull);
+	profile_set_history(f->p, 600, 0);
 	add_burn_line(f, 10, 5);
 	add_burn_line(f, 12, 20);
 	new_snapshot(f);
@@ -769,7 +771,7 @@ static void lines_from_tree_paused_and_windowed(void **state)
 	key(f, ' ');
 	assert_int_equal(f->s.lines.nlines, 3);
 	add_burn_line(f, 13, 1);
-	tui_screen_set_snapshot(&f->s, profile_window_snapshot(f->p, 0));
+	tui_screen_set_snapshot(&f->s, profile_range_snapshot(f->p, 0, UINT64_MAX));
 	tui_screen_rebuild(&f->s);
 	assert_true(tui_screen_lines_snapshot(&f->s)->sites_self_only);
 	assert_int_equal(f->s.lines.nlines, 4);
@@ -793,7 +795,7 @@ static void lines_window_keeps_the_cursor(void **state)
 			     profile_site(f->p, f->burn, 0x1009, "/src/burn.c", 9),
 			     profile_site(f->p, f->solo, 0x2000, "/src/solo.c", 3) };
 
-	profile_set_window(f->p, 60000000000ull);
+	profile_set_history(f->p, 600, 0);
 	add_burn_line(f, 10, 5);
 	add_burn_line(f, 12, 20);
 	for (int i = 0; i < 3; i++)
@@ -806,7 +808,7 @@ static void lines_window_keeps_the_cursor(void **state)
 	tui_screen_rebuild(&f->s);
 	assert_int_equal(f->s.lines.nlines, 3);
 	assert_int_equal(cursor_line(f), 12);
-	tui_screen_set_snapshot(&f->s, profile_window_snapshot(f->p, 0));
+	tui_screen_set_snapshot(&f->s, profile_range_snapshot(f->p, 0, UINT64_MAX));
 	tui_screen_rebuild(&f->s);
 	assert_int_equal(f->s.lines.nlines, 2);
 	assert_int_equal(cursor_line(f), 12);
@@ -1084,11 +1086,14 @@ static void assert_named_keys_work(const char *name, size_t len, unsigned views,
 
 	if (!n)
 		fail_msg("\"%.*s\" in %s names no key of the table", (int)len, name, where);
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		for (int v = 0; v < TUI_NVIEWS; v++)
 			if ((views & (1u << v)) && !tui_keys_find(codes[i], 1u << v))
 				fail_msg("\"%.*s\" in %s does nothing in %s", (int)len, name, where,
 					 tui_screen_view_name((enum tui_view)v));
+		if ((views & TUI_IN_TIMELINE) && !tui_keys_find(codes[i], TUI_IN_TIMELINE))
+			fail_msg("\"%.*s\" in %s does nothing on the timeline", (int)len, name, where);
+	}
 }
 
 /* Each key of each binding reaches that binding wherever it works: no binding hides another, and
@@ -1118,6 +1123,8 @@ static void table_keys_reach_their_bindings(void **state)
 			for (int v = 0; v < TUI_NVIEWS; v++)
 				if (b->where & (1u << v))
 					assert_ptr_equal(tui_keys_find(key, 1u << v), b);
+			if (b->where & TUI_IN_TIMELINE)
+				assert_ptr_equal(tui_keys_find(key, TUI_IN_TIMELINE), b);
 			if (!(b->where & TUI_IN_FILTER))
 				continue;
 			if (key >= ' ' && key <= '~')
@@ -1160,14 +1167,14 @@ static void hint_lines_name_working_keys(void **state)
 	};
 	static const char *const wide[TUI_NVIEWS] = {
 		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  a:annotate  space:pause  "
-		"w:window  +-:freq  s:save  q:quit",
+		"t:timeline  +-:freq  s:save  q:quit",
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  %:relative  c:callers  "
-		"/:filter  a:annotate  q:quit",
+		"/:filter  a:annotate  t:timeline  q:quit",
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  space:pause  "
 		"w:window  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  q:quit",
 		" ?:help  Tab:view  h/j/k/l:move  Enter:zoom  Esc:out  f:flip  /:filter  a:annotate  "
-		"space:pause  q:quit",
+		"space:pause  t:timeline  q:quit",
 		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  <>:function  space:pause  q:quit",
 	};
 	size_t n;
@@ -1177,9 +1184,9 @@ static void hint_lines_name_working_keys(void **state)
 	for (int v = 0; v < TUI_NVIEWS; v++) {
 		char line[256], where[64];
 
-		tui_keys_hints((enum tui_view)v, 200, line, sizeof(line));
+		tui_keys_hints(1u << v, 200, line, sizeof(line));
 		assert_string_equal(line, wide[v]);
-		tui_keys_hints((enum tui_view)v, 80, line, sizeof(line));
+		tui_keys_hints(1u << v, 80, line, sizeof(line));
 		assert_true(strlen(line) <= 80);
 		assert_true(strncmp(line, " ?:help  Tab:view  ", 19) == 0);
 		snprintf(where, sizeof(where), "the %s hints", tui_screen_view_name((enum tui_view)v));
@@ -1195,8 +1202,112 @@ static void hint_lines_name_working_keys(void **state)
 				assert_false(t[i].hint.label && t[j].hint.label &&
 					     (t[i].hint.in & t[j].hint.in & (1u << v)) &&
 					     t[i].hint.at == t[j].hint.at);
-		tui_keys_hints((enum tui_view)v, 80, line, sizeof(line));
+		tui_keys_hints(1u << v, 80, line, sizeof(line));
 		assert_string_equal(line, want[v]);
+	}
+}
+
+/* The timeline: 100 s of samples on 50 columns (2 s each); the cursor, [ and ] mark a stretch,
+ * < > move it, + - widen and narrow it, w and x switch to the window and back to all; the
+ * stretch stays in seconds while the run grows. Without a history t says so. */
+static void timeline_selects_stretches(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t s1[] = { f->main_, f->pa, f->burn };
+	struct snapshot_range r;
+	uint64_t from, to;
+	double columns[50];
+	struct tui_timeline_scale scale;
+
+	key(f, 't');
+	assert_false(f->s.timeline); /* no history yet */
+	profile_set_history(f->p, 600, 0);
+	for (uint64_t second = 0; second < 100; second++) {
+		profile_set_time(f->p, second * 1000000000ull + 1);
+		add_n(f->p, 11, s1, 3, second < 50 ? 2 : 4);
+	}
+	f->s.timeline_w = 50;
+	new_snapshot(f);
+	tui_timeline_scale(&f->s, &scale);
+	assert_int_equal(scale.per_column, 2);
+	assert_int_equal(scale.columns, 50);
+	tui_timeline_columns(&f->s, &scale, false, columns);
+	assert_true(columns[0] == 4 && columns[24] == 4 && columns[25] == 8 && columns[49] == 8);
+	assert_false(tui_timeline_range(&f->s, &r));
+
+	key(f, 't');
+	assert_true(f->s.timeline);
+	assert_int_equal(f->s.timeline_cursor_s, 99);
+	key(f, KEY_HOME);
+	for (int i = 0; i < 5; i++)
+		key(f, KEY_RIGHT);
+	assert_int_equal(f->s.timeline_cursor_s, 10);
+	assert_int_equal(key(f, '['), TUI_ACT_STRETCH);
+	assert_true(tui_timeline_range(&f->s, &r));
+	assert_int_equal(r.from_s, 10);
+	assert_int_equal(r.to_s, 100);
+	for (int i = 0; i < 10; i++)
+		key(f, KEY_RIGHT);
+	key(f, ']');
+	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_int_equal(from, 10);
+	assert_int_equal(to, 32);
+	key(f, '>');
+	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(from == 12 && to == 34);
+	key(f, '-');
+	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(from == 14 && to == 32);
+	key(f, '+');
+	key(f, '+');
+	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(from == 10 && to == 36);
+	for (int i = 0; i < 60; i++)
+		key(f, '<');
+	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(from == 0 && to == 26);
+	/* Keys the timeline does not take go to the view: Down moves Top's cursor. */
+	key(f, KEY_DOWN);
+	assert_int_equal(list(f)->cursor, 1);
+	assert_true(f->s.timeline);
+
+	/* w: the last 10 s, moving with the run; [ fixes it where it is; x: all again. */
+	assert_int_equal(key(f, 'w'), TUI_ACT_STRETCH);
+	assert_true(tui_timeline_range(&f->s, &r));
+	assert_int_equal(r.last_ns, 10000000000ull);
+	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(from == 90 && to == 100);
+	assert_int_equal(key(f, 'x'), TUI_ACT_STRETCH);
+	assert_false(tui_timeline_range(&f->s, &r));
+	key(f, TUI_ESC);
+	assert_false(f->s.timeline);
+	assert_int_equal(key(f, KEY_LEFT), TUI_ACT_NONE); /* Top's own Left again */
+
+	/* A run twice as long: 4 s per column, the cursor's second unchanged. */
+	profile_set_time(f->p, 199 * 1000000000ull + 1);
+	add_n(f->p, 11, s1, 3, 1);
+	new_snapshot(f);
+	tui_timeline_scale(&f->s, &scale);
+	assert_int_equal(scale.per_column, 4);
+	assert_int_equal(f->s.timeline_cursor_s, 0);
+}
+
+/* The timeline's bottom line fits 80 columns and names keys that work there. */
+static void timeline_hints_name_working_keys(void **state)
+{
+	char line[256];
+
+	(void)state;
+	tui_keys_hints(TUI_IN_TIMELINE, 80, line, sizeof(line));
+	assert_true(strlen(line) <= 80);
+	assert_true(strncmp(line, " Left/Right:cursor  []:start/end  <>:move  ", 43) == 0);
+	assert_non_null(strstr(line, "Enter:done"));
+	for (char *item = strtok(line, " "); item; item = strtok(NULL, " ")) {
+		const char *colon = strchr(item + 1, ':');
+
+		if (colon)
+			assert_hint_keys_work(item, (size_t)(colon - item), TUI_IN_TIMELINE,
+					      "the timeline hints");
 	}
 }
 
@@ -1206,6 +1317,8 @@ static unsigned help_views(const char *text)
 	unsigned views = 0;
 	const char *p = text;
 
+	if (!strncmp(text, "Timeline: ", 10))
+		return TUI_IN_TIMELINE;
 	for (;;) {
 		int v = 0;
 
@@ -1261,7 +1374,7 @@ static void help_names_working_keys(void **state)
 		}
 	}
 	for (size_t i = 0; i < n; i++) {
-		if (!(t[i].where & TUI_IN_VIEWS))
+		if (!(t[i].where & (TUI_IN_VIEWS | TUI_IN_TIMELINE)))
 			continue; /* the filter's own keys: told on the line of / */
 		for (int k = 0; k < TUI_BINDING_KEYS && t[i].keys[k]; k++) {
 			char one[2], word[32];
@@ -1277,6 +1390,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(selection_follows_its_function, setup, teardown),
+		cmocka_unit_test(timeline_hints_name_working_keys),
+		cmocka_unit_test_setup_teardown(timeline_selects_stretches, setup, teardown),
 		cmocka_unit_test_setup_teardown(filter_as_typed, setup, teardown),
 		cmocka_unit_test_setup_teardown(tree_keys_open_and_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(callers_follow_the_top_selection, setup, teardown),

@@ -1,5 +1,6 @@
 /* Unit tests of the view rows the TUI and batch mode show: sorting, filtering, call trees
- * flattened with expansion kept across snapshots, callers trees, threads, and time windows. */
+ * flattened with expansion kept across snapshots, callers trees, threads, and stretches of the
+ * run. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -397,23 +398,25 @@ static void top_sorts_and_filters(void **state)
 
 static const uint64_t SEC = 1000000000ull;
 
-static void window_counts_recent_samples(void **state)
+static void stretch_counts_its_samples(void **state)
 {
 	(void)state;
 	struct fixture f;
 	struct view_row *rows;
 
-	build(&f); /* no window yet: these 100 samples are never in one */
-	profile_set_window(f.p, 2 * SEC);
+	build(&f); /* no history yet: these 100 samples are in no stretch */
+	profile_set_history(f.p, 600, 0);
 	uint32_t s1[] = { f.main_, f.pa, f.burn }, s3[] = { f.main_, f.solo };
 	profile_set_time(f.p, 10 * SEC);
 	add_n(f.p, 1, s1, 3, 7);     /* at 10 s */
-	profile_set_time(f.p, 11 * SEC);
-	add_n(f.p, 1, s3, 2, 3);     /* at 11 s */
+	profile_set_time(f.p, 11 * SEC + SEC / 2);
+	add_n(f.p, 1, s3, 2, 3);     /* at 11.5 s */
 	add_n(f.p, 2, s3, 2, 5);     /* another thread */
 
-	struct snapshot *w = profile_window_snapshot(f.p, 11 * SEC + 1);
-	assert_int_equal(w->window_ns, 2 * SEC);
+	struct snapshot *w = profile_range_snapshot(f.p, 0, UINT64_MAX);
+	assert_true(w->ranged);
+	assert_int_equal(w->range_start_s, 10);
+	assert_int_equal(w->range_end_s, 12);
 	assert_int_equal(w->samples, 15);
 	assert_int_equal(w->func_self[f.burn], 7);
 	assert_int_equal(w->func_total[f.main_], 15);
@@ -424,20 +427,26 @@ static void window_counts_recent_samples(void **state)
 	assert_int_equal(w->threads[1].samples, 5);
 	struct view_top_query q = { VIEW_SORT_SELF, NULL, SNAPSHOT_NO_NODE };
 	size_t n = view_top(w, &q, &rows);
-	assert_int_equal(n, 4); /* burn, solo, main, path_a: none from before the window */
+	assert_int_equal(n, 4); /* burn, solo, main, path_a: none from before the history */
 	assert_string_equal(rows[0].name, "solo");
 	free(rows);
 	snapshot_unref(w);
 
-	/* The cumulative snapshot still has everything. */
+	/* The cumulative snapshot still has everything, and the timeline: seconds 10 and 11. */
 	struct snapshot *all = profile_snapshot(f.p);
 	assert_int_equal(all->samples, 115);
-	assert_int_equal(all->window_ns, 0);
+	assert_false(all->ranged);
+	assert_int_equal(all->nspans, 2);
+	assert_int_equal(all->spans[0].start_s, 10);
+	assert_int_equal(all->spans[0].samples, 7);
+	assert_int_equal(all->spans[1].end_s, 12);
+	assert_int_equal(all->spans[1].samples, 8);
 	snapshot_unref(all);
 
-	/* At 12.5 s the samples from 10 s have left the window. */
-	w = profile_window_snapshot(f.p, 12 * SEC + SEC / 2);
+	/* Second 11 alone: the samples of second 10 are not in it. */
+	w = profile_range_snapshot(f.p, 11, 12);
 	assert_int_equal(w->samples, 8);
+	assert_int_equal(w->range_start_s, 11);
 	assert_int_equal(w->func_self[f.burn], 0);
 	struct view_tree_row *trows = NULL;
 	size_t cap = 0;
@@ -446,36 +455,47 @@ static void window_counts_recent_samples(void **state)
 	assert_string_equal(outline(trows, n), "0:main 1:solo");
 	free(trows);
 	snapshot_unref(w);
-	w = profile_window_snapshot(f.p, 20 * SEC);
+	w = profile_range_snapshot(f.p, 20, UINT64_MAX);
 	assert_int_equal(w->samples, 0);
+	assert_int_equal(w->range_end_s, 0);
 	assert_int_equal(w->nodes[w->merged_root].total, 0);
 	snapshot_unref(w);
 	profile_free(f.p);
 }
 
-/* However many samples arrive within the window, it keeps at most PROFILE_WINDOW_MAX. */
-static void window_memory_is_bounded(void **state)
+/* The timeline follows a function: per stretch, the samples whose stack passed through it. */
+static void timeline_traces_a_function(void **state)
 {
 	(void)state;
-	struct profile *p = profile_new(NULL);
-	uint32_t a = func(p, "a"), b = func(p, "b");
+	struct fixture f;
 
-	profile_set_window(p, 3600 * SEC);
-	profile_set_time(p, SEC);
-	for (uint32_t i = 0; i < 16; i++)
-		profile_add(p, 1, 1, &a, 1);
-	for (uint32_t i = 0; i < PROFILE_WINDOW_MAX; i++)
-		profile_add(p, 1, 1, &b, 1);
-	struct snapshot *w = profile_window_snapshot(p, 2 * SEC);
-	assert_int_equal(w->samples, PROFILE_WINDOW_MAX);
-	assert_int_equal(w->func_self[a], 0);
-	assert_int_equal(w->func_self[b], PROFILE_WINDOW_MAX);
-	snapshot_unref(w);
-	profile_set_window(p, 0);
-	w = profile_window_snapshot(p, 2 * SEC);
-	assert_int_equal(w->samples, 0);
-	snapshot_unref(w);
-	profile_free(p);
+	build(&f);
+	profile_set_history(f.p, 600, 0);
+	uint32_t s1[] = { f.main_, f.pa, f.burn }, s3[] = { f.main_, f.solo };
+	profile_set_time(f.p, 3 * SEC);
+	add_n(f.p, 1, s1, 3, 4);
+	add_n(f.p, 2, s3, 2, 2);
+	profile_set_time(f.p, 4 * SEC);
+	add_n(f.p, 1, s3, 2, 6);
+	profile_trace(f.p, f.pa);
+	struct snapshot *s = profile_snapshot(f.p);
+	assert_int_equal(s->traced_func, f.pa);
+	assert_int_equal(s->nspans, 2);
+	assert_int_equal(s->spans[0].samples, 6);
+	assert_int_equal(s->spans[0].traced, 4);
+	assert_int_equal(s->spans[1].traced, 0);
+	snapshot_unref(s);
+	profile_trace(f.p, f.main_);
+	s = profile_snapshot(f.p);
+	assert_int_equal(s->spans[0].traced, 6);
+	assert_int_equal(s->spans[1].traced, 6);
+	snapshot_unref(s);
+	profile_trace(f.p, 0);
+	s = profile_snapshot(f.p);
+	assert_int_equal(s->traced_func, 0);
+	assert_int_equal(s->spans[0].traced, 0);
+	snapshot_unref(s);
+	profile_free(f.p);
 }
 
 int main(void)
@@ -489,8 +509,8 @@ int main(void)
 		cmocka_unit_test(callers_count_recursion_once),
 		cmocka_unit_test(threads_rows),
 		cmocka_unit_test(top_sorts_and_filters),
-		cmocka_unit_test(window_counts_recent_samples),
-		cmocka_unit_test(window_memory_is_bounded),
+		cmocka_unit_test(stretch_counts_its_samples),
+		cmocka_unit_test(timeline_traces_a_function),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
