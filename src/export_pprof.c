@@ -656,6 +656,7 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 {
 	const struct snapshot *s = p->s;
 	uint64_t period = s->freq ? (1000000000ull + s->freq / 2) / s->freq : 0;
+	uint64_t real, user, system;
 	struct pb msg = { 0 }, tmp = { 0 };
 
 	value_type(&msg, p, "samples", "count");
@@ -666,7 +667,8 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 		samples_of(g, p, &trees[i], period, &msg, &tmp);
 	str_index(p, comment);
 	tables(g, p, &msg, &tmp);
-	gz_varint_field(g, PPROF_DURATION_NANOS, s->elapsed_ns);
+	snapshot_times(s, &real, &user, &system);
+	gz_varint_field(g, PPROF_DURATION_NANOS, real);
 	value_type(&msg, p, "cpu", "nanoseconds");
 	gz_record(g, PPROF_PERIOD_TYPE, &msg);
 	gz_varint_field(g, PPROF_PERIOD, period);

@@ -97,14 +97,16 @@ static void leave(void *arg, uint32_t node)
 static void header(FILE *out, const struct snapshot *s, unsigned hz, uint64_t marks)
 {
 	const struct counters *c = &s->counters;
+	uint64_t real, user, system;
 
+	snapshot_times(s, &real, &user, &system);
 	fprintf(out, "#fOrTyTwO\n$hz=%u;\n$XS_VERSION='proftop %s';\n# All values are given in HZ\n",
 		hz, PROFTOP_VERSION);
 	fprintf(out, "$over_utime=0; $over_stime=0; $over_rtime=0;\n$over_tests=1;\n");
 	fprintf(out, "$rrun_utime=%llu; $rrun_stime=%llu; $rrun_rtime=%llu;\n",
-		(unsigned long long)export_ns_to_ticks(s->user_ns, hz),
-		(unsigned long long)export_ns_to_ticks(s->system_ns, hz),
-		(unsigned long long)export_ns_to_ticks(s->elapsed_ns, hz));
+		(unsigned long long)export_ns_to_ticks(user, hz),
+		(unsigned long long)export_ns_to_ticks(system, hz),
+		(unsigned long long)export_ns_to_ticks(real, hz));
 	fprintf(out, "$total_marks=%llu;\n", (unsigned long long)marks);
 	fprintf(out, "# proftop: samples %llu overflow %llu dropped %llu throttled %llu "
 		     "truncated %llu\n",

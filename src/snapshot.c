@@ -63,6 +63,25 @@ static void copy_about(struct snapshot *out, const struct snapshot *s)
 	out->range_end_s = s->range_end_s;
 }
 
+void snapshot_times(const struct snapshot *s, uint64_t *real_ns, uint64_t *user_ns,
+		    uint64_t *system_ns)
+{
+	uint64_t start, end;
+
+	*real_ns = s->elapsed_ns;
+	*user_ns = s->user_ns;
+	*system_ns = s->system_ns;
+	if (!s->ranged)
+		return;
+	start = s->range_start_s * 1000000000u;
+	end = s->range_end_s * 1000000000u;
+	if (end > s->elapsed_ns) /* the second still going on */
+		end = s->elapsed_ns;
+	*real_ns = end > start ? end - start : 0;
+	*user_ns = s->freq ? s->samples * 1000000000u / s->freq : 0;
+	*system_ns = 0;
+}
+
 uint32_t snapshot_node_sites(const struct snapshot *s, uint32_t node)
 {
 	if (!s->nnode_sites || !s->node_site_first || node >= s->nnodes)

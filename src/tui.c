@@ -399,8 +399,11 @@ static bool wake(void *arg, struct session *session)
 		t->screen.message[0] = 0;
 	tui_screen_rebuild(&t->screen);
 	if (tui_screen_selected_func(&t->screen) != t->traced) {
+		/* The timeline's second row follows the cursor from the next snapshot: soon. */
 		t->traced = tui_screen_selected_func(&t->screen);
 		session_trace(t->session, t->traced);
+		if (!t->refresh_at && !t->screen.ended)
+			t->refresh_at = now + WINDOW_WAIT_NS;
 	}
 	tui_draw(&t->screen);
 	return true;

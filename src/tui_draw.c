@@ -6,8 +6,9 @@
  *   title (target, state, elapsed, frequency, stretch,    always
  *          the debug file being fetched)
  *   counters                                               7 lines or more
- *   timeline (samples per second, the stretch shown)       8 or more (4 on the timeline),
+ *   timeline (samples per second, the stretch shown)       12 or more (4 on the timeline),
  *                                                          when the profile keeps one
+ *   the selected function's samples per second             16 or more
  *   tab bar                                                4 or more
  *   column headings                                        5 or more
  *   rows (Lines: its heading and a note above them)        what is left
@@ -220,7 +221,9 @@ static void draw_timeline(struct tui_screen *s, int y, bool traced)
 		if (samples[c] > max)
 			max = samples[c];
 	draw_bars(s, y, &scale, samples, max);
-	if (traced) {
+	if (traced && !s->live->traced_func) {
+		fill(y + 1, 0, COLS, s->attrs[THEME_NORMAL]);
+	} else if (traced) {
 		const struct snapshot *p = s->live;
 		char name[256];
 
@@ -802,8 +805,8 @@ void tui_draw(struct tui_screen *s)
 	if (h >= 7)
 		draw_counters(s, y++);
 	s->timeline_w = COLS > 2 ? COLS - 2 : 1;
-	s->timeline_y = s->live && s->live->nspans && (h >= 8 || (s->timeline && h >= 4)) ? y++ : -1;
-	traced = s->timeline_y >= 0 && s->live->traced_func && h >= 12;
+	s->timeline_y = s->live && s->live->nspans && (h >= 12 || (s->timeline && h >= 4)) ? y++ : -1;
+	traced = s->timeline_y >= 0 && h >= 16; /* its row stays while nothing is traced yet */
 	if (s->timeline_y >= 0)
 		draw_timeline(s, s->timeline_y, traced);
 	y += traced;

@@ -152,6 +152,12 @@ struct snapshot *snapshot_alloc(struct strpool *strings);
 struct snapshot *snapshot_ref(struct snapshot *snapshot);
 void snapshot_unref(struct snapshot *snapshot);
 
+/* The times a file of the snapshot states: the run's wall-clock and CPU times, or for a stretch
+ * its length and the CPU time its samples stand for (samples over the frequency, as user time:
+ * the kernel counts no CPU time per stretch). */
+void snapshot_times(const struct snapshot *snapshot, uint64_t *real_ns, uint64_t *user_ns,
+		    uint64_t *system_ns);
+
 /* The first of node's self sites (an index into node_sites), SNAPSHOT_NO_NODE_SITE when it has
  * none; the next ones follow their next:
  *

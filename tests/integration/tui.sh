@@ -19,15 +19,18 @@ indent_of()
 # --- the top view, filtering, resizing, q ---------------------------------------------------------
 pane top 100 30 -- "$WL/split" 30
 check "top-shows-hot-function" wait_screen top '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
-# Line 5 is the first row: title, counters, tab bar, headings above it.
-check "top-hottest-first" line_has top 5 'burn_a'
+# Line 7 is the first row: title, counters, the timeline's two rows (all samples, then those
+# of the selected function, named once the next snapshot counted them), tab bar, headings.
+check "timeline-follows-selected" wait_screen top '^ [▁▂▃▄▅▆▇█ ]+ <- burn_a$'
+check "timeline-strip" line_has top 3 '^ [▁▂▃▄▅▆▇█]+ *$'
+check "top-hottest-first" line_has top 7 'burn_a'
 check "top-header-running" line_has top 1 'proftop .*split 30.*\[running\].*999 Hz'
 check "top-header-counters" line_has top 2 'samples [0-9]+.*overflow [0-9]+.*dropped [0-9]+.*throttled [0-9]+.*truncated [0-9]+'
-check "top-tab-bar" line_has top 3 '1 Top +2 Tree +3 Callers +4 Threads'
+check "top-tab-bar" line_has top 5 '1 Top +2 Tree +3 Callers +4 Threads'
 
 tm send-keys -t top / b u r n _ b
 check "filter-incremental" wait_gone top ' burn_a '
-check "filter-keeps-match" line_has top 5 'burn_b'
+check "filter-keeps-match" line_has top 7 'burn_b'
 check "filter-prompt" wait_screen top 'Filter: burn_b_'
 tm send-keys -t top Enter
 check "filter-shown-in-tab-bar" wait_screen top 'filter: burn_b'
@@ -77,7 +80,7 @@ pane tree 100 30 -g fp -- "$WL/fptree" 30
 check "tree-top-view-first" wait_screen tree ' work_hot '
 tm send-keys -t tree Tab
 check "tree-reached-with-tab" wait_screen tree '^ +[0-9.]+ +[0-9.]+ +[0-9]+ .* work_hot '
-check "tree-tab-active" line_has tree 4 'TOTAL% +SELF%'
+check "tree-tab-active" line_has tree 6 'TOTAL% +SELF%'
 # main above run above work_hot, each indented further: the hottest path is open by default.
 tree_order()
 {
@@ -103,7 +106,7 @@ check "tree-helper-closed" wait_screen tree '^ +(2[5-9]|3[0-5])\.[0-9]+ .* [+▸
 check "tree-cold-hidden" wait_gone tree ' work_cold '
 # Open helper: select it (it follows work_hot), then Right.
 helper_row=$(screen tree | grep -n ' helper ' | head -n 1 | cut -d: -f1)
-first_row=5
+first_row=7
 i=$first_row
 while [ "$i" -lt "${helper_row:-$first_row}" ]; do
 	tm send-keys -t tree Down
