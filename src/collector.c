@@ -639,7 +639,11 @@ bool collector_select(struct collector *c, const struct snapshot_range *range)
 
 void collector_trace(struct collector *c, uint32_t func)
 {
-	atomic_store_explicit(&c->traced_func, func, memory_order_relaxed);
+	uint32_t was = atomic_exchange_explicit(&c->traced_func, func, memory_order_relaxed);
+
+	/* After the end nobody else publishes: count it now, on the caller's thread. */
+	if (was != func && c->end_ns && !c->running)
+		publish(c);
 }
 
 struct snapshot *collector_snapshots(struct collector *c, struct snapshot **range)

@@ -402,7 +402,9 @@ static bool wake(void *arg, struct session *session)
 		/* The timeline's second row follows the cursor from the next snapshot: soon. */
 		t->traced = tui_screen_selected_func(&t->screen);
 		session_trace(t->session, t->traced);
-		if (!t->refresh_at && !t->screen.ended)
+		if (t->screen.ended)
+			refresh_snapshot(t); /* counted just now */
+		else if (!t->refresh_at)
 			t->refresh_at = now + WINDOW_WAIT_NS;
 	}
 	tui_draw(&t->screen);

@@ -66,7 +66,7 @@ void collector_set_source(struct collector *collector, enum collector_source sou
  * of it. False, selecting nothing, when no history is kept. */
 bool collector_select(struct collector *collector, const struct snapshot_range *range);
 /* The function whose samples the timeline counts too (snapshot_span's traced; 0: none), from
- * the next publication on. */
+ * the next publication on (at once once profiling ended). */
 void collector_trace(struct collector *collector, uint32_t func);
 /* Both from one publication, for one request: the selected stretch's snapshot (NULL when none)
  * into *range, the cumulative one made with it returned. */

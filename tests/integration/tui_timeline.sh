@@ -77,6 +77,9 @@ check "ended" wait_screen phases '\[exited with status 0\]' 60
 tm send-keys -t phases x t Home ']'
 check "after-end-stretch" wait_screen phases '\[exited.*  seconds 0-1$'
 check "after-end-phase-one" wait_screen phases '^ +(99\.[0-9]+|100\.00) +100\.00 +[0-9]+ +phase_one '
+# And the second row still follows the cursor: phase_two's bars are in the later seconds.
+tm send-keys -t phases x Escape / p h a s e _ t w o Enter
+check "after-end-follows-cursor" wait_screen phases '^  {10,}[▁▂▃▄▅▆▇█]{10,} +<- phase_two$'
 tm send-keys -t phases q
 check "quit" sh -c "i=0; until [ -e '$TMPD/phases.status' ]; do i=\$((i + 1)); [ \$i -lt 100 ] || exit 1; sleep 0.1; done"
 check "restored" restored phases
