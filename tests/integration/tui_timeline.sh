@@ -40,7 +40,7 @@ shares()
 	return 1
 }
 
-pane phases 100 30 -o "$TMPD/phases.tmon" -- "$WL/phases" 24
+pane phases 120 30 -o "$TMPD/phases.tmon" -- "$WL/phases" 24
 check "starts-in-phase-one" wait_screen phases '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +phase_one '
 check "switches-to-phase-two" wait_screen phases '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +phase_two ' 30
 # A few seconds of phase two, phase_one still the hottest (the cursor's function): the second
