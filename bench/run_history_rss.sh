@@ -1,14 +1,21 @@
 #!/bin/bash
-# bench/run_history_rss.sh — what the screen's history costs: proftop's peak RSS and CPU over a
-# run of gcc's cc1 compiling proftop's own sources in a loop (deep stacks, many distinct ones),
-# on the real screen in a tmux pane, with the default --history 600 and with --history 0 (no
-# history). The issue's budget: at most 64 MiB more with 10 minutes of history. Figures only.
+# bench/run_history_rss.sh BUILD_DIR — what the screen's history costs: first the collector's
+# side (history_bench: a sample added, the timeline, a stretch's snapshot), then proftop's peak
+# RSS and CPU over a run of gcc's cc1 compiling proftop's own sources in a loop (deep stacks, many
+# distinct ones), on the real screen in a tmux pane, with the default --history 600 and with
+# --history 0 (no history). The issue's budget: at most 64 MiB more with 10 minutes of history.
+# Figures only.
 #
 #   HISTORY_RSS_SECONDS (600)   each run's length
 #   PROFTOP_BIN (./proftop)     the binary to measure
 set -u
+build=${1:-build}
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here" || exit 1
+if [ -x "$build/bench/history_bench" ]; then
+	echo "== the history in the collector: randtree-shaped samples, 1,000 a second"
+	"$build/bench/history_bench" | sed 's/^/  /'
+fi
 secs=${HISTORY_RSS_SECONDS:-600}
 proftop=$(cd "$(dirname "${PROFTOP_BIN:-./proftop}")" && pwd)/$(basename "${PROFTOP_BIN:-./proftop}")
 cc1=$(gcc -print-prog-name=cc1 2>/dev/null)

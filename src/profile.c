@@ -744,6 +744,11 @@ bool profile_has_history(const struct profile *p)
 	return p->history != NULL;
 }
 
+size_t profile_history_memory(const struct profile *p)
+{
+	return p->history ? history_memory(p->history) : 0;
+}
+
 /* The second of the run now_ns is in. */
 static uint64_t run_second(const struct profile *p, uint64_t now_ns)
 {

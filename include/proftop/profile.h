@@ -81,6 +81,8 @@ uint64_t profile_samples(const struct profile *profile);
  * second 0 began at origin_ns (CLOCK_MONOTONIC, like profile_set_time()'s clock). */
 void profile_set_history(struct profile *profile, unsigned seconds, uint64_t origin_ns);
 bool profile_has_history(const struct profile *profile);
+/* Bytes the history holds (outside the memory budget, which counts the call trees). */
+size_t profile_history_memory(const struct profile *profile);
 /* The timeline also counts the samples whose stack passed through func (0: none). */
 void profile_trace(struct profile *profile, uint32_t func);
 /* The profile's clock (CLOCK_MONOTONIC ns): samples added from now on carry this time. Its owner
