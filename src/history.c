@@ -3,7 +3,9 @@
  * The newest stretch is open: its samples are appended one entry each, unsorted, as they come.
  * When a sample of a later second arrives the open stretch closes: its entries are sorted by
  * (node, site) and those of one pair summed into one, so a closed stretch holds each pair once,
- * in order, and two closed ones merge in one pass. Closing is also when old stretches merge. */
+ * in order, and two closed ones merge in one pass. Closing is also when old stretches merge.
+ * A fold renumbers the nodes, which leaves a stretch unsorted (and maybe with a pair twice): it
+ * is sorted again only when it merges, so that a fold costs one pass over the entries. */
 #include "proftop/history.h"
 
 #include "proftop/util.h"
@@ -16,6 +18,7 @@ struct stretch {
 	uint64_t samples;
 	struct history_entry *entries;
 	size_t n, cap;
+	bool sorted;               /* each (node, site) once, in order */
 };
 
 struct history {
@@ -57,6 +60,7 @@ static void compact(struct stretch *s)
 {
 	size_t kept = 0;
 
+	s->sorted = true;
 	if (!s->n)
 		return;
 	qsort(s->entries, s->n, sizeof(*s->entries), entry_order);
@@ -72,12 +76,18 @@ static void compact(struct stretch *s)
 	s->cap = s->n;
 }
 
-/* Stretch a and the one after it become one (both closed, so both sorted). */
+/* Stretch a and the one after it become one (both closed). */
 static void merge_pair(struct history *h, size_t a)
 {
 	struct stretch *x = &h->stretches[a], *y = &h->stretches[a + 1];
-	struct history_entry *out = xmalloc((x->n + y->n ? x->n + y->n : 1) * sizeof(*out));
+	struct history_entry *out;
 	size_t i = 0, j = 0, n = 0;
+
+	if (!x->sorted)
+		compact(x);
+	if (!y->sorted)
+		compact(y);
+	out = xmalloc((x->n + y->n ? x->n + y->n : 1) * sizeof(*out));
 
 	while (i < x->n || j < y->n) {
 		int order = i == x->n ? 1 : j == y->n ? -1 : entry_order(&x->entries[i], &y->entries[j]);
@@ -155,9 +165,7 @@ void history_renumber(struct history *h, const uint32_t *to)
 
 		for (size_t k = 0; k < s->n; k++)
 			s->entries[k].node = to[s->entries[k].node];
-		/* Leaves that folded into one "[other]" now share a pair: sum them again. */
-		if (!(h->open && i == h->n - 1))
-			compact(s);
+		s->sorted = false;
 	}
 }
 

@@ -96,7 +96,8 @@ static void old_stretches_merge_and_keep_every_sample(void **state)
 	history_free(h);
 }
 
-/* After a fold two leaves may become one: the closed stretch sums them again; marked leaves count. */
+/* After a fold two leaves may become one: their counts add up under it, and once the stretch
+ * merges with another it holds the pair once again; marked leaves count. */
 static void renumbering_merges_and_marks_count(void **state)
 {
 	(void)state;
@@ -112,11 +113,25 @@ static void renumbering_merges_and_marks_count(void **state)
 	history_add(h, 1, 3, HISTORY_NO_SITE); /* open */
 	history_renumber(h, to);
 	assert_int_equal(history_each(h, 0, 1, add_entry, &s, &first, &end), 3);
-	assert_int_equal(s.entries, 1);
 	assert_int_equal(s.per_node[1], 3);
 	history_count(h, marked, counts);
 	assert_int_equal(counts[0], 3);
 	assert_int_equal(counts[1], 0);
+	history_free(h);
+
+	/* One second kept: seconds 0 and 1 are old at second 2+HISTORY_OLD_MAX and merge. */
+	h = history_new(1);
+	history_add(h, 0, 1, HISTORY_NO_SITE);
+	history_add(h, 0, 2, HISTORY_NO_SITE);
+	history_add(h, 1, 1, HISTORY_NO_SITE);
+	history_renumber(h, to);
+	for (uint64_t second = 2; second < 2 + HISTORY_OLD_MAX + 1; second++)
+		history_add(h, second, 3, HISTORY_NO_SITE);
+	s = (struct sum){ 0 };
+	assert_int_equal(history_each(h, 0, 1, add_entry, &s, &first, &end), 3);
+	assert_int_equal(end, 2); /* seconds 0 and 1 are one stretch now */
+	assert_int_equal(s.entries, 1);
+	assert_int_equal(s.per_node[1], 3);
 	history_free(h);
 }
 
