@@ -11,28 +11,13 @@
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 
+#include "bench_random.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 #define PER_SECOND 1000
 #define REPEAT 21
-
-static uint64_t rng = 88172645463325252ull;
-
-static uint32_t next_random(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)rng;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 /* Fill p with seconds of samples; returns the ns spent in profile_add(). */
 static uint64_t fill(struct profile *p, long seconds)
@@ -41,7 +26,7 @@ static uint64_t fill(struct profile *p, long seconds)
 	uint64_t spent = 0;
 	char name[16];
 
-	rng = 88172645463325252ull;
+	bench_rng = BENCH_RANDOM_SEED;
 	for (int i = 0; i < 16; i++) {
 		snprintf(name, sizeof(name), "f%d", i);
 		f[i] = profile_func(p, "randtree", name, 0);

@@ -14,28 +14,13 @@
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 
+#include "bench_random.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
 #define PER_SNAPSHOT 1000
 #define ROWS 6
-
-static uint64_t rng = 88172645463325252ull;
-
-static uint32_t next_random(void)
-{
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return (uint32_t)rng;
-}
-
-static int by_value(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static uint64_t timed_snapshot(struct profile *p, struct snapshot **keep)
 {

@@ -120,7 +120,8 @@ void tui_timeline_enter(struct tui_screen *s, int unused)
 	(void)unused;
 	tui_timeline_scale(s, &scale);
 	if (!s->live || !s->live->nspans) {
-		tui_screen_message(s, true, "no timeline: this profile keeps no history");
+		tui_screen_message(s, true, "no timeline: this profile keeps no history, or no "
+				   "samples yet");
 		return;
 	}
 	s->timeline = true;
