@@ -19,34 +19,42 @@
 #define PER_SECOND 1000
 #define REPEAT 21
 
-/* Fill p with seconds of samples; returns the ns spent in profile_add(). */
-static uint64_t fill(struct profile *p, long seconds)
+/* Fill both profiles with the same seconds of samples, each sample added to one then the other
+ * so that both see the same machine; the ns spent in profile_add() go to spent[0] and [1]. */
+static void fill(struct profile *p[2], long seconds, uint64_t spent[2])
 {
-	uint32_t f[16], stack[13];
-	uint64_t spent = 0;
+	uint32_t f[2][16], stack[13];
 	char name[16];
 
 	bench_rng = BENCH_RANDOM_SEED;
-	for (int i = 0; i < 16; i++) {
-		snprintf(name, sizeof(name), "f%d", i);
-		f[i] = profile_func(p, "randtree", name, 0);
-	}
+	for (int k = 0; k < 2; k++)
+		for (int i = 0; i < 16; i++) {
+			snprintf(name, sizeof(name), "f%d", i);
+			f[k][i] = profile_func(p[k], "randtree", name, 0);
+		}
+	spent[0] = spent[1] = 0;
 	for (long s = 0; s < seconds; s++) {
 		for (int i = 0; i < PER_SECOND; i++) {
 			size_t depth = 4 + next_random() % 10;
-			uint64_t t0;
+			uint32_t pick[13];
 
 			for (size_t d = 0; d < depth; d++)
-				stack[d] = f[next_random() % 16];
-			profile_set_time(p, (uint64_t)s * 1000000000u + (uint64_t)i * 1000000u);
-			t0 = util_now_ns();
-			profile_add(p, 1, 1, stack, depth);
-			spent += util_now_ns() - t0;
+				pick[d] = next_random() % 16;
+			for (int k = 0; k < 2; k++) {
+				uint64_t t0;
+
+				for (size_t d = 0; d < depth; d++)
+					stack[d] = f[k][pick[d]];
+				profile_set_time(p[k], (uint64_t)s * 1000000000u + (uint64_t)i * 1000000u);
+				t0 = util_now_ns();
+				profile_add(p[k], 1, 1, stack, depth);
+				spent[k] += util_now_ns() - t0;
+			}
 		}
 		/* A refresh a second, as the screen asks, so the pool works as it does there. */
-		snapshot_unref(profile_snapshot(p));
+		for (int k = 0; k < 2; k++)
+			snapshot_unref(profile_snapshot(p[k]));
 	}
-	return spent;
 }
 
 /* The median ns of REPEAT snapshots made by make(p). */
@@ -80,20 +88,20 @@ int main(int argc, char **argv)
 {
 	long seconds = argc > 1 ? atol(argv[1]) : 600;
 	struct profile *with = profile_new(NULL), *without = profile_new(NULL);
-	uint64_t spent_with, spent_without;
+	struct profile *both[2] = { with, without };
+	uint64_t spent[2];
 	double plain, traced;
 
 	run_seconds = seconds > 10 ? seconds : 10;
 	profile_set_max_memory(with, 24u << 20);
 	profile_set_max_memory(without, 24u << 20);
 	profile_set_history(with, 600, 0);
-	spent_without = fill(without, run_seconds);
-	spent_with = fill(with, run_seconds);
+	fill(both, run_seconds, spent);
 	printf("%ld s at %d samples/s, randtree's shape, 24 MiB budget\n", run_seconds, PER_SECOND);
 	printf("  adding a sample:       %.3f us with the history, %.3f us without (+%.1f %%)\n",
-	       (double)spent_with / 1e3 / (double)(run_seconds * PER_SECOND),
-	       (double)spent_without / 1e3 / (double)(run_seconds * PER_SECOND),
-	       ((double)spent_with / (double)spent_without - 1) * 100);
+	       (double)spent[0] / 1e3 / (double)(run_seconds * PER_SECOND),
+	       (double)spent[1] / 1e3 / (double)(run_seconds * PER_SECOND),
+	       ((double)spent[0] / (double)spent[1] - 1) * 100);
 	printf("  history:               %.1f MiB\n", (double)profile_history_memory(with) / 1048576);
 	plain = median_us(with, profile_snapshot);
 	profile_trace(with, 2); /* f1: on about half the stacks */

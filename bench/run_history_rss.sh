@@ -33,7 +33,7 @@ run() {
 	local name=$1 pid hwm=0 now ticks i=0 start=$SECONDS
 	shift
 	tmux -L "$sock" new-session -d -s "$name" -x 120 -y 40 \
-		"cd '$here' && '$proftop' -d '$secs' $* -- sh -c \"$loop\"; sleep 5"
+		"cd '$here' && '$proftop' -d '$secs' $* -- sh -c \"$loop\" 2>'$tmp/$name.err'; echo \$? >'$tmp/$name.status'; sleep 5"
 	until pid=$(pgrep -f "^$proftop -d $secs $*" | head -n 1) && [ -n "$pid" ]; do
 		i=$((i + 1))
 		[ $i -lt 50 ] || { echo "  $name: proftop did not start"; return; }
@@ -48,6 +48,11 @@ run() {
 		sleep 1
 	done
 	tmux -L "$sock" send-keys -t "$name" q
+	if [ $SECONDS -lt $((start + secs)) ]; then
+		sleep 1
+		echo "  $name: proftop ended after $((SECONDS - start)) s, status $(cat "$tmp/$name.status" 2>/dev/null):"
+		head -n 5 "$tmp/$name.err"
+	fi
 	printf '  %-14s peak RSS %6.1f MiB   CPU %5.2f %% of a core over %s s\n' "$name" \
 		"$(echo "$hwm / 1024" | bc -l)" \
 		"$(echo "${ticks:-0} * 100 / $(getconf CLK_TCK) / $secs" | bc -l)" "$secs"
