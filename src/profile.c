@@ -860,8 +860,13 @@ static uint32_t refold_append(struct refold *r, uint32_t func, uint32_t parent, 
 /* Where a folded subtree's samples go: the "[other]" child of parent (a new node). */
 static uint32_t refold_other(struct refold *r, uint32_t parent)
 {
-	if (r->other_of[parent] == SNAPSHOT_NO_NODE)
-		r->other_of[parent] = refold_append(r, r->p->other_func, parent, 0, 0, 0);
+	if (r->other_of[parent] == SNAPSHOT_NO_NODE) {
+		/* Apart: refold_append() may move other_of, and C leaves open whether the address
+		 * of the element is taken before or after the call. */
+		uint32_t other = refold_append(r, r->p->other_func, parent, 0, 0, 0);
+
+		r->other_of[parent] = other;
+	}
 	return r->other_of[parent];
 }
 

@@ -416,6 +416,54 @@ static void folding_keeps_totals_exact(void **state)
 	profile_free(u);
 }
 
+/* A fold that keeps most of the tree: four threads, each main -> 1,002 hot callees with two cold
+ * children each, folded at once (the budget set afterwards) with room for every hot node. Both
+ * cold children of a hot node fold into one "[other]" of its own, so the rebuilt tree outgrows
+ * the arrays it started with (half the old count: 15,040 nodes) in the fourth thread, at an
+ * "[other]" node: one written where its array was before it moved shows under ASan. Totals stay
+ * exact. */
+static void fold_keeping_most_of_the_tree(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = func(p, "m", "main"), cold[2] = { func(p, "m", "cold1"), func(p, "m", "cold2") };
+	uint32_t hot[1002];
+	struct snapshot *before, *s;
+	char name[16];
+
+	for (int i = 0; i < 1002; i++) {
+		snprintf(name, sizeof(name), "hot%d", i);
+		hot[i] = func(p, "m", name);
+	}
+	for (pid_t tid = 1; tid <= 4; tid++) {
+		for (int i = 0; i < 1002; i++) {
+			const uint32_t alone[] = { main_, hot[i] };
+
+			for (int c = 0; c < 2; c++)
+				profile_add(p, 1, tid, (const uint32_t[]){ main_, hot[i], cold[c] }, 3);
+			for (int k = 0; k < 10; k++)
+				profile_add(p, 1, tid, alone, 2);
+		}
+	}
+	before = profile_snapshot(p);
+	assert_int_equal(before->nnodes, 15040);
+	/* Room for 4,100 thread nodes (profile.c: 184 bytes a node, a quarter of the budget's
+	 * nodes stay): the 4,016 roots, mains and hot nodes. */
+	profile_set_max_memory(p, 4100 * 184 * 4);
+	snapshot_unref(profile_snapshot(p));
+	s = profile_snapshot(p);
+	uint32_t other = unit_func_named(s, "[other]");
+	assert_int_not_equal(other, SNAPSHOT_NO_NODE); /* it folded */
+	assert_int_equal(s->folded_nodes, 15040 - s->nnodes);
+	assert_int_equal(s->nnodes, 10030); /* 4 x (root, main, 1002 hot, 1002 [other]) + merged */
+	assert_int_equal(s->nodes[s->merged_root].total, 4 * 1002 * 12);
+	assert_int_equal(s->func_self[cold[0]], 4 * 1002);
+	assert_totals_add_up(s, other);
+	snapshot_unref(before);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -425,6 +473,7 @@ int main(void)
 		cmocka_unit_test(threads_merge_and_scope),
 		cmocka_unit_test(incremental_snapshots_equal_full_copies),
 		cmocka_unit_test(folding_keeps_totals_exact),
+		cmocka_unit_test(fold_keeping_most_of_the_tree),
 		cmocka_unit_test(late_names_rename_in_place),
 		cmocka_unit_test(late_lines_fill_sites),
 	};
