@@ -16,7 +16,7 @@
  * the merged tree the one under merged_root. Function id 0 is the root.
  *
  * Sites (per-address counts, with their source lines) have totals for the whole run only: a
- * window snapshot's count the window's self samples, without totals (sites_self_only). Each
+ * stretch's snapshot (ranged) counts its self samples, without totals (sites_self_only). Each
  * thread node also has the histogram of its self samples by site (node_sites): where exactly the
  * samples that ended on that path were taken.
  *

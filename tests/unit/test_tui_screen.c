@@ -746,8 +746,8 @@ static void lines_from_top(void **state)
 	assert_int_equal(f->s.view, TUI_TOP);
 }
 
-/* From the tree the selected node's function; pause freezes the lines; a window snapshot's lines
- * count the window's self samples, without totals. */
+/* From the tree the selected node's function; pause freezes the lines; a stretch's lines count
+ * its self samples, without totals. */
 static void lines_from_tree_paused_and_windowed(void **state)
 {
 	struct fixture *f = *state;
