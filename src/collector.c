@@ -611,10 +611,9 @@ void collector_finish(struct collector *c)
 	publish(c);
 }
 
-bool collector_set_history(struct collector *c, unsigned seconds)
+void collector_set_history(struct collector *c, unsigned seconds)
 {
 	profile_set_history(c->profile, seconds, c->start_ns);
-	return seconds != 0;
 }
 
 void collector_set_max_memory(struct collector *c, size_t bytes)

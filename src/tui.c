@@ -383,6 +383,7 @@ static bool wake(void *arg, struct session *session)
 {
 	struct tui *t = arg;
 	uint64_t now;
+	uint32_t selected;
 	char drain[64];
 
 	(void)session;
@@ -398,9 +399,10 @@ static bool wake(void *arg, struct session *session)
 	if (t->screen.message[0] && now >= t->screen.message_ns + MESSAGE_NS)
 		t->screen.message[0] = 0;
 	tui_screen_rebuild(&t->screen);
-	if (tui_screen_selected_func(&t->screen) != t->traced) {
+	selected = tui_screen_selected_func(&t->screen);
+	if (selected != t->traced) {
 		/* The timeline's second row follows the cursor from the next snapshot: soon. */
-		t->traced = tui_screen_selected_func(&t->screen);
+		t->traced = selected;
 		session_trace(t->session, t->traced);
 		if (t->screen.ended)
 			refresh_snapshot(t); /* counted just now */

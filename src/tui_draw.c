@@ -210,13 +210,11 @@ static void draw_bars(struct tui_screen *s, int y, const struct tui_timeline_sca
 static void draw_timeline(struct tui_screen *s, int y, bool traced)
 {
 	struct tui_timeline_scale scale;
-	double *samples, *through, max = 0;
+	double *samples, max = 0;
 
 	tui_timeline_scale(s, &scale);
 	samples = xmalloc((size_t)scale.columns * sizeof(*samples));
-	through = xmalloc((size_t)scale.columns * sizeof(*through));
 	tui_timeline_columns(s, &scale, false, samples);
-	tui_timeline_columns(s, &scale, true, through);
 	for (int c = 0; c < scale.columns; c++)
 		if (samples[c] > max)
 			max = samples[c];
@@ -227,13 +225,13 @@ static void draw_timeline(struct tui_screen *s, int y, bool traced)
 		const struct snapshot *p = s->live;
 		char name[256];
 
-		draw_bars(s, y + 1, &scale, through, max);
+		tui_timeline_columns(s, &scale, true, samples); /* max stays: the same scale */
+		draw_bars(s, y + 1, &scale, samples, max);
 		snprintf(name, sizeof(name), "<- %s", p->funcs[p->traced_func].name);
 		if (scale.columns + 3 + (int)strlen(name) <= COLS)
 			put(y + 1, scale.columns + 2, COLS, s->attrs[THEME_NORMAL], name);
 	}
 	free(samples);
-	free(through);
 }
 
 static void draw_counters(struct tui_screen *s, int y)

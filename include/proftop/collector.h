@@ -46,8 +46,8 @@ void collector_process(struct collector *collector, const void *record, size_t l
 uint64_t collector_samples(const struct collector *collector);
 
 /* Before collector_start(): keep the run's history, its newest seconds a second each
- * (profile_set_history(); 0, the default: none). Returns whether one is kept. */
-bool collector_set_history(struct collector *collector, unsigned seconds);
+ * (profile_set_history(); 0, the default: none). */
+void collector_set_history(struct collector *collector, unsigned seconds);
 /* Before collector_start(): the memory budget of the call trees (profile_set_max_memory()). */
 void collector_set_max_memory(struct collector *collector, size_t bytes);
 /* What the collector reads of each frame's source (DWARF, through module_source()). */
