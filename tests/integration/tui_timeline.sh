@@ -44,10 +44,11 @@ pane phases 120 30 -o "$TMPD/phases.tmon" -- "$WL/phases" 24
 check "starts-in-phase-one" wait_screen phases '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +phase_one '
 check "switches-to-phase-two" wait_screen phases '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +phase_two ' 30
 # A few seconds of phase two, phase_one still the hottest (the cursor's function): the second
-# row has bars in phase one's seconds and none since.
+# row has bars in phase one's seconds (12 or more: a loaded machine stretches the CPU time the
+# workload counts) and none since.
 check "some-of-phase-two" wait_screen phases '\[running\]  1[6-9]\.[0-9]s' 30
 check "strip-counts-seconds" line_has phases 3 '^ [▁▂▃▄▅▆▇█]{16,} *$'
-check "second-row-shows-switch" wait_screen phases '^ [▁▂▃▄▅▆▇█]{11,14} {2,}<- phase_one$'
+check "second-row-shows-switch" wait_screen phases '^ [▁▂▃▄▅▆▇█]{10,} {2,}<- phase_one$'
 
 # The first stretch: t, Home, [ then the cursor to second 4 and ].
 tm send-keys -t phases t
@@ -60,9 +61,9 @@ check "stretch-phase-one-all" wait_screen phases '^ +(99\.[0-9]+|100\.00) +100\.
 tm send-keys -t phases s
 check "stretch-saved" wait_screen phases "saved $TMPD/phases.tmon"
 check "saved-phase-one-only" shares "$TMPD/phases.tmon" 99 -0
-# Moved later by whole columns: into phase two's seconds, and back.
+# Moved later by whole columns (phase two's own seconds are checked after the end, when it is
+# sure to have had some).
 tm send-keys -t phases '>' '>' '>' '>' '>' '>' '>' '>' '>' '>'
-check "moved-into-phase-two" wait_screen phases '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +phase_two '
 check "moved-header" wait_screen phases '  seconds 10-15$'
 tm send-keys -t phases x
 check "whole-run-again" wait_screen phases '  cumulative$'
@@ -74,7 +75,11 @@ check "left-timeline" wait_screen phases '^ \?:help  Tab:view'
 
 # After the end (the screen stays): a stretch still shows only its seconds.
 check "ended" wait_screen phases '\[exited with status 0\]' 60
-tm send-keys -t phases x t Home ']'
+# The last second, widened to the last five: phase two alone.
+tm send-keys -t phases x t End '[' + +
+check "end-stretch-phase-two" wait_screen phases '^ +(99\.[0-9]+|100\.00) +100\.00 +[0-9]+ +phase_two '
+check "end-stretch-phase-one-gone" wait_gone phases ' phase_one '
+tm send-keys -t phases x Home ']'
 check "after-end-stretch" wait_screen phases '\[exited.*  seconds 0-1$'
 check "after-end-phase-one" wait_screen phases '^ +(99\.[0-9]+|100\.00) +100\.00 +[0-9]+ +phase_one '
 # And the second row still follows the cursor: phase_two's bars are in the later seconds.
