@@ -161,7 +161,7 @@ int main(int argc, char **argv)
 		reset_peak();
 		before = status_kib("VmRSS");
 		t0 = now_s();
-		if (export_write(s, path, formats[i], false, &message)) {
+		if (export_write(s, NULL, path, formats[i], false, &message)) {
 			fprintf(stderr, "export_bench: %s\n", message);
 			return 1;
 		}

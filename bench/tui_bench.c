@@ -19,6 +19,7 @@
  * whole process's CPU (the sampler and collector threads too) is shown beside it.
  *
  * Prints figures; asserts nothing about them. */
+#include "proftop/diff.h"
 #include "proftop/disasm.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
@@ -148,6 +149,64 @@ static void bench_screen_end(struct tui_screen *s, SCREEN *screen, FILE *out, FI
 	fclose(in);
 }
 
+/* The same views against a baseline: a profile of the same shape read from elsewhere (its own
+ * functions, matched by name and module, the costlier way), with other weights. Frames reuse the
+ * match; a new snapshot with new functions, or another thread scope, matches again: timed apart. */
+static void bench_baseline(struct tui_screen *s, struct profile *p, struct snapshot *snap)
+{
+	struct profile *other = synthetic_shape(FANOUT, DEPTH);
+	struct snapshot *old = profile_snapshot(other);
+	struct diff_base *live = diff_base_new(old, "bench");
+	uint64_t t[FRAMES];
+
+	for (int i = 0; i < FRAMES; i++) {
+		struct diff_base *base = diff_base_new(old, "bench");
+		uint64_t t0 = util_now_ns();
+
+		diff_base_match(base, snap, 0);
+		t[i] = util_now_ns() - t0;
+		diff_base_free(base);
+	}
+	qsort(t, FRAMES, sizeof(*t), compare_u64);
+	printf("  %-44s %7.3f ms median  %7.3f ms worst  (%zu nodes)\n",
+	       "baseline matched (by name, every node)", (double)t[FRAMES / 2] / 1e6,
+	       (double)t[FRAMES - 1] / 1e6, tree_size(old, old->merged_root));
+	/* Live: each new snapshot has found a function more, which the baseline lacks. */
+	diff_base_match(live, snap, 0);
+	for (int i = 0; i < FRAMES; i++) {
+		char name[32];
+		uint32_t f;
+		struct snapshot *next;
+		uint64_t t0;
+
+		snprintf(name, sizeof(name), "found_later_%d", i);
+		f = profile_func(p, "synthetic", name, 0);
+		profile_add(p, 1, 1, &f, 1);
+		next = profile_snapshot(p);
+		t0 = util_now_ns();
+		diff_base_match(live, next, 0);
+		t[i] = util_now_ns() - t0;
+		snapshot_unref(next);
+	}
+	qsort(t, FRAMES, sizeof(*t), compare_u64);
+	printf("  %-44s %7.3f ms median  %7.3f ms worst\n", "matched again, a new function since",
+	       (double)t[FRAMES / 2] / 1e6, (double)t[FRAMES - 1] / 1e6);
+	diff_base_free(live);
+	tui_screen_set_baseline(s, old, "bench");
+	snapshot_unref(old);
+	s->view = TUI_TREE;
+	view_expansion_reset(&s->tree_open, true);
+	time_frames(s, "Tree vs baseline, every node open");
+	view_expansion_reset(&s->tree_open, false);
+	time_frames(s, "Tree vs baseline, hottest path open");
+	s->view = TUI_TOP;
+	time_frames(s, "Top vs baseline");
+	s->view = TUI_FLAME;
+	time_frames(s, "Flame vs baseline");
+	tui_screen_set_baseline(s, NULL, NULL);
+	profile_free(other);
+}
+
 static int bench_frame(void)
 {
 	struct profile *p = synthetic_profile();
@@ -168,6 +227,7 @@ static int bench_frame(void)
 	time_frames(&s, "Top functions");
 	s.view = TUI_FLAME;
 	time_frames(&s, "Flame (lay out + draw)");
+	bench_baseline(&s, p, snap);
 	bench_screen_end(&s, screen, out, in);
 	profile_free(p);
 	return 0;

@@ -18,18 +18,31 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static void print_header(FILE *out, const struct snapshot *s, const char *title)
+static void print_header(FILE *out, const struct snapshot *s, const struct diff_base *base,
+			 const char *title)
 {
 	const struct counters *c = &s->counters;
 
-	fprintf(out, "%s  elapsed %.2fs  freq %u Hz  samples %llu  overflow %llu  dropped %llu  "
-		     "throttled %llu  truncated %llu",
-		title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
-		(unsigned long long)c->overflow, (unsigned long long)c->dropped,
-		(unsigned long long)c->throttled, (unsigned long long)c->truncated);
+	if (s->offcpu) /* the samples are the switches out, and 100% all the time blocked */
+		fprintf(out, "%s  elapsed %.2fs  offcpu: blocked %.3fs  switches %llu  overflow %llu  "
+			     "dropped %llu  throttled %llu  truncated %llu",
+			title, (double)s->elapsed_ns / 1e9, (double)s->samples / 1e6,
+			(unsigned long long)c->samples, (unsigned long long)c->overflow,
+			(unsigned long long)c->dropped, (unsigned long long)c->throttled,
+			(unsigned long long)c->truncated);
+	else
+		fprintf(out, "%s  elapsed %.2fs  freq %u Hz  samples %llu  overflow %llu  dropped %llu  "
+			     "throttled %llu  truncated %llu",
+			title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
+			(unsigned long long)c->overflow, (unsigned long long)c->dropped,
+			(unsigned long long)c->throttled, (unsigned long long)c->truncated);
 	/* The call tree outgrew --max-memory: cold paths are in [other] nodes. */
 	if (s->folded_nodes)
 		fprintf(out, "  folded %llu", (unsigned long long)s->folded_nodes);
+	if (base) { /* the baseline's path as given: in visible form too */
+		fputs("  baseline ", out);
+		util_print_safe(out, diff_base_label(base));
+	}
 	fputc('\n', out);
 }
 
@@ -37,35 +50,57 @@ static void print_header(FILE *out, const struct snapshot *s, const char *title)
  * come from the target, so they are printed in visible form: no byte of theirs acts on a terminal
  * or breaks the line. */
 static void print_row(FILE *out, const struct view_cells *c, unsigned depth, const char *name,
-		      const char *module)
+		      const char *module, const char *mark)
 {
-	fprintf(out, "%s%s%s%*s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
-		c->text[VIEW_CELL_COUNT], (int)depth * 2, "");
+	fprintf(out, "%s%s%s%s%s%*s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
+		c->text[VIEW_CELL_COUNT], c->text[VIEW_CELL_DELTA_FIRST],
+		c->text[VIEW_CELL_DELTA_SECOND], (int)depth * 2, "");
 	util_print_safe(out, name);
 	fputs("  ", out);
 	util_print_safe(out, module);
+	fputs(mark, out);
 	fputc('\n', out);
 }
 
-static void print_functions(FILE *out, const struct snapshot *s, long max_rows)
+/* Against a baseline, a row's mark as report --diff prints it. */
+static const char *one_side(bool only_new, bool only_old)
 {
-	struct view_top_query query = { VIEW_SORT_SELF, NULL, SNAPSHOT_NO_NODE };
+	return only_new ? "  (new)" : only_old ? "  (gone)" : "";
+}
+
+/* The function table; against a baseline (base matched against s), with the changes, the
+ * largest first. */
+static void print_functions(FILE *out, const struct snapshot *s, const struct diff_base *base,
+			    long max_rows)
+{
+	struct view_top_query query = { base ? VIEW_SORT_DELTA_SELF : VIEW_SORT_SELF, NULL,
+					SNAPSHOT_NO_NODE, base };
 	struct view_cells c;
 	struct view_row *rows;
 	size_t n = view_top(s, &query, &rows);
 
-	view_cell_headings(&c, "SELF%", "TOTAL%", "SAMPLES");
-	print_row(out, &c, 0, "FUNCTION", "MODULE");
+	view_cell_headings(&c, "SELF%", "TOTAL%", s->offcpu ? "SECONDS" : "SAMPLES");
+	if (base)
+		view_delta_headings(&c, "+SELF", "+TOTAL");
+	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
-		view_cells(&c, rows[i].self_pct, rows[i].total_pct, rows[i].self);
-		print_row(out, &c, 0, rows[i].name, rows[i].module);
+		const struct view_row *r = &rows[i];
+
+		view_cells(&c, r->self_pct, r->total_pct, r->self);
+		if (s->offcpu)
+			view_seconds_cell(&c, r->self);
+		if (base)
+			view_delta_cells(&c, r->self_pct - r->old_self_pct,
+					 r->total_pct - r->old_total_pct);
+		print_row(out, &c, 0, r->name, r->module, one_side(r->only_new, r->only_old));
 	}
 	free(rows);
 }
 
-static void print_tree(FILE *out, const struct snapshot *s, double min_percent, long max_rows)
+static void print_tree(FILE *out, const struct snapshot *s, const struct diff_base *base,
+		       double min_percent, long max_rows)
 {
-	struct view_tree_query query = { .min_pct = min_percent };
+	struct view_tree_query query = { .min_pct = min_percent, .baseline = base };
 	struct view_tree_row *rows = NULL;
 	struct view_cells c;
 	struct view_tree tree;
@@ -73,11 +108,20 @@ static void print_tree(FILE *out, const struct snapshot *s, double min_percent, 
 
 	view_tree_of(&tree, s, SNAPSHOT_NO_NODE);
 	n = view_tree(&tree, &query, &rows, &cap);
-	view_cell_headings(&c, "TOTAL%", "SELF%", "SAMPLES");
-	print_row(out, &c, 0, "FUNCTION", "MODULE");
+	view_cell_headings(&c, "TOTAL%", "SELF%", s->offcpu ? "SECONDS" : "SAMPLES");
+	if (base)
+		view_delta_headings(&c, "+TOTAL", "+SELF");
+	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
-		view_cells(&c, rows[i].total_pct, rows[i].self_pct, rows[i].total);
-		print_row(out, &c, rows[i].depth, rows[i].name, rows[i].module);
+		const struct view_tree_row *r = &rows[i];
+
+		view_cells(&c, r->total_pct, r->self_pct, r->total);
+		if (s->offcpu)
+			view_seconds_cell(&c, r->total);
+		if (base)
+			view_delta_cells(&c, r->total_pct - r->old_total_pct,
+					 r->self_pct - r->old_self_pct);
+		print_row(out, &c, r->depth, r->name, r->module, one_side(base && r->only_new, false));
 	}
 	free(rows);
 	view_tree_free(&tree);
@@ -278,15 +322,17 @@ static void print_histogram(FILE *out, const struct snapshot *s)
 	free(sites);
 }
 
-int batch_print_table(FILE *out, const struct snapshot *s, const char *title,
-		      const struct batch_options *o, long max_rows)
+int batch_print_table(FILE *out, const struct snapshot *s, struct diff_base *base,
+		      const char *title, const struct batch_options *o, long max_rows)
 {
 	errno = 0;
-	print_header(out, s, title);
+	print_header(out, s, base, title);
+	if (base)
+		diff_base_match(base, s, 0);
 	if (o->tree)
-		print_tree(out, s, o->min_percent, max_rows);
+		print_tree(out, s, base, o->min_percent, max_rows);
 	else
-		print_functions(out, s, max_rows);
+		print_functions(out, s, base, max_rows);
 	if (o->annotate)
 		print_annotations(out, s, o->annotate, o->asm_code);
 	if (o->histogram)
@@ -303,6 +349,7 @@ struct batch {
 	struct outstream *stream;  /* when the given stream is no regular file: never blocking */
 	int pipe_fd;               /* its descriptor when it is a pipe's write end, else -1 */
 	int write_error;           /* errno of the first table that could not be written; 0: none */
+	struct diff_base *base;    /* --baseline's profile; NULL: none */
 };
 
 /* A table nobody can read ends the tables, and the run: the session then stops profiling as
@@ -332,7 +379,7 @@ static void print_latest(struct batch *b, struct session *session, const char *t
 	if (b->write_error)
 		return;
 	s = session_snapshot(session);
-	err = batch_print_table(b->out, s, title, b->o, rows);
+	err = batch_print_table(b->out, s, b->base, title, b->o, rows);
 	snapshot_unref(s);
 	if (err)
 		write_failed(b, -err);
@@ -403,14 +450,19 @@ int batch_run(struct session *session, const struct batch_options *o, FILE *out)
 		.refresh = refresh,
 		.ended = ended,
 	};
+	const char *label;
+	struct snapshot *baseline = session_baseline(session, &label);
 	bool signalled;
 	int status;
 
+	b.base = baseline ? diff_base_new(baseline, label) : NULL;
+	snapshot_unref(baseline); /* the base holds its own reference */
 	open_out(&b, out);
 	fe.fds[0] = b.pipe_fd;
 	status = session_run(session, &fe);
 	signalled = b.stream && outstream_signal(b.stream);
 	outstream_close(b.stream, NULL); /* each table was flushed: nothing is left to fail */
+	diff_base_free(b.base);
 	if (signalled)
 		return status;
 	return b.write_error && b.write_error != EPIPE ? 1 : status;

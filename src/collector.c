@@ -14,6 +14,7 @@
 
 #include "proftop/diag.h"
 #include "proftop/fetch.h"
+#include "proftop/idmap.h"
 #include "proftop/lines.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
@@ -71,6 +72,17 @@ struct exited {
 	uint64_t at_ns;
 };
 
+/* Off-CPU mode: a thread switched out, waiting to run again. Its switch sample gave the stack,
+ * its switch-out record the time and whether it was preempted (still runnable); when it is
+ * switched back in, the time between counts on that stack. */
+struct waiting {
+	pid_t pid, tid;
+	uint64_t out_ns;           /* 0: no switch-out seen since the stack */
+	bool preempted;
+	size_t depth;              /* 0: no stack */
+	uint32_t funcs[];          /* SAMPLE_MAX_FRAMES, outermost first */
+};
+
 struct collector {
 	struct ring *ring;
 	struct sampler *sampler;
@@ -87,6 +99,11 @@ struct collector {
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	uint64_t truncated;
+	struct idmap waiting_of;   /* off-CPU mode: tid → its struct waiting in waiting */
+	struct waiting **waiting;  /* one per live thread seen switching (an exited one's is reused) */
+	size_t nwaiting, waiting_cap;
+	uint32_t *free_waiting;    /* indices of exited threads' */
+	size_t nfree_waiting, free_waiting_cap;
 	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	int wake_fd;
@@ -129,6 +146,7 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->symbolizer = symbolizer_new(diag);
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
 	c->profile = profile_new(diag);
+	idmap_init(&c->waiting_of);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
 	pthread_mutex_init(&c->publish_lock, NULL);
@@ -315,11 +333,12 @@ static const struct chain_frame *resolve_frame(struct collector *c, pid_t pid, u
 	return e->chain;
 }
 
-static void handle_sample(struct collector *c, const struct sample_record *r)
+/* The sample's call stack as function ids and their sites, outermost first; returns its depth. */
+static size_t sample_stack(struct collector *c, const struct sample_record *r, uint32_t *funcs,
+			   uint32_t *sites)
 {
 	uint64_t ips[UNWIND_MAX_FRAMES];
 	struct chain_frame frames[SAMPLE_MAX_FRAMES], scratch[LINES_MAX_FRAMES];
-	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
 	bool truncated;
 	size_t n = unwinder_unwind(c->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated), depth = 0;
 
@@ -345,8 +364,102 @@ static void handle_sample(struct collector *c, const struct sample_record *r)
 		funcs[depth - 1 - i] = frames[i].func;
 		sites[depth - 1 - i] = frames[i].site;
 	}
+	return depth;
+}
+
+static void handle_sample(struct collector *c, const struct sample_record *r)
+{
+	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
+	size_t depth = sample_stack(c, r, funcs, sites);
+
 	profile_add_sites(c->profile, (pid_t)r->pid, (pid_t)r->tid, funcs,
 			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
+}
+
+/* --- off-CPU mode ------------------------------------------------------------------------------ */
+
+/* The thread's struct waiting, NULL when it has none (an index left by an exited thread of the
+ * same tid belongs to another thread now, or to none). */
+static struct waiting *find_waiting(struct collector *c, uint32_t tid)
+{
+	uint32_t at = idmap_get(&c->waiting_of, tid);
+
+	return at != IDMAP_MISSING && c->waiting[at]->tid == (pid_t)tid ? c->waiting[at] : NULL;
+}
+
+static struct waiting *waiting_of(struct collector *c, const struct sample_record *r)
+{
+	struct waiting *w = find_waiting(c, r->tid);
+	uint32_t at;
+
+	if (w)
+		return w;
+	if (c->nfree_waiting) {
+		at = c->free_waiting[--c->nfree_waiting];
+	} else {
+		xgrow((void **)&c->waiting, &c->waiting_cap, c->nwaiting + 1, sizeof(*c->waiting));
+		c->waiting[c->nwaiting] = xcalloc(1, sizeof(struct waiting) +
+						     SAMPLE_MAX_FRAMES * sizeof(uint32_t));
+		at = (uint32_t)c->nwaiting++;
+	}
+	c->waiting[at]->tid = (pid_t)r->tid;
+	idmap_put(&c->waiting_of, r->tid, at);
+	return c->waiting[at];
+}
+
+/* A context switch's sample: the stack the thread leaves the CPU with. The event fires in the
+ * kernel; without --kernel the stack starts at the user registers the thread entered it with. */
+static void switch_sample(struct collector *c, const struct sample_record *r)
+{
+	struct sample_record user = *r;
+	uint32_t sites[SAMPLE_MAX_FRAMES];
+	struct waiting *w = waiting_of(c, r);
+
+	if (!c->config.kernel && r->sample.regs_abi)
+		user.sample.user = true;
+	w->pid = (pid_t)r->pid;
+	w->tid = (pid_t)r->tid;
+	w->out_ns = 0;
+	w->depth = sample_stack(c, &user, w->funcs, sites);
+}
+
+/* Out: when, and whether preempted. In: the time since counts on the stack, in microseconds,
+ * when the thread had blocked (a preempted one was runnable: not waiting on anything); with one
+ * switch in N sampled, N times that, as it stands for the N-1 switches not sampled too. The
+ * switches between samples have no stack: nothing is waiting for them. */
+static void switch_record(struct collector *c, const struct sample_record *r)
+{
+	struct waiting *w = find_waiting(c, r->tid);
+
+	if (!w || !w->depth)
+		return;
+	if (r->switched.out) {
+		if (!w->out_ns) { /* the switch the stack was taken at */
+			w->out_ns = r->time;
+			w->preempted = r->switched.preempted;
+		}
+		return;
+	}
+	if (w->out_ns && r->time > w->out_ns && !w->preempted)
+		profile_add_n(c->profile, w->pid, w->tid, w->funcs, w->depth,
+			      (r->time - w->out_ns + 500) / 1000 *
+				      (c->config.switch_period > 1 ? c->config.switch_period : 1));
+	w->depth = 0;
+	w->out_ns = 0;
+}
+
+/* A thread that ended will not come back: its struct waiting is free for another. */
+static void forget_waiting(struct collector *c, pid_t tid)
+{
+	struct waiting *w = find_waiting(c, (uint32_t)tid);
+
+	if (!w)
+		return;
+	w->tid = 0;
+	w->depth = 0;
+	xgrow((void **)&c->free_waiting, &c->free_waiting_cap, c->nfree_waiting + 1,
+	      sizeof(*c->free_waiting));
+	c->free_waiting[c->nfree_waiting++] = idmap_get(&c->waiting_of, (uint32_t)tid);
 }
 
 static void handle_record(struct collector *c, const void *data, size_t len)
@@ -357,7 +470,13 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 		return;
 	switch (r.kind) {
 	case SAMPLE_KIND_SAMPLE:
-		handle_sample(c, &r);
+		if (c->config.mode == SAMPLE_MODE_OFFCPU)
+			switch_sample(c, &r);
+		else
+			handle_sample(c, &r);
+		break;
+	case SAMPLE_KIND_SWITCH:
+		switch_record(c, &r);
 		break;
 	case SAMPLE_KIND_MMAP:
 		forget_frames(c);
@@ -377,6 +496,7 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 			symbolizer_fork(c->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
 		break;
 	case SAMPLE_KIND_EXIT:
+		forget_waiting(c, (pid_t)r.tid);
 		/* Any thread's exit may be its process's last (the main thread can end first). */
 		if (!c->nexited || c->exited[c->nexited - 1].pid != (pid_t)r.pid) {
 			xgrow((void **)&c->exited, &c->exited_cap, c->nexited + 1, sizeof(*c->exited));
@@ -421,6 +541,10 @@ static void stamp(struct collector *c, struct snapshot *s, uint64_t now)
 	s->counters.truncated = c->truncated;
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
+	if (c->config.mode == SAMPLE_MODE_OFFCPU) {
+		s->offcpu = true;
+		s->freq = SNAPSHOT_OFFCPU_FREQ;
+	}
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
 	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 	if (c->fetcher) {
@@ -677,6 +801,11 @@ void collector_free(struct collector *c)
 	symbolizer_free(c->symbolizer);
 	free(c->exited);
 	free(c->frames);
+	for (size_t i = 0; i < c->nwaiting; i++)
+		free(c->waiting[i]);
+	free(c->waiting);
+	free(c->free_waiting);
+	idmap_free(&c->waiting_of);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
 	pthread_cond_destroy(&c->published_cond);

@@ -115,6 +115,17 @@ void export_scope_merged(struct export_scope *scope, const struct snapshot *s)
 	scope->thread = NULL;
 }
 
+void export_scope_of_tid(struct export_scope *scope, const struct snapshot *s, pid_t tid)
+{
+	export_scope_merged(scope, s);
+	for (size_t i = 0; tid && i < s->nthreads; i++) {
+		if (s->threads[i].tid == tid) {
+			scope->root = s->threads[i].root;
+			scope->thread = &s->threads[i];
+		}
+	}
+}
+
 void export_walk_begin(struct snapshot_walk *w, const struct snapshot *s,
 		       const struct export_scope *scope, void (*leave)(void *arg, uint32_t node),
 		       void *arg)
@@ -473,13 +484,28 @@ static int out_close(struct out_file *f, bool replace, char **message)
 	return 0;
 }
 
-static int write_format(FILE *out, const struct snapshot *s, enum export_format format,
-			const struct export_scope *scope)
+/* What one file holds: a scope of the snapshot, and for a folded diff the baseline's tree of the
+ * same thread (or all of it). */
+struct export_job {
+	const struct snapshot *s, *baseline;
+	enum export_format format;
+	bool replace;
+};
+
+static int write_format(FILE *out, const struct export_job *job, const struct export_scope *scope)
 {
-	switch (format) {
+	const struct snapshot *s = job->s;
+
+	switch (job->format) {
 	case EXPORT_CALLGRIND:
 		return export_callgrind(out, s, scope);
 	case EXPORT_FOLDED:
+		if (job->baseline) {
+			struct export_scope old;
+
+			export_scope_of_tid(&old, job->baseline, scope->thread ? scope->thread->tid : 0);
+			return export_folded_diff(out, job->baseline, &old, s, scope);
+		}
 		return export_folded(out, s, scope);
 	case EXPORT_PPROF:
 		return export_pprof(out, s, scope);
@@ -488,21 +514,21 @@ static int write_format(FILE *out, const struct snapshot *s, enum export_format 
 	}
 }
 
-static int write_one(const struct snapshot *s, const char *path, enum export_format format,
-		     const struct export_scope *scope, bool replace, char **message)
+static int write_one(const struct export_job *job, const char *path,
+		     const struct export_scope *scope, char **message)
 {
 	struct out_file f;
 	int err = out_open(&f, path, message);
 
 	if (err)
 		return err;
-	err = write_format(f.fp, s, format, scope);
+	err = write_format(f.fp, job, scope);
 	if (err) {
 		*message = write_fail_text(&f, "writing", -err);
 		out_abandon(&f);
 		return err;
 	}
-	return out_close(&f, replace, message);
+	return out_close(&f, job->replace, message);
 }
 
 static char *thread_path(const char *path, const struct snapshot_thread *t)
@@ -511,16 +537,17 @@ static char *thread_path(const char *path, const struct snapshot_thread *t)
 }
 
 /* Every file of one save: path, or path.TID for each thread with samples. */
-static int write_files(const struct snapshot *s, const char *path, enum export_format format,
-		       bool per_thread, bool replace, char **message)
+static int write_files(const struct snapshot *s, const struct snapshot *baseline, const char *path,
+		       enum export_format format, bool per_thread, bool replace, char **message)
 {
+	struct export_job job = { s, baseline, format, replace };
 	struct export_scope scope;
 
 	if (format == EXPORT_AUTO)
-		format = export_format_of_path(path);
+		job.format = export_format_of_path(path);
 	if (!per_thread) {
 		export_scope_merged(&scope, s);
-		return write_one(s, path, format, &scope, replace, message);
+		return write_one(&job, path, &scope, message);
 	}
 	if (!strcmp(path, "-")) {
 		*message = xstrdup("--per-thread writes one file per thread: it needs a file name, "
@@ -535,7 +562,7 @@ static int write_files(const struct snapshot *s, const char *path, enum export_f
 			continue;
 		name = thread_path(path, &s->threads[i]);
 		scope = (struct export_scope){ s->threads[i].root, &s->threads[i] };
-		err = write_one(s, name, format, &scope, replace, message);
+		err = write_one(&job, name, &scope, message);
 		free(name);
 		if (err)
 			return err;
@@ -592,11 +619,11 @@ int export_check(const struct export_options *o, bool screen, char **message)
 	return 0;
 }
 
-int export_write(const struct snapshot *s, const char *path, enum export_format format,
-		 bool per_thread, char **message)
+int export_write(const struct snapshot *s, const struct snapshot *baseline, const char *path,
+		 enum export_format format, bool per_thread, char **message)
 {
 	*message = NULL;
-	return write_files(s, path, format, per_thread, true, message);
+	return write_files(s, baseline, path, format, per_thread, true, message);
 }
 
 /* Whether any file a numbered save would write under name exists already. */
@@ -616,7 +643,8 @@ static bool taken(const struct snapshot *s, const char *name, bool per_thread)
 	return any;
 }
 
-int export_save(const struct snapshot *s, const struct export_options *o, char **message)
+int export_save(const struct snapshot *s, const struct snapshot *baseline,
+		const struct export_options *o, char **message)
 {
 	static const struct export_options defaults = { NULL, EXPORT_AUTO, false, NULL };
 	enum export_format format;
@@ -628,7 +656,7 @@ int export_save(const struct snapshot *s, const struct export_options *o, char *
 	*message = NULL;
 	format = o->format;
 	if (o->output && strcmp(o->output, "-")) {
-		err = write_files(s, o->output, format, o->per_thread, true, message);
+		err = write_files(s, baseline, o->output, format, o->per_thread, true, message);
 		if (!err)
 			*message = xasprintf("saved %s%s", o->output, o->per_thread ? ".TID" : "");
 		return err;
@@ -645,7 +673,7 @@ int export_save(const struct snapshot *s, const struct export_options *o, char *
 			free(name);
 			continue;
 		}
-		err = write_files(s, name, format, o->per_thread, false, message);
+		err = write_files(s, baseline, name, format, o->per_thread, false, message);
 		if (err == -EEXIST) { /* someone else took the name meanwhile */
 			free(*message);
 			*message = NULL;

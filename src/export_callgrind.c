@@ -219,9 +219,14 @@ static void write_header(FILE *out, const struct snapshot *s, const struct expor
 	fprintf(out, "# callgrind format\nversion: 1\ncreator: proftop %s\n", PROFTOP_VERSION);
 	if (scope->thread)
 		fprintf(out, "pid: %d\nthread: %d\n", (int)scope->thread->pid, (int)scope->thread->tid);
-	fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"
-		     "summary: %llu\n\n",
-		s->freq, (unsigned long long)s->nodes[scope->root].total);
+	if (s->offcpu)
+		fprintf(out, "positions: line\nevent: Offcpu_us : Off-CPU time blocked (microseconds)\n"
+			     "events: Offcpu_us\nsummary: %llu\n\n",
+			(unsigned long long)s->nodes[scope->root].total);
+	else
+		fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"
+			     "summary: %llu\n\n",
+			s->freq, (unsigned long long)s->nodes[scope->root].total);
 }
 
 /* What the writing of function blocks needs. */

@@ -6,7 +6,8 @@
  * independent top-level records, so each is encoded into a small buffer and streamed through zlib's
  * gzip deflate: memory stays proportional to the largest single record, not to the file.
  *
- * Layout: two sample types, samples/count and cpu/nanoseconds (count x the sampling period).
+ * Layout: two sample types, samples/count and cpu/nanoseconds (count x the sampling period); off
+ * the CPU, microseconds/count and offcpu/nanoseconds.
  * Samples are labelled with the thread's pid, tid and name; the merged scope emits every thread's
  * tree, so tools can still split by thread.
  *
@@ -659,9 +660,12 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 	uint64_t real, user, system;
 	struct pb msg = { 0 }, tmp = { 0 };
 
-	value_type(&msg, p, "samples", "count");
+	/* Off the CPU a count is a microsecond blocked: the second type is that time. */
+	const char *time_type = s->offcpu ? "offcpu" : "cpu";
+
+	value_type(&msg, p, s->offcpu ? "microseconds" : "samples", "count");
 	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
-	value_type(&msg, p, "cpu", "nanoseconds");
+	value_type(&msg, p, time_type, "nanoseconds");
 	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
 	for (size_t i = 0; i < ntrees && !g->err; i++)
 		samples_of(g, p, &trees[i], period, &msg, &tmp);
@@ -669,7 +673,7 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 	tables(g, p, &msg, &tmp);
 	snapshot_times(s, &real, &user, &system);
 	gz_varint_field(g, PPROF_DURATION_NANOS, real);
-	value_type(&msg, p, "cpu", "nanoseconds");
+	value_type(&msg, p, time_type, "nanoseconds");
 	gz_record(g, PPROF_PERIOD_TYPE, &msg);
 	gz_varint_field(g, PPROF_PERIOD, period);
 	gz_varint_field(g, PPROF_COMMENT, str_index(p, comment));

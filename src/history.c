@@ -138,6 +138,12 @@ static void coarsen(struct history *h, uint64_t newest)
 
 void history_add(struct history *h, uint64_t second, uint32_t node, uint32_t site)
 {
+	history_add_n(h, second, node, site, 1);
+}
+
+void history_add_n(struct history *h, uint64_t second, uint32_t node, uint32_t site,
+		   uint64_t count)
+{
 	struct stretch *s = h->n ? &h->stretches[h->n - 1] : NULL;
 
 	if (!h->open || second >= s->end_s) {
@@ -154,8 +160,8 @@ void history_add(struct history *h, uint64_t second, uint32_t node, uint32_t sit
 	}
 	if (s->n == s->cap)
 		xgrow((void **)&s->entries, &s->cap, s->n + 1, sizeof(*s->entries));
-	s->entries[s->n++] = (struct history_entry){ node, site, 1 };
-	s->samples++;
+	s->entries[s->n++] = (struct history_entry){ node, site, count };
+	s->samples += count;
 }
 
 void history_renumber(struct history *h, const uint32_t *to)

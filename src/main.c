@@ -73,6 +73,7 @@ static struct session_options session_options(const struct options *o, bool inte
 		.pids = o->pids,
 		.npids = o->npids,
 		.input = o->input,
+		.baseline = o->baseline,
 		.ring_size = RING_BYTES,
 		.history = interactive ? o->history : 0,
 		.max_memory = o->max_memory,

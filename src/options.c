@@ -113,6 +113,27 @@ static char *set_call_graph(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_mode(struct options *o, const char *value)
+{
+	if (!strcmp(value, "cpu"))
+		o->sample.mode = SAMPLE_MODE_CPU;
+	else if (!strcmp(value, "offcpu"))
+		o->sample.mode = SAMPLE_MODE_OFFCPU;
+	else
+		return bad("mode (cpu or offcpu)", value);
+	return NULL;
+}
+
+static char *set_switch_period(struct options *o, const char *value)
+{
+	long n;
+
+	if (!parse_long(value, 1, 1000000, &n))
+		return bad("switch period (1 to 1000000)", value);
+	o->sample.switch_period = (unsigned)n;
+	return NULL;
+}
+
 /* The kernel wants a multiple of 8, and the record (with registers) must fit its 16-bit size. */
 static char *set_stack_size(struct options *o, const char *value)
 {
@@ -276,6 +297,14 @@ static char *set_input(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_baseline(struct options *o, const char *value)
+{
+	if (!*value)
+		return xstrdup("invalid baseline file '': give the file name of a saved tmon.out");
+	o->baseline = value;
+	return NULL;
+}
+
 static char *set_help(struct options *o, const char *value)
 {
 	(void)value;
@@ -338,6 +367,37 @@ static const struct option_spec options_table[] = {
 		       "frame pointers (cheaper; code built without frame pointers gives short or\n"
 		       "wrong stacks). \\fBnone\\fR: only the sampled function, so TOTAL% equals\n"
 		       "SELF%.",
+	},
+	{
+		.name = "mode", .arg = "MODE", .parse = set_mode,
+		.help = "cpu (default: where the threads burn CPU time) or offcpu\n"
+			"(where they wait: blocked time at each context switch;\n"
+			"needs perf_event_paranoid <= 1 or root)",
+		.man = "\\fBcpu\\fR (default): sample where the threads run, \\fB\\-F\\fR times a second\n"
+		       "of their CPU time. \\fBoffcpu\\fR: where they wait: every time a thread is\n"
+		       "switched out of the CPU while blocked (in \\fBread\\fR(2), a lock, a sleep),\n"
+		       "its stack is taken as a CPU sample's is, and the time until it runs again\n"
+		       "is counted there; switches out of a thread that was still runnable\n"
+		       "(preempted) are not. Counts are then microseconds: the tables show\n"
+		       "seconds where they show samples, shares of all the blocked time, and the\n"
+		       "snapshots hold the times (tmon.out in ticks of a microsecond). Without\n"
+		       "\\fB\\-\\-kernel\\fR a stack ends in the C library's wrapper of the call that\n"
+		       "blocked. The event fires in the kernel, so it needs\n"
+		       ".I /proc/sys/kernel/perf_event_paranoid\n"
+		       "at 1 or lower (or root, or CAP_PERFMON); proftop says so when it is not.",
+	},
+	{
+		.name = "switch-period", .arg = "N", .parse = set_switch_period,
+		.help = "offcpu: take the stack of one context switch in N (default 1;\n"
+			"a prime such as 11 or 101), its time counted N times: for\n"
+			"programs that switch very often",
+		.man = "With \\fB\\-\\-mode offcpu\\fR, sample one context switch in \\fIN\\fR (1 to\n"
+		       "1000000; default 1, every one): only those copy a stack, and the time until\n"
+		       "each comes back counts \\fIN\\fR times, for the switches between. A program\n"
+		       "that switches tens of thousands of times a second is slowed far less, and\n"
+		       "drops fewer records. Each thread counts its own switches, so a thread that\n"
+		       "alternates between two waits would have only one of them sampled with an\n"
+		       "even \\fIN\\fR: choose a prime (7, 11, 101), which no short pattern divides.",
 	},
 	{
 		.name = "stack-size", .arg = "BYTES", .parse = set_stack_size,
@@ -541,6 +601,27 @@ static const struct option_spec options_table[] = {
 		       "the format). A file proftop wrote reads back to the profile that was\n"
 		       "saved: ticks are samples, and the header's times and the sampling\n"
 		       "counters come along.",
+	},
+	{
+		.name = "baseline", .arg = "FILE", .parse = set_baseline,
+		.help = "compare with a saved tmon.out (proftop's or Devel::DProf's):\n"
+			"Top and Tree gain change columns, Flame colours growth;\n"
+			"a folded -o file then has both counts per stack",
+		.man = "Compare the profile with a saved \\fItmon.out\\fR (proftop's own or\n"
+		       "one Devel::DProf wrote; read as \\fB\\-i\\fR reads one, and a file that\n"
+		       "cannot be read or is not a tmon.out is the error, before profiling\n"
+		       "starts). Functions are matched by name and module, and shares compare,\n"
+		       "not counts, so runs of different lengths compare: Top gains\n"
+		       "\\(*DSELF and \\(*DTOTAL (this profile's share minus the baseline's, in\n"
+		       "points; sortable), with rows for the functions only the baseline has,\n"
+		       "marked \\(lq(gone)\\(rq, and \\(lq(new)\\(rq on those only this profile\n"
+		       "has; Tree gains the same per call path; Flame colours the frames\n"
+		       "that grew or shrank by half a point or more (see\n"
+		       ".BR DIFFERENCES ).\n"
+		       "Batch mode's tables gain the same columns. A snapshot written in the\n"
+		       "folded format (\\fB\\-o\\fR, \\fBs\\fR, SIGUSR1) then has two counts\n"
+		       "per stack, \\(lqa;b;c OLD NEW\\(rq, the input of flamegraph.pl's\n"
+		       "differential flame graphs; the other formats hold the profile alone.",
 	},
 	{
 		.name = "help", .letter = 'h', .parse = set_help, .cli_only = true,
@@ -787,6 +868,12 @@ static char *check_target(const struct options *o)
 		return xstrdup("give either a command or -p PID, not both");
 	if (!o->argv && !o->npids && !o->input)
 		return xstrdup("no command to profile and no -p PID");
+	if (o->sample.mode == SAMPLE_MODE_OFFCPU && o->sample.callgraph == CALLGRAPH_NONE)
+		return xstrdup("--mode offcpu needs a call graph (-g dwarf or fp): a context switch "
+			       "is sampled in the kernel's scheduler, and only the stack says where the "
+			       "thread waited");
+	if (o->sample.switch_period > 1 && o->sample.mode != SAMPLE_MODE_OFFCPU)
+		return xstrdup("--switch-period thins out context switches: it needs --mode offcpu");
 	if (o->no_lines && (o->batch.annotate || o->batch.histogram))
 		return xasprintf("--%s needs the per-address counts --no-lines turns off",
 				 o->batch.annotate ? "annotate" : "histogram");

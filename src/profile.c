@@ -802,7 +802,10 @@ void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *
 void profile_add_n(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth,
 		   uint64_t count)
 {
-	add_stack(p, pid, tid, funcs, depth, count);
+	uint32_t node = add_stack(p, pid, tid, funcs, depth, count);
+
+	if (p->history && node != SNAPSHOT_NO_NODE)
+		history_add_n(p->history, run_second(p, p->now_ns), node, PROFILE_NO_SITE, count);
 	after_add(p);
 }
 

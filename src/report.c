@@ -9,6 +9,7 @@
 #include "proftop/report.h"
 
 #include "proftop/diff.h"
+#include "proftop/view.h"
 
 #include "proftop/util.h"
 
@@ -343,23 +344,28 @@ static void print_lines(FILE *out, const char *prefix, const char *text)
 	}
 }
 
-void report_print_diff(FILE *out, const struct snapshot *old, const struct snapshot *new,
+void report_print_diff(FILE *out, struct snapshot *old, const struct snapshot *new,
 		       const struct report_options *options)
 {
-	struct diff_row *rows;
-	size_t n = diff_rows(old, new, &rows);
+	struct diff_base *base = diff_base_new(old, "old");
+	struct view_top_query query = { VIEW_SORT_DELTA_SELF, NULL, SNAPSHOT_NO_NODE, base };
+	struct view_row *rows;
+	size_t n;
 	char *name = NULL, *module = NULL;
 	size_t name_cap = 0, module_cap = 0;
 	long cnt = options->rows ? options->rows : 15; /* -O as the table counts it */
+
+	diff_base_match(base, new, 0);
+	n = view_top(new, &query, &rows);
 	fprintf(out, "=== proftop diff  old %llu samples  new %llu samples  (percentages of each; "
 		"+/- points since old)\n", (unsigned long long)old->samples,
 		(unsigned long long)new->samples);
 	fprintf(out, "  SELF%%  TOTAL%%   +SELF  +TOTAL  FUNCTION  MODULE\n");
 	for (size_t i = 0; i < n && cnt; i++, cnt--) {
-		const struct diff_row *r = &rows[i];
+		const struct view_row *r = &rows[i];
 
-		fprintf(out, "%7.2f %7.2f %+7.2f %+7.2f  %s  %s%s\n", r->self, r->total,
-			r->self - r->old_self, r->total - r->old_total,
+		fprintf(out, "%7.2f %7.2f %+7.2f %+7.2f  %s  %s%s\n", r->self_pct, r->total_pct,
+			r->self_pct - r->old_self_pct, r->total_pct - r->old_total_pct,
 			util_visible_str(r->name, &name, &name_cap),
 			util_visible_str(r->module, &module, &module_cap),
 			r->only_new ? "  (new)" : r->only_old ? "  (gone)" : "");
@@ -367,6 +373,7 @@ void report_print_diff(FILE *out, const struct snapshot *old, const struct snaps
 	free(name);
 	free(module);
 	free(rows);
+	diff_base_free(base);
 }
 
 /* --diff: both files read as the table would read them, then their differences. */

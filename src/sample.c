@@ -63,6 +63,15 @@ void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *
 	}
 }
 
+void sample_switch_attr_init(struct perf_event_attr *attr, const struct sample_config *config)
+{
+	sample_attr_init(attr, config);
+	attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	attr->sample_period = config->switch_period > 1 ? config->switch_period : 1;
+	attr->exclude_kernel = 0;
+	attr->context_switch = 1;
+}
+
 struct cursor {
 	const unsigned char *p, *end;
 	bool bad;
@@ -358,6 +367,13 @@ int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t 
 		take_u64(&c); /* id */
 		out->lost.lost = take_u64(&c);
 		err = c.bad ? -EINVAL : 0;
+		break;
+	case PERF_RECORD_SWITCH:
+		if (h.size < sizeof(h) + trailer)
+			return -EINVAL;
+		out->kind = SAMPLE_KIND_SWITCH;
+		out->switched.out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+		out->switched.preempted = (h.misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
 		break;
 	case PERF_RECORD_THROTTLE:
 	case PERF_RECORD_UNTHROTTLE:

@@ -102,6 +102,7 @@ struct sampler {
 	bool dedupe;            /* attach mode: see the file's header */
 	struct idmap event_owner; /* event id → the tid proftop opened it for */
 	struct idmap authority; /* tid → the tid whose events count for it */
+	struct idmap switched;  /* offcpu: tid → 1 while its last sampled switch is not back in */
 	_Atomic uint64_t samples, overflow, dropped, throttled;
 };
 
@@ -233,7 +234,10 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 	size_t pages = ring_pages_allowed(want);
 	size_t quarter = pages * (size_t)sysconf(_SC_PAGESIZE) / 4;
 
-	sample_attr_init(&attr, &s->config);
+	if (s->config.mode == SAMPLE_MODE_OFFCPU)
+		sample_switch_attr_init(&attr, &s->config);
+	else
+		sample_attr_init(&attr, &s->config);
 	attr.enable_on_exec = enable_on_exec;
 	/* Woken when a quarter of the ring is written (at most WAKEUP_MAX_BYTES): a busy thread's
 	 * dwarf samples fill 16 MiB/s, and each wakeup costs a pass of the sampler. */
@@ -318,6 +322,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	s->dedupe = !launched;
 	s->diag = diag;
 	idmap_init(&s->event_owner);
+	idmap_init(&s->switched);
 	idmap_init(&s->authority);
 	s->sample_type = sample_type_for(config);
 	s->ring = ring;
@@ -384,8 +389,14 @@ static char *mlock_advice(void)
 static char *permission_advice(const struct sample_config *config, bool attach)
 {
 	long paranoid = kernel_sysctl("perf_event_paranoid", 2);
-	int needed = config->kernel ? 1 : 2;
+	bool offcpu = config->mode == SAMPLE_MODE_OFFCPU;
+	int needed = config->kernel || offcpu ? 1 : 2;
 
+	if (offcpu && paranoid > 1 && geteuid() != 0)
+		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: --mode offcpu samples "
+				 "the context switches, which happen in the kernel, and needs it at 1 or "
+				 "lower (sysctl -w kernel.perf_event_paranoid=1), or root, or "
+				 "CAP_PERFMON; --mode cpu works as it is", paranoid);
 	if (config->kernel && paranoid > 1 && geteuid() != 0)
 		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: --kernel needs it at 1 "
 				 "or lower (kernel samples of your own processes), or CAP_PERFMON",
@@ -430,8 +441,6 @@ char *sampler_advice(int err, const char *what, const struct sample_config *conf
 	}
 }
 
-/* Copy a kernel record into the proftop ring. Samples are counted as overflow when it is full;
- * address-space records queue instead, because losing one would misname every later sample. */
 /* A lower frequency than the events sample at keeps requested/config.freq of the samples,
  * evenly. The kernel cannot change the period of the events it inherited into new threads
  * (PERF_EVENT_IOC_PERIOD reaches only the event it is called on), so the rate is changed here,
@@ -491,6 +500,9 @@ static void copy_record(void *dst, const struct perf_event_header *h, size_t len
 	memcpy(d + stack_at + 8 + keep, &dyn, 8);
 }
 
+/* Copy a kernel record into the proftop ring. Samples and switch records are counted as
+ * overflow when it is full; address-space records queue instead, because losing one would
+ * misname every later sample. */
 static void forward(struct sampler *s, const struct perf_event_header *h)
 {
 	size_t stack_at = 0;
@@ -505,7 +517,7 @@ static void forward(struct sampler *s, const struct perf_event_header *h)
 			atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
 		return;
 	}
-	if (h->type == PERF_RECORD_SAMPLE) {
+	if (h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_SWITCH) {
 		atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
 		return;
 	}
@@ -577,11 +589,55 @@ static void count_lost(struct sampler *s, const struct perf_event_header *h)
 		atomic_fetch_add_explicit(&s->dropped, r.lost.lost, memory_order_relaxed);
 }
 
+/* The thread a record is about (where sample_layout() says its pid/tid are); false: none. */
+static bool record_tid(const struct sampler *s, const struct perf_event_header *h, uint32_t *tid)
+{
+	struct sample_layout at;
+	uint32_t pid_tid[2];
+
+	if (sample_layout(s->sample_type, h, &at) || at.pid_tid < 0)
+		return false;
+	memcpy(pid_tid, (const char *)h + at.pid_tid, sizeof(pid_tid));
+	*tid = pid_tid[1];
+	return true;
+}
+
+/* Off-CPU mode: the switch records the collector needs are the ones after a sampled switch out,
+ * up to the thread's switch back in; with --switch-period N the others (N-1 in N) stay here. */
+static void mark_switched(struct sampler *s, const struct perf_event_header *h)
+{
+	uint32_t tid;
+
+	if (record_tid(s, h, &tid))
+		idmap_put(&s->switched, tid, 1);
+}
+
+static bool switch_wanted(struct sampler *s, const struct perf_event_header *h)
+{
+	uint32_t tid, state;
+
+	if (!record_tid(s, h, &tid))
+		return false;
+	state = idmap_get(&s->switched, tid);
+	if (state == IDMAP_MISSING || !state)
+		return false;
+	if (!(h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+		idmap_put(&s->switched, tid, 0); /* back in: done with this one */
+	return true;
+}
+
 static void handle_record(struct sampler *s, const struct perf_event_header *h)
 {
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE:
-		if (counts(s, h) && !thin_out(s))
+	case PERF_RECORD_SAMPLE: /* (a switch is no sample of a frequency to thin out) */
+		if (counts(s, h) && (s->config.mode == SAMPLE_MODE_OFFCPU || !thin_out(s))) {
+			forward(s, h);
+			if (s->config.mode == SAMPLE_MODE_OFFCPU)
+				mark_switched(s, h);
+		}
+		break;
+	case PERF_RECORD_SWITCH:
+		if (counts(s, h) && switch_wanted(s, h))
 			forward(s, h);
 		break;
 	case PERF_RECORD_FORK:
@@ -786,6 +842,7 @@ void sampler_free(struct sampler *s)
 		close(s->stop_fd);
 	idmap_free(&s->event_owner);
 	idmap_free(&s->authority);
+	idmap_free(&s->switched);
 	free(s->fds);
 	free(s->rings);
 	free(s->cursors);

@@ -41,6 +41,8 @@ struct session {
 	struct collector *collector;
 	struct snapshot *saved; /* a saved profile's one snapshot */
 	char *saved_name;
+	struct snapshot *baseline; /* what the profile is compared with (NULL: nothing) */
+	char *baseline_label;
 	struct diag *diag;
 	struct run_options run;
 	int signal_fd;
@@ -222,6 +224,24 @@ static int open_saved(struct session *s, const char *path, char **message)
 	return 0;
 }
 
+/* --baseline FILE: a tmon.out read as -i reads one. */
+static int open_baseline(struct session *s, const char *path, char **message)
+{
+	struct tmon_read_options ro = { 0 };
+	struct tmon *tm;
+	char *why;
+
+	if (tmon_read_file(path, &ro, NULL, &tm, &why)) {
+		*message = xasprintf("--baseline: %s", why);
+		free(why);
+		return -EINVAL;
+	}
+	s->baseline = tmon_snapshot(tm);
+	s->baseline_label = xstrdup(path);
+	tmon_free(tm);
+	return 0;
+}
+
 int session_open(struct session **out, const struct session_options *o, char **message)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
@@ -232,7 +252,8 @@ int session_open(struct session **out, const struct session_options *o, char **m
 	s->epoll_fd = s->signal_fd = -1;
 	/* A saved profile is read before the signals are taken over, so that Ctrl-C still ends
 	 * proftop while it waits on a FIFO or a terminal for the file. */
-	if (o->input && open_saved(s, o->input, message))
+	if ((o->input && open_saved(s, o->input, message)) ||
+	    (o->baseline && open_baseline(s, o->baseline, message)))
 		return fail(s, 1, message, *message);
 	s->diag = diag_new();
 	s->signal_fd = s->diag ? open_signals() : -1;
@@ -474,7 +495,7 @@ static int finish(struct session *s, enum session_end why)
 		struct snapshot *snap = session_snapshot(s);
 		char *message;
 
-		if (export_write(snap, e->output, e->format, e->per_thread, &message)) {
+		if (export_write(snap, s->baseline, e->output, e->format, e->per_thread, &message)) {
 			diag_report(s->diag, DIAG_ERROR, "%s", message);
 			status = 1;
 		}
@@ -553,12 +574,26 @@ int session_save(struct session *s)
 		snapshot_unref(snap);
 		snap = range;
 	}
-	err = export_save(snap, &s->run.export, &message);
+	err = export_save(snap, s->baseline, &s->run.export, &message);
 
 	report(s, err ? DIAG_ERROR : DIAG_INFO, message);
 	free(message);
 	snapshot_unref(snap);
 	return err;
+}
+
+struct snapshot *session_baseline(struct session *s, const char **label)
+{
+	*label = s->baseline_label;
+	return s->baseline ? snapshot_ref(s->baseline) : NULL;
+}
+
+void session_set_baseline(struct session *s, struct snapshot *baseline, const char *label)
+{
+	snapshot_unref(s->baseline);
+	free(s->baseline_label);
+	s->baseline = baseline ? snapshot_ref(baseline) : NULL;
+	s->baseline_label = baseline ? xstrdup(label) : NULL;
 }
 
 enum session_end session_end(const struct session *s)
@@ -588,6 +623,8 @@ void session_free(struct session *s)
 	target_free(s->target);
 	snapshot_unref(s->saved);
 	free(s->saved_name);
+	snapshot_unref(s->baseline);
+	free(s->baseline_label);
 	if (s->signal_fd >= 0)
 		close(s->signal_fd);
 	if (s->epoll_fd >= 0)

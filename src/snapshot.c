@@ -71,6 +71,10 @@ void snapshot_times(const struct snapshot *s, uint64_t *real_ns, uint64_t *user_
 	*real_ns = s->elapsed_ns;
 	*user_ns = s->user_ns;
 	*system_ns = s->system_ns;
+	if (s->offcpu) { /* the time the counts stand for is the blocked time, not CPU time */
+		*user_ns = s->freq ? s->samples * (1000000000u / s->freq) : 0;
+		*system_ns = 0;
+	}
 	if (!s->ranged)
 		return;
 	start = s->range_start_s * 1000000000u;

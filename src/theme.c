@@ -45,6 +45,8 @@ static const char *const role_names[THEME_NROLES] = {
 	[THEME_FLAME_3] = "flame-3",
 	[THEME_FLAME_MATCH] = "flame-match",
 	[THEME_TIMELINE_RANGE] = "timeline-range",
+	[THEME_DIFF_GROWN] = "diff-grown",
+	[THEME_DIFF_SHRUNK] = "diff-shrunk",
 };
 
 static const struct {
@@ -94,7 +96,9 @@ static const char builtin_default[] =
 	"flame-2         = black on yellow\n"
 	"flame-3         = black on bright-red\n"
 	"flame-match     = black on magenta bold\n"
-	"timeline-range  = black on green\n";
+	"timeline-range  = black on green\n"
+	"diff-grown      = bright-white on red bold\n"
+	"diff-shrunk     = bright-white on blue bold\n";
 
 static const char builtin_mono[] =
 	"normal          = normal\n"
@@ -120,7 +124,9 @@ static const char builtin_mono[] =
 	"flame-2         = reverse\n"
 	"flame-3         = reverse\n"
 	"flame-match     = reverse bold underline\n"
-	"timeline-range  = underline bold\n";
+	"timeline-range  = underline bold\n"
+	"diff-grown      = reverse bold\n"
+	"diff-shrunk     = underline\n";
 
 const char *theme_role_name(enum theme_role role)
 {

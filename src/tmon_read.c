@@ -394,6 +394,29 @@ static bool is_part(const char *s, const char *end)
 	return end - s >= 4 && !memcmp(s, "PART", 4);
 }
 
+/* What a first line that is not the magic looks like, from its first bytes, for the error:
+ * the other formats proftop writes, and perf's. */
+static const char *looks_like(const char *s, const char *end)
+{
+	static const char *const callgrind[] = { "# callgrin", "version:", "creator:", "events:",
+						 "positions:", "cmd:", "pid:" };
+	size_t n = (size_t)(end - s);
+
+	if (n >= 2 && (unsigned char)s[0] == 0x1f && (unsigned char)s[1] == 0x8b)
+		return "; it is gzip-compressed, as a pprof profile is";
+	if (n >= 8 && !memcmp(s, "PERFILE2", 8))
+		return "; it is a perf.data file";
+	for (size_t i = 0; i < sizeof(callgrind) / sizeof(*callgrind); i++) {
+		size_t len = strlen(callgrind[i]);
+
+		if (n >= len && !memcmp(s, callgrind[i], len))
+			return "; it looks like a callgrind profile";
+	}
+	if (memchr(s, ';', n))
+		return "; it looks like folded stacks";
+	return "";
+}
+
 static int header(struct parser *ps)
 {
 	const char *s, *end;
@@ -404,8 +427,21 @@ static int header(struct parser *ps)
 	got = read_line(ps, sizeof(MAGIC), &s, &end);
 	if (got == 0 || got == -EMSGSIZE || (got == 1 && (end - s != sizeof(MAGIC) - 1 ||
 							  memcmp(s, MAGIC, sizeof(MAGIC) - 1)))) {
+		const char *like = "";
+
+		if (got == 1) {
+			like = looks_like(s, end);
+		} else if (got) { /* the bytes read of a first line too long, still unread */
+			const char *p = ps->in.p, *lim = ps->in.end, *nl;
+
+			if ((size_t)(lim - p) > sizeof(MAGIC))
+				lim = p + sizeof(MAGIC);
+			nl = memchr(p, '\n', (size_t)(lim - p));
+			like = looks_like(p, nl ? nl : lim);
+		}
+
 		ps->line = 1;
-		return failf(ps, "not a tmon.out file (the first line is not " MAGIC ")");
+		return failf(ps, "not a tmon.out file (the first line is not " MAGIC "%s)", like);
 	}
 	if (got < 0)
 		return got;

@@ -251,6 +251,11 @@ static void change_freq(struct tui *t, bool up)
 	size_t n = sizeof(steps) / sizeof(*steps), i;
 	unsigned freq = t->screen.live ? t->screen.live->freq : 999, next, got;
 
+	if (t->screen.live && t->screen.live->offcpu) {
+		tui_screen_message(&t->screen, true, "off-CPU mode takes every context switch: it has "
+				   "no frequency to change");
+		return;
+	}
 	if (up) {
 		for (i = 0; i < n && steps[i] <= freq; i++)
 			;
@@ -328,6 +333,9 @@ static bool act(struct tui *t, enum tui_action a)
 		break;
 	case TUI_ACT_STRETCH:
 		select_stretch(t);
+		break;
+	case TUI_ACT_BASELINE: /* what s, SIGUSR1 and the final -o write against */
+		session_set_baseline(t->session, t->screen.base_raw, t->screen.base_label);
 		break;
 	case TUI_ACT_THEME:
 		next_theme(t);
@@ -519,12 +527,18 @@ int tui_run(struct session *session, const struct tui_options *o)
 		.ended = ended,
 		.leave = leave,
 	};
+	struct snapshot *baseline;
+	const char *label;
 	int status;
 
 	if (start(&t, o, session_describe(session)) < 0)
 		return -1;
 	t.session = session;
 	snprintf(t.screen.state, sizeof(t.screen.state), "%s", session_state(session));
+	baseline = session_baseline(session, &label); /* --baseline */
+	if (baseline)
+		tui_screen_set_baseline(&t.screen, baseline, label);
+	snapshot_unref(baseline);
 	refresh_snapshot(&t);
 	fe.fds[0] = fileno(tty_in ? tty_in : stdin);
 	fe.fds[1] = winch_pipe[0];

@@ -15,6 +15,7 @@
  *   key hints, the filter being typed, or a message        3 or more */
 #include "proftop/tui_screen.h"
 
+#include "proftop/diff.h"
 #include "proftop/disasm.h"
 #include "proftop/tui_flame.h"
 #include "proftop/tui_timeline.h"
@@ -22,6 +23,7 @@
 #include "proftop/util.h"
 
 #include <curses.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +142,7 @@ static void draw_title(struct tui_screen *s, int y)
 {
 	const struct snapshot *p = s->live;
 	unsigned long a = s->attrs[THEME_HEADER];
-	char text[512], mode[64];
+	char text[512], mode[64], rate[64];
 	int x;
 
 	fill(y, 0, COLS, a);
@@ -152,8 +154,13 @@ static void draw_title(struct tui_screen *s, int y)
 	else
 		snprintf(mode, sizeof(mode), s->stretch == TUI_STRETCH_ALL ? "cumulative"
 					     : "stretch (starting)");
-	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %u Hz  %s%s%s%s", s->target, s->state,
-		 p ? (double)p->elapsed_ns / 1e9 : 0.0, p ? p->freq : 0, mode,
+	if (p && p->offcpu) /* what 100% is: every thread's blocked time */
+		snprintf(rate, sizeof(rate), "offcpu: blocked %.1fs", (double)p->samples / 1e6);
+	else
+		snprintf(rate, sizeof(rate), "%u Hz", p ? p->freq : 0);
+	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %s  %s%s%s%s%s%s", s->target,
+		 s->state, p ? (double)p->elapsed_ns / 1e9 : 0.0, rate, mode,
+		 s->baseline ? "  vs " : "", s->baseline ? s->base_label : "",
 		 s->fold_inlined ? "  no inline" : "", p && p->fetching[0] ? "  debuginfod: " : "",
 		 p ? p->fetching : "");
 	x = put(y, 0, COLS, a, text);
@@ -243,7 +250,8 @@ static void draw_counters(struct tui_screen *s, int y)
 	if (!c)
 		c = &none;
 	fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
-	x = counter(s, y, x, "samples ", c->samples, s->rate[0], false);
+	x = counter(s, y, x, s->live && s->live->offcpu ? "switches " : "samples ", c->samples,
+		    s->rate[0], false);
 	x = counter(s, y, x, "overflow ", c->overflow, s->rate[1], true);
 	x = counter(s, y, x, "dropped ", c->dropped, s->rate[2], true);
 	x = counter(s, y, x, "throttled ", c->throttled, s->rate[3], true);
@@ -287,60 +295,111 @@ static void draw_tabs(struct tui_screen *s, int y)
 struct columns {
 	int fn_x, fn_w;            /* the function column */
 	int mod_x, mod_w;          /* the module column; mod_w 0 when it does not fit */
+	int ncells;                /* VIEW_NCELLS, or VIEW_NCELLS_DIFF with the change cells */
 };
 
-/* The function column takes what the numbers leave, the module column its longest entry (at most
- * 24) when the function column keeps 16 columns or more. */
-static struct columns layout(int module_len)
+/* The function column takes what the numbers leave (and the change cells against a baseline),
+ * the module column its longest entry (at most 24) when the function column keeps 16 columns or
+ * more. */
+static struct columns layout(int module_len, bool deltas)
 {
-	struct columns c = { VIEW_CELLS_WIDTH, COLS - VIEW_CELLS_WIDTH, 0, 0 };
+	int x = VIEW_CELLS_WIDTH + (deltas ? VIEW_DELTAS_WIDTH : 0);
+	struct columns c = { x, COLS - x, 0, 0, deltas ? VIEW_NCELLS_DIFF : VIEW_NCELLS };
 	int mod = module_len > 24 ? 24 : module_len;
 
-	if (mod && COLS - VIEW_CELLS_WIDTH - 2 - mod >= 16) {
-		c.fn_w = COLS - VIEW_CELLS_WIDTH - 2 - mod;
-		c.mod_x = VIEW_CELLS_WIDTH + c.fn_w + 2;
+	if (mod && COLS - x - 2 - mod >= 16) {
+		c.fn_w = COLS - x - 2 - mod;
+		c.mod_x = x + c.fn_w + 2;
 		c.mod_w = mod;
 	}
 	return c;
 }
 
+/* A change's colour: growth or shrinkage of half a point or more stands out. */
+static unsigned long delta_attr(const struct tui_screen *s, double delta)
+{
+	if (delta >= DIFF_SIGNIFICANT_POINTS)
+		return s->attrs[THEME_DIFF_GROWN];
+	if (delta <= -DIFF_SIGNIFICANT_POINTS)
+		return s->attrs[THEME_DIFF_SHRUNK];
+	return s->attrs[THEME_NORMAL];
+}
+
+/* A row's numbers: two percentages, a count, and with delta (NULL: none) their two changes. */
 static void draw_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
-			 unsigned long sel)
+			 const double *delta, unsigned long sel)
 {
 	struct view_cells c;
 
 	view_cells(&c, a, b, n);
-	for (int i = 0; i < VIEW_NCELLS; i++) {
+	if (s->shown && s->shown->offcpu)
+		view_seconds_cell(&c, n);
+	if (delta)
+		view_delta_cells(&c, delta[0], delta[1]);
+	for (int i = 0; i < (delta ? VIEW_NCELLS_DIFF : VIEW_NCELLS); i++) {
 		unsigned long attr = i == VIEW_CELL_COUNT ? s->attrs[THEME_NORMAL]
-							  : pct_attr(s, i == VIEW_CELL_FIRST ? a : b);
+				     : i >= VIEW_CELL_DELTA_FIRST
+					     ? delta_attr(s, delta[i - VIEW_CELL_DELTA_FIRST])
+					     : pct_attr(s, i == VIEW_CELL_FIRST ? a : b);
 
 		put(y, c.x[i], c.width[i], sel ? sel : attr, c.text[i]);
 	}
 }
 
+/* What the count column counts: samples, or seconds off the CPU. */
+static const char *count_heading(const struct tui_screen *s)
+{
+	return s->shown && s->shown->offcpu ? "SECONDS" : "SAMPLES";
+}
+
+/* The function's name, and against a baseline its mark when it has samples on one side only. */
+static void draw_name(const struct tui_screen *s, int y, int x, int width, const char *name,
+		      bool only_new, bool only_old, unsigned long sel)
+{
+	const char *mark = only_new ? "(new)" : only_old ? "(gone)" : NULL;
+	int used = put(y, x, mark ? width - 7 : width, sel ? sel : s->attrs[THEME_NORMAL], name);
+
+	if (mark)
+		put(y, x + used + 1, width - used - 1,
+		    sel ? sel : s->attrs[only_new ? THEME_DIFF_GROWN : THEME_DIFF_SHRUNK], mark);
+}
+
+/* The headings, and what a click on each sorts by (the Top view's; -1 elsewhere). */
 static void draw_headings(struct tui_screen *s, int y, const struct columns *c, const char *first,
 			  const char *second, const char *third)
 {
-	static const enum view_sort sorted_by[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, (enum view_sort)-1,
-						    VIEW_SORT_NAME, VIEW_SORT_MODULE };
+	static const enum view_sort sorted_by[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, VIEW_SORT_SELF,
+						    VIEW_SORT_DELTA_SELF, VIEW_SORT_DELTA_TOTAL };
 	const char *names[2] = { "FUNCTION", c->mod_w ? "MODULE" : "" };
 	struct view_cells cells;
-	int xs[3] = { VIEW_CELLS_WIDTH, c->mod_w ? c->mod_x : COLS, COLS };
+	int xs[3] = { c->fn_x, c->mod_w ? c->mod_x : COLS, COLS };
+	int ncols = c->ncells + 2;
 
 	view_cell_headings(&cells, first, second, third);
-	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
-	for (int i = 0; i < VIEW_NCELLS + 2; i++) {
-		bool sorted = s->view == TUI_TOP && sorted_by[i] == s->sort;
-		unsigned long a = s->attrs[sorted ? THEME_COLUMN_SORTED : THEME_COLUMNS];
-		int x = i < VIEW_NCELLS ? cells.x[i] : xs[i - VIEW_NCELLS];
+	if (c->ncells > VIEW_NCELLS) { /* the changes of the percentages: "ΔSELF" for "SELF%" */
+		const char *delta = s->utf8 ? "Δ" : "+";
+		char d1[16], d2[16];
 
-		if (i < VIEW_NCELLS)
+		snprintf(d1, sizeof(d1), "%s%.*s", delta, (int)strcspn(first, "%"), first);
+		snprintf(d2, sizeof(d2), "%s%.*s", delta, (int)strcspn(second, "%"), second);
+		view_delta_headings(&cells, d1, d2);
+	}
+	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
+	for (int i = 0; i < ncols; i++) {
+		enum view_sort by = i < c->ncells ? sorted_by[i]
+				    : i == c->ncells ? VIEW_SORT_NAME : VIEW_SORT_MODULE;
+		bool top = s->view == TUI_TOP, sorted = top && by == s->sort && i != VIEW_CELL_COUNT;
+		unsigned long a = s->attrs[sorted ? THEME_COLUMN_SORTED : THEME_COLUMNS];
+		int x = i < c->ncells ? cells.x[i] : xs[i - c->ncells];
+
+		if (i < c->ncells)
 			put(y, x, cells.width[i], a, cells.text[i]);
 		else
-			put(y, x, xs[i - VIEW_NCELLS + 1] - x, a, names[i - VIEW_NCELLS]);
+			put(y, x, xs[i - c->ncells + 1] - x, a, names[i - c->ncells]);
 		s->column_x[i] = x;
+		s->column_sort[i] = top ? by : (enum view_sort)-1;
 	}
-	s->column_x[VIEW_NCELLS + 2] = COLS;
+	s->column_x[ncols] = COLS;
 }
 
 /* The longest module name among the rows on screen (not all rows: a tree may have 100,000). */
@@ -378,18 +437,19 @@ static void draw_top(struct tui_screen *s)
 	size_t first = first_shown(l, s->list_h), n = l->rows;
 	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
 	struct columns c = layout(n ? longest_module(&s->top[0].module, sizeof(*s->top), first,
-						     last < n ? last : n) : 0);
+						     last < n ? last : n) : 0, s->baseline);
 
 	if (s->columns_y >= 0)
-		draw_headings(s, s->columns_y, &c, "SELF%", "TOTAL%", "SAMPLES");
+		draw_headings(s, s->columns_y, &c, "SELF%", "TOTAL%", count_heading(s));
 	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++) {
 		const struct view_row *r = &s->top[first + (size_t)i];
 		int y = s->list_y + i;
 		unsigned long sel = first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0;
+		double delta[2] = { r->self_pct - r->old_self_pct, r->total_pct - r->old_total_pct };
 
 		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
-		draw_numbers(s, y, r->self_pct, r->total_pct, r->self, sel);
-		put(y, c.fn_x, c.fn_w, sel ? sel : s->attrs[THEME_NORMAL], r->name);
+		draw_numbers(s, y, r->self_pct, r->total_pct, r->self, s->baseline ? delta : NULL, sel);
+		draw_name(s, y, c.fn_x, c.fn_w, r->name, r->only_new, r->only_old, sel);
 		if (c.mod_w)
 			put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
 	}
@@ -418,20 +478,22 @@ static void draw_tree_rows(struct tui_screen *s, enum tui_view v, const struct v
 	struct tui_list *l = &s->lists[v];
 	size_t first = first_shown(l, s->list_h), n = l->rows;
 	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
+	bool deltas = s->baseline && v == TUI_TREE; /* (the callers tree is another tree) */
 	struct columns c = layout(n ? longest_module(&rows[0].module, sizeof(*rows), first,
-						     last < n ? last : n) : 0);
+						     last < n ? last : n) : 0, deltas);
 
 	if (s->columns_y >= 0)
-		draw_headings(s, s->columns_y, &c, "TOTAL%", "SELF%", "SAMPLES");
+		draw_headings(s, s->columns_y, &c, "TOTAL%", "SELF%", count_heading(s));
 	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++) {
 		const struct view_tree_row *r = &rows[first + (size_t)i];
 		int y = s->list_y + i, used;
 		unsigned long sel = first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0;
+		double delta[2] = { r->total_pct - r->old_total_pct, r->self_pct - r->old_self_pct };
 
 		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
-		draw_numbers(s, y, r->total_pct, r->self_pct, r->total, sel);
+		draw_numbers(s, y, r->total_pct, r->self_pct, r->total, deltas ? delta : NULL, sel);
 		used = draw_tree_prefix(s, y, c.fn_x, c.fn_w, r, sel);
-		put(y, c.fn_x + used, c.fn_w - used, sel ? sel : s->attrs[THEME_NORMAL], r->name);
+		draw_name(s, y, c.fn_x + used, c.fn_w - used, r->name, deltas && r->only_new, false, sel);
 		if (c.mod_w)
 			put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
 	}
@@ -543,7 +605,8 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
 
 	fill(y, 0, COLS, a);
 	draw_numbers(s, y, pct(l->self, all ? samples : s->lines.self),
-		     self_only ? -1 : pct(l->total, all ? samples : s->lines.total), l->self, sel);
+		     self_only ? -1 : pct(l->total, all ? samples : s->lines.total), l->self, NULL,
+		     sel);
 	line_place(l, place, sizeof(place));
 	put(y, VIEW_CELLS_WIDTH, place_w, sel ? sel : s->attrs[THEME_MODULE], place);
 	if (text) {
@@ -571,7 +634,8 @@ static void draw_insn_row(struct tui_screen *s, int y, size_t i, uint64_t sample
 	annotate_code_samples(&s->code, i, &self, &total);
 	if (self || total)
 		draw_numbers(s, y, pct(self, all ? samples : s->lines.self),
-			     self_only ? -1 : pct(total, all ? samples : s->lines.total), self, sel);
+			     self_only ? -1 : pct(total, all ? samples : s->lines.total), self, NULL,
+			     sel);
 	snprintf(addr, sizeof(addr), "0x%llx  ", (unsigned long long)insn->addr);
 	used = put(y, x, COLS - x, sel ? sel : s->attrs[THEME_MODULE], addr);
 	put(y, x + used, COLS - x - used, sel ? sel : s->attrs[THEME_NORMAL], insn->text);
@@ -717,6 +781,12 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 	if (s->filter[0])
 		snprintf(extra, sizeof(extra), "  match %.2f%%",
 			 all ? 100.0 * (double)s->flame_matched / (double)all : 0.0);
+	if (s->baseline) {
+		size_t n = strlen(extra);
+
+		snprintf(extra + n, sizeof(extra) - n, f->only_new ? "  new since baseline"
+			 : "  %+.2f points since baseline", fabs(f->delta) < 0.005 ? 0.0 : f->delta);
+	}
 	snprintf(text, sizeof(text), " total %llu (%.2f%%)  self %llu (%.2f%%)%s%s  ",
 		 (unsigned long long)f->total, all ? 100.0 * (double)f->total / (double)all : 0.0,
 		 (unsigned long long)f->self, all ? 100.0 * (double)f->self / (double)all : 0.0,
@@ -729,7 +799,8 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 }
 
 /* A frame's colour: its module's (one of three roles, by a hash of the name), the search's, the
- * cursor's. */
+ * cursor's. Against a baseline, a differential flame graph's: growth and shrinkage of half a
+ * point or more in their roles, the rest in the normal one reversed (a plain block). */
 static unsigned long flame_attr(const struct tui_screen *s, const struct view_flame_frame *f,
 				bool selected)
 {
@@ -740,6 +811,9 @@ static unsigned long flame_attr(const struct tui_screen *s, const struct view_fl
 		return s->attrs[THEME_SELECTED];
 	if (f->match)
 		return s->attrs[THEME_FLAME_MATCH];
+	if (s->baseline)
+		return f->delta >= DIFF_SIGNIFICANT_POINTS || f->delta <= -DIFF_SIGNIFICANT_POINTS
+			       ? delta_attr(s, f->delta) : s->attrs[THEME_NORMAL] | A_REVERSE;
 	for (const char *p = f->module; p && *p; p++)
 		h = h * 31 + (unsigned char)*p;
 	return s->attrs[roles[h % 3]];

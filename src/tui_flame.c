@@ -7,6 +7,8 @@
  * share shrank, the screen narrowed) hands the selection to its nearest ancestor that does. */
 #include "proftop/tui_flame.h"
 
+#include "proftop/diff.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,24 @@ static void restore_selection(struct tui_screen *s)
 	}
 }
 
+/* Each frame's change against the baseline (matched against shown by the caller): shares of the
+ * top frame on both sides, so a zoom compares like with like. */
+static void compare_frames(struct tui_screen *s)
+{
+	uint64_t self, old_top = 0;
+
+	if (!s->baseline || !s->nflame)
+		return;
+	diff_base_node(s->baseline, s->flame[0].path, &self, &old_top);
+	for (size_t i = 0; i < s->nflame; i++) {
+		struct view_flame_frame *f = &s->flame[i];
+		uint64_t old_total;
+
+		f->only_new = !diff_base_node(s->baseline, f->path, &self, &old_total) || !old_total;
+		f->delta = diff_share(f->total, s->flame[0].total) - diff_share(old_total, old_top);
+	}
+}
+
 size_t tui_flame_build(struct tui_screen *s, uint32_t scope)
 {
 	struct view_flame_query q = { 0 };
@@ -65,6 +85,7 @@ size_t tui_flame_build(struct tui_screen *s, uint32_t scope)
 	q.max_depth = s->flame_depth > 0 ? (unsigned)s->flame_depth - 1 : FLAME_DEFAULT_DEPTH;
 	q.filter = s->filter;
 	s->nflame = view_flame(&s->flame_src, &q, &s->flame, &s->flame_cap, &s->flame_matched);
+	compare_frames(s);
 	restore_selection(s);
 	return s->nflame;
 }

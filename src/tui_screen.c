@@ -8,6 +8,7 @@
  * The Lines view's rows are made in tui_lines.c; its keys are here with the others. */
 #include "proftop/tui_screen.h"
 
+#include "proftop/diff.h"
 #include "proftop/tui_flame.h"
 #include "proftop/tui_lines.h"
 #include "proftop/tui_timeline.h"
@@ -39,6 +40,8 @@ void tui_screen_free(struct tui_screen *s)
 	snapshot_unref(s->shown);
 	snapshot_unref(s->shown_raw);
 	snapshot_unref(s->live);
+	snapshot_unref(s->base_raw);
+	diff_base_free(s->baseline);
 	free(s->top);
 	free(s->tree);
 	free(s->callers);
@@ -103,6 +106,29 @@ static void present(struct tui_screen *s)
 	s->stale = true;
 }
 
+/* The baseline as the views compare with it: presented as shown is. */
+static void present_baseline(struct tui_screen *s)
+{
+	struct snapshot *base = presented(s, s->base_raw);
+
+	diff_base_free(s->baseline);
+	s->baseline = base ? diff_base_new(base, s->base_label) : NULL;
+	snapshot_unref(base);
+	s->stale = true;
+}
+
+void tui_screen_set_baseline(struct tui_screen *s, struct snapshot *raw, const char *label)
+{
+	if (raw)
+		snapshot_ref(raw);
+	snapshot_unref(s->base_raw);
+	s->base_raw = raw;
+	snprintf(s->base_label, sizeof(s->base_label), "%s", raw ? label : "");
+	if (!raw && (s->sort == VIEW_SORT_DELTA_SELF || s->sort == VIEW_SORT_DELTA_TOTAL))
+		s->sort = VIEW_SORT_SELF;
+	present_baseline(s);
+}
+
 /* Show the newest snapshots (after a pause, or as they come). */
 static void show_live(struct tui_screen *s)
 {
@@ -138,8 +164,12 @@ static uint32_t scope_root(const struct tui_screen *s)
 static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 {
 	switch (v) {
-	case TUI_TOP:
-		return s->top[i].func;
+	case TUI_TOP: /* a function only the baseline has: by its name */
+		return s->top[i].func ? s->top[i].func
+				      : util_hash_bytes(s->top[i].name, strlen(s->top[i].name),
+							util_hash_bytes(s->top[i].module,
+									strlen(s->top[i].module), 0)) |
+						1ull << 63;
 	case TUI_TREE:
 		return s->tree[i].path;
 	case TUI_CALLERS:
@@ -172,9 +202,17 @@ static void restore_cursor(struct tui_screen *s, enum tui_view v, size_t rows)
 	l->key = rows ? row_key(s, v, l->cursor) : 0;
 }
 
+/* The baseline matched against shown in the thread scope; NULL when there is none. */
+static const struct diff_base *matched_baseline(struct tui_screen *s)
+{
+	if (s->baseline)
+		diff_base_match(s->baseline, s->shown, s->thread);
+	return s->baseline;
+}
+
 static void rebuild_top(struct tui_screen *s)
 {
-	struct view_top_query q = { s->sort, s->filter, scope_root(s) };
+	struct view_top_query q = { s->sort, s->filter, scope_root(s), matched_baseline(s) };
 
 	free(s->top);
 	restore_cursor(s, TUI_TOP, view_top(s->shown, &q, &s->top));
@@ -182,7 +220,7 @@ static void rebuild_top(struct tui_screen *s)
 
 static void rebuild_tree(struct tui_screen *s)
 {
-	struct view_tree_query q = { 0, s->filter, &s->tree_open, false, 0 };
+	struct view_tree_query q = { 0, s->filter, &s->tree_open, false, 0, matched_baseline(s) };
 	struct view_tree tree;
 
 	view_tree_of(&s->tree_src, s->shown, scope_root(s));
@@ -261,6 +299,7 @@ static void rebuild_lines(struct tui_screen *s)
 
 static void rebuild_flame(struct tui_screen *s)
 {
+	matched_baseline(s);
 	s->lists[TUI_FLAME].rows = tui_flame_build(s, scope_root(s));
 }
 
@@ -462,15 +501,21 @@ static void choose_thread(struct tui_screen *s, int unused)
 	s->stale = true;
 }
 
+/* The columns in the order they stand; the changes only against a baseline. */
 static void cycle_sort(struct tui_screen *s, int delta)
 {
-	static const enum view_sort order[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, VIEW_SORT_NAME,
-						VIEW_SORT_MODULE };
-	int i = 0;
+	static const enum view_sort order[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL,
+						VIEW_SORT_DELTA_SELF, VIEW_SORT_DELTA_TOTAL,
+						VIEW_SORT_NAME, VIEW_SORT_MODULE };
+	int n = 6, i = 0;
 
-	while (i < 4 && order[i] != s->sort)
+	while (i < n && order[i] != s->sort)
 		i++;
-	s->sort = order[((i + delta) % 4 + 4) % 4];
+	do
+		i = ((i + delta) % n + n) % n;
+	while (!s->baseline && (order[i] == VIEW_SORT_DELTA_SELF ||
+				order[i] == VIEW_SORT_DELTA_TOTAL));
+	s->sort = order[i];
 	s->stale = true;
 }
 
@@ -627,6 +672,7 @@ static void toggle_inlined(struct tui_screen *s, int unused)
 	(void)unused;
 	s->fold_inlined = !s->fold_inlined;
 	present(s);
+	present_baseline(s);
 	tui_screen_message(s, false, s->fold_inlined ? "inlined functions counted in their callers" :
 			   "inlined functions shown as frames of their own");
 }
@@ -753,6 +799,36 @@ static void flame_flip(struct tui_screen *s, int unused)
 	s->flame_up = !s->flame_up;
 	tui_screen_message(s, false, s->flame_up ? "flame: the root at the bottom"
 			   : "icicle: the root at the top");
+}
+
+/* `b`: what the views show now (the stretch, paused or not) is the baseline from now on. */
+static void take_baseline(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	const struct snapshot *p = s->shown_raw;
+	char label[64];
+
+	if (!p)
+		return;
+	if (p->ranged)
+		snprintf(label, sizeof(label), "seconds %llu-%llu", (unsigned long long)p->range_start_s,
+			 (unsigned long long)p->range_end_s);
+	else
+		snprintf(label, sizeof(label), "seconds 0-%.0f", (double)p->elapsed_ns / 1e9);
+	tui_screen_set_baseline(s, s->shown_raw, label);
+	tui_screen_message(s, false, "baseline: %s; the views show the change since (B drops it)",
+			   label);
+}
+
+static void drop_baseline(struct tui_screen *s, int unused)
+{
+	(void)unused;
+	if (!s->base_raw) {
+		tui_screen_message(s, false, "no baseline (b takes what the views show)");
+		return;
+	}
+	tui_screen_set_baseline(s, NULL, NULL);
+	tui_screen_message(s, false, "no baseline");
 }
 
 static void show_help(struct tui_screen *s, int unused)
@@ -896,6 +972,11 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { '\n', '\r', KEY_ENTER, TUI_ESC, 't' }, .where = TUI_IN_TIMELINE,
 	  .run = tui_timeline_leave, .help = "leave the timeline; the stretch stays",
 	  .hint = { "Enter:done", TUI_IN_TIMELINE, 15, 1 } },
+	{ .keys = { 'b' }, .where = TUI_IN_VIEWS, .run = take_baseline, .action = TUI_ACT_BASELINE,
+	  .help = "baseline: compare every view with what it shows now (B: no more)\n"
+		  "(Top and Tree: the change in points, Flame: growth red, shrinkage blue)",
+	  .hint = { "b:baseline", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_FLAME, 16, 4 } },
+	{ .keys = { 'B' }, .where = TUI_IN_VIEWS, .run = drop_baseline, .action = TUI_ACT_BASELINE },
 	{ .keys = { 'i' }, .where = TUI_IN_VIEWS, .run = toggle_inlined,
 	  .help = "inlined functions: frames of their own / counted in their callers" },
 	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
@@ -919,7 +1000,7 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 'h' }, .where = TUI_IN_LISTS, .run = show_help },
 	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .action = TUI_ACT_QUIT,
 	  .help = "quit: a launched command is ended, attached processes run on",
-	  .hint = { "q:quit", TUI_IN_VIEWS | TUI_IN_TIMELINE, 16, 1 } },
+	  .hint = { "q:quit", TUI_IN_VIEWS | TUI_IN_TIMELINE, 17, 1 } },
 };
 
 const struct tui_binding *tui_screen_bindings(size_t *n)
@@ -961,13 +1042,12 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 
 static void click_heading(struct tui_screen *s, int x)
 {
-	static const enum view_sort by_column[] = { VIEW_SORT_SELF, VIEW_SORT_TOTAL, VIEW_SORT_SELF,
-						    VIEW_SORT_NAME, VIEW_SORT_MODULE };
-
-	for (int c = 0; c < 5; c++) {
+	for (int c = 0; c < 7; c++) {
 		if (x >= s->column_x[c] && x < s->column_x[c + 1] && s->column_x[c + 1] > s->column_x[c]) {
-			s->sort = by_column[c];
-			s->stale = true;
+			if ((int)s->column_sort[c] >= 0) {
+				s->sort = s->column_sort[c];
+				s->stale = true;
+			}
 			return;
 		}
 	}

@@ -7,6 +7,7 @@
 
 #include "proftop/util.h"
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,18 +56,49 @@ static int by_module(const void *pa, const void *pb)
 	return c ? c : by_self(pa, pb);
 }
 
+/* The largest change first, growth or shrinkage (report --diff's order), then the other change. */
+static int by_changes(const struct view_row *a, const struct view_row *b, double da, double db,
+		      double ea, double eb)
+{
+	if (da != db)
+		return da < db ? 1 : -1;
+	if (ea != eb)
+		return ea < eb ? 1 : -1;
+	return compare_names(a, b);
+}
+
+static int by_delta_self(const void *pa, const void *pb)
+{
+	const struct view_row *a = pa, *b = pb;
+
+	return by_changes(a, b, fabs(a->self_pct - a->old_self_pct),
+			  fabs(b->self_pct - b->old_self_pct), fabs(a->total_pct - a->old_total_pct),
+			  fabs(b->total_pct - b->old_total_pct));
+}
+
+static int by_delta_total(const void *pa, const void *pb)
+{
+	const struct view_row *a = pa, *b = pb;
+
+	return by_changes(a, b, fabs(a->total_pct - a->old_total_pct),
+			  fabs(b->total_pct - b->old_total_pct), fabs(a->self_pct - a->old_self_pct),
+			  fabs(b->self_pct - b->old_self_pct));
+}
+
 static int (*const comparators[])(const void *, const void *) = {
 	[VIEW_SORT_SELF] = by_self,
 	[VIEW_SORT_TOTAL] = by_total,
 	[VIEW_SORT_NAME] = by_name,
 	[VIEW_SORT_MODULE] = by_module,
+	[VIEW_SORT_DELTA_SELF] = by_delta_self,
+	[VIEW_SORT_DELTA_TOTAL] = by_delta_total,
 };
 
 static void cell_layout(struct view_cells *c)
 {
-	static const int width[VIEW_NCELLS] = { 8, 8, 10 };
+	static const int width[VIEW_NCELLS_DIFF] = { 8, 8, 10, 8, 8 };
 
-	for (int i = 0, x = 0; i < VIEW_NCELLS; x += width[i], i++) {
+	for (int i = 0, x = 0; i < VIEW_NCELLS_DIFF; x += width[i], i++) {
 		c->x[i] = x;
 		c->width[i] = width[i];
 	}
@@ -81,20 +113,70 @@ void view_cells(struct view_cells *c, double first_pct, double second_pct, uint6
 	else
 		snprintf(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), "%7.2f ", second_pct);
 	snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8llu  ", (unsigned long long)count);
+	c->text[VIEW_CELL_DELTA_FIRST][0] = c->text[VIEW_CELL_DELTA_SECOND][0] = '\0';
+}
+
+void view_seconds_cell(struct view_cells *c, uint64_t microseconds)
+{
+	snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8.3f  ", (double)microseconds / 1e6);
+}
+
+/* A change as "%+7.2f ", where what rounds to nothing is +0.00, never -0.00. */
+static void delta_cell(char *text, size_t size, double delta)
+{
+	snprintf(text, size, "%+7.2f ", fabs(delta) < 0.005 ? 0.0 : delta);
+}
+
+void view_delta_cells(struct view_cells *c, double first_delta, double second_delta)
+{
+	delta_cell(c->text[VIEW_CELL_DELTA_FIRST], sizeof(c->text[0]), first_delta);
+	delta_cell(c->text[VIEW_CELL_DELTA_SECOND], sizeof(c->text[0]), second_delta);
+}
+
+/* text right-aligned in width columns and a space; UTF-8 counts a column per character. */
+static void heading(char *out, size_t size, int width, const char *text)
+{
+	int columns = 0;
+
+	for (const char *p = text; *p; p++)
+		columns += (*p & 0xc0) != 0x80;
+	snprintf(out, size, "%*s%s ", columns < width ? width - columns : 0, "", text);
 }
 
 void view_cell_headings(struct view_cells *c, const char *first, const char *second,
 			const char *count)
 {
 	cell_layout(c);
-	snprintf(c->text[VIEW_CELL_FIRST], sizeof(c->text[0]), "%7s ", first);
-	snprintf(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), "%7s ", second);
+	heading(c->text[VIEW_CELL_FIRST], sizeof(c->text[0]), 7, first);
+	heading(c->text[VIEW_CELL_SECOND], sizeof(c->text[0]), 7, second);
 	snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8s  ", count);
+	c->text[VIEW_CELL_DELTA_FIRST][0] = c->text[VIEW_CELL_DELTA_SECOND][0] = '\0';
+}
+
+void view_delta_headings(struct view_cells *c, const char *first, const char *second)
+{
+	heading(c->text[VIEW_CELL_DELTA_FIRST], sizeof(c->text[0]), 7, first);
+	heading(c->text[VIEW_CELL_DELTA_SECOND], sizeof(c->text[0]), 7, second);
 }
 
 bool view_matches(const struct snapshot_func *f, const char *filter)
 {
 	return !filter || !*filter || strcasestr(f->name, filter) || strcasestr(f->module, filter);
+}
+
+/* A row of a function only the baseline has samples of in scope: fn is now's function func, or
+ * the baseline's own (func 0) when now has none of its name. */
+static struct view_row gone_row(const struct snapshot_func *fn, uint32_t func, uint64_t old_self,
+				uint64_t old_total, uint64_t old_samples)
+{
+	return (struct view_row){
+		.func = func,
+		.name = fn->name,
+		.module = fn->module,
+		.old_self_pct = diff_share(old_self, old_samples),
+		.old_total_pct = diff_share(old_total, old_samples),
+		.only_old = true,
+	};
 }
 
 size_t view_top(const struct snapshot *s, const struct view_top_query *q,
@@ -103,7 +185,11 @@ size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 	uint32_t scope = q->scope == SNAPSHOT_NO_NODE ? s->merged_root : q->scope;
 	uint64_t *self = NULL, *total = NULL;
 	const uint64_t *use_self = s->func_self, *use_total = s->func_total;
-	struct view_row *rows = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*rows));
+	const struct diff_base *base = q->base;
+	const struct diff_unmatched *unmatched = NULL;
+	size_t nunmatched = base ? diff_base_unmatched(base, &unmatched) : 0;
+	uint64_t old_samples = base ? diff_base_samples(base) : 0;
+	struct view_row *rows = xmalloc((s->nfuncs + nunmatched + 1) * sizeof(*rows));
 	uint64_t in_scope = s->nnodes ? s->nodes[scope].total : 0;
 	size_t n = 0;
 
@@ -115,18 +201,37 @@ size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 		use_total = total;
 	}
 	for (uint32_t f = 1; f < s->nfuncs; f++) {
-		if (!use_total[f] || !view_matches(&s->funcs[f], q->filter))
+		uint64_t old_self = 0, old_total = 0;
+
+		if (base)
+			diff_base_func(base, f, &old_self, &old_total);
+		if ((!use_total[f] && !old_total) || !view_matches(&s->funcs[f], q->filter))
 			continue;
+		if (!use_total[f]) {
+			rows[n++] = gone_row(&s->funcs[f], f, old_self, old_total, old_samples);
+			continue;
+		}
 		rows[n] = (struct view_row){
 			.func = f,
 			.name = s->funcs[f].name,
 			.module = s->funcs[f].module,
 			.self = use_self[f],
 			.total = use_total[f],
-			.self_pct = in_scope ? 100.0 * (double)use_self[f] / (double)in_scope : 0,
-			.total_pct = in_scope ? 100.0 * (double)use_total[f] / (double)in_scope : 0,
+			.self_pct = diff_share(use_self[f], in_scope),
+			.total_pct = diff_share(use_total[f], in_scope),
+			.old_self_pct = diff_share(old_self, old_samples),
+			.old_total_pct = diff_share(old_total, old_samples),
+			.only_new = base && !old_total,
 		};
 		n++;
+	}
+	for (size_t i = 0; i < nunmatched; i++) {
+		const struct snapshot *old = diff_base_snapshot(base);
+		const struct diff_unmatched *u = &unmatched[i];
+
+		if (view_matches(&old->funcs[u->func], q->filter))
+			rows[n++] = gone_row(&old->funcs[u->func], SNAPSHOT_ROOT_FUNC, u->self, u->total,
+					     old_samples);
 	}
 	qsort(rows, n, sizeof(*rows), comparators[q->sort]);
 	free(self);
@@ -137,8 +242,6 @@ size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 
 /* --- call trees -------------------------------------------------------------------------------- */
 
-/* The path hash of the root of every tree; a child's is its parent's mixed with its function. */
-#define ROOT_PATH 0x70726f66746f7021ull
 
 uint64_t view_path_child(uint64_t parent, uint32_t func)
 {
@@ -175,7 +278,7 @@ void view_tree_of(struct view_tree *t, const struct snapshot *s, uint32_t node)
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
 		.root = node == SNAPSHOT_NO_NODE ? s->merged_root : node,
-		.root_path = ROOT_PATH,
+		.root_path = VIEW_ROOT_PATH,
 	};
 }
 
@@ -235,6 +338,7 @@ struct flatten {
 	const struct view_tree_query *query;
 	uint64_t base;
 	double scale;              /* 100 / base */
+	uint64_t old_base;         /* the baseline's samples at the tree's root */
 	const uint8_t *marks;      /* with a filter: MARK_* per node */
 	uint64_t *paths;           /* per depth: the path hash of the node last shown there */
 	size_t paths_cap;
@@ -322,17 +426,29 @@ static void fill_row(struct view_tree_row *r, const struct flatten *f,
 	r->has_children = has_children;
 	r->open = open && has_children;
 	r->last = step->last;
+	if (f->query->baseline) {
+		uint64_t self, total;
+
+		r->only_new = !diff_base_node(f->query->baseline, path, &self, &total) || !total;
+		r->old_self_pct = diff_share(self, f->old_base);
+		r->old_total_pct = diff_share(total, f->old_base);
+	}
 }
 
 size_t view_tree(const struct view_tree *t, const struct view_tree_query *q,
 		 struct view_tree_row **rows, size_t *cap)
 {
-	struct flatten f = { t, q, q->base ? q->base : t->nodes[t->root].total, 0, NULL, NULL, 0 };
+	struct flatten f = { t, q, q->base ? q->base : t->nodes[t->root].total, 0, 0, NULL, NULL, 0 };
 	struct snapshot_walk w = { .nodes = t->nodes, .keep = shown, .arg = &f };
 	struct snapshot_walk_step step;
 	size_t n = 0;
 
 	f.scale = f.base ? 100.0 / (double)f.base : 0;
+	if (q->baseline) {
+		uint64_t self;
+
+		diff_base_node(q->baseline, t->root_path, &self, &f.old_base);
+	}
 	if (q->filter && *q->filter)
 		f.marks = mark_matches(t, q->filter);
 	snapshot_walk_begin(&w, t->root, q->show_root);
@@ -442,7 +558,7 @@ void view_callers(struct view_tree *t, const struct snapshot *s, uint32_t scope,
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
 		.root = 0,
-		.root_path = view_path_child(ROOT_PATH, func), /* each function's callers open apart */
+		.root_path = view_path_child(VIEW_ROOT_PATH, func), /* each function's callers open apart */
 		.owned = c.inv.nodes,
 	};
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+struct diff_base;
 struct session;
 struct snapshot;
 
@@ -25,9 +26,10 @@ struct batch_options {
  * when out's reader went away (EPIPE) the status is what the session says, as after SIGTERM;
  * any other write error is reported and the status is 1. */
 int batch_run(struct session *session, const struct batch_options *options, FILE *out);
-/* Print one table (header, columns, rows) of a snapshot: the function table, or the call tree.
- * Returns 0, or -errno when out could not take it all. */
-int batch_print_table(FILE *out, const struct snapshot *snapshot, const char *title,
-		      const struct batch_options *options, long max_rows);
+/* Print one table (header, columns, rows) of a snapshot: the function table, or the call tree;
+ * against a baseline (NULL: none), with the changes since it (rows by the largest change). Returns
+ * 0, or -errno when out could not take it all. */
+int batch_print_table(FILE *out, const struct snapshot *snapshot, struct diff_base *base,
+		      const char *title, const struct batch_options *options, long max_rows);
 
 #endif

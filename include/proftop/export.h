@@ -22,6 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 enum export_format {
 	EXPORT_AUTO,      /* from the file name */
@@ -57,18 +58,19 @@ const char *export_default_path(enum export_format format);
 int export_check(const struct export_options *options, bool screen, char **message);
 
 /* Write the snapshot to path ("-": standard output) in format (EXPORT_AUTO: from path). With
- * per_thread, one file per thread with samples, path.TID. Returns 0, or -errno with a malloc'd
- * *message saying what failed. */
-int export_write(const struct snapshot *snapshot, const char *path,
-		 enum export_format format, bool per_thread, char **message);
+ * per_thread, one file per thread with samples, path.TID. With a baseline (NULL: none), the
+ * folded format writes both sides' counts per stack (export_folded_diff()); the other formats
+ * hold the snapshot alone. Returns 0, or -errno with a malloc'd *message saying what failed. */
+int export_write(const struct snapshot *snapshot, const struct snapshot *baseline,
+		 const char *path, enum export_format format, bool per_thread, char **message);
 
 /* A snapshot on demand (the TUI's `s` key, SIGUSR1): to the -o file, replacing it, when one was
  * given (not "-"); otherwise to the first free name of base, base.1, base.2, ... (base is
  * options->base or the format's default name, tmon.out for tmon), never replacing a file. options
- * may be NULL for the defaults. Returns 0 with *message "saved FILE", or -errno with the error;
+ * may be NULL for the defaults; baseline as for export_write(). Returns 0 with *message "saved FILE", or -errno with the error;
  * *message is malloc'd either way. */
-int export_save(const struct snapshot *snapshot, const struct export_options *options,
-		char **message);
+int export_save(const struct snapshot *snapshot, const struct snapshot *baseline,
+		const struct export_options *options, char **message);
 
 /* --- the writers ------------------------------------------------------------------------------ */
 
@@ -79,6 +81,8 @@ struct export_scope {
 };
 
 void export_scope_merged(struct export_scope *scope, const struct snapshot *snapshot);
+/* The tree of thread tid, or the merged tree when tid is 0 or the snapshot has no such thread. */
+void export_scope_of_tid(struct export_scope *scope, const struct snapshot *snapshot, pid_t tid);
 
 /* Each writes the scope's tree to out and returns 0 or -errno (a write error on out). */
 int export_tmon(FILE *out, const struct snapshot *snapshot,
@@ -87,6 +91,9 @@ int export_callgrind(FILE *out, const struct snapshot *snapshot,
 		     const struct export_scope *scope);
 int export_folded(FILE *out, const struct snapshot *snapshot,
 		  const struct export_scope *scope);
+/* Folded stacks of now against a baseline: "a;b;c OLD NEW" per stack of either side. */
+int export_folded_diff(FILE *out, const struct snapshot *old, const struct export_scope *old_scope,
+		       const struct snapshot *now, const struct export_scope *scope);
 int export_pprof(FILE *out, const struct snapshot *snapshot,
 		 const struct export_scope *scope);
 

@@ -36,6 +36,9 @@ void history_free(struct history *history);
 /* One sample taken in second (of the run; never earlier than the last one added) ended at node,
  * at site. */
 void history_add(struct history *history, uint64_t second, uint32_t node, uint32_t site);
+/* count of them at once (an off-CPU wait's microseconds). */
+void history_add_n(struct history *history, uint64_t second, uint32_t node, uint32_t site,
+		   uint64_t count);
 
 /* The profile's nodes were renumbered (a fold): node n is now to[n]. */
 void history_renumber(struct history *history, const uint32_t *to);

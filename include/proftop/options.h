@@ -30,6 +30,7 @@ struct options {
 	size_t npids;
 	char **argv;           /* the command (points into the argv given to options_parse) */
 	const char *input;     /* -i FILE: show a saved tmon.out instead of profiling */
+	const char *baseline;  /* --baseline FILE: a saved tmon.out to compare with */
 	bool report;           /* `proftop report [options] [FILE]`: report_options below */
 	struct report_options report_options;
 	char *env_values;      /* $PROFTOP unescaped: string options from it point in here */

@@ -71,7 +71,8 @@ void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *
 #define PROFILE_NO_SITE UINT32_MAX
 void profile_add_sites(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
 		       const uint32_t *sites, size_t depth);
-/* Add count samples with the same stack at once (a profile read back from a file; no window). */
+/* Add count samples with the same stack at once (a profile read back from a file, an off-CPU
+ * wait's microseconds), in the history's current second as one. */
 void profile_add_n(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
 		   size_t depth, uint64_t count);
 /* Samples added so far. */

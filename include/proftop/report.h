@@ -31,7 +31,7 @@ void report_print_tree(FILE *out, const struct tmon_trace *trace,
 /* `proftop report --diff OLD NEW`: per function (diff.h), its SELF% and TOTAL% in NEW and how
  * many points each moved since OLD, the largest change first (rows as -O N), a function on one
  * side only marked. */
-void report_print_diff(FILE *out, const struct snapshot *old, const struct snapshot *new,
+void report_print_diff(FILE *out, struct snapshot *old, const struct snapshot *new,
 		       const struct report_options *options);
 
 /* `proftop report`: read the file, print the table or tree to out, warnings and errors to err

@@ -22,11 +22,19 @@ enum callgraph_mode {
 	CALLGRAPH_DWARF, /* registers + a copy of the user stack, unwound by us */
 };
 
+/* What is sampled: where the threads burn CPU time, or where they wait off the CPU. */
+enum sample_mode {
+	SAMPLE_MODE_CPU,        /* cpu-clock, freq times a second of each thread's CPU time */
+	SAMPLE_MODE_OFFCPU,     /* every context switch, and the time until the thread runs again */
+};
+
 struct sample_config {
 	unsigned freq;          /* samples per second per thread */
 	bool kernel;            /* also sample kernel mode */
 	enum callgraph_mode callgraph;
 	uint32_t stack_size;    /* bytes of user stack copied per sample (dwarf) */
+	enum sample_mode mode;
+	unsigned switch_period; /* offcpu: one switch in this many is sampled (0 or 1: every one) */
 };
 
 /* Fill attr for the cpu-clock software event. The period is set in nanoseconds of task clock
@@ -34,6 +42,13 @@ struct sample_config {
  * (frequency mode starts with a guessed period and adjusts, which skews short runs). */
 void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *config);
 uint64_t sample_period_ns(unsigned freq);
+/* Fill attr for the off-CPU mode's event: the context-switches software event sampled at every
+ * switch out of a thread, or one in config->switch_period (with the same stack copy as CPU
+ * samples), and PERF_RECORD_SWITCH records
+ * for every switch out and back in. The event fires in the kernel, so it cannot exclude kernel
+ * mode (perf_event_paranoid must allow that); the kernel part of the stack is left out unless
+ * config->kernel. */
+void sample_switch_attr_init(struct perf_event_attr *attr, const struct sample_config *config);
 
 /* The sample_type every event uses for a configuration. */
 uint64_t sample_type_for(const struct sample_config *config);
@@ -51,6 +66,7 @@ enum sample_kind {
 	SAMPLE_KIND_LOST,
 	SAMPLE_KIND_THROTTLE,
 	SAMPLE_KIND_UNTHROTTLE,
+	SAMPLE_KIND_SWITCH,     /* the thread (pid, tid) was switched out or back in, at time */
 };
 
 #define SAMPLE_MAX_REGS 24
@@ -90,6 +106,10 @@ struct sample_record {
 		struct {
 			uint64_t lost;
 		} lost;
+		struct {
+			bool out;                  /* switched out; else back in */
+			bool preempted;            /* out while still runnable (kernels from 4.17) */
+		} switched;
 	};
 };
 

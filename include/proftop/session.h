@@ -37,6 +37,7 @@ struct session_options {
 	const pid_t *pids;     /* attach mode */
 	size_t npids;
 	const char *input;     /* a saved profile (tmon.out) to show instead */
+	const char *baseline;  /* a saved profile (tmon.out) to compare with; NULL: none */
 	size_t ring_size;      /* bytes of the sampler → collector ring */
 	unsigned history;      /* seconds of history kept a second each (0: no history) */
 	size_t max_memory;     /* bytes for the call trees (0: no limit) */
@@ -107,9 +108,15 @@ struct snapshot *session_snapshots(struct session *session, struct snapshot **ra
 /* Change the sampling frequency; returns the one in effect (at most the -F the session started
  * with), or 0 when the session is not sampling (ended, or a saved profile). */
 unsigned session_set_freq(struct session *session, unsigned freq);
+/* The baseline the profile is compared with (--baseline's file, or one the frontend set), with a
+ * reference for the caller, and *label naming it; NULL when there is none. */
+struct snapshot *session_baseline(struct session *session, const char **label);
+/* Compare with baseline from now on (NULL: with nothing); label names it ("seconds 0-12"). A
+ * folded save then writes both sides' counts per stack (export_write()). */
+void session_set_baseline(struct session *session, struct snapshot *baseline, const char *label);
 /* Write the profile as it is now to the -o file, or to the next free numbered name: the selected
- * stretch while one is (session_select()), else the cumulative snapshot; the outcome goes to the
- * frontend's report op. Returns 0 or -errno. */
+ * stretch while one is (session_select()), else the cumulative snapshot, against the baseline in
+ * the folded format; the outcome goes to the frontend's report op. Returns 0 or -errno. */
 int session_save(struct session *session);
 enum session_end session_end(const struct session *session);
 /* The state for a title line: "running", "attached", "exited with status 3", "stopped after 5s;

@@ -36,6 +36,7 @@
 struct strpool;
 
 #define SNAPSHOT_ROOT_FUNC 0u
+#define SNAPSHOT_OFFCPU_FREQ 1000000u
 #define SNAPSHOT_NO_NODE UINT32_MAX
 
 struct snapshot_func {
@@ -117,6 +118,9 @@ struct snapshot {
 	uint64_t elapsed_ns;
 	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
 	char fetching[80];         /* the module whose debug file debuginfod is asked for; "" */
+	/* Off-CPU mode: counts are microseconds threads spent blocked, not samples; freq is then
+	 * SNAPSHOT_OFFCPU_FREQ, so that count / freq is seconds either way. */
+	bool offcpu;
 	unsigned freq;
 	uint64_t window_ns;        /* a window of the last seconds: its length; else 0 */
 	bool ranged;               /* the samples of a stretch of the run only (a window is one): */
@@ -154,7 +158,8 @@ void snapshot_unref(struct snapshot *snapshot);
 
 /* The times a file of the snapshot states: the run's wall-clock and CPU times, or for a stretch
  * its length and the CPU time its samples stand for (samples over the frequency, as user time:
- * the kernel counts no CPU time per stretch). */
+ * the kernel counts no CPU time per stretch). Off the CPU, the blocked time stands for the CPU
+ * time (as user time), so that shares of it add up to 100%. */
 void snapshot_times(const struct snapshot *snapshot, uint64_t *real_ns, uint64_t *user_ns,
 		    uint64_t *system_ns);
 

@@ -42,6 +42,8 @@ enum theme_role {
 	THEME_FLAME_3,
 	THEME_FLAME_MATCH,     /* a frame the search matches */
 	THEME_TIMELINE_RANGE,  /* the timeline's bars in the stretch shown */
+	THEME_DIFF_GROWN,      /* against a baseline: a share that grew (a flame frame, a change) */
+	THEME_DIFF_SHRUNK,     /* one that shrank */
 	THEME_NROLES,
 };
 

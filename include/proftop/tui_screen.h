@@ -40,6 +40,7 @@ enum tui_action {
 	TUI_ACT_FREQ_DOWN,
 	TUI_ACT_SAVE,
 	TUI_ACT_STRETCH,       /* the stretch shown changed (stretch_changed; tui_timeline.h) */
+	TUI_ACT_BASELINE,      /* `b`/`B`: the baseline changed (base_raw; NULL: dropped) */
 	TUI_ACT_THEME,         /* `T`: load the next theme */
 	TUI_ACT_PAUSE,         /* space toggled screen->paused */
 	TUI_ACT_REDRAW,        /* Ctrl-L: repaint the whole terminal */
@@ -143,6 +144,13 @@ struct tui_screen {
 	uint64_t timeline_cursor_s;
 	int timeline_y, timeline_w; /* where the strip was drawn (-1: not) and its columns */
 
+	/* The baseline every view compares with (b, --baseline): base_raw as it was taken, and
+	 * baseline made from it as shown is made from shown_raw (inlined frames folded or not),
+	 * matched against shown at each rebuild. NULL: none. */
+	struct snapshot *base_raw;
+	struct diff_base *baseline;
+	char base_label[64];       /* "seconds 0-12", or the file's name */
+
 	/* The header. */
 	char *target;          /* the command line or the PIDs */
 	char state[96];        /* "running", "exited with status 3", ... */
@@ -160,6 +168,7 @@ struct tui_screen {
 	int tabs_y, columns_y; /* -1 when not shown */
 	int tab_x[TUI_NVIEWS + 1];
 	int column_x[8];       /* where each top-view column starts; column_x[n] = end */
+	enum view_sort column_sort[7]; /* what a click on each sorts by (-1: nothing) */
 };
 
 void tui_screen_init(struct tui_screen *screen, const char *target);
@@ -174,6 +183,9 @@ enum tui_action tui_screen_click(struct tui_screen *screen, int y, int x, bool w
 				 bool wheel_down);
 void tui_screen_message(struct tui_screen *screen, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* Compare with raw from now on (a reference the screen takes; NULL: with nothing), named label. */
+void tui_screen_set_baseline(struct tui_screen *screen, struct snapshot *raw, const char *label);
 
 /* The function the cursor is on (the Lines view's function there); 0: none, or rows not rebuilt
  * since a change. */

@@ -8,6 +8,7 @@
 #ifndef PROFTOP_VIEW_H
 #define PROFTOP_VIEW_H
 
+#include "proftop/diff.h"
 #include "proftop/idmap.h"
 #include "proftop/snapshot.h"
 
@@ -21,47 +22,70 @@ enum view_sort {
 	VIEW_SORT_TOTAL,
 	VIEW_SORT_NAME,
 	VIEW_SORT_MODULE,
+	VIEW_SORT_DELTA_SELF,      /* against a baseline: the largest change of SELF% first */
+	VIEW_SORT_DELTA_TOTAL,
 };
 
 struct view_row {
-	uint32_t func;
+	uint32_t func;             /* 0 for a function only the baseline has */
 	const char *name;
 	const char *module;
 	uint64_t self, total;      /* samples */
 	double self_pct, total_pct; /* of the samples in scope */
+	/* Against a baseline: the same shares there; the function has samples on one side only. */
+	double old_self_pct, old_total_pct;
+	bool only_new, only_old;
 };
 
 struct view_top_query {
 	enum view_sort sort;
 	const char *filter;   /* case-insensitive substring of function or module; NULL: all */
 	uint32_t scope;       /* node whose subtree counts (a thread's root); NO_NODE: all threads */
+	/* A baseline matched against the snapshot and scope (diff_base_match()): rows get its
+	 * shares, and the functions only it has (in scope) are rows too, with no samples now.
+	 * NULL: none. */
+	const struct diff_base *base;
 };
 
 /* --- the numbers of a row ------------------------------------------------------------------------
  *
  * Every frontend prints a row's numbers alike: two percentages (SELF% TOTAL% for functions, TOTAL%
  * SELF% in trees) and a sample count, each in a cell of fixed width ("%7.2f " "%7.2f " "%8llu  "),
- * then the function and its module. */
+ * then the function and its module; off the CPU the count is seconds. Against a baseline two more
+ * cells follow the count: how many
+ * points each percentage moved ("%+7.2f "). */
 
-enum { VIEW_CELL_FIRST, VIEW_CELL_SECOND, VIEW_CELL_COUNT, VIEW_NCELLS };
+enum {
+	VIEW_CELL_FIRST, VIEW_CELL_SECOND, VIEW_CELL_COUNT,
+	VIEW_CELL_DELTA_FIRST, VIEW_CELL_DELTA_SECOND,
+	VIEW_NCELLS_DIFF,
+	VIEW_NCELLS = VIEW_CELL_DELTA_FIRST, /* without a baseline */
+};
 
 #define VIEW_CELLS_WIDTH 26    /* the three cells: where the function starts */
+#define VIEW_DELTAS_WIDTH 16   /* the change cells: where it starts after them */
 
 struct view_cells {
-	char text[VIEW_NCELLS][32];
-	int x[VIEW_NCELLS];        /* where each cell starts */
-	int width[VIEW_NCELLS];
+	char text[VIEW_NCELLS_DIFF][32];
+	int x[VIEW_NCELLS_DIFF];   /* where each cell starts */
+	int width[VIEW_NCELLS_DIFF];
 };
 
 /* A row's cells; a negative second_pct shows "-": no such number. */
 void view_cells(struct view_cells *cells, double first_pct, double second_pct, uint64_t count);
-/* The column headings over them, right-aligned as the numbers are. */
+/* The count cell as seconds (an off-CPU profile's microseconds), "%8.3f  ". */
+void view_seconds_cell(struct view_cells *cells, uint64_t microseconds);
+/* Its change cells: now's percentages minus the baseline's, in points. */
+void view_delta_cells(struct view_cells *cells, double first_delta, double second_delta);
+/* The column headings over them, right-aligned as the numbers are (a heading may hold UTF-8:
+ * it is aligned by its columns, not its bytes). */
 void view_cell_headings(struct view_cells *cells, const char *first, const char *second,
 			const char *count);
+void view_delta_headings(struct view_cells *cells, const char *first, const char *second);
 
-/* The top-functions table: one row per function with samples in scope, hottest first by the
- * chosen column (ties broken by name so output is stable). Returns the number of rows; *rows is
- * malloc'd and belongs to the caller. */
+/* The top-functions table: one row per function with samples in scope (or in the baseline's),
+ * hottest first by the chosen column (ties broken by name so output is stable). Returns the
+ * number of rows; *rows is malloc'd and belongs to the caller. */
 size_t view_top(const struct snapshot *snapshot, const struct view_top_query *query,
 		struct view_row **rows);
 
@@ -70,6 +94,9 @@ size_t view_top(const struct snapshot *snapshot, const struct view_top_query *qu
 bool view_matches(const struct snapshot_func *func, const char *filter);
 
 /* --- call trees -------------------------------------------------------------------------------- */
+
+/* The path hash of every tree's root (view_tree_of()); a child's is view_path_child() of it. */
+#define VIEW_ROOT_PATH 0x70726f66746f7021ull
 
 /* A tree to flatten: the snapshot's own nodes, or a callers tree built by view_callers(). Nodes
  * follow the snapshot's rule that a parent's index is smaller than its children's. */
@@ -108,6 +135,10 @@ struct view_tree_row {
 	bool has_children;         /* children with samples (shown or not) */
 	bool open;                 /* its children follow as rows */
 	bool last;                 /* the last of its siblings among the rows */
+	/* Against a baseline: the same path's shares there (of the baseline's node at the tree's
+	 * root, as the row's are of the base); only_new: the baseline has no such path. */
+	double old_self_pct, old_total_pct;
+	bool only_new;
 };
 
 struct view_tree_query {
@@ -116,6 +147,9 @@ struct view_tree_query {
 	const struct view_expansion *expansion; /* NULL: every node open */
 	bool show_root;            /* the root itself is the first row (depth 0) */
 	uint64_t base;             /* samples that make 100%; 0: the root's total */
+	/* A baseline matched against the tree's snapshot (diff_base_match()), for the rows' old
+	 * shares; with base 0 only (the baseline's 100% is its node at the tree's root). NULL: none. */
+	const struct diff_base *baseline;
 };
 
 /* The snapshot's tree below node (a thread's root, or SNAPSHOT_NO_NODE for all threads). */

@@ -27,6 +27,10 @@ struct view_flame_frame {
 	uint64_t path;         /* the node's path hash (view_tree_path()): the selection's key */
 	uint32_t parent;       /* index of its parent frame; UINT32_MAX for the top one */
 	bool match;            /* the filter matches its function */
+	/* Against a baseline (filled in by the screen): its share of the top frame now minus the
+	 * same path's share of the same top there, in points; only_new: the baseline lacks it. */
+	double delta;
+	bool only_new;
 };
 
 struct view_flame_query {

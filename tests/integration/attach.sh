@@ -134,7 +134,8 @@ run_proftop spawned -b -n 0 -p "$t" -d 2.5 -o "$TMPD/spawned.folded" -f folded -
 kill -9 "$t" 2>/dev/null
 wait "$t" 2>/dev/null
 check "spawned-exit-status-0" status $RC 0 "$ERR"
-check "spawned-all-threads-burned" approx "$(wc -l <"$TMPD/spawned.txt")" 100 0
+# (Under the hypervisor's steal the 2.5 s may end before every thread had its turn.)
+check_cpu "spawned-all-threads-burned" "$steal" approx "$(wc -l <"$TMPD/spawned.txt")" 100 0
 # samples_vs_cpu — one line per burning thread: its samples and its CPU milliseconds.
 samples_vs_cpu()
 {
@@ -145,6 +146,7 @@ samples_vs_cpu()
 	done <"$TMPD/spawned.txt"
 }
 samples_vs_cpu >"$TMPD/spawned.counts"
-check_cpu "spawned-no-thread-counted-twice" "$steal" sh -c "awk '\$2 > \$3 * 1.25 + 3 { print \"thread \" \$1 \": \" \$2 \" samples for \" \$3 \" ms of CPU\"; bad = 1 } END { exit bad }' '$TMPD/spawned.counts'"
+# (Counted twice is 2x; a busy sanitizer run has seen 22 samples for 15 ms counted once.)
+check_cpu "spawned-no-thread-counted-twice" "$steal" sh -c "awk '\$2 > \$3 * 1.5 + 3 { print \"thread \" \$1 \": \" \$2 \" samples for \" \$3 \" ms of CPU\"; bad = 1 } END { exit bad }' '$TMPD/spawned.counts'"
 check_cpu "spawned-samples-match-cpu" "$steal" sh -c "awk '{ n += \$2; c += \$3 } END { if (n < c * 0.85 || n > c * 1.15) { print n \" samples for \" c \" ms of CPU\"; exit 1 } }' '$TMPD/spawned.counts'"
 finish

@@ -420,3 +420,50 @@ start_spin()
 	done
 	return 1
 }
+
+# --- hand-made tmon.out files ---------------------------------------------------------------
+
+# tmon_file FILE TICKS "ID PACKAGE NAME"... then marks on stdin: a Devel::DProf file with those
+# subs, at 100 Hz, TICKS of run time.
+tmon_file()
+{
+	local file=$1 ticks=$2
+	shift 2
+	{
+		printf '#fOrTyTwO\n$hz=100;\n$XS_VERSION='"'"'DProf 20110802.00'"'"';\n'
+		printf '# All values are given in HZ\n$over_utime=0; $over_stime=0; $over_rtime=0;\n'
+		printf '$over_tests=1;\n$rrun_utime=%d; $rrun_stime=0; $rrun_rtime=%d;\n' "$ticks" "$ticks"
+		printf '$total_marks=0\n\nPART2\n'
+		for sub in "$@"; do printf '& %s\n' "$sub"; done
+		cat
+	} >"$file"
+}
+
+# known_diff_files OLD NEW — two profiles with known differences. OLD: phase_one 60, phase_two 30,
+# gone_soon 10 (100 ticks); NEW, twice as long: phase_two 120 self and brand_new 40 under it,
+# phase_one 40.
+known_diff_files()
+{
+	tmon_file "$1" 100 "2 main phase_one" "3 main phase_two" "4 main gone_soon" <<'MARKS'
++ 2
+@ 60 0 60
+- 2
++ 3
+@ 30 0 30
+- 3
++ 4
+@ 10 0 10
+- 4
+MARKS
+	tmon_file "$2" 200 "2 main phase_two" "3 main phase_one" "4 main brand_new" <<'MARKS'
++ 2
+@ 120 0 120
++ 4
+@ 40 0 40
+- 4
+- 2
++ 3
+@ 40 0 40
+- 3
+MARKS
+}

@@ -33,11 +33,13 @@ wait "$pt"
 check sigint-command-finishes-its-way status $? 3
 
 start_spin 30 || { fail setup "spin did not print its pid"; finish; }
-run_proftop twice -b -n 0 -d 1 -p "$SPIN_PID,$SPIN_PID"
-run_proftop once -b -n 0 -d 1 -p "$SPIN_PID"
+# A PID named twice would be sampled twice: about 2x the samples. The two runs are one after
+# the other, so steal on a loaded machine moves them apart by 20 % (CI saw 968 vs 806).
+run_proftop twice -b -n 0 -d 2 -p "$SPIN_PID,$SPIN_PID"
+run_proftop once -b -n 0 -d 2 -p "$SPIN_PID"
 check pid-twice-counts-once awk -v a="$(header_value "$TMPD/twice.out" samples)" \
     -v b="$(header_value "$TMPD/once.out" samples)" \
-    'BEGIN { if (a <= b * 1.2) exit 0; print a " samples with -p X,X, " b " with -p X"; exit 1 }'
+    'BEGIN { if (a <= b * 1.5) exit 0; print a " samples with -p X,X, " b " with -p X"; exit 1 }'
 
 # An attached process killed while its parent does not reap it: proftop ends at once.
 sh -c "'$WL/spin' 30 >'$TMPD/zspin' & exec sleep 20" &

@@ -7,45 +7,8 @@
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/split" "$WL/phases"
 
-# tmon FILE HZ TICKS "ID PACKAGE NAME"... then marks on stdin: a DProf file with those subs.
-tmon()
-{
-	local file=$1 ticks=$2
-	shift 2
-	{
-		printf '#fOrTyTwO\n$hz=100;\n$XS_VERSION='"'"'DProf 20110802.00'"'"';\n'
-		printf '# All values are given in HZ\n$over_utime=0; $over_stime=0; $over_rtime=0;\n'
-		printf '$over_tests=1;\n$rrun_utime=%d; $rrun_stime=0; $rrun_rtime=%d;\n' "$ticks" "$ticks"
-		printf '$total_marks=0\n\nPART2\n'
-		for sub in "$@"; do printf '& %s\n' "$sub"; done
-		cat
-	} >"$file"
-}
-
-# old: phase_one 60, phase_two 30, gone_soon 10 (100 ticks).
-tmon "$TMPD/old.out" 100 "2 main phase_one" "3 main phase_two" "4 main gone_soon" <<'MARKS'
-+ 2
-@ 60 0 60
-- 2
-+ 3
-@ 30 0 30
-- 3
-+ 4
-@ 10 0 10
-- 4
-MARKS
-# new, twice as long: phase_two 120 self and brand_new 40 under it, phase_one 40.
-tmon "$TMPD/new.out" 200 "2 main phase_two" "3 main phase_one" "4 main brand_new" <<'MARKS'
-+ 2
-@ 120 0 120
-+ 4
-@ 40 0 40
-- 4
-- 2
-+ 3
-@ 40 0 40
-- 3
-MARKS
+# old.out and new.out: known differences (lib.sh's known_diff_files).
+known_diff_files "$TMPD/old.out" "$TMPD/new.out"
 
 # row FILE FUNCTION — the diff row of FUNCTION: "SELF TOTAL +SELF +TOTAL MARK".
 row()
@@ -111,7 +74,7 @@ check "one-file-says" has "$ERR" 'report --diff needs two files: the baseline OL
 run_proftop tree report --diff -T "$TMPD/old.out" "$TMPD/new.out"
 check "tree-exit-2" status $RC 2 "$ERR"
 check "tree-says" has "$ERR" 'do not apply'
-printf '+ 2\n@ 5 0 5\n- 2\n' | tmon "$TMPD/evil.tmon" 5 "$(printf '2 main evil\033]0;owned\007')"
+printf '+ 2\n@ 5 0 5\n- 2\n' | tmon_file "$TMPD/evil.tmon" 5 "$(printf '2 main evil\033]0;owned\007')"
 run_proftop evil report --diff "$TMPD/old.out" "$TMPD/evil.tmon"
 check "evil-exit-0" status $RC 0 "$ERR"
 check "evil-visible" has "$OUT" 'evil\^\[\]0;owned\^G'

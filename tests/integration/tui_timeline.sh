@@ -57,7 +57,9 @@ tm send-keys -t phases Home '[' Right Right Right Right ']'
 check "stretch-message" wait_screen phases 'timeline: cursor at 4s; seconds 0-5 shown'
 check "stretch-header" wait_screen phases '  seconds 0-5$'
 check "stretch-phase-two-gone" wait_gone phases ' phase_two '
-check "stretch-phase-one-all" wait_screen phases '^ +(99\.[0-9]+|100\.00) +100\.00 +[0-9]+ +phase_one '
+# (TOTAL% may be 99.x: a sample whose unwinding stopped short (truncated) has no phase on its
+# stack.)
+check "stretch-phase-one-all" wait_screen phases '^ +(99\.[0-9]+|100\.00) +(99\.[0-9]+|100\.00) +[0-9]+ +phase_one '
 tm send-keys -t phases s
 check "stretch-saved" wait_screen phases "saved $TMPD/phases.tmon"
 check "saved-phase-one-only" shares "$TMPD/phases.tmon" 99 -0
@@ -77,11 +79,11 @@ check "left-timeline" wait_screen phases '^ \?:help  Tab:view'
 check "ended" wait_screen phases '\[exited with status 0\]' 60
 # The last second, widened to the last five: phase two alone.
 tm send-keys -t phases x t End '[' + +
-check "end-stretch-phase-two" wait_screen phases '^ +(99\.[0-9]+|100\.00) +100\.00 +[0-9]+ +phase_two '
+check "end-stretch-phase-two" wait_screen phases '^ +(99\.[0-9]+|100\.00) +(99\.[0-9]+|100\.00) +[0-9]+ +phase_two '
 check "end-stretch-phase-one-gone" wait_gone phases ' phase_one '
 tm send-keys -t phases x Home ']'
 check "after-end-stretch" wait_screen phases '\[exited.*  seconds 0-1$'
-check "after-end-phase-one" wait_screen phases '^ +(99\.[0-9]+|100\.00) +100\.00 +[0-9]+ +phase_one '
+check "after-end-phase-one" wait_screen phases '^ +(99\.[0-9]+|100\.00) +(99\.[0-9]+|100\.00) +[0-9]+ +phase_one '
 # And the second row still follows the cursor: phase_two's bars are in the later seconds.
 tm send-keys -t phases x Escape / p h a s e _ t w o Enter
 check "after-end-follows-cursor" wait_screen phases '^  {10,}[▁▂▃▄▅▆▇█]{10,} +<- phase_two$'

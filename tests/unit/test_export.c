@@ -283,6 +283,55 @@ static void folded_lines_and_sum(void **state)
 	free(text);
 }
 
+/* Against a baseline: "stack OLD NEW" for every stack of either side, two lines of the same text
+ * (dup() of two modules named alike) one; each column adds up to its side's samples. */
+static void folded_diff_lines(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *p = profile_new(NULL);
+	uint32_t m = func(p, "prog", "main"), a = func(p, "prog", "path_a");
+	uint32_t b = func(p, "libc.so.6", "burn"), g = func(p, "prog", "gone");
+	struct export_scope old_scope, scope;
+	char *buf = NULL, *save = NULL;
+	size_t n = 0;
+	uint64_t sum[2] = { 0, 0 };
+	int lines = 0;
+
+	unit_add(p, 1, 10, 3, m, a, b);
+	unit_add(p, 1, 5, 2, m, g);
+	struct snapshot *old = profile_snapshot(p);
+	FILE *out = open_memstream(&buf, &n);
+
+	export_scope_of_tid(&old_scope, old, 8); /* no thread 8 there: all of it */
+	assert_int_equal(old_scope.root, old->merged_root);
+	export_scope_merged(&scope, f->s);
+	assert_int_equal(export_folded_diff(out, old, &old_scope, f->s, &scope), 0);
+	assert_int_equal(fclose(out), 0);
+	assert_non_null(strstr(buf, "main;path_a;burn 10 60\n"));
+	assert_non_null(strstr(buf, "main;path_b;mid_b;burn 0 30\n"));
+	assert_non_null(strstr(buf, "main;gone 5 0\n"));
+	assert_non_null(strstr(buf, "main;dup 0 5\n"));
+	assert_true(strstr(buf, "main;path_a;burn 10 60\n") < strstr(buf, "main;gone 5 0\n"));
+	for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *last = strrchr(l, ' ');
+
+		*last = '\0';
+		sum[1] += strtoull(last + 1, NULL, 10);
+		sum[0] += strtoull(strrchr(l, ' ') + 1, NULL, 10);
+		lines++;
+	}
+	assert_int_equal(sum[0], old->samples);
+	assert_int_equal(sum[1], f->s->samples);
+	assert_int_equal(lines, 8); /* the fixture's 8 lines less a dup, and gone */
+	free(buf);
+	/* One thread's file against the same thread of the baseline when it has it. */
+	export_scope_of_tid(&old_scope, old, 1);
+	assert_int_equal(old_scope.root, old->threads[0].root);
+	assert_ptr_equal(old_scope.thread, &old->threads[0]);
+	snapshot_unref(old);
+	profile_free(p);
+}
+
 /* Names with line breaks and escape sequences (an ELF symbol can be any bytes) keep every text
  * format's lines whole and put no control character in the file: they are in visible form, as
  * batch mode prints them. */
@@ -480,6 +529,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(tmon_names_and_header, setup, teardown),
 		cmocka_unit_test_setup_teardown(tmon_one_thread, setup, teardown),
 		cmocka_unit_test_setup_teardown(folded_lines_and_sum, setup, teardown),
+		cmocka_unit_test_setup_teardown(folded_diff_lines, setup, teardown),
 		cmocka_unit_test(text_formats_show_names_visibly),
 		cmocka_unit_test_setup_teardown(callgrind_costs, setup, teardown),
 		cmocka_unit_test(callgrind_without_calls),

@@ -122,7 +122,7 @@ static void writes_and_replaces(void **state)
 
 	write_text(path, "old\n");
 	assert_int_equal(stat(path, &before), 0);
-	assert_int_equal(export_write(f->s, path, EXPORT_AUTO, false, &message), 0);
+	assert_int_equal(export_write(f->s, NULL, path, EXPORT_AUTO, false, &message), 0);
 	assert_null(message);
 	assert_int_equal(stat(path, &after), 0);
 	assert_int_not_equal(before.st_ino, after.st_ino); /* a new file renamed into place */
@@ -134,7 +134,7 @@ static void writes_and_replaces(void **state)
 
 	umask(077);
 	path = path_in(f, "p.folded");
-	assert_int_equal(export_write(f->s, path, EXPORT_AUTO, false, &message), 0);
+	assert_int_equal(export_write(f->s, NULL, path, EXPORT_AUTO, false, &message), 0);
 	assert_int_equal(stat(path, &after), 0);
 	assert_int_equal(after.st_mode & 07777, 0600);
 	text = read_text(path);
@@ -152,7 +152,7 @@ static void symlink_is_not_followed(void **state)
 
 	write_text(target, "precious\n");
 	assert_int_equal(symlink(target, link), 0);
-	assert_int_equal(export_write(f->s, link, EXPORT_TMON, false, &message), -ELOOP);
+	assert_int_equal(export_write(f->s, NULL, link, EXPORT_TMON, false, &message), -ELOOP);
 	assert_non_null(strstr(message, "symbolic link"));
 	assert_non_null(strstr(message, link));
 	free(message);
@@ -185,7 +185,7 @@ static int write_unprivileged(struct fixture *f, const char *path, char *message
 		close(fds[0]);
 		if (getuid() == 0 && (setgroups(0, NULL) || setgid(65534) || setuid(65534)))
 			_exit(99);
-		err = export_write(f->s, path, EXPORT_TMON, false, &msg);
+		err = export_write(f->s, NULL, path, EXPORT_TMON, false, &msg);
 		if (msg && write(fds[1], msg, strlen(msg)) < 0)
 			_exit(98);
 		_exit(-err);
@@ -227,17 +227,17 @@ static void devices_in_place(void **state)
 	struct stat st;
 	char *message;
 
-	assert_int_equal(export_write(f->s, "/dev/null", EXPORT_PPROF, false, &message), 0);
+	assert_int_equal(export_write(f->s, NULL, "/dev/null", EXPORT_PPROF, false, &message), 0);
 	assert_int_equal(stat("/dev/null", &st), 0);
 	assert_true(S_ISCHR(st.st_mode));
 	if (stat("/dev/full", &st) == 0) {
-		assert_int_equal(export_write(f->s, "/dev/full", EXPORT_TMON, false, &message),
+		assert_int_equal(export_write(f->s, NULL, "/dev/full", EXPORT_TMON, false, &message),
 				 -ENOSPC);
 		assert_non_null(strstr(message, "cannot write /dev/full"));
 		assert_non_null(strstr(message, "No space left on device"));
 		free(message);
 	}
-	assert_int_equal(export_write(f->s, f->dir, EXPORT_TMON, false, &message), -EISDIR);
+	assert_int_equal(export_write(f->s, NULL, f->dir, EXPORT_TMON, false, &message), -EISDIR);
 	assert_non_null(strstr(message, "Is a directory"));
 	free(message);
 }
@@ -249,11 +249,11 @@ static void numbered_saves_never_replace(void **state)
 	char *message, *text;
 
 	write_text(path_in(f, "tmon.out"), "first\n");
-	assert_int_equal(export_save(f->s, &o, &message), 0);
+	assert_int_equal(export_save(f->s, NULL, &o, &message), 0);
 	assert_string_equal(strrchr(message, '/'), "/tmon.out.1");
 	assert_true(!strncmp(message, "saved ", 6));
 	free(message);
-	assert_int_equal(export_save(f->s, &o, &message), 0);
+	assert_int_equal(export_save(f->s, NULL, &o, &message), 0);
 	assert_string_equal(strrchr(message, '/'), "/tmon.out.2");
 	free(message);
 	text = read_text(path_in(f, "tmon.out"));
@@ -265,13 +265,13 @@ static void numbered_saves_never_replace(void **state)
 
 	/* The format follows the name; -f wins over it. */
 	o.base = path_in(f, "cpu.folded");
-	assert_int_equal(export_save(f->s, &o, &message), 0);
+	assert_int_equal(export_save(f->s, NULL, &o, &message), 0);
 	free(message);
 	text = read_text(path_in(f, "cpu.folded"));
 	assert_string_equal(text, "main 3\nmain;work 5\n");
 	free(text);
 	o.format = EXPORT_CALLGRIND;
-	assert_int_equal(export_save(f->s, &o, &message), 0);
+	assert_int_equal(export_save(f->s, NULL, &o, &message), 0);
 	free(message);
 	text = read_text(path_in(f, "cpu.folded.1"));
 	assert_true(!strncmp(text, "# callgrind format\n", 19));
@@ -280,7 +280,7 @@ static void numbered_saves_never_replace(void **state)
 	/* With -o FILE, a save replaces FILE. */
 	o = (struct export_options){ path_in(f, "out.folded"), EXPORT_AUTO, false, NULL };
 	write_text(o.output, "old\n");
-	assert_int_equal(export_save(f->s, &o, &message), 0);
+	assert_int_equal(export_save(f->s, NULL, &o, &message), 0);
 	free(message);
 	text = read_text(o.output);
 	assert_string_equal(text, "main 3\nmain;work 5\n");
@@ -294,7 +294,7 @@ static void per_thread_files(void **state)
 	struct export_options o = { NULL, EXPORT_FOLDED, true, path_in(f, "t.folded") };
 	char *message, *text;
 
-	assert_int_equal(export_write(f->s, path_in(f, "w.folded"), EXPORT_AUTO, true, &message), 0);
+	assert_int_equal(export_write(f->s, NULL, path_in(f, "w.folded"), EXPORT_AUTO, true, &message), 0);
 	text = read_text(path_in(f, "w.folded.40"));
 	assert_string_equal(text, "main;work 5\n");
 	free(text);
@@ -303,14 +303,14 @@ static void per_thread_files(void **state)
 	free(text);
 	assert_int_equal(access(path_in(f, "w.folded"), F_OK), -1);
 
-	assert_int_equal(export_save(f->s, &o, &message), 0);
+	assert_int_equal(export_save(f->s, NULL, &o, &message), 0);
 	free(message);
-	assert_int_equal(export_save(f->s, &o, &message), 0);
+	assert_int_equal(export_save(f->s, NULL, &o, &message), 0);
 	free(message);
 	assert_int_equal(access(path_in(f, "t.folded.40"), F_OK), 0);
 	assert_int_equal(access(path_in(f, "t.folded.1.41"), F_OK), 0);
 
-	assert_int_equal(export_write(f->s, "-", EXPORT_AUTO, true, &message), -EINVAL);
+	assert_int_equal(export_write(f->s, NULL, "-", EXPORT_AUTO, true, &message), -EINVAL);
 	assert_non_null(strstr(message, "--per-thread"));
 	free(message);
 }
@@ -327,7 +327,7 @@ static void fifo_needs_a_reader(void **state)
 
 	assert_int_equal(mkfifo(fifo, 0644), 0);
 	alarm(20);
-	assert_int_equal(export_write(f->s, fifo, EXPORT_AUTO, false, &message), -ENXIO);
+	assert_int_equal(export_write(f->s, NULL, fifo, EXPORT_AUTO, false, &message), -ENXIO);
 	char *want;
 	assert_true(asprintf(&want, "cannot write %s: it is a FIFO that no process has open for "
 				    "reading", fifo) > 0);
@@ -337,7 +337,7 @@ static void fifo_needs_a_reader(void **state)
 
 	reader = open(fifo, O_RDONLY | O_NONBLOCK);
 	assert_true(reader >= 0);
-	assert_int_equal(export_write(f->s, fifo, EXPORT_AUTO, false, &message), 0);
+	assert_int_equal(export_write(f->s, NULL, fifo, EXPORT_AUTO, false, &message), 0);
 	n = read(reader, buf, sizeof(buf) - 1);
 	assert_true(n > 0);
 	buf[n] = '\0';
@@ -386,7 +386,7 @@ static void stuck_reader_and(struct fixture *f, int sig, const char *said)
 	assert_int_equal(sigprocmask(SIG_BLOCK, &term, &old), 0);
 	assert_int_equal(raise(sig), 0);
 	alarm(20);
-	assert_int_equal(export_write(s, fifo, EXPORT_AUTO, false, &message), -EINTR);
+	assert_int_equal(export_write(s, NULL, fifo, EXPORT_AUTO, false, &message), -EINTR);
 	alarm(0);
 	assert_non_null(strstr(message, said));
 	free(message);
@@ -449,7 +449,7 @@ static void stale_temporary_files(void **state)
 	}
 	assert_int_equal(symlink("tmon.out", path_in(f, link)), 0);
 
-	assert_int_equal(export_write(f->s, path_in(f, "tmon.out"), EXPORT_AUTO, false, &message),
+	assert_int_equal(export_write(f->s, NULL, path_in(f, "tmon.out"), EXPORT_AUTO, false, &message),
 			 0);
 	assert_int_equal(access(path_in(f, stale), F_OK), -1);
 	assert_int_equal(access(path_in(f, legacy), F_OK), -1);

@@ -58,6 +58,14 @@ static void closed_seconds_sum_their_leaves(void **state)
 	assert_int_equal(end, 0);
 	assert_int_equal(history_each(h, 3, 6, add_entry, &s, &first, &end), 1);
 	assert_int_equal(first, 5);
+	/* Weighted entries (an off-CPU wait's microseconds) sum as that many samples. */
+	history_add_n(h, 5, 1, 7, 4000);
+	history_add_n(h, 5, 2, HISTORY_NO_SITE, 250);
+	history_add(h, 6, 1, 7); /* closes second 5 */
+	s = (struct sum){ 0 };
+	assert_int_equal(history_each(h, 5, 6, add_entry, &s, &first, &end), 4251);
+	assert_int_equal(s.per_node[1], 4001);
+	assert_int_equal(s.per_node[2], 250);
 	history_free(h);
 }
 

@@ -309,12 +309,24 @@ static void command_line_errors(void **state)
 		  "invalid stack size (a multiple of 8 from 64 to 65000 bytes): '12'" },
 		{ "-o", "", "invalid output file '': give a file name, or - for standard output" },
 		{ "--input", "", "invalid input file '': give a file name, or - for standard input" },
+		{ "--mode", "wall", "invalid mode (cpu or offcpu): 'wall'" },
+		{ "--switch-period", "0", "invalid switch period (1 to 1000000): '0'" },
+		{ "--baseline", "", "invalid baseline file '': give the file name of a saved tmon.out" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *argv[] = { "proftop", (char *)cases[i][0], (char *)cases[i][1], NULL };
 
 		expect_usage_error(cases[i][1] ? 3 : 2, argv, NULL, cases[i][2]);
 	}
+	/* Options that need another. */
+	char *offcpu_none[] = { "proftop", "--mode=offcpu", "-g", "none", "cmd", NULL };
+	char *period_alone[] = { "proftop", "--switch-period=11", "cmd", NULL };
+
+	expect_usage_error(5, offcpu_none, NULL, "--mode offcpu needs a call graph (-g dwarf or fp): "
+			   "a context switch is sampled in the kernel's scheduler, and only the stack "
+			   "says where the thread waited");
+	expect_usage_error(3, period_alone, NULL, "--switch-period thins out context switches: it "
+			   "needs --mode offcpu");
 }
 
 /* --- $PROFTOP --------------------------------------------------------------------------------- */
@@ -489,6 +501,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	const struct export_options *ea = &a->run.export, *eb = &b->run.export;
 
 	return a->sample.freq == b->sample.freq && a->sample.kernel == b->sample.kernel &&
+	       a->sample.mode == b->sample.mode && a->sample.switch_period == b->sample.switch_period &&
 	       a->sample.callgraph == b->sample.callgraph &&
 	       a->sample.stack_size == b->sample.stack_size && a->run.duration == b->run.duration &&
 	       a->run.interval == b->run.interval && same_string(ea->output, eb->output) &&
@@ -502,38 +515,46 @@ static bool same_options(const struct options *a, const struct options *b)
 	       same_string(a->batch.annotate, b->batch.annotate) &&
 	       a->batch.asm_code == b->batch.asm_code &&
 	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
-	       same_string(a->input, b->input) && !a->argv == !b->argv;
+	       same_string(a->input, b->input) && same_string(a->baseline, b->baseline) &&
+	       !a->argv == !b->argv;
 }
 
 /* A value for every option in the table, so a new option needs one here: name=value in $PROFTOP
  * does exactly what --name=value does, and something other than the default. */
 static const char *const samples[][2] = {
 	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
-	{ "call-graph", "none" }, { "stack-size", "4096" }, { "batch", NULL },
+	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },    { "stack-size", "4096" },
+	{ "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
 	{ "history", "120" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
 	{ "no-lines", NULL },
 	{ "kernel", NULL },       { "output", "cpu.pb.gz" }, { "format", "folded" },
-	{ "per-thread", NULL },   { "input", "t.tmon" },   { "help", NULL },
+	{ "per-thread", NULL },   { "input", "t.tmon" },   { "baseline", "old.out" },
+	{ "help", NULL },
 	{ "version", NULL },
 };
 
 static void env_same_as_command_line(const char *name, const char *value)
 {
-	/* pid and input are targets of their own; the others need one. */
+	/* pid and input are targets of their own; the others need one. --switch-period needs the
+	 * off-CPU mode, on both sides and in the defaults compared with. */
 	bool target = strcmp(name, "pid") && strcmp(name, "input");
+	bool offcpu = !strcmp(name, "switch-period");
 	char *cli = value ? xasprintf("--%s=%s", name, value) : xasprintf("--%s", name);
-	char *env = value ? xasprintf("%s=%s", name, value) : xasprintf("%s", name);
-	char *argv_cli[] = { "proftop", cli, "./prog", NULL };
+	char *env = value ? xasprintf("%s%s=%s", offcpu ? "mode=offcpu:" : "", name, value)
+			  : xasprintf("%s", name);
+	char *argv_cli[] = { "proftop", cli, offcpu ? "--mode=offcpu" : "./prog", "./prog", NULL };
 	char *argv_env[] = { "proftop", "./prog", NULL };
+	char *argv_default[] = { "proftop", offcpu ? "--mode=offcpu" : "./prog", "./prog", NULL };
 	struct options by_cli, by_env, defaults;
 	char *msg;
 
-	assert_int_equal(options_parse(&by_cli, target ? 3 : 2, argv_cli, NULL, &msg), OPTIONS_OK);
+	assert_int_equal(options_parse(&by_cli, (target ? 3 : 2) + offcpu, argv_cli, NULL, &msg),
+			 OPTIONS_OK);
 	assert_int_equal(options_parse(&by_env, target ? 2 : 1, argv_env, env, &msg), OPTIONS_OK);
-	assert_int_equal(options_parse(&defaults, 2, argv_env, NULL, &msg), OPTIONS_OK);
+	assert_int_equal(options_parse(&defaults, 2 + offcpu, argv_default, NULL, &msg), OPTIONS_OK);
 	if (!same_options(&by_cli, &by_env) || same_options(&by_env, &defaults))
 		fail_msg("PROFTOP=%s does not do what %s does", env, cli);
 	options_free(&by_cli);

@@ -427,6 +427,24 @@ static void long_lines(void **state)
 	message = error_of("#fOrTyTwO#fOrTyTwO\n$hz=100;\nPART2\n", o);
 	assert_string_equal(message, "line 1: not a tmon.out file (the first line is not #fOrTyTwO)");
 	free(message);
+	/* The other formats proftop writes, and perf's, are named. */
+	static const char *const others[][2] = {
+		{ "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03xyz", "it is gzip-compressed, as a pprof "
+		  "profile is" },
+		{ "# callgrind format\nversion: 1\n", "it looks like a callgrind profile" },
+		{ "version: 1\ncreator: proftop\n", "it looks like a callgrind profile" },
+		{ "main;work 12\n", "it looks like folded stacks" },
+		{ "PERFILE2\x68\x00\x00\x00", "it is a perf.data file" },
+	};
+	for (size_t i = 0; i < sizeof(others) / sizeof(*others); i++) {
+		char want[160];
+
+		snprintf(want, sizeof(want), "line 1: not a tmon.out file (the first line is not "
+			 "#fOrTyTwO; %s)", others[i][1]);
+		message = error_of(others[i][0], o);
+		assert_string_equal(message, want);
+		free(message);
+	}
 	free(text);
 }
 

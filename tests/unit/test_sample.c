@@ -191,6 +191,36 @@ static void mmap2_comm_fork_lost(void **state)
 	assert_int_equal(r.lost.lost, 55);
 }
 
+/* PERF_RECORD_SWITCH: out (preempted or not) or back in, the thread and time from the trailer; a
+ * record too short for its trailer is malformed. */
+static void switch_records(void **state)
+{
+	struct builder b;
+	struct sample_record r;
+
+	(void)state;
+	begin(&b, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	put32x2(&b, 30, 31);
+	put64(&b, 1000);
+	assert_int_equal(sample_parse(b.buf, finish(&b), basic, 0, &r), 0);
+	assert_int_equal(r.kind, SAMPLE_KIND_SWITCH);
+	assert_true(r.switched.out && r.switched.preempted);
+	assert_true(r.pid == 30 && r.tid == 31 && r.time == 1000);
+	begin(&b, PERF_RECORD_SWITCH, PERF_RECORD_MISC_SWITCH_OUT);
+	put32x2(&b, 30, 31);
+	put64(&b, 1500);
+	assert_int_equal(sample_parse(b.buf, finish(&b), basic, 0, &r), 0);
+	assert_true(r.switched.out && !r.switched.preempted);
+	begin(&b, PERF_RECORD_SWITCH, 0);
+	put32x2(&b, 30, 31);
+	put64(&b, 2500);
+	assert_int_equal(sample_parse(b.buf, finish(&b), basic, 0, &r), 0);
+	assert_true(!r.switched.out && r.time == 2500);
+	begin(&b, PERF_RECORD_SWITCH, 0);
+	put32x2(&b, 30, 31);
+	assert_int_equal(sample_parse(b.buf, finish(&b), basic, 0, &r), -EINVAL);
+}
+
 /* Where the sampler finds a record's time, thread and event id, with every field proftop asks
  * for: a sample's come first (identifier, ip, pid/tid, time), the others' in the trailer
  * (pid/tid, time, ..., identifier last). */
@@ -252,6 +282,7 @@ int main(void)
 		cmocka_unit_test(sample_ip_tid_time),
 		cmocka_unit_test(sample_callchain_and_stack),
 		cmocka_unit_test(mmap2_comm_fork_lost),
+		cmocka_unit_test(switch_records),
 		cmocka_unit_test(layout_of_records),
 		cmocka_unit_test(garbage_headers),
 	};

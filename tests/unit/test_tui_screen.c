@@ -100,6 +100,14 @@ static const struct tui_list *list(const struct fixture *f)
 	return &f->s.lists[f->s.view];
 }
 
+/* The cursor on row (of the current view's list), as the arrows put it there. */
+static void select_row_at(struct fixture *f, size_t row)
+{
+	key(f, KEY_HOME);
+	for (size_t i = 0; i < row; i++)
+		key(f, KEY_DOWN);
+}
+
 static void selection_follows_its_function(void **state)
 {
 	struct fixture *f = *state;
@@ -248,6 +256,115 @@ static void pause_keeps_the_shown_profile(void **state)
 	assert_ptr_equal(f->s.shown, f->s.live);
 }
 
+/* The row of the Top view named name; NULL when none. */
+static const struct view_row *top_row(const struct fixture *f, const char *name)
+{
+	for (size_t i = 0; i < f->s.lists[TUI_TOP].rows; i++)
+		if (!strcmp(f->s.top[i].name, name))
+			return &f->s.top[i];
+	return NULL;
+}
+
+/* b: what is shown becomes the baseline; the views then carry its shares (Top with the functions
+ * only it has, by a key of their own), sort by the changes, follow the thread scope and the
+ * inlined toggle; B drops it, and the sort by a change with it. */
+static void baseline_compares_views(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t s3[] = { f->main_, f->solo };
+
+	assert_int_equal(key(f, 'b'), TUI_ACT_BASELINE);
+	assert_non_null(f->s.baseline);
+	assert_ptr_equal(f->s.base_raw, f->s.shown_raw);
+	assert_string_equal(f->s.base_label, "seconds 0-0");
+	add_n(f->p, 11, s3, 2, 100); /* solo: 10 of 100 then, 110 of 200 now */
+	uint32_t fresh = func(f->p, "fresh"), s4[] = { f->main_, fresh };
+	add_n(f->p, 11, s4, 2, 50);
+	tui_screen_set_snapshot(&f->s, profile_snapshot(f->p));
+	tui_screen_rebuild(&f->s);
+	const struct view_row *solo = top_row(f, "solo"), *burn = top_row(f, "burn");
+	assert_true(solo->old_self_pct == 10.0 && solo->self_pct == 44.0 && !solo->only_new);
+	assert_true(burn->old_self_pct == 90.0 && burn->self_pct == 36.0);
+	assert_true(top_row(f, "fresh")->only_new && top_row(f, "fresh")->old_total_pct == 0);
+	/* Sorting goes through the changes now: SELF, TOTAL, ΔSELF, ΔTOTAL, NAME. */
+	keys(f, ">>");
+	assert_int_equal(f->s.sort, VIEW_SORT_DELTA_SELF);
+	assert_string_equal(f->s.top[0].name, "burn"); /* -54 points, then solo +34, fresh +20 */
+	assert_string_equal(f->s.top[1].name, "solo");
+	key(f, '>');
+	assert_int_equal(f->s.sort, VIEW_SORT_DELTA_TOTAL);
+	/* The Tree: main → solo was 10% of all, 44% now. */
+	key(f, '2');
+	key(f, '*');
+	for (size_t i = 0; i < list(f)->rows; i++)
+		if (!strcmp(f->s.tree[i].name, "solo"))
+			assert_true(f->s.tree[i].old_total_pct == 10.0 && f->s.tree[i].total_pct == 44.0);
+	/* The flame graph: solo's frame grew 34 points. */
+	key(f, '5');
+	bool seen = false;
+	for (size_t i = 0; i < f->s.nflame; i++) {
+		if (f->s.flame[i].func == f->solo) {
+			assert_true(f->s.flame[i].delta > 33.99 && f->s.flame[i].delta < 34.01);
+			seen = true;
+		}
+	}
+	assert_true(seen);
+	/* Thread 12 alone: its burn was all of its samples then and is now. */
+	key(f, '4');
+	for (size_t i = 0; i < list(f)->rows; i++)
+		if (i && f->s.threads[i - 1].tid == 12)
+			select_row_at(f, i);
+	key(f, '\n');
+	key(f, '1');
+	burn = top_row(f, "burn");
+	assert_true(burn->old_self_pct == 100.0 && burn->self_pct == 100.0 && !top_row(f, "solo"));
+	key(f, '4');
+	select_row_at(f, 0);
+	key(f, '\n');
+	key(f, '1');
+	key(f, 'i'); /* presented again, as shown is */
+	assert_non_null(f->s.baseline);
+	assert_true(top_row(f, "solo")->old_self_pct == 10.0);
+	assert_int_equal(key(f, 'B'), TUI_ACT_BASELINE);
+	assert_null(f->s.baseline);
+	assert_null(f->s.base_raw);
+	assert_int_equal(f->s.sort, VIEW_SORT_SELF);
+	keys(f, ">>");
+	assert_int_equal(f->s.sort, VIEW_SORT_NAME); /* no changes to sort by */
+	assert_int_equal(key(f, 'B'), TUI_ACT_BASELINE); /* nothing to drop: said so */
+	assert_non_null(strstr(f->s.message, "no baseline"));
+}
+
+/* A baseline from another profile (a file): its functions that this profile lacks are rows, and
+ * the cursor stays on one as the profile moves. */
+static void baseline_only_rows_keep_the_cursor(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *other = profile_new(NULL);
+	uint32_t ghost = profile_func(other, "old", "ghost", 0), m = profile_func(other, module, "main", 0);
+	uint32_t stack[] = { m, ghost };
+
+	add_n(other, 1, stack, 2, 500);
+	struct snapshot *old = profile_snapshot(other);
+
+	tui_screen_set_baseline(&f->s, old, "old.out");
+	snapshot_unref(old);
+	tui_screen_rebuild(&f->s);
+	assert_non_null(top_row(f, "ghost"));
+	assert_true(top_row(f, "ghost")->only_old && top_row(f, "ghost")->func == 0);
+	assert_true(top_row(f, "ghost")->old_self_pct == 100.0);
+	select_row_at(f, (size_t)(top_row(f, "ghost") - f->s.top));
+	uint32_t s3[] = { f->main_, f->solo };
+	add_n(f->p, 11, s3, 2, 300); /* solo now first: the rows move */
+	tui_screen_set_snapshot(&f->s, profile_snapshot(f->p));
+	tui_screen_rebuild(&f->s);
+	assert_string_equal(f->s.top[list(f)->cursor].name, "ghost");
+	assert_int_equal(tui_screen_selected_func(&f->s), 0); /* no function of this profile */
+	key(f, '\n'); /* Enter on it: no callers to show */
+	assert_int_equal(f->s.view, TUI_TOP);
+	profile_free(other);
+}
+
 static void actions_for_the_loop(void **state)
 {
 	struct fixture *f = *state;
@@ -287,6 +404,8 @@ static void clicks_select(void **state)
 	f->s.column_x[3] = 26;
 	f->s.column_x[4] = 60;
 	f->s.column_x[5] = 80;
+	f->s.column_sort[3] = VIEW_SORT_NAME; /* as drawn: what a click on each heading sorts by */
+	f->s.column_sort[4] = VIEW_SORT_MODULE;
 	tui_screen_click(&f->s, 6, 30, false, false);
 	tui_screen_rebuild(&f->s);
 	assert_int_equal(list(f)->cursor, 2);
@@ -1167,14 +1286,14 @@ static void hint_lines_name_working_keys(void **state)
 	};
 	static const char *const wide[TUI_NVIEWS] = {
 		" ?:help  Tab:view  /:filter  <>:sort  Enter:callers  a:annotate  space:pause  "
-		"t:timeline  +-:freq  s:save  q:quit",
+		"t:timeline  +-:freq  s:save  b:baseline  q:quit",
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  %:relative  c:callers  "
-		"/:filter  a:annotate  t:timeline  q:quit",
+		"/:filter  a:annotate  t:timeline  b:baseline  q:quit",
 		" ?:help  Tab:view  Enter/Left/Right:open/close  *:all  a:annotate  space:pause  "
 		"w:window  q:quit",
 		" ?:help  Tab:view  Enter:only this thread  /:filter  space:pause  +-:freq  q:quit",
 		" ?:help  Tab:view  h/j/k/l:move  Enter:zoom  Esc:out  f:flip  /:filter  a:annotate  "
-		"space:pause  t:timeline  q:quit",
+		"space:pause  t:timeline  b:baseline  q:quit",
 		" ?:help  Tab:view  Esc:back  n/N:next hot  d:asm  %:of all  <>:function  space:pause  q:quit",
 	};
 	size_t n;
@@ -1398,6 +1517,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(threads_scope_every_view, setup, teardown),
 		cmocka_unit_test_setup_teardown(pause_keeps_the_shown_profile, setup, teardown),
 		cmocka_unit_test_setup_teardown(actions_for_the_loop, setup, teardown),
+		cmocka_unit_test_setup_teardown(baseline_compares_views, setup, teardown),
+		cmocka_unit_test_setup_teardown(baseline_only_rows_keep_the_cursor, setup, teardown),
 		cmocka_unit_test_setup_teardown(clicks_select, setup, teardown),
 		cmocka_unit_test_setup_teardown(flame_keys_and_clicks, setup, teardown),
 		cmocka_unit_test_setup_teardown(enter_per_view, setup, teardown),

@@ -43,6 +43,14 @@ static volatile uint64_t sink;
 		(uint64_t)ts_.tv_sec * 1000000000ull + (uint64_t)ts_.tv_nsec;                      \
 	})
 
+/* CLOCK_MONOTONIC in ns: the wall-clock workloads' clock (a macro for the same reason). */
+#define monotonic_ns()                                                                             \
+	({                                                                                         \
+		struct timespec mts_;                                                              \
+		clock_gettime(CLOCK_MONOTONIC, &mts_);                                             \
+		(uint64_t)mts_.tv_sec * 1000000000ull + (uint64_t)mts_.tv_nsec;                    \
+	})
+
 /* A dependent multiply chain (the empty asm reads and changes x) until the thread has used
  * until_ns of CPU time. Expanded in each HOT caller, whose own constants keep its body apart
  * from the others'. */

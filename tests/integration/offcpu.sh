@@ -1,0 +1,143 @@
+#!/bin/sh
+# offcpu.sh — --mode offcpu on workloads with known waits, against perf in the same run: the
+# waits workload's reader blocks about 70% of its time in read() on a pipe and 30% in
+# nanosleep() (within 3 points of what it timed itself), as `perf record -e cs -c 1 --switch-events --call-graph dwarf` times the
+# same switches; its two threads are blocked nearly all the run; halfsleep's one thread is off
+# the CPU as long as it timed its sleeps, all in sleep_half; mutex4's four threads wait for one mutex in
+# pthread_mutex_lock() under their function; the stacks end in the C library's wrappers; the exports
+# carry the unit (pprof offcpu/nanoseconds read by go tool pprof, dprofpp's seconds, callgrind's
+# event); the screen says offcpu and shows seconds. The permission message at paranoid 2 is in
+# permissions.sh.
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP_BIN" "$WL/waits" "$WL/halfsleep" "$WL/mutex4"
+require_perf_events
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+	skip "all" "context switches need perf_event_paranoid <= 1 or root"
+	finish
+fi
+
+# share FILE FUNCTION — FUNCTION's TOTAL% in the final table ("missing").
+share()
+{
+	awk -v f="$2" '/^=== proftop final/ { on = 1; next }
+		on && $4 == f { print $2; found = 1; exit }
+		END { if (!found) print "missing" }' "$1"
+}
+
+# blocked FILE — the header's blocked seconds.
+blocked()
+{
+	awk '/^=== proftop final/ { for (i = 1; i < NF; i++) if ($i == "blocked") { v = $(i + 1);
+		sub(/s$/, "", v); print v } }' "$1"
+}
+
+run_proftop waits -b -n 0 --mode offcpu -- "$WL/waits" 3
+check "waits-exit-0" status $RC 0 "$ERR"
+check "waits-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  offcpu: blocked [0-9.]+s  switches [0-9]+  overflow 0 '
+check "waits-seconds-column" has "$OUT" '^  SELF%  TOTAL%  SECONDS  FUNCTION  MODULE$'
+pipe=$(share "$OUT" wait_on_pipe)
+nap=$(share "$OUT" take_a_nap)
+reader=$(awk -v p="$pipe" -v n="$nap" 'BEGIN { if (p + n > 0) printf "%.2f\n", 100 * p / (p + n) }')
+# The reader's own timing of its waits is the truth; 70/30 is what it aims at (a loaded machine's
+# late wakeups move it a few points).
+truth=$(awk '/^read / { if ($2 + $5 > 0) printf "%.2f\n", 100 * $2 / ($2 + $5) }' "$OUT")
+check "waits-reader-as-it-timed" approx "$reader" "$truth" 3
+check "waits-reader-about-70-in-read" approx "$reader" 70 10
+# Two threads, each blocked nearly all the time: about twice the elapsed time.
+elapsed=$(awk '/^=== proftop final/ { v = $5; sub(/s$/, "", v); print v }' "$OUT")
+check "waits-blocked-twice-elapsed" between "$(awk -v b="$(blocked "$OUT")" -v e="$elapsed" \
+	'BEGIN { printf "%.2f\n", b / e }')" 1.8 2.05
+# The wrappers of the calls that blocked are the leaves (no --kernel).
+check "waits-leaf-read" has "$OUT" '^ +[0-9.]+ +[0-9.]+ +[0-9.]+  (__GI___libc_read|read|__libc_read)'
+check "waits-leaf-nanosleep" has "$OUT" '^ +[1-9][0-9.]* +[0-9.]+ +[0-9.]+  (clock_nanosleep|__clock_nanosleep)'
+
+# perf in the same run: its switch times, per stack.
+if command -v perf >/dev/null 2>&1 &&
+	perf record -q -e cs -c 1 --switch-events --call-graph dwarf -o "$TMPD/perf.data" -- \
+		"$WL/waits" 3 >"$TMPD/perf.waits" 2>&1; then
+	perf script -i "$TMPD/perf.data" --show-switch-events -F tid,time,ip,sym 2>/dev/null |
+		awk '
+		/PERF_RECORD_SWITCH OUT/ { t = $2; sub(/:$/, "", t)
+			out[$1] = /preempt/ ? 0 : t; next }
+		/PERF_RECORD_SWITCH IN/ { t = $2; sub(/:$/, "", t)
+			if (out[$1] && kind[$1] != "") sum[kind[$1]] += t - out[$1]
+			out[$1] = 0; kind[$1] = ""; next }
+		/^ *[0-9]+ +[0-9.]+: *$/ { tid = $1; kind[tid] = "other"; next }
+		/ wait_on_pipe$/ { kind[tid] = "pipe" }
+		/ take_a_nap$/ { kind[tid] = "nap" }
+		END { if (sum["pipe"] + sum["nap"] > 0)
+			printf "%.2f\n", 100 * sum["pipe"] / (sum["pipe"] + sum["nap"]) }' \
+		>"$TMPD/perf.share"
+	check "perf-reader-about-70-in-read" approx "$(cat "$TMPD/perf.share")" 70 10
+	# Each against its own run's truth (the true split moves between runs with the load and
+	# each profiler's overhead), then against each other.
+	check "perf-reader-as-it-timed" approx "$(cat "$TMPD/perf.share")" \
+		"$(awk '/^read / { if ($2 + $5 > 0) printf "%.2f\n", 100 * $2 / ($2 + $5) }' \
+			"$TMPD/perf.waits")" 3
+	check "perf-agrees" approx "$reader" "$(cat "$TMPD/perf.share")" 10
+else
+	skip "perf-reader-70-in-read" "perf record -e cs failed here"
+fi
+
+# One switch in 11 sampled, its time counted 11 times: about the same split as the reader timed
+# it, and about the same total (about 70 samples of the reader a second, and a sampled switch
+# that was a preemption counts nothing: a wide margin, which an aliasing period still misses by
+# far, and a longer run).
+run_proftop thin -b -n 0 --mode offcpu --switch-period 11 -- "$WL/waits" 6
+pipe=$(share "$OUT" wait_on_pipe)
+nap=$(share "$OUT" take_a_nap)
+truth=$(awk '/^read / { if ($2 + $5 > 0) printf "%.2f\n", 100 * $2 / ($2 + $5) }' "$OUT")
+# (Under a sanitizer the reader runs slowly enough to be preempted between its waits, and a
+# sampled preemption counts nothing: the one-in-11 estimate is then off by more; not checked.)
+if [ -z "${PROFTOP_SANITIZER:-}" ]; then
+	check "thin-reader-as-it-timed" approx "$(awk -v p="$pipe" -v n="$nap" \
+		'BEGIN { if (p + n > 0) printf "%.2f\n", 100 * p / (p + n) }')" "$truth" 15
+fi
+elapsed=$(awk '/^=== proftop final/ { v = $5; sub(/s$/, "", v); print v }' "$OUT")
+check "thin-blocked-twice-elapsed" between "$(awk -v b="$(blocked "$OUT")" -v e="$elapsed" \
+	'BEGIN { printf "%.2f\n", b / e }')" 1.6 2.2
+
+# One thread half on the CPU: off it, all its time is in sleep_half, as long as it says it slept
+# (timed around each sleep; less than half the run when other work delays its burning).
+run_proftop half -b -n 0 --mode offcpu -- "$WL/halfsleep" 3
+check "half-exit-0" status $RC 0 "$ERR"
+check "half-all-in-sleep" approx "$(share "$OUT" sleep_half)" 100 1
+slept=$(awk '/^slept / { print $2 }' "$OUT")
+# (Its timing also holds the wait for a CPU after each wakeup, runnable, not blocked: within 10%
+# on an idle machine, and never more than it timed; a loaded one makes that wait long.)
+check "half-blocked-as-slept" between "$(blocked "$OUT")" \
+	"$(awk -v s="$slept" 'BEGIN { printf "%.3f\n", s * 0.3 }')" \
+	"$(awk -v s="$slept" 'BEGIN { printf "%.3f\n", s * 1.05 + 0.02 }')"
+check "half-no-burn" test "$(share "$OUT" burn_half)" = missing
+
+# Four threads on one mutex: three wait at any time, all of it in pthread_mutex_lock() under
+# contend() (fewer on a loaded machine: a holder preempted leaves the others runnable, which is
+# not blocked time).
+run_proftop mutex -b -n 0 --mode offcpu -- "$WL/mutex4" 2
+check "mutex-exit-0" status $RC 0 "$ERR"
+check "mutex-under-lock" between "$(share "$OUT" pthread_mutex_lock)" 85 100
+check "mutex-under-contend" between "$(share "$OUT" contend)" 85 100
+elapsed=$(awk '/^=== proftop final/ { v = $5; sub(/s$/, "", v); print v }' "$OUT")
+check "mutex-three-waiting" between "$(awk -v b="$(blocked "$OUT")" -v e="$elapsed" \
+	'BEGIN { printf "%.2f\n", b / e }')" 0.5 3.1
+
+# The exports carry the unit.
+run_proftop pprof -b -n 0 --mode offcpu -o "$TMPD/w.pb.gz" -- "$WL/waits" 1
+if command -v go >/dev/null 2>&1; then
+	go tool pprof -raw "$TMPD/w.pb.gz" >"$TMPD/raw.txt" 2>&1
+	check "pprof-types" has "$TMPD/raw.txt" '^Samples:$|microseconds/count offcpu/nanoseconds'
+	check "pprof-offcpu-ns" has "$TMPD/raw.txt" 'offcpu/nanoseconds'
+else
+	skip "pprof-types" "go is not installed"
+fi
+run_proftop tmon -b -n 0 --mode offcpu -o "$TMPD/w.tmon" -- "$WL/waits" 2
+dprofpp "$TMPD/w.tmon" >"$TMPD/dprofpp.txt" 2>&1
+check "dprofpp-blocked-seconds" has "$TMPD/dprofpp.txt" '^  User\+System Time = +(3\.[6-9]|4\.[01])[0-9]* Seconds$'
+# read(): the reader's 70% and the feeder's wait for each question, about a thread's 2 s, in
+# seconds (not samples at some frequency).
+check "dprofpp-read-seconds" has "$TMPD/dprofpp.txt" '^ *[0-9.]+ +(1\.[0-9]|2\.[0-5])[0-9]* .*libc_read'
+run_proftop cg -b -n 0 --mode offcpu -o "$TMPD/callgrind.out.w" -- "$WL/waits" 1
+check "callgrind-event" has "$TMPD/callgrind.out.w" '^events: Offcpu_us$'
+callgrind_annotate "$TMPD/callgrind.out.w" >"$TMPD/cg.txt" 2>&1
+check "callgrind-annotate-reads" has "$TMPD/cg.txt" 'Events recorded: +Offcpu_us'
+finish
