@@ -23,13 +23,14 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 {
 	const struct counters *c = &s->counters;
 
-	if (s->offcpu) /* the samples are the switches out, and 100% all the time blocked */
-		fprintf(out, "%s  elapsed %.2fs  offcpu: blocked %.3fs  switches %llu  overflow %llu  "
-			     "dropped %llu  throttled %llu  truncated %llu",
-			title, (double)s->elapsed_ns / 1e9, (double)s->samples / 1e6,
-			(unsigned long long)c->samples, (unsigned long long)c->overflow,
-			(unsigned long long)c->dropped, (unsigned long long)c->throttled,
-			(unsigned long long)c->truncated);
+	if (snapshot_timed(s)) /* 100% is all the time measured: "offcpu: blocked 4.000s" */
+		fprintf(out, "%s  elapsed %.2fs  %s: %s %.3fs  samples %llu  switches %llu  "
+			     "overflow %llu  dropped %llu  throttled %llu  truncated %llu",
+			title, (double)s->elapsed_ns / 1e9, sample_mode_name(s->mode),
+			snapshot_time_measured(s), (double)s->samples / 1e6,
+			(unsigned long long)c->samples, (unsigned long long)c->switches,
+			(unsigned long long)c->overflow, (unsigned long long)c->dropped,
+			(unsigned long long)c->throttled, (unsigned long long)c->truncated);
 	else
 		fprintf(out, "%s  elapsed %.2fs  freq %u Hz  samples %llu  overflow %llu  dropped %llu  "
 			     "throttled %llu  truncated %llu",
@@ -79,7 +80,7 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct di
 	struct view_row *rows;
 	size_t n = view_top(s, &query, &rows);
 
-	view_cell_headings(&c, "SELF%", "TOTAL%", s->offcpu ? "SECONDS" : "SAMPLES");
+	view_cell_headings(&c, "SELF%", "TOTAL%", snapshot_timed(s) ? "SECONDS" : "SAMPLES");
 	if (base)
 		view_delta_headings(&c, "+SELF", "+TOTAL");
 	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
@@ -87,7 +88,7 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct di
 		const struct view_row *r = &rows[i];
 
 		view_cells(&c, r->self_pct, r->total_pct, r->self);
-		if (s->offcpu)
+		if (snapshot_timed(s))
 			view_seconds_cell(&c, r->self);
 		if (base)
 			view_delta_cells(&c, r->self_pct - r->old_self_pct,
@@ -108,7 +109,7 @@ static void print_tree(FILE *out, const struct snapshot *s, const struct diff_ba
 
 	view_tree_of(&tree, s, SNAPSHOT_NO_NODE);
 	n = view_tree(&tree, &query, &rows, &cap);
-	view_cell_headings(&c, "TOTAL%", "SELF%", s->offcpu ? "SECONDS" : "SAMPLES");
+	view_cell_headings(&c, "TOTAL%", "SELF%", snapshot_timed(s) ? "SECONDS" : "SAMPLES");
 	if (base)
 		view_delta_headings(&c, "+TOTAL", "+SELF");
 	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
@@ -116,7 +117,7 @@ static void print_tree(FILE *out, const struct snapshot *s, const struct diff_ba
 		const struct view_tree_row *r = &rows[i];
 
 		view_cells(&c, r->total_pct, r->self_pct, r->total);
-		if (s->offcpu)
+		if (snapshot_timed(s))
 			view_seconds_cell(&c, r->total);
 		if (base)
 			view_delta_cells(&c, r->total_pct - r->old_total_pct,

@@ -72,7 +72,7 @@ struct exited {
 	uint64_t at_ns;
 };
 
-/* Off-CPU mode: a thread switched out, waiting to run again. Its switch sample gave the stack,
+/* A thread switched out, waiting to run again. Its switch sample gave the stack,
  * its switch-out record the time and whether it was preempted (still runnable); when it is
  * switched back in, the time between counts on that stack. */
 struct waiting {
@@ -91,7 +91,14 @@ struct collector {
 	uint64_t sample_type, regs_mask;
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
-	struct profile *profile;
+	/* One profile per mode (sample_mode): the CPU's alone, or, when the run samples the context
+	 * switches, all of them. Every function is interned in each, in the same order, so an id
+	 * names one function in all (a view's selection holds when the mode shown changes); only the
+	 * CPU's has sites. */
+	struct profile *profiles[SAMPLE_NMODES];
+	size_t nprofiles;
+	uint64_t cpu_sample_us;    /* what a CPU sample stands for in the timed profiles */
+	_Atomic int shown;         /* the mode whose snapshots are published */
 	enum collector_source source;
 	struct frame_cache_entry *frames;
 	uint32_t frames_generation;
@@ -145,7 +152,15 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
 	c->symbolizer = symbolizer_new(diag);
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
-	c->profile = profile_new(diag);
+	c->nprofiles = sample_mode_switches(config->mode) ? SAMPLE_NMODES : 1;
+	for (size_t m = 0; m < c->nprofiles; m++) {
+		c->profiles[m] = profile_new(diag);
+		/* The one function a profile interns by itself (when it folds): first, in all. */
+		if (c->nprofiles > 1)
+			profile_func(c->profiles[m], NULL, "[other]", 0);
+	}
+	c->cpu_sample_us = (sample_period_ns(config->freq) + 500) / 1000;
+	atomic_init(&c->shown, c->nprofiles > 1 ? (int)config->mode : SAMPLE_MODE_CPU);
 	idmap_init(&c->waiting_of);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
@@ -192,20 +207,52 @@ static void forget_frames(struct collector *c)
 	c->frames_generation++;
 }
 
+/* The id of a function (profile_func, or profile_inlined_func when inlined), in every profile. */
+static uint32_t intern_func(struct collector *c, const char *module, const char *name,
+			    uint64_t addr, bool inlined)
+{
+	uint32_t id = 0;
+
+	for (size_t m = 0; m < c->nprofiles; m++) {
+		uint32_t got = inlined ? profile_inlined_func(c->profiles[m], module, name)
+				       : profile_func(c->profiles[m], module, name, addr);
+
+		if (m == 0)
+			id = got;
+		else if (got != id)
+			diag_report(c->diag, DIAG_ERROR, "internal: function %u of the %s profile is %u "
+				    "in the cpu profile", got, sample_mode_name((enum sample_mode)m), id);
+	}
+	return id;
+}
+
+static void func_code(struct collector *c, uint32_t func, const char *path, uint64_t start,
+		      uint64_t end)
+{
+	for (size_t m = 0; m < c->nprofiles; m++)
+		profile_func_code(c->profiles[m], func, path, start, end);
+}
+
+static void func_no_lines(struct collector *c, uint32_t func, const char *why)
+{
+	for (size_t m = 0; m < c->nprofiles; m++)
+		profile_func_no_lines(c->profiles[m], func, why);
+}
+
 /* The chain of the address sym describes into out[] (room for LINES_MAX_FRAMES): innermost
  * first, the function of the symbol last. Returns its length. */
 static size_t make_chain(struct collector *c, const struct symbol *sym, struct chain_frame *out)
 {
 	struct lines_frame lf[LINES_MAX_FRAMES];
-	uint32_t func = profile_func(c->profile, sym->module, sym->function,
-				     sym->function || sym->bounded ? sym->function_addr : sym->module_addr);
+	uint32_t func = intern_func(c, sym->module, sym->function,
+				    sym->function || sym->bounded ? sym->function_addr : sym->module_addr,
+				    false);
 	size_t n = 0, depth = 0;
 	const char *problem;
 	bool whole, news;
 
 	if (sym->function && sym->elf)
-		profile_func_code(c->profile, func, module_path(sym->elf), sym->function_addr,
-				  sym->function_end);
+		func_code(c, func, module_path(sym->elf), sym->function_addr, sym->function_end);
 	if (c->source == COLLECTOR_SOURCE_OFF || !sym->elf) {
 		out[0] = (struct chain_frame){ func, PROFILE_NO_SITE };
 		return 1;
@@ -220,22 +267,22 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 	if (c->source == COLLECTOR_SOURCE_INLINE)
 		for (size_t i = 0; i + whole < n; i++)
 			out[depth++] = (struct chain_frame){
-				profile_inlined_func(c->profile, sym->module,
-						     lf[i].function ? lf[i].function : "[inlined]"),
+				intern_func(c, sym->module,
+					    lf[i].function ? lf[i].function : "[inlined]", 0, true),
 				PROFILE_NO_SITE,
 			};
 	for (size_t i = 0; i < depth; i++) {
-		out[i].site = profile_site(c->profile, out[i].func, sym->module_addr, lf[i].file,
+		out[i].site = profile_site(c->profiles[0], out[i].func, sym->module_addr, lf[i].file,
 					   lf[i].line);
 		if (problem && !lf[i].file)
-			profile_func_no_lines(c->profile, out[i].func, problem);
+			func_no_lines(c, out[i].func, problem);
 	}
 	out[depth++] = (struct chain_frame){
-		func, profile_site(c->profile, func, sym->module_addr, whole ? lf[n - 1].file : NULL,
+		func, profile_site(c->profiles[0], func, sym->module_addr, whole ? lf[n - 1].file : NULL,
 				   whole ? lf[n - 1].line : 0),
 	};
 	if (problem && !(whole && lf[n - 1].file))
-		profile_func_no_lines(c->profile, func, problem);
+		func_no_lines(c, func, problem);
 	return depth;
 }
 
@@ -258,7 +305,8 @@ static void module_named(void *arg, const char *module, struct module *mod)
 {
 	struct naming n = { arg, mod };
 
-	profile_name_funcs(n.c->profile, module, module_path(mod), name_at, &n);
+	for (size_t m = 0; m < n.c->nprofiles; m++)
+		profile_name_funcs(n.c->profiles[m], module, module_path(mod), name_at, &n);
 }
 
 /* Debug files debuginfod sent, or could not: what was stripped is named from now on (and what
@@ -372,11 +420,14 @@ static void handle_sample(struct collector *c, const struct sample_record *r)
 	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
 	size_t depth = sample_stack(c, r, funcs, sites);
 
-	profile_add_sites(c->profile, (pid_t)r->pid, (pid_t)r->tid, funcs,
+	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], (pid_t)r->pid, (pid_t)r->tid, funcs,
 			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
+	if (c->nprofiles > 1)
+		profile_add_n(c->profiles[SAMPLE_MODE_WALL], (pid_t)r->pid, (pid_t)r->tid, funcs, depth,
+			      c->cpu_sample_us);
 }
 
-/* --- off-CPU mode ------------------------------------------------------------------------------ */
+/* --- context switches ------------------------------------------------------------------------------ */
 
 /* The thread's struct waiting, NULL when it has none (an index left by an exited thread of the
  * same tid belongs to another thread now, or to none). */
@@ -423,10 +474,24 @@ static void switch_sample(struct collector *c, const struct sample_record *r)
 	w->depth = sample_stack(c, &user, w->funcs, sites);
 }
 
-/* Out: when, and whether preempted. In: the time since counts on the stack, in microseconds,
- * when the thread had blocked (a preempted one was runnable: not waiting on anything); with one
- * switch in N sampled, N times that, as it stands for the N-1 switches not sampled too. The
- * switches between samples have no stack: nothing is waiting for them. */
+/* The time w was switched out until now_ns counts on its stack, in microseconds: as blocked, or
+ * as runnable when it was preempted (runnable: not waiting on anything), and in the wall clock
+ * either way. With one switch in N sampled, N times that: it stands for the N-1 switches not
+ * sampled too. */
+static void count_waited(struct collector *c, struct waiting *w, uint64_t now_ns)
+{
+	uint64_t us = now_ns > w->out_ns ? (now_ns - w->out_ns + 500) / 1000 : 0;
+
+	us *= c->config.switch_period > 1 ? c->config.switch_period : 1;
+	if (!us)
+		return;
+	profile_add_n(c->profiles[w->preempted ? SAMPLE_MODE_RUNNABLE : SAMPLE_MODE_OFFCPU], w->pid,
+		      w->tid, w->funcs, w->depth, us);
+	profile_add_n(c->profiles[SAMPLE_MODE_WALL], w->pid, w->tid, w->funcs, w->depth, us);
+}
+
+/* Out: when, and whether preempted. In: the time since counts (count_waited()). The switches
+ * between samples have no stack: nothing is waiting for them. */
 static void switch_record(struct collector *c, const struct sample_record *r)
 {
 	struct waiting *w = find_waiting(c, r->tid);
@@ -440,12 +505,24 @@ static void switch_record(struct collector *c, const struct sample_record *r)
 		}
 		return;
 	}
-	if (w->out_ns && r->time > w->out_ns && !w->preempted)
-		profile_add_n(c->profile, w->pid, w->tid, w->funcs, w->depth,
-			      (r->time - w->out_ns + 500) / 1000 *
-				      (c->config.switch_period > 1 ? c->config.switch_period : 1));
+	if (w->out_ns)
+		count_waited(c, w, r->time);
 	w->depth = 0;
 	w->out_ns = 0;
+}
+
+/* Profiling ended: the threads still switched out waited until now (the switch records' clock
+ * is CLOCK_MONOTONIC, as util_now_ns()'s). */
+static void count_still_waiting(struct collector *c, uint64_t now_ns)
+{
+	for (size_t i = 0; i < c->nwaiting; i++) {
+		struct waiting *w = c->waiting[i];
+
+		if (w->tid && w->depth && w->out_ns)
+			count_waited(c, w, now_ns);
+		w->depth = 0;
+		w->out_ns = 0;
+	}
 }
 
 /* A thread that ended will not come back: its struct waiting is free for another. */
@@ -470,7 +547,7 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 		return;
 	switch (r.kind) {
 	case SAMPLE_KIND_SAMPLE:
-		if (c->config.mode == SAMPLE_MODE_OFFCPU)
+		if (r.sample.switch_event)
 			switch_sample(c, &r);
 		else
 			handle_sample(c, &r);
@@ -489,7 +566,8 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 			symbolizer_exec(c->symbolizer, (pid_t)r.pid);
 			unwinder_forget(c->unwinder, (pid_t)r.pid);
 		}
-		profile_set_comm(c->profile, (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
+		for (size_t m = 0; m < c->nprofiles; m++)
+			profile_set_comm(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
 		break;
 	case SAMPLE_KIND_FORK:
 		if (r.pid != r.task.ppid) /* a new process, not a new thread */
@@ -515,7 +593,7 @@ void collector_process(struct collector *c, const void *record, size_t len)
 
 uint64_t collector_samples(const struct collector *c)
 {
-	return profile_samples(c->profile);
+	return profile_samples(c->profiles[SAMPLE_MODE_CPU]);
 }
 
 /* Consume what the ring holds now; returns true if anything was there. */
@@ -526,7 +604,10 @@ static bool drain(struct collector *c)
 	bool any = false;
 
 	while ((data = ring_peek(c->ring, &len))) {
-		profile_set_time(c->profile, util_now_ns());
+		uint64_t now = util_now_ns();
+
+		for (size_t m = 0; m < c->nprofiles; m++)
+			profile_set_time(c->profiles[m], now);
 		handle_record(c, data, len);
 		ring_release(c->ring);
 		any = true;
@@ -534,17 +615,16 @@ static bool drain(struct collector *c)
 	return any;
 }
 
-static void stamp(struct collector *c, struct snapshot *s, uint64_t now)
+static void stamp(struct collector *c, struct snapshot *s, enum sample_mode mode, uint64_t now)
 {
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
 	s->counters.truncated = c->truncated;
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
-	if (c->config.mode == SAMPLE_MODE_OFFCPU) {
-		s->offcpu = true;
+	s->mode = mode;
+	if (snapshot_timed(s))
 		s->freq = SNAPSHOT_OFFCPU_FREQ;
-	}
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
 	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 	if (c->fetcher) {
@@ -566,8 +646,8 @@ void collector_set_cpu_times(struct collector *c, uint64_t user_ns, uint64_t sys
 
 /* The snapshot of the selected stretch: a window's ends move with the run. Once profiling ended
  * the clock stops at its end, so a window made later still shows its last seconds. */
-static struct snapshot *range_snapshot(struct collector *c, const struct snapshot_range *r,
-				       uint64_t now)
+static struct snapshot *range_snapshot(struct collector *c, struct profile *p,
+				       const struct snapshot_range *r, uint64_t now)
 {
 	uint64_t elapsed = now - c->start_ns, from_s = r->from_s, to_s = r->to_s;
 	struct snapshot *s;
@@ -576,7 +656,7 @@ static struct snapshot *range_snapshot(struct collector *c, const struct snapsho
 		from_s = elapsed > r->last_ns ? (elapsed - r->last_ns) / 1000000000u : 0;
 		to_s = UINT64_MAX;
 	}
-	s = profile_range_snapshot(c->profile, from_s, to_s);
+	s = profile_range_snapshot(p, from_s, to_s);
 	s->window_ns = r->last_ns;
 	return s;
 }
@@ -588,17 +668,19 @@ static void publish(struct collector *c)
 	struct snapshot *s, *old, *range = NULL, *old_range;
 	struct snapshot_range selected;
 	bool ranged;
+	enum sample_mode mode = atomic_load_explicit(&c->shown, memory_order_relaxed);
+	struct profile *p = c->profiles[mode];
 
-	profile_trace(c->profile, atomic_load_explicit(&c->traced_func, memory_order_relaxed));
-	s = profile_snapshot(c->profile);
-	stamp(c, s, now);
+	profile_trace(p, atomic_load_explicit(&c->traced_func, memory_order_relaxed));
+	s = profile_snapshot(p);
+	stamp(c, s, mode, now);
 	pthread_mutex_lock(&c->publish_lock);
 	selected = c->range;
 	ranged = c->ranged;
 	pthread_mutex_unlock(&c->publish_lock);
 	if (ranged) {
-		range = range_snapshot(c, &selected, now);
-		stamp(c, range, now);
+		range = range_snapshot(c, p, &selected, now);
+		stamp(c, range, mode, now);
 	}
 	pthread_mutex_lock(&c->publish_lock);
 	old = c->published;
@@ -728,8 +810,11 @@ void collector_finish(struct collector *c)
 		pthread_mutex_unlock(&c->publish_lock);
 	}
 	drain(c);
-	if (!c->end_ns)
+	if (!c->end_ns) {
 		c->end_ns = util_now_ns();
+		if (c->nprofiles > 1)
+			count_still_waiting(c, c->end_ns);
+	}
 	take_fetched(c);
 	stop_fetching(c);
 	publish(c);
@@ -737,17 +822,20 @@ void collector_finish(struct collector *c)
 
 void collector_set_history(struct collector *c, unsigned seconds)
 {
-	profile_set_history(c->profile, seconds, c->start_ns);
+	for (size_t m = 0; m < c->nprofiles; m++)
+		profile_set_history(c->profiles[m], seconds, c->start_ns);
 }
 
 void collector_set_max_memory(struct collector *c, size_t bytes)
 {
-	profile_set_max_memory(c->profile, bytes);
+	/* Split evenly: the wall profile holds about what the CPU's does, the others less. */
+	for (size_t m = 0; m < c->nprofiles; m++)
+		profile_set_max_memory(c->profiles[m], bytes / c->nprofiles);
 }
 
 bool collector_select(struct collector *c, const struct snapshot_range *range)
 {
-	if (range && !profile_has_history(c->profile))
+	if (range && !profile_has_history(c->profiles[0]))
 		return false;
 	pthread_mutex_lock(&c->publish_lock);
 	c->ranged = range != NULL;
@@ -758,6 +846,24 @@ bool collector_select(struct collector *c, const struct snapshot_range *range)
 	if (range && c->end_ns && !c->running)
 		publish(c);
 	return true;
+}
+
+bool collector_show(struct collector *c, enum sample_mode mode)
+{
+	int was;
+
+	if ((unsigned)mode >= c->nprofiles)
+		return false;
+	was = atomic_exchange_explicit(&c->shown, (int)mode, memory_order_relaxed);
+	/* After the end nobody else publishes: make it now, on the caller's thread. */
+	if (was != (int)mode && c->end_ns && !c->running)
+		publish(c);
+	return true;
+}
+
+enum sample_mode collector_shown(struct collector *c)
+{
+	return (enum sample_mode)atomic_load_explicit(&c->shown, memory_order_relaxed);
 }
 
 void collector_trace(struct collector *c, uint32_t func)
@@ -796,7 +902,8 @@ void collector_free(struct collector *c)
 	collector_finish(c);
 	snapshot_unref(c->published);
 	snapshot_unref(c->published_range);
-	profile_free(c->profile);
+	for (size_t m = 0; m < c->nprofiles; m++)
+		profile_free(c->profiles[m]);
 	unwinder_free(c->unwinder);
 	symbolizer_free(c->symbolizer);
 	free(c->exited);

@@ -28,6 +28,7 @@
 #include "proftop/strpool.h"
 #include "proftop/util.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,9 +220,12 @@ static void write_header(FILE *out, const struct snapshot *s, const struct expor
 	fprintf(out, "# callgrind format\nversion: 1\ncreator: proftop %s\n", PROFTOP_VERSION);
 	if (scope->thread)
 		fprintf(out, "pid: %d\nthread: %d\n", (int)scope->thread->pid, (int)scope->thread->tid);
-	if (s->offcpu)
-		fprintf(out, "positions: line\nevent: Offcpu_us : Off-CPU time blocked (microseconds)\n"
-			     "events: Offcpu_us\nsummary: %llu\n\n",
+	if (snapshot_timed(s)) /* "Offcpu_us", "Runnable_us", "Wall_us" */
+		fprintf(out, "positions: line\nevent: %c%s_us : %s time, %s (microseconds)\n"
+			     "events: %c%s_us\nsummary: %llu\n\n",
+			toupper((unsigned char)sample_mode_name(s->mode)[0]), sample_mode_name(s->mode) + 1,
+			sample_mode_name(s->mode), snapshot_time_measured(s),
+			toupper((unsigned char)sample_mode_name(s->mode)[0]), sample_mode_name(s->mode) + 1,
 			(unsigned long long)s->nodes[scope->root].total);
 	else
 		fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"

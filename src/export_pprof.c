@@ -6,8 +6,8 @@
  * independent top-level records, so each is encoded into a small buffer and streamed through zlib's
  * gzip deflate: memory stays proportional to the largest single record, not to the file.
  *
- * Layout: two sample types, samples/count and cpu/nanoseconds (count x the sampling period); off
- * the CPU, microseconds/count and offcpu/nanoseconds.
+ * Layout: two sample types, samples/count and cpu/nanoseconds (count x the sampling period); in
+ * the timed modes, microseconds/count and MODE/nanoseconds (offcpu, runnable or wall).
  * Samples are labelled with the thread's pid, tid and name; the merged scope emits every thread's
  * tree, so tools can still split by thread.
  *
@@ -660,10 +660,10 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 	uint64_t real, user, system;
 	struct pb msg = { 0 }, tmp = { 0 };
 
-	/* Off the CPU a count is a microsecond blocked: the second type is that time. */
-	const char *time_type = s->offcpu ? "offcpu" : "cpu";
+	/* In a timed mode a count is a microsecond: the second type is that time. */
+	const char *time_type = sample_mode_name(s->mode);
 
-	value_type(&msg, p, s->offcpu ? "microseconds" : "samples", "count");
+	value_type(&msg, p, snapshot_timed(s) ? "microseconds" : "samples", "count");
 	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
 	value_type(&msg, p, time_type, "nanoseconds");
 	gz_record(g, PPROF_SAMPLE_TYPE, &msg);

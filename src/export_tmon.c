@@ -113,6 +113,10 @@ static void header(FILE *out, const struct snapshot *s, unsigned hz, uint64_t ma
 		(unsigned long long)c->samples, (unsigned long long)c->overflow,
 		(unsigned long long)c->dropped, (unsigned long long)c->throttled,
 		(unsigned long long)c->truncated);
+	/* A timed mode's ticks are microseconds of that time: proftop -i shows it as it was. */
+	if (snapshot_timed(s))
+		fprintf(out, "# proftop: mode %s switches %llu\n", sample_mode_name(s->mode),
+			(unsigned long long)c->switches);
 	fputs("\nPART2\n", out);
 }
 

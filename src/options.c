@@ -115,13 +115,12 @@ static char *set_call_graph(struct options *o, const char *value)
 
 static char *set_mode(struct options *o, const char *value)
 {
-	if (!strcmp(value, "cpu"))
-		o->sample.mode = SAMPLE_MODE_CPU;
-	else if (!strcmp(value, "offcpu"))
-		o->sample.mode = SAMPLE_MODE_OFFCPU;
-	else
-		return bad("mode (cpu or offcpu)", value);
-	return NULL;
+	for (int m = 0; m < SAMPLE_NMODES; m++)
+		if (!strcmp(value, sample_mode_name((enum sample_mode)m))) {
+			o->sample.mode = (enum sample_mode)m;
+			return NULL;
+		}
+	return bad("mode (cpu, offcpu, runnable or wall)", value);
 }
 
 static char *set_switch_period(struct options *o, const char *value)
@@ -370,28 +369,37 @@ static const struct option_spec options_table[] = {
 	},
 	{
 		.name = "mode", .arg = "MODE", .parse = set_mode,
-		.help = "cpu (default: where the threads burn CPU time) or offcpu\n"
-			"(where they wait: blocked time at each context switch;\n"
-			"needs perf_event_paranoid <= 1 or root)",
+		.help = "cpu (default: where the threads burn CPU time), offcpu\n"
+			"(where they wait blocked), runnable (preempted, waiting for\n"
+			"a CPU) or wall (all three); all but cpu sample every context\n"
+			"switch and need perf_event_paranoid <= 1 or root. The screen's\n"
+			"m key shows the others of such a run",
 		.man = "\\fBcpu\\fR (default): sample where the threads run, \\fB\\-F\\fR times a second\n"
 		       "of their CPU time. \\fBoffcpu\\fR: where they wait: every time a thread is\n"
 		       "switched out of the CPU while blocked (in \\fBread\\fR(2), a lock, a sleep),\n"
 		       "its stack is taken as a CPU sample's is, and the time until it runs again\n"
-		       "is counted there; switches out of a thread that was still runnable\n"
-		       "(preempted) are not. Counts are then microseconds: the tables show\n"
-		       "seconds where they show samples, shares of all the blocked time, and the\n"
-		       "snapshots hold the times (tmon.out in ticks of a microsecond). Without\n"
-		       "\\fB\\-\\-kernel\\fR a stack ends in the C library's wrapper of the call that\n"
-		       "blocked. The event fires in the kernel, so it needs\n"
+		       "is counted there. \\fBrunnable\\fR: the same for the switches out of a thread\n"
+		       "that was still runnable (preempted: it waited for a CPU, not for anything\n"
+		       "of its own). \\fBwall\\fR: the CPU samples (each as the CPU time it stands\n"
+		       "for) and both kinds of waiting, so that each thread's rows add up to its\n"
+		       "lifetime. A run in any mode but cpu keeps all four profiles (the CPU samples\n"
+		       "and every context switch): the screen's \\fBm\\fR key shows them in turn, the\n"
+		       "views keeping their place, and what is saved is the mode shown. Counts are\n"
+		       "then microseconds: the tables show seconds where they show samples, shares\n"
+		       "of all the time measured, and the snapshots hold the times (tmon.out in\n"
+		       "ticks of a microsecond). Without \\fB\\-\\-kernel\\fR a stack off the CPU ends\n"
+		       "in the C library's wrapper of the call that blocked. A thread still switched\n"
+		       "out when profiling ends counts until then; one blocked now shows once it runs\n"
+		       "again. The switch event fires in the kernel, so it needs\n"
 		       ".I /proc/sys/kernel/perf_event_paranoid\n"
 		       "at 1 or lower (or root, or CAP_PERFMON); proftop says so when it is not.",
 	},
 	{
 		.name = "switch-period", .arg = "N", .parse = set_switch_period,
-		.help = "offcpu: take the stack of one context switch in N (default 1;\n"
-			"a prime such as 11 or 101), its time counted N times: for\n"
-			"programs that switch very often",
-		.man = "With \\fB\\-\\-mode offcpu\\fR, sample one context switch in \\fIN\\fR (1 to\n"
+		.help = "modes but cpu: take the stack of one context switch in N\n"
+			"(default 1; a prime such as 11 or 101), its time counted N\n"
+			"times: for programs that switch very often",
+		.man = "With \\fB\\-\\-mode\\fR other than cpu, sample one context switch in \\fIN\\fR (1 to\n"
 		       "1000000; default 1, every one): only those copy a stack, and the time until\n"
 		       "each comes back counts \\fIN\\fR times, for the switches between. A program\n"
 		       "that switches tens of thousands of times a second is slowed far less, and\n"
@@ -868,12 +876,13 @@ static char *check_target(const struct options *o)
 		return xstrdup("give either a command or -p PID, not both");
 	if (!o->argv && !o->npids && !o->input)
 		return xstrdup("no command to profile and no -p PID");
-	if (o->sample.mode == SAMPLE_MODE_OFFCPU && o->sample.callgraph == CALLGRAPH_NONE)
-		return xstrdup("--mode offcpu needs a call graph (-g dwarf or fp): a context switch "
-			       "is sampled in the kernel's scheduler, and only the stack says where the "
-			       "thread waited");
-	if (o->sample.switch_period > 1 && o->sample.mode != SAMPLE_MODE_OFFCPU)
-		return xstrdup("--switch-period thins out context switches: it needs --mode offcpu");
+	if (sample_mode_switches(o->sample.mode) && o->sample.callgraph == CALLGRAPH_NONE)
+		return xasprintf("--mode %s needs a call graph (-g dwarf or fp): a context switch "
+				 "is sampled in the kernel's scheduler, and only the stack says where "
+				 "the thread waited", sample_mode_name(o->sample.mode));
+	if (o->sample.switch_period > 1 && !sample_mode_switches(o->sample.mode))
+		return xstrdup("--switch-period thins out context switches: it needs --mode offcpu, "
+			       "runnable or wall");
 	if (o->no_lines && (o->batch.annotate || o->batch.histogram))
 		return xasprintf("--%s needs the per-address counts --no-lines turns off",
 				 o->batch.annotate ? "annotate" : "histogram");

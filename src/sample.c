@@ -8,6 +8,19 @@
 #include <asm/perf_regs.h>
 #include <errno.h>
 #include <string.h>
+#include <time.h>
+
+const char *sample_mode_name(enum sample_mode mode)
+{
+	static const char *const names[SAMPLE_NMODES] = { "cpu", "offcpu", "runnable", "wall" };
+
+	return (unsigned)mode < SAMPLE_NMODES ? names[mode] : "?";
+}
+
+bool sample_mode_switches(enum sample_mode mode)
+{
+	return mode != SAMPLE_MODE_CPU;
+}
 
 uint64_t sample_period_ns(unsigned freq)
 {
@@ -57,6 +70,12 @@ void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *
 	attr->disabled = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = 64 * 1024;
+	/* The switch records' times are compared with proftop's clock when profiling ends; the
+	 * events that share a ring must share a clock too. */
+	if (sample_mode_switches(config->mode)) {
+		attr->use_clockid = 1;
+		attr->clockid = CLOCK_MONOTONIC;
+	}
 	if (config->callgraph == CALLGRAPH_DWARF) {
 		attr->sample_regs_user = sample_regs_mask();
 		attr->sample_stack_user = config->stack_size;
@@ -228,6 +247,7 @@ static int parse_sample(struct cursor *c, uint16_t misc, uint64_t type, uint64_t
 		}
 	}
 	out->sample.user = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_USER;
+	out->sample.switch_event = (misc & SAMPLE_MISC_SWITCH_EVENT) != 0;
 	return c->bad ? -EINVAL : 0;
 }
 

@@ -1,6 +1,8 @@
 /* sampler.c — perf events on the target, and the sampler thread that drains their kernel rings.
  *
- * Events: one cpu-clock event per (task, CPU). The kernel refuses to mmap an inherited per-task
+ * Events: one cpu-clock event per (task, CPU), and in the modes that sample context switches a
+ * context-switches event beside it (which alone asks for the address-space and task records, so
+ * they come once). The kernel refuses to mmap an inherited per-task
  * event that is not bound to a CPU, so every event is per CPU; one event per CPU owns the mapped
  * ring and the others send their records there (PERF_EVENT_IOC_SET_OUTPUT). inherit=1 makes the
  * kernel follow every thread and process the task creates after the event was opened.
@@ -13,7 +15,7 @@
  * says who created it).
  *
  * Threads: the sampler thread owns the event fds, the kernel rings, the pending queue and the
- * dedup maps (filled before it starts). Other threads touch only the atomic counters, the
+ * dedup and switch-event maps (filled before it starts). Other threads touch only the atomic counters, the
  * requested frequency and the stop flag. */
 #include "proftop/sampler.h"
 
@@ -102,8 +104,9 @@ struct sampler {
 	bool dedupe;            /* attach mode: see the file's header */
 	struct idmap event_owner; /* event id → the tid proftop opened it for */
 	struct idmap authority; /* tid → the tid whose events count for it */
-	struct idmap switched;  /* offcpu: tid → 1 while its last sampled switch is not back in */
-	_Atomic uint64_t samples, overflow, dropped, throttled;
+	struct idmap switched;  /* tid → 1 while its last sampled switch is not back in */
+	struct idmap switch_ids; /* ids of the context-switch events (→ 1) */
+	_Atomic uint64_t samples, switches, overflow, dropped, throttled;
 };
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group)
@@ -213,7 +216,7 @@ static int map_ring(struct sampler *s, struct kernel_ring *kr, int fd, size_t ma
 }
 
 /* Keep an event opened for tid, and which thread it counts for. */
-static int remember_fd(struct sampler *s, int fd, pid_t tid)
+static int remember_fd(struct sampler *s, int fd, pid_t tid, bool switches)
 {
 	uint64_t id;
 
@@ -223,35 +226,32 @@ static int remember_fd(struct sampler *s, int fd, pid_t tid)
 		return -errno;
 	idmap_put(&s->event_owner, id, (uint32_t)tid);
 	idmap_put(&s->authority, (uint64_t)(uint32_t)tid, (uint32_t)tid);
+	if (switches)
+		idmap_put(&s->switch_ids, id, 1);
 	return 0;
 }
 
-/* Open one event for pid on each CPU; the first event per CPU owns that CPU's ring. */
-static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, bool enable_on_exec)
+/* Open the event of attr for pid on each CPU; the first event per CPU owns that CPU's ring. */
+static int open_event(struct sampler *s, struct perf_event_attr *attr, pid_t pid, const int *cpus,
+		      int ncpus, bool switches)
 {
-	struct perf_event_attr attr;
 	size_t want = s->config.callgraph == CALLGRAPH_DWARF ? KERNEL_RING_PAGES : KERNEL_RING_PAGES / 8;
 	size_t pages = ring_pages_allowed(want);
 	size_t quarter = pages * (size_t)sysconf(_SC_PAGESIZE) / 4;
 
-	if (s->config.mode == SAMPLE_MODE_OFFCPU)
-		sample_switch_attr_init(&attr, &s->config);
-	else
-		sample_attr_init(&attr, &s->config);
-	attr.enable_on_exec = enable_on_exec;
 	/* Woken when a quarter of the ring is written (at most WAKEUP_MAX_BYTES): a busy thread's
 	 * dwarf samples fill 16 MiB/s, and each wakeup costs a pass of the sampler. */
 	if (quarter > WAKEUP_MAX_BYTES)
 		quarter = WAKEUP_MAX_BYTES;
-	if (quarter > attr.wakeup_watermark)
-		attr.wakeup_watermark = (uint32_t)quarter;
+	if (quarter > attr->wakeup_watermark)
+		attr->wakeup_watermark = (uint32_t)quarter;
 	for (int i = 0; i < ncpus; i++) {
-		int fd = perf_event_open(&attr, pid, cpus[i], -1);
+		int fd = perf_event_open(attr, pid, cpus[i], -1);
 		int err;
 
 		if (fd < 0)
 			return -errno;
-		err = remember_fd(s, fd, pid);
+		err = remember_fd(s, fd, pid, switches);
 		if (err)
 			return err;
 		if ((size_t)i >= s->nrings) {
@@ -266,6 +266,27 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 		}
 	}
 	return 0;
+}
+
+/* pid's events: cpu-clock, and the context switches' when the mode wants them. */
+static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, bool enable_on_exec)
+{
+	struct perf_event_attr attr;
+	int err;
+
+	sample_attr_init(&attr, &s->config);
+	attr.enable_on_exec = enable_on_exec;
+	if (sample_mode_switches(s->config.mode)) {
+		struct perf_event_attr sw;
+
+		sample_switch_attr_init(&sw, &s->config);
+		sw.enable_on_exec = enable_on_exec;
+		err = open_event(s, &sw, pid, cpus, ncpus, true);
+		if (err)
+			return err;
+		attr.mmap = attr.mmap2 = attr.comm = attr.comm_exec = attr.task = 0;
+	}
+	return open_event(s, &attr, pid, cpus, ncpus, false);
 }
 
 /* Attach mode: every thread of pid, scanning /proc/PID/task until a pass finds nothing new so
@@ -323,6 +344,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	s->diag = diag;
 	idmap_init(&s->event_owner);
 	idmap_init(&s->switched);
+	idmap_init(&s->switch_ids);
 	idmap_init(&s->authority);
 	s->sample_type = sample_type_for(config);
 	s->ring = ring;
@@ -389,14 +411,15 @@ static char *mlock_advice(void)
 static char *permission_advice(const struct sample_config *config, bool attach)
 {
 	long paranoid = kernel_sysctl("perf_event_paranoid", 2);
-	bool offcpu = config->mode == SAMPLE_MODE_OFFCPU;
-	int needed = config->kernel || offcpu ? 1 : 2;
+	bool switches = sample_mode_switches(config->mode);
+	int needed = config->kernel || switches ? 1 : 2;
 
-	if (offcpu && paranoid > 1 && geteuid() != 0)
-		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: --mode offcpu samples "
+	if (switches && paranoid > 1 && geteuid() != 0)
+		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: --mode %s samples "
 				 "the context switches, which happen in the kernel, and needs it at 1 or "
 				 "lower (sysctl -w kernel.perf_event_paranoid=1), or root, or "
-				 "CAP_PERFMON; --mode cpu works as it is", paranoid);
+				 "CAP_PERFMON; --mode cpu works as it is", paranoid,
+				 sample_mode_name(config->mode));
 	if (config->kernel && paranoid > 1 && geteuid() != 0)
 		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: --kernel needs it at 1 "
 				 "or lower (kernel samples of your own processes), or CAP_PERFMON",
@@ -500,10 +523,22 @@ static void copy_record(void *dst, const struct perf_event_header *h, size_t len
 	memcpy(d + stack_at + 8 + keep, &dyn, 8);
 }
 
+/* Whether a sample is the context-switch event's (its id is one of theirs). */
+static bool is_switch_sample(const struct sampler *s, const struct perf_event_header *h)
+{
+	struct sample_layout at;
+	uint64_t id;
+
+	if (!s->switch_ids.count || sample_layout(s->sample_type, h, &at) || at.id < 0)
+		return false;
+	memcpy(&id, (const char *)h + at.id, sizeof(id));
+	return idmap_get(&s->switch_ids, id) != IDMAP_MISSING;
+}
+
 /* Copy a kernel record into the proftop ring. Samples and switch records are counted as
  * overflow when it is full; address-space records queue instead, because losing one would
- * misname every later sample. */
-static void forward(struct sampler *s, const struct perf_event_header *h)
+ * misname every later sample. mark is or'ed into the copy's misc. */
+static void forward(struct sampler *s, const struct perf_event_header *h, uint16_t mark)
 {
 	size_t stack_at = 0;
 	uint64_t keep = 0;
@@ -512,9 +547,12 @@ static void forward(struct sampler *s, const struct perf_event_header *h)
 
 	if (dst) {
 		copy_record(dst, h, len, stack_at, keep);
+		((struct perf_event_header *)dst)->misc |= mark;
 		ring_commit(s->ring);
 		if (h->type == PERF_RECORD_SAMPLE)
 			atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
+		if (mark & SAMPLE_MISC_SWITCH_EVENT)
+			atomic_fetch_add_explicit(&s->switches, 1, memory_order_relaxed);
 		return;
 	}
 	if (h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_SWITCH) {
@@ -602,7 +640,7 @@ static bool record_tid(const struct sampler *s, const struct perf_event_header *
 	return true;
 }
 
-/* Off-CPU mode: the switch records the collector needs are the ones after a sampled switch out,
+/* The switch records the collector needs are the ones after a sampled switch out,
  * up to the thread's switch back in; with --switch-period N the others (N-1 in N) stay here. */
 static void mark_switched(struct sampler *s, const struct perf_event_header *h)
 {
@@ -629,26 +667,30 @@ static bool switch_wanted(struct sampler *s, const struct perf_event_header *h)
 static void handle_record(struct sampler *s, const struct perf_event_header *h)
 {
 	switch (h->type) {
-	case PERF_RECORD_SAMPLE: /* (a switch is no sample of a frequency to thin out) */
-		if (counts(s, h) && (s->config.mode == SAMPLE_MODE_OFFCPU || !thin_out(s))) {
-			forward(s, h);
-			if (s->config.mode == SAMPLE_MODE_OFFCPU)
+	case PERF_RECORD_SAMPLE:
+		/* The modes with switches weigh CPU samples as time against the switches' times:
+		 * none is thinned out (the +/- keys are refused there). */
+		if (counts(s, h) && (sample_mode_switches(s->config.mode) || !thin_out(s))) {
+			bool switched = is_switch_sample(s, h);
+
+			forward(s, h, switched ? SAMPLE_MISC_SWITCH_EVENT : 0);
+			if (switched)
 				mark_switched(s, h);
 		}
 		break;
 	case PERF_RECORD_SWITCH:
 		if (counts(s, h) && switch_wanted(s, h))
-			forward(s, h);
+			forward(s, h, 0);
 		break;
 	case PERF_RECORD_FORK:
 		inherit_authority(s, h);
-		forward(s, h);
+		forward(s, h, 0);
 		break;
 	case PERF_RECORD_MMAP:
 	case PERF_RECORD_MMAP2:
 	case PERF_RECORD_COMM:
 	case PERF_RECORD_EXIT:
-		forward(s, h);
+		forward(s, h, 0);
 		break;
 	case PERF_RECORD_LOST:
 		count_lost(s, h);
@@ -843,6 +885,7 @@ void sampler_free(struct sampler *s)
 	idmap_free(&s->event_owner);
 	idmap_free(&s->authority);
 	idmap_free(&s->switched);
+	idmap_free(&s->switch_ids);
 	free(s->fds);
 	free(s->rings);
 	free(s->cursors);
@@ -854,9 +897,15 @@ void sampler_counters(const struct sampler *s, struct counters *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->samples = atomic_load_explicit(&s->samples, memory_order_relaxed);
+	out->switches = atomic_load_explicit(&s->switches, memory_order_relaxed);
 	out->overflow = atomic_load_explicit(&s->overflow, memory_order_relaxed);
 	out->dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);
 	out->throttled = atomic_load_explicit(&s->throttled, memory_order_relaxed);
+}
+
+bool sampler_freq_fixed(const struct sampler *s)
+{
+	return sample_mode_switches(s->config.mode);
 }
 
 unsigned sampler_set_freq(struct sampler *s, unsigned freq)

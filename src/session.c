@@ -557,6 +557,16 @@ void session_trace(struct session *s, uint32_t func)
 		collector_trace(s->collector, func);
 }
 
+bool session_show_mode(struct session *s, enum sample_mode mode)
+{
+	return !s->saved && s->collector && collector_show(s->collector, mode);
+}
+
+bool session_freq_fixed(const struct session *s)
+{
+	return s->sampler && sampler_freq_fixed(s->sampler);
+}
+
 unsigned session_set_freq(struct session *s, unsigned freq)
 {
 	if (stopped(s))

@@ -56,11 +56,31 @@ static void copy_about(struct snapshot *out, const struct snapshot *s)
 	out->user_ns = s->user_ns;
 	out->system_ns = s->system_ns;
 	memcpy(out->fetching, s->fetching, sizeof(out->fetching));
+	out->mode = s->mode;
 	out->freq = s->freq;
 	out->window_ns = s->window_ns;
 	out->ranged = s->ranged;
 	out->range_start_s = s->range_start_s;
 	out->range_end_s = s->range_end_s;
+}
+
+bool snapshot_timed(const struct snapshot *s)
+{
+	return s->mode != SAMPLE_MODE_CPU;
+}
+
+const char *snapshot_time_measured(const struct snapshot *s)
+{
+	switch (s->mode) {
+	case SAMPLE_MODE_OFFCPU:
+		return "blocked";
+	case SAMPLE_MODE_RUNNABLE:
+		return "preempted";
+	case SAMPLE_MODE_WALL:
+		return "thread time";
+	default:
+		return NULL;
+	}
 }
 
 void snapshot_times(const struct snapshot *s, uint64_t *real_ns, uint64_t *user_ns,
@@ -71,7 +91,7 @@ void snapshot_times(const struct snapshot *s, uint64_t *real_ns, uint64_t *user_
 	*real_ns = s->elapsed_ns;
 	*user_ns = s->user_ns;
 	*system_ns = s->system_ns;
-	if (s->offcpu) { /* the time the counts stand for is the blocked time, not CPU time */
+	if (snapshot_timed(s)) { /* the counts stand for the time measured, not CPU time */
 		*user_ns = s->freq ? s->samples * (1000000000u / s->freq) : 0;
 		*system_ns = 0;
 	}

@@ -374,14 +374,22 @@ static int header_line(struct parser *ps, const char *s, const char *end)
 	}
 }
 
+/* proftop's comments: its counters, and the mode of a timed profile. */
 static void counters_comment(struct tmon *tm, const char *s, const char *end)
 {
-	char buf[256];
-	unsigned long long v[5];
+	char buf[256], mode[16];
+	unsigned long long v[5], switches = 0;
 	size_t n = (size_t)(end - s) < sizeof(buf) - 1 ? (size_t)(end - s) : sizeof(buf) - 1;
 
 	memcpy(buf, s, n);
 	buf[n] = '\0';
+	if (sscanf(buf, "# proftop: mode %15s switches %llu", mode, &switches) >= 1) {
+		for (int m = 0; m < SAMPLE_NMODES; m++)
+			if (!strcmp(mode, sample_mode_name((enum sample_mode)m)))
+				tm->mode = (enum sample_mode)m;
+		tm->switches = switches;
+		return;
+	}
 	if (sscanf(buf, "# proftop: samples %llu overflow %llu dropped %llu throttled %llu "
 			"truncated %llu", &v[0], &v[1], &v[2], &v[3], &v[4]) != 5)
 		return;
@@ -958,8 +966,13 @@ struct snapshot *tmon_snapshot(const struct tmon *tm)
 	s->elapsed_ns = to_count(tm->rrun[2] * 1e9 / tm->hz);
 	s->user_ns = to_count(tm->rrun[0] * 1e9 / tm->hz);
 	s->system_ns = to_count(tm->rrun[1] * 1e9 / tm->hz);
-	if (tm->have_counters)
+	/* Counts of microseconds only where the ticks are: a file edited to say otherwise is cpu. */
+	if (tm->mode != SAMPLE_MODE_CPU && s->freq == SNAPSHOT_OFFCPU_FREQ)
+		s->mode = tm->mode;
+	if (tm->have_counters) {
 		s->counters = tm->counters;
+		s->counters.switches = tm->switches;
+	}
 	else
 		s->counters.samples = total;
 	return s;

@@ -251,9 +251,9 @@ static void change_freq(struct tui *t, bool up)
 	size_t n = sizeof(steps) / sizeof(*steps), i;
 	unsigned freq = t->screen.live ? t->screen.live->freq : 999, next, got;
 
-	if (t->screen.live && t->screen.live->offcpu) {
-		tui_screen_message(&t->screen, true, "off-CPU mode takes every context switch: it has "
-				   "no frequency to change");
+	if (session_freq_fixed(t->session)) {
+		tui_screen_message(&t->screen, true, "this run samples the context switches beside "
+				   "the CPU, weighed as time against each other: the frequency stays");
 		return;
 	}
 	if (up) {
@@ -319,6 +319,31 @@ static void select_stretch(struct tui *t)
 		t->refresh_at = util_now_ns() + WINDOW_WAIT_NS;
 }
 
+/* `m`: the next mode's profile (cpu, offcpu, runnable, wall), when the run keeps them. */
+static void next_mode(struct tui *t)
+{
+	enum sample_mode now = t->screen.live ? t->screen.live->mode : SAMPLE_MODE_CPU;
+	enum sample_mode next = (enum sample_mode)((now + 1) % SAMPLE_NMODES);
+
+	if (!session_show_mode(t->session, next)) {
+		tui_screen_message(&t->screen, true, "this run samples the CPU only: start with --mode "
+				   "offcpu, runnable or wall to see the time off the CPU too");
+		return;
+	}
+	if (next == SAMPLE_MODE_CPU)
+		tui_screen_message(&t->screen, false, "mode cpu: where the threads burn CPU time");
+	else
+		tui_screen_message(&t->screen, false, "mode %s: 100%% is every thread's time %s",
+				   sample_mode_name(next),
+				   next == SAMPLE_MODE_OFFCPU ? "blocked"
+				   : next == SAMPLE_MODE_RUNNABLE ? "preempted (runnable, not running)"
+				   : "on and off the CPU");
+	if (t->screen.ended)
+		refresh_snapshot(t); /* made just now */
+	else
+		t->refresh_at = util_now_ns() + WINDOW_WAIT_NS;
+}
+
 static bool act(struct tui *t, enum tui_action a)
 {
 	switch (a) {
@@ -339,6 +364,9 @@ static bool act(struct tui *t, enum tui_action a)
 		break;
 	case TUI_ACT_THEME:
 		next_theme(t);
+		break;
+	case TUI_ACT_MODE:
+		next_mode(t);
 		break;
 	case TUI_ACT_REDRAW:
 		clearok(curscr, TRUE); /* e.g. after the command wrote over the screen */

@@ -154,10 +154,11 @@ static void draw_title(struct tui_screen *s, int y)
 	else
 		snprintf(mode, sizeof(mode), s->stretch == TUI_STRETCH_ALL ? "cumulative"
 					     : "stretch (starting)");
-	if (p && p->offcpu) /* what 100% is: every thread's blocked time */
-		snprintf(rate, sizeof(rate), "offcpu: blocked %.1fs", (double)p->samples / 1e6);
+	if (p && snapshot_timed(p)) /* the mode, and what 100% is: "wall: thread time 8.0s" */
+		snprintf(rate, sizeof(rate), "%s: %s %.1fs", sample_mode_name(p->mode),
+			 snapshot_time_measured(p), (double)p->samples / 1e6);
 	else
-		snprintf(rate, sizeof(rate), "%u Hz", p ? p->freq : 0);
+		snprintf(rate, sizeof(rate), "cpu %u Hz", p ? p->freq : 0);
 	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %s  %s%s%s%s%s%s", s->target,
 		 s->state, p ? (double)p->elapsed_ns / 1e9 : 0.0, rate, mode,
 		 s->baseline ? "  vs " : "", s->baseline ? s->base_label : "",
@@ -250,8 +251,9 @@ static void draw_counters(struct tui_screen *s, int y)
 	if (!c)
 		c = &none;
 	fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
-	x = counter(s, y, x, s->live && s->live->offcpu ? "switches " : "samples ", c->samples,
-		    s->rate[0], false);
+	x = counter(s, y, x, "samples ", c->samples, s->rate[0], false);
+	if (c->switches) /* of the samples: the switches' (every mode but cpu) */
+		x = counter(s, y, x, "switches ", c->switches, s->rate[5], false);
 	x = counter(s, y, x, "overflow ", c->overflow, s->rate[1], true);
 	x = counter(s, y, x, "dropped ", c->dropped, s->rate[2], true);
 	x = counter(s, y, x, "throttled ", c->throttled, s->rate[3], true);
@@ -332,7 +334,7 @@ static void draw_numbers(const struct tui_screen *s, int y, double a, double b, 
 	struct view_cells c;
 
 	view_cells(&c, a, b, n);
-	if (s->shown && s->shown->offcpu)
+	if (s->shown && snapshot_timed(s->shown))
 		view_seconds_cell(&c, n);
 	if (delta)
 		view_delta_cells(&c, delta[0], delta[1]);
@@ -346,10 +348,10 @@ static void draw_numbers(const struct tui_screen *s, int y, double a, double b, 
 	}
 }
 
-/* What the count column counts: samples, or seconds off the CPU. */
+/* What the count column counts: samples, or seconds (the timed modes). */
 static const char *count_heading(const struct tui_screen *s)
 {
-	return s->shown && s->shown->offcpu ? "SECONDS" : "SAMPLES";
+	return s->shown && snapshot_timed(s->shown) ? "SECONDS" : "SAMPLES";
 }
 
 /* The function's name, and against a baseline its mark when it has samples on one side only. */

@@ -86,8 +86,9 @@ static void update_rates(struct tui_screen *s, const struct snapshot *next)
 	dt = (double)(next->elapsed_ns - prev->elapsed_ns) / 1e9;
 	a = &prev->counters.samples;
 	b = &next->counters.samples;
-	/* struct counters is five uint64_t in a row */
-	for (int i = 0; i < 5; i++)
+	/* struct counters is TUI_NCOUNTERS uint64_t in a row */
+	_Static_assert(sizeof(struct counters) == TUI_NCOUNTERS * sizeof(uint64_t), "counters");
+	for (int i = 0; i < TUI_NCOUNTERS; i++)
 		s->rate[i] = b[i] >= a[i] ? (double)(b[i] - a[i]) / dt : 0;
 }
 
@@ -132,6 +133,9 @@ void tui_screen_set_baseline(struct tui_screen *s, struct snapshot *raw, const c
 /* Show the newest snapshots (after a pause, or as they come). */
 static void show_live(struct tui_screen *s)
 {
+	if (s->shown_raw && s->live->mode != s->shown_raw->mode)
+		for (int v = 0; v < TUI_NVIEWS; v++)
+			s->lists[v].keep_key = s->lists[v].has_key;
 	snapshot_unref(s->shown_raw);
 	s->shown_raw = snapshot_ref(s->live);
 	present(s);
@@ -198,6 +202,8 @@ static void restore_cursor(struct tui_screen *s, enum tui_view v, size_t rows)
 	}
 	if (!found && l->cursor >= rows)
 		l->cursor = rows ? rows - 1 : 0;
+	if (!found && l->keep_key)
+		return;
 	l->has_key = rows > 0;
 	l->key = rows ? row_key(s, v, l->cursor) : 0;
 }
@@ -340,6 +346,7 @@ static void select_row(struct tui_screen *s, size_t row)
 	l->cursor = row < l->rows ? row : l->rows - 1;
 	l->key = row_key(s, s->view, l->cursor);
 	l->has_key = true;
+	l->keep_key = false;
 }
 
 static void move_cursor(struct tui_screen *s, long delta)
@@ -993,6 +1000,9 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 's' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_SAVE,
 	  .help = "save a snapshot of the profile (of the stretch shown)", .hint = { "s:save", TUI_IN_TOP, 15, 2 } },
 	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
+	{ .keys = { 'm' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_MODE,
+	  .help = "mode: cpu, offcpu (blocked), runnable (preempted), wall (all three);\n"
+		  "the views keep their place (a run in --mode cpu has the CPU's only)" },
 	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
 	  .help = "repaint the whole screen (if the command wrote over it)" },
 	{ .keys = { '?', KEY_F(1) }, .where = TUI_IN_VIEWS, .run = show_help,

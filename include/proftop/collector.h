@@ -68,6 +68,10 @@ bool collector_select(struct collector *collector, const struct snapshot_range *
 /* The function whose samples the timeline counts too (snapshot_span's traced; 0: none), from
  * the next publication on (at once once profiling ended). */
 void collector_trace(struct collector *collector, uint32_t func);
+/* Publish the profile of mode from now on (the next snapshot is of it). False: this run keeps
+ * no such profile (a cpu run samples no context switches). */
+bool collector_show(struct collector *collector, enum sample_mode mode);
+enum sample_mode collector_shown(struct collector *collector);
 /* Both from one publication, for one request: the selected stretch's snapshot (NULL when none)
  * into *range, the cumulative one made with it returned. */
 struct snapshot *collector_snapshots(struct collector *collector, struct snapshot **range);

@@ -12,6 +12,7 @@ struct counters {
 	uint64_t dropped;   /* lost by the kernel (PERF_RECORD_LOST): its ring was full */
 	uint64_t throttled; /* times the kernel throttled the event (PERF_RECORD_THROTTLE) */
 	uint64_t truncated; /* samples whose stack could not be unwound to its start */
+	uint64_t switches;  /* of the samples, the context switches' (every mode but cpu) */
 };
 
 #endif

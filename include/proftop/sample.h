@@ -22,11 +22,20 @@ enum callgraph_mode {
 	CALLGRAPH_DWARF, /* registers + a copy of the user stack, unwound by us */
 };
 
-/* What is sampled: where the threads burn CPU time, or where they wait off the CPU. */
+/* What a profile measures (--mode). CPU is sampled alone; any other mode samples the CPU and
+ * every context switch, so that all four profiles are kept and can be shown in turn. */
 enum sample_mode {
 	SAMPLE_MODE_CPU,        /* cpu-clock, freq times a second of each thread's CPU time */
-	SAMPLE_MODE_OFFCPU,     /* every context switch, and the time until the thread runs again */
+	SAMPLE_MODE_OFFCPU,     /* the time switched out and blocked, on the stack it blocked at */
+	SAMPLE_MODE_RUNNABLE,   /* the time switched out while runnable (preempted) */
+	SAMPLE_MODE_WALL,       /* all three: each thread's rows add up to its lifetime */
+	SAMPLE_NMODES
 };
+
+/* "cpu", "offcpu", "runnable", "wall". */
+const char *sample_mode_name(enum sample_mode mode);
+/* Whether a run in mode samples the context switches (every mode but cpu). */
+bool sample_mode_switches(enum sample_mode mode);
 
 struct sample_config {
 	unsigned freq;          /* samples per second per thread */
@@ -34,7 +43,7 @@ struct sample_config {
 	enum callgraph_mode callgraph;
 	uint32_t stack_size;    /* bytes of user stack copied per sample (dwarf) */
 	enum sample_mode mode;
-	unsigned switch_period; /* offcpu: one switch in this many is sampled (0 or 1: every one) */
+	unsigned switch_period; /* one switch in this many is sampled (0 or 1: every one) */
 };
 
 /* Fill attr for the cpu-clock software event. The period is set in nanoseconds of task clock
@@ -49,6 +58,11 @@ uint64_t sample_period_ns(unsigned freq);
  * mode (perf_event_paranoid must allow that); the kernel part of the stack is left out unless
  * config->kernel. */
 void sample_switch_attr_init(struct perf_event_attr *attr, const struct sample_config *config);
+
+/* The sampler marks the samples of the context-switch event with this bit of the header's misc
+ * (one the kernel leaves unused in samples) as it copies them: the CPU's and the switches' share
+ * one ring and one sample_type. */
+#define SAMPLE_MISC_SWITCH_EVENT (1u << 11)
 
 /* The sample_type every event uses for a configuration. */
 uint64_t sample_type_for(const struct sample_config *config);
@@ -81,6 +95,7 @@ struct sample_record {
 		struct {
 			uint64_t ip;
 			bool user;                 /* the sampled ip was in user mode */
+			bool switch_event;         /* a context switch's (SAMPLE_MISC_SWITCH_EVENT) */
 			uint64_t callchain_nr;
 			const uint64_t *callchain; /* into the record: read entries with memcpy */
 			uint64_t regs_abi;         /* 0: no user registers (kernel thread) */

@@ -41,6 +41,9 @@ void sampler_counters(const struct sampler *sampler, struct counters *out);
  * cannot change inherited events: the sampler thins samples out instead). Returns the frequency
  * in effect. Safe from any thread. */
 unsigned sampler_set_freq(struct sampler *sampler, unsigned freq);
+/* Whether sampler_set_freq() is not to be used: the context switches are sampled too, and no
+ * CPU sample may be thinned out (they are weighed as time against the switches'). */
+bool sampler_freq_fixed(const struct sampler *sampler);
 unsigned sampler_freq(const struct sampler *sampler);
 
 #endif

@@ -26,6 +26,7 @@
 #define PROFTOP_SNAPSHOT_H
 
 #include "proftop/counters.h"
+#include "proftop/sample.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -36,7 +37,7 @@
 struct strpool;
 
 #define SNAPSHOT_ROOT_FUNC 0u
-#define SNAPSHOT_OFFCPU_FREQ 1000000u
+#define SNAPSHOT_OFFCPU_FREQ 1000000u /* the freq of the modes that count microseconds */
 #define SNAPSHOT_NO_NODE UINT32_MAX
 
 struct snapshot_func {
@@ -118,9 +119,10 @@ struct snapshot {
 	uint64_t elapsed_ns;
 	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
 	char fetching[80];         /* the module whose debug file debuginfod is asked for; "" */
-	/* Off-CPU mode: counts are microseconds threads spent blocked, not samples; freq is then
-	 * SNAPSHOT_OFFCPU_FREQ, so that count / freq is seconds either way. */
-	bool offcpu;
+	/* What the counts measure. Every mode but cpu counts microseconds (blocked, runnable, or
+	 * both and the CPU's), not samples; freq is then SNAPSHOT_OFFCPU_FREQ, so that count / freq
+	 * is seconds either way (snapshot_timed()). */
+	enum sample_mode mode;
 	unsigned freq;
 	uint64_t window_ns;        /* a window of the last seconds: its length; else 0 */
 	bool ranged;               /* the samples of a stretch of the run only (a window is one): */
@@ -158,8 +160,13 @@ void snapshot_unref(struct snapshot *snapshot);
 
 /* The times a file of the snapshot states: the run's wall-clock and CPU times, or for a stretch
  * its length and the CPU time its samples stand for (samples over the frequency, as user time:
- * the kernel counts no CPU time per stretch). Off the CPU, the blocked time stands for the CPU
- * time (as user time), so that shares of it add up to 100%. */
+ * the kernel counts no CPU time per stretch). In the timed modes, the time measured stands for
+ * the CPU time (as user time), so that shares of it add up to 100%. */
+/* Whether the counts are microseconds (every mode but cpu), not samples. */
+bool snapshot_timed(const struct snapshot *snapshot);
+/* What 100% is in a timed mode, for headers ("blocked", "preempted", "thread time"); NULL in
+ * cpu mode. */
+const char *snapshot_time_measured(const struct snapshot *snapshot);
 void snapshot_times(const struct snapshot *snapshot, uint64_t *real_ns, uint64_t *user_ns,
 		    uint64_t *system_ns);
 

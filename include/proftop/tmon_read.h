@@ -59,6 +59,8 @@ struct tmon {
 	double overhead;        /* what was taken off over the whole file, in ticks of the clock */
 	bool have_counters;     /* the file has proftop's "# proftop: samples ..." comment */
 	struct counters counters;
+	enum sample_mode mode;  /* proftop's "# proftop: mode offcpu switches N" comment; else cpu */
+	uint64_t switches;      /* its N */
 	struct tmon_func *funcs;
 	size_t nfuncs;
 	uint32_t *listed;       /* functions in order of first entry (dprofpp's @idkeys) */

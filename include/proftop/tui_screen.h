@@ -42,6 +42,7 @@ enum tui_action {
 	TUI_ACT_STRETCH,       /* the stretch shown changed (stretch_changed; tui_timeline.h) */
 	TUI_ACT_BASELINE,      /* `b`/`B`: the baseline changed (base_raw; NULL: dropped) */
 	TUI_ACT_THEME,         /* `T`: load the next theme */
+	TUI_ACT_MODE,          /* `m`: show the next mode's profile */
 	TUI_ACT_PAUSE,         /* space toggled screen->paused */
 	TUI_ACT_REDRAW,        /* Ctrl-L: repaint the whole terminal */
 };
@@ -56,6 +57,7 @@ struct tui_lines_row {
 	size_t insn;           /* its instruction in code.insns */
 };
 
+#define TUI_NCOUNTERS 6        /* the uint64_t fields of struct counters */
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
 #define TUI_FLAME_ZOOMS 32
@@ -65,6 +67,9 @@ struct tui_list {
 	size_t cursor, top;    /* the selected row, the first row on screen */
 	uint64_t key;          /* what the cursor is on */
 	bool has_key;
+	/* The mode shown changed (`m`): a key whose row is not in this mode's profile is kept, to
+	 * be found again in another mode, until the cursor is moved. */
+	bool keep_key;
 };
 
 struct tui_screen {
@@ -155,7 +160,7 @@ struct tui_screen {
 	char *target;          /* the command line or the PIDs */
 	char state[96];        /* "running", "exited with status 3", ... */
 	bool ended;
-	double rate[5];        /* per second, the counters in struct counters order */
+	double rate[TUI_NCOUNTERS]; /* per second, the counters in struct counters order */
 	char message[160];
 	bool message_is_error;
 	uint64_t message_ns;   /* when it was set (util_now_ns) */

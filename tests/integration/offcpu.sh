@@ -33,7 +33,7 @@ blocked()
 
 run_proftop waits -b -n 0 --mode offcpu -- "$WL/waits" 3
 check "waits-exit-0" status $RC 0 "$ERR"
-check "waits-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  offcpu: blocked [0-9.]+s  switches [0-9]+  overflow 0 '
+check "waits-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  offcpu: blocked [0-9.]+s  samples [0-9]+  switches [0-9]+  overflow 0 '
 check "waits-seconds-column" has "$OUT" '^  SELF%  TOTAL%  SECONDS  FUNCTION  MODULE$'
 pipe=$(share "$OUT" wait_on_pipe)
 nap=$(share "$OUT" take_a_nap)

@@ -1,8 +1,10 @@
 /* The collector's thread handoffs, end to end and without perf events: a producer thread writes
  * PERF_RECORD_* records into the ring as the sampler would, the collector thread turns them into
  * a profile and publishes snapshots, and reader threads take those snapshots, read every name in
- * them (interned by the collector meanwhile) and drop them, sometimes last. make tsan runs this
- * under ThreadSanitizer. */
+ * them (interned by the collector meanwhile) and drop them, sometimes last; in a run that keeps
+ * every mode's profile they also change the mode shown. make tsan runs this under
+ * ThreadSanitizer. And the modes' accounting, record by record: CPU samples, blocked and
+ * preempted switches, in their profiles and in the wall clock's. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -11,6 +13,7 @@
 
 #include "proftop/collector.h"
 #include "proftop/ring.h"
+#include "proftop/util.h"
 
 #include <linux/perf_event.h>
 #include <pthread.h>
@@ -26,11 +29,14 @@
 #define READERS 2
 
 static const struct sample_config config = { 999, false, CALLGRAPH_NONE, 0 };
+static const struct sample_config wall_config = { 999, false, CALLGRAPH_NONE, 0, SAMPLE_MODE_WALL,
+						  1 };
 
 struct handoff {
 	struct ring *ring;
 	struct collector *collector;
 	atomic_bool done;
+	bool flip_modes;           /* readers show each mode in turn */
 	uint64_t produced;
 	uint64_t snapshots_read;
 };
@@ -51,15 +57,37 @@ static void push(struct ring *ring, const void *record, size_t len)
 }
 
 /* A sample as the kernel writes it for sample_type_for(&config): identifier, ip, pid/tid, time. */
-static void push_sample(struct ring *ring, uint64_t ip, uint32_t tid, uint64_t time)
+static void push_sample_marked(struct ring *ring, uint16_t mark, uint64_t ip, uint32_t tid,
+			       uint64_t time)
 {
 	struct {
 		struct perf_event_header h;
 		uint64_t id, ip;
 		uint32_t pid, tid;
 		uint64_t time;
-	} r = { { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER, sizeof(r) }, 1, ip,
+	} r = { { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER | mark, sizeof(r) }, 1, ip,
 		(uint32_t)getpid(), tid, time };
+
+	push(ring, &r, sizeof(r));
+}
+
+static void push_sample(struct ring *ring, uint64_t ip, uint32_t tid, uint64_t time)
+{
+	push_sample_marked(ring, 0, ip, tid, time);
+}
+
+/* A PERF_RECORD_SWITCH of tid: out (preempted or not) or back in, at time. */
+static void push_switch(struct ring *ring, uint32_t tid, bool out, bool preempted, uint64_t time)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, tid;
+		uint64_t time, id;
+	} r = { { PERF_RECORD_SWITCH,
+		  (uint16_t)((out ? PERF_RECORD_MISC_SWITCH_OUT : 0) |
+			     (preempted ? PERF_RECORD_MISC_SWITCH_OUT_PREEMPT : 0)),
+		  sizeof(r) },
+		(uint32_t)getpid(), tid, time, 1 };
 
 	push(ring, &r, sizeof(r));
 }
@@ -131,8 +159,11 @@ static void *reader(void *arg)
 	uint64_t n = 0;
 
 	while (!atomic_load(&h->done)) {
-		struct snapshot *s = collector_snapshot(h->collector);
+		struct snapshot *s;
 
+		if (h->flip_modes)
+			assert_true(collector_show(h->collector, (enum sample_mode)(n % SAMPLE_NMODES)));
+		s = collector_snapshot(h->collector);
 		read_all(s);
 		/* Hold one a while so the collector's later publications drop theirs first and
 		 * this thread drops the last reference. */
@@ -150,15 +181,14 @@ static void *reader(void *arg)
 	return NULL;
 }
 
-static void ring_to_readers(void **state)
+static void handoff(const struct sample_config *cfg)
 {
-	struct handoff h = { .ring = ring_create(1 << 20) };
+	struct handoff h = { .ring = ring_create(1 << 20), .flip_modes = cfg->mode != SAMPLE_MODE_CPU };
 	pthread_t prod, readers[READERS];
 	struct snapshot *last;
 
-	(void)state;
 	assert_non_null(h.ring);
-	assert_int_equal(collector_new(&h.collector, h.ring, NULL, &config, NULL), 0);
+	assert_int_equal(collector_new(&h.collector, h.ring, NULL, cfg, NULL), 0);
 	collector_set_history(h.collector, 600);
 	collector_select(h.collector, &(struct snapshot_range){ .last_ns = 10ull * 1000000000ull });
 	assert_int_equal(collector_start(h.collector, NULL, 0), 0);
@@ -169,7 +199,9 @@ static void ring_to_readers(void **state)
 	for (int i = 0; i < READERS; i++)
 		pthread_join(readers[i], NULL);
 	collector_finish(h.collector);
+	assert_true(collector_show(h.collector, SAMPLE_MODE_CPU));
 	last = collector_snapshot(h.collector);
+	assert_int_equal(last->mode, SAMPLE_MODE_CPU);
 	assert_int_equal(last->samples, SAMPLES);
 	assert_int_equal(read_all(last) > SAMPLES, true);
 	assert_true(h.snapshots_read > 0);
@@ -178,10 +210,124 @@ static void ring_to_readers(void **state)
 	ring_destroy(h.ring);
 }
 
+static void ring_to_readers(void **state)
+{
+	(void)state;
+	handoff(&config);
+}
+
+static void ring_to_readers_changing_modes(void **state)
+{
+	(void)state;
+	handoff(&wall_config);
+}
+
+/* The snapshot of mode, after the end (made on this thread). */
+static struct snapshot *shown(struct collector *c, enum sample_mode mode)
+{
+	struct snapshot *s;
+
+	assert_true(collector_show(c, mode));
+	s = collector_snapshot(c);
+	assert_int_equal(s->mode, mode);
+	return s;
+}
+
+static uint64_t self_of(const struct snapshot *s, const char *name)
+{
+	for (size_t f = 0; f < s->nfuncs; f++)
+		if (strstr(s->funcs[f].name, name))
+			return s->func_self[f];
+	return 0;
+}
+
+/* 10 CPU samples in leaf_one (each 1001 us at 999 Hz); leaf_two blocked 5 ms and preempted 3 ms;
+ * leaf_one switched out blocked 7 ms before the end and not back: counted until the end. */
+static void modes_add_up(void **state)
+{
+	struct ring *ring = ring_create(1 << 20);
+	struct collector *c;
+	struct snapshot *cpu, *off, *run, *wall;
+	uint32_t tid = (uint32_t)getpid();
+	uint64_t one = (uint64_t)(uintptr_t)leaf_one, two = (uint64_t)(uintptr_t)leaf_two;
+	uint64_t t = 1000000000ull, end_out;
+	const void *rec;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(collector_new(&c, ring, NULL, &wall_config, NULL), 0);
+	for (int i = 0; i < 10; i++)
+		push_sample(ring, one, tid, t + (uint64_t)i);
+	push_sample_marked(ring, SAMPLE_MISC_SWITCH_EVENT, two, tid, t);
+	push_switch(ring, tid, true, false, t);
+	push_switch(ring, tid, false, false, t + 5000000);
+	push_sample_marked(ring, SAMPLE_MISC_SWITCH_EVENT, two, tid, 2 * t);
+	push_switch(ring, tid, true, true, 2 * t);
+	push_switch(ring, tid, false, false, 2 * t + 3000000);
+	/* A switch out the collector never sees the stack of: nothing waits for it. */
+	push_switch(ring, tid + 1, true, false, 2 * t);
+	push_switch(ring, tid + 1, false, false, 3 * t);
+	end_out = util_now_ns() - 7000000;
+	push_sample_marked(ring, SAMPLE_MISC_SWITCH_EVENT, one, tid, end_out);
+	push_switch(ring, tid, true, false, end_out);
+	while ((rec = ring_peek(ring, &len))) {
+		collector_process(c, rec, len);
+		ring_release(ring);
+	}
+	collector_finish(c);
+	cpu = shown(c, SAMPLE_MODE_CPU);
+	off = shown(c, SAMPLE_MODE_OFFCPU);
+	run = shown(c, SAMPLE_MODE_RUNNABLE);
+	wall = shown(c, SAMPLE_MODE_WALL);
+	assert_int_equal(cpu->samples, 10);
+	assert_int_equal(self_of(cpu, "leaf_one"), 10);
+	assert_int_equal(self_of(off, "leaf_two"), 5000);
+	assert_true(self_of(off, "leaf_one") >= 7000);
+	assert_int_equal(run->samples, 3000);
+	assert_int_equal(self_of(run, "leaf_two"), 3000);
+	assert_int_equal(wall->samples, 10 * 1001 + off->samples + run->samples);
+	assert_int_equal(self_of(wall, "leaf_two"), 8000);
+	assert_int_equal(self_of(wall, "leaf_one"), 10 * 1001 + self_of(off, "leaf_one"));
+	assert_true(snapshot_timed(wall) && !snapshot_timed(cpu));
+	assert_int_equal(wall->freq, SNAPSHOT_OFFCPU_FREQ);
+	/* One id names one function in every mode's profile. */
+	for (size_t f = 0; f < cpu->nfuncs; f++) {
+		assert_true(f < wall->nfuncs && f < off->nfuncs);
+		assert_string_equal(cpu->funcs[f].name, wall->funcs[f].name);
+		assert_string_equal(cpu->funcs[f].name, off->funcs[f].name);
+	}
+	snapshot_unref(cpu);
+	snapshot_unref(off);
+	snapshot_unref(run);
+	snapshot_unref(wall);
+	collector_free(c);
+	ring_destroy(ring);
+}
+
+/* A cpu run keeps the CPU's profile only. */
+static void cpu_run_has_no_other_modes(void **state)
+{
+	struct ring *ring = ring_create(1 << 16);
+	struct collector *c;
+
+	(void)state;
+	assert_int_equal(collector_new(&c, ring, NULL, &config, NULL), 0);
+	collector_finish(c);
+	assert_false(collector_show(c, SAMPLE_MODE_WALL));
+	assert_false(collector_show(c, SAMPLE_MODE_OFFCPU));
+	assert_true(collector_show(c, SAMPLE_MODE_CPU));
+	assert_int_equal(collector_shown(c), SAMPLE_MODE_CPU);
+	collector_free(c);
+	ring_destroy(ring);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ring_to_readers),
+		cmocka_unit_test(ring_to_readers_changing_modes),
+		cmocka_unit_test(modes_add_up),
+		cmocka_unit_test(cpu_run_has_no_other_modes),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -84,6 +84,16 @@ static void values(void **state)
 	assert_int_equal(o.npids, 2);
 	assert_int_equal(o.pids[1], 34);
 	options_free(&o);
+	/* Every mode by its name; all but cpu sample the context switches. */
+	static const char *const modes[] = { "cpu", "offcpu", "runnable", "wall" };
+
+	for (int m = 0; m < 4; m++) {
+		assert_int_equal(parse(&o, &msg, 4, "proftop", "--mode", modes[m], "cmd"), OPTIONS_OK);
+		assert_int_equal(o.sample.mode, m);
+		assert_string_equal(sample_mode_name(o.sample.mode), modes[m]);
+		assert_int_equal(sample_mode_switches(o.sample.mode), m != SAMPLE_MODE_CPU);
+		options_free(&o);
+	}
 }
 
 static void usage_errors(void **state)
@@ -309,7 +319,7 @@ static void command_line_errors(void **state)
 		  "invalid stack size (a multiple of 8 from 64 to 65000 bytes): '12'" },
 		{ "-o", "", "invalid output file '': give a file name, or - for standard output" },
 		{ "--input", "", "invalid input file '': give a file name, or - for standard input" },
-		{ "--mode", "wall", "invalid mode (cpu or offcpu): 'wall'" },
+		{ "--mode", "idle", "invalid mode (cpu, offcpu, runnable or wall): 'idle'" },
 		{ "--switch-period", "0", "invalid switch period (1 to 1000000): '0'" },
 		{ "--baseline", "", "invalid baseline file '': give the file name of a saved tmon.out" },
 	};
@@ -326,7 +336,7 @@ static void command_line_errors(void **state)
 			   "a context switch is sampled in the kernel's scheduler, and only the stack "
 			   "says where the thread waited");
 	expect_usage_error(3, period_alone, NULL, "--switch-period thins out context switches: it "
-			   "needs --mode offcpu");
+			   "needs --mode offcpu, runnable or wall");
 }
 
 /* --- $PROFTOP --------------------------------------------------------------------------------- */

@@ -135,6 +135,50 @@ static void selection_follows_its_function(void **state)
 	assert_int_equal(list(f)->cursor, 0);
 }
 
+/* f's profile as a snapshot of mode. */
+static void show_mode(struct fixture *f, struct profile *p, enum sample_mode mode)
+{
+	struct snapshot *s = profile_snapshot(p);
+
+	s->mode = mode;
+	tui_screen_set_snapshot(&f->s, s);
+	tui_screen_rebuild(&f->s);
+}
+
+/* `m` shows another mode's profile, with the same function ids: the selected function is
+ * selected again when a mode has it, also after one that has not. */
+static void mode_change_keeps_the_selection(void **state)
+{
+	struct fixture *f = *state;
+	struct profile *other = profile_new(NULL);
+	uint32_t main_ = func(other, "main"), pa = func(other, "path_a");
+
+	(void)func(other, "path_b");
+	uint32_t burn = func(other, "burn"), s1[] = { main_, pa, burn };
+
+	assert_int_equal(burn, f->burn);
+	add_n(other, 11, s1, 3, 5); /* no solo in this mode */
+	key(f, KEY_DOWN);
+	assert_string_equal(f->s.top[list(f)->cursor].name, "solo");
+	show_mode(f, other, SAMPLE_MODE_RUNNABLE);
+	assert_true(list(f)->cursor < list(f)->rows);
+	assert_string_not_equal(f->s.top[list(f)->cursor].name, "solo");
+	show_mode(f, f->p, SAMPLE_MODE_WALL);
+	assert_string_equal(f->s.top[list(f)->cursor].name, "solo");
+	/* Once the cursor moved in a mode without it, what it moved to is the selection. */
+	show_mode(f, other, SAMPLE_MODE_OFFCPU);
+	key(f, KEY_HOME);
+	show_mode(f, f->p, SAMPLE_MODE_CPU);
+	assert_string_equal(f->s.top[list(f)->cursor].name, "burn");
+	/* Within one mode, a row gone takes the selection with it (the cursor stays put). */
+	key(f, KEY_DOWN);
+	assert_string_equal(f->s.top[list(f)->cursor].name, "solo");
+	show_mode(f, other, SAMPLE_MODE_CPU);
+	show_mode(f, f->p, SAMPLE_MODE_CPU);
+	assert_string_not_equal(f->s.top[list(f)->cursor].name, "solo");
+	profile_free(other);
+}
+
 static void filter_as_typed(void **state)
 {
 	struct fixture *f = *state;
@@ -1511,6 +1555,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(selection_follows_its_function, setup, teardown),
 		cmocka_unit_test(timeline_hints_name_working_keys),
 		cmocka_unit_test_setup_teardown(timeline_selects_stretches, setup, teardown),
+		cmocka_unit_test_setup_teardown(mode_change_keeps_the_selection, setup, teardown),
 		cmocka_unit_test_setup_teardown(filter_as_typed, setup, teardown),
 		cmocka_unit_test_setup_teardown(tree_keys_open_and_close, setup, teardown),
 		cmocka_unit_test_setup_teardown(callers_follow_the_top_selection, setup, teardown),

@@ -1,0 +1,100 @@
+#!/bin/sh
+# wall.sh — --mode wall and --mode runnable. halfsleep's one thread burns half of each 10 ms and
+# sleeps the rest: in wall mode sleep_half has the share of the run it timed itself sleeping
+# (within 3 points), burn_half the rest, about 50/50, and the thread's rows add up to its
+# lifetime. Two spinners sharing one CPU are each runnable about half the time: runnable mode
+# counts about the run's length in all, wall about twice it for them. A wall tmon.out read back is shown
+# as wall; pprof, callgrind and folded files name the unit.
+. "$(dirname "$0")/lib.sh"
+need "$PROFTOP_BIN" "$WL/halfsleep" "$WL/spin"
+require_perf_events
+if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+	skip "all" "context switches need perf_event_paranoid <= 1 or root"
+	finish
+fi
+
+# total FILE FUNCTION — FUNCTION's TOTAL% in the final table ("missing").
+total()
+{
+	awk -v f="$2" '/^=== proftop final/ { on = 1; next }
+		on && $4 == f { print $2; found = 1; exit }
+		END { if (!found) print "missing" }' "$1"
+}
+
+# seconds FILE FUNCTION — FUNCTION's SECONDS (of its self time) in the final table.
+seconds()
+{
+	awk -v f="$2" '/^=== proftop final/ { on = 1; next }
+		on && $4 == f { print $3; found = 1; exit }
+		END { if (!found) print "missing" }' "$1"
+}
+
+# measured FILE — the seconds the header says 100% is ("wall: thread time 2.98s").
+measured()
+{
+	awk '/^=== proftop final/ { for (i = 1; i < NF; i++) if ($i ~ /^[0-9.]+s$/ && i > 5) {
+		v = $i; sub(/s$/, "", v); print v; exit } }' "$1"
+}
+
+elapsed()
+{
+	awk '/^=== proftop final/ { v = $5; sub(/s$/, "", v); print v }' "$1"
+}
+
+run_proftop half -b -n 0 --mode wall -o "$TMPD/half.tmon" -- "$WL/halfsleep" 4
+check "half-exit-0" status "$RC" 0 "$ERR"
+check "half-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  wall: thread time [0-9.]+s  samples [0-9]+  switches [1-9][0-9]*  overflow 0 '
+check "half-seconds-column" has "$OUT" '^  SELF%  TOTAL%  SECONDS  FUNCTION  MODULE$'
+slept=$(awk '/^slept / { print $2 }' "$OUT")
+truth=$(awk -v s="$slept" -v t="$(measured "$OUT")" 'BEGIN { if (t > 0) printf "%.2f\n", 100 * s / t }')
+check "half-sleep-as-it-timed" approx "$(total "$OUT" sleep_half)" "$truth" 3
+check "half-about-50-asleep" approx "$(total "$OUT" sleep_half)" 50 10
+# burn_half and sleep_half are the whole thread (main's two callees, a few samples aside).
+check "half-burn-and-sleep-are-all" approx "$(awk -v b="$(total "$OUT" burn_half)" \
+	-v s="$(total "$OUT" sleep_half)" 'BEGIN { printf "%.2f\n", b + s }')" 100 2
+# One thread: its time is the run's, from its exec to its exit.
+check "half-thread-time-is-lifetime" between "$(awk -v m="$(measured "$OUT")" -v e="$(elapsed "$OUT")" \
+	'BEGIN { printf "%.3f\n", m / e }')" 0.93 1.01
+# Read back: still wall, in seconds.
+run_proftop readback -b -n 0 -i "$TMPD/half.tmon"
+check "readback-wall" has "$OUT" '^=== proftop final .* wall: thread time [0-9.]+s  samples [0-9]+  switches [1-9]'
+check "readback-seconds" has "$OUT" '^  SELF%  TOTAL%  SECONDS  FUNCTION  MODULE$'
+check "dprofpp-reads-wall" sh -c "dprofpp '$TMPD/half.tmon' | grep -Eq 'halfsleep::sleep_half'"
+
+# Two spinners on one CPU: each runs about half the time and waits for the CPU the other half.
+if command -v taskset >/dev/null; then
+	spinners="'$WL/spin' 3 >/dev/null & '$WL/spin' 3 >/dev/null; wait"
+	run_proftop runnable -b -n 0 --mode runnable -- taskset -c 0 sh -c "$spinners"
+	check "runnable-header" has "$OUT" '^=== proftop final .* runnable: preempted [0-9.]+s  samples'
+	check "runnable-in-spin" between "$(total "$OUT" spin_forever)" 95 100
+	check "runnable-half-of-each" between "$(awk -v m="$(measured "$OUT")" -v e="$(elapsed "$OUT")" \
+		'BEGIN { printf "%.3f\n", m / e }')" 0.8 1.05
+	# Wall: the spinners' two lifetimes (each running and waiting for the CPU), and the
+	# shell's, waiting for them in wait4().
+	run_proftop wall2 -b -n 0 --mode wall -- taskset -c 0 sh -c "$spinners"
+	check "wall-spinners-two-lifetimes" between "$(awk -v s="$(seconds "$OUT" spin_forever)" \
+		-v e="$(elapsed "$OUT")" 'BEGIN { printf "%.3f\n", s / e }')" 1.85 2.05
+	check "wall-three-lifetimes" between "$(awk -v m="$(measured "$OUT")" -v e="$(elapsed "$OUT")" \
+		'BEGIN { printf "%.3f\n", m / e }')" 2.8 3.05
+else
+	skip "runnable" "needs taskset"
+fi
+
+# The exports name the unit.
+run_proftop pprof -b -n 0 --mode wall -o "$TMPD/h.pb.gz" -- "$WL/halfsleep" 1
+if command -v go >/dev/null 2>&1; then
+	go tool pprof -raw "$TMPD/h.pb.gz" >"$TMPD/raw.txt" 2>&1
+	check "pprof-wall-ns" has "$TMPD/raw.txt" 'microseconds/count wall/nanoseconds'
+	go tool pprof -top -sample_index=wall "$TMPD/h.pb.gz" >"$TMPD/top.txt" 2>&1
+	check "pprof-top-seconds" has "$TMPD/top.txt" '[0-9.]+(ms|s) +[0-9.]+% .*burn_half'
+else
+	skip "pprof-wall-ns" "go is not installed"
+fi
+run_proftop cg -b -n 0 --mode runnable -o "$TMPD/callgrind.out.r" -- "$WL/halfsleep" 1
+check "callgrind-event" has "$TMPD/callgrind.out.r" '^events: Runnable_us$'
+callgrind_annotate "$TMPD/callgrind.out.r" >"$TMPD/cg.txt" 2>&1
+check "callgrind-annotate-reads" has "$TMPD/cg.txt" 'Events recorded: +Runnable_us'
+run_proftop folded -b -n 0 --mode wall -o "$TMPD/h.folded" -- "$WL/halfsleep" 1
+# Counts are microseconds: the lines add up to about the thread's second.
+check "folded-microseconds" between "$(awk '{ s += $NF } END { printf "%.3f\n", s / 1e6 }' "$TMPD/h.folded")" 0.9 1.1
+finish
