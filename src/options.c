@@ -553,8 +553,17 @@ static const struct option_spec options_table[] = {
 	},
 	{
 		.name = "kernel", .parse = set_kernel,
-		.help = "sample kernel mode too (needs perf_event_paranoid <= 1)",
-		.man = "Sample kernel mode as well as user mode. Needs\n"
+		.help = "sample kernel mode too, with the kernel's part of the stacks\n"
+			"(needs perf_event_paranoid <= 1)",
+		.man = "Sample kernel mode as well as user mode: a stack then starts with the\n"
+		       "kernel's part (its own callchain, above the user part \\fB\\-g dwarf\\fR\n"
+		       "unwinds), named from\n"
+		       ".I /proc/kallsyms\n"
+		       "as \\fB[kernel.kallsyms]\\fR or \\fB[\\fR\\fImodule\\fR\\fB]\\fR, which shows\n"
+		       "addresses to root only (and not at kernel.kptr_restrict 2): otherwise kernel\n"
+		       "frames stay addresses, and proftop says why. Off the CPU, the kernel's\n"
+		       "frames say what blocked (\\fBpipe_read\\fR, \\fBfutex_wait\\fR,\n"
+		       "\\fBdo_nanosleep\\fR). Needs\n"
 		       ".I /proc/sys/kernel/perf_event_paranoid\n"
 		       "at 1 or lower (or CAP_PERFMON).",
 	},

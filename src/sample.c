@@ -45,7 +45,9 @@ uint64_t sample_type_for(const struct sample_config *config)
 	if (config->callgraph == CALLGRAPH_FP)
 		type |= PERF_SAMPLE_CALLCHAIN;
 	else if (config->callgraph == CALLGRAPH_DWARF)
-		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER |
+			/* the kernel's part of the stack: it walks it itself */
+			(config->kernel ? PERF_SAMPLE_CALLCHAIN : 0);
 	return type;
 }
 
@@ -77,6 +79,7 @@ void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *
 		attr->clockid = CLOCK_MONOTONIC;
 	}
 	if (config->callgraph == CALLGRAPH_DWARF) {
+		attr->exclude_callchain_user = 1; /* (its callchain, with --kernel: the kernel's part) */
 		attr->sample_regs_user = sample_regs_mask();
 		attr->sample_stack_user = config->stack_size;
 	}

@@ -44,6 +44,7 @@
 
 #include "proftop/debugfile.h"
 #include "proftop/diag.h"
+#include "proftop/kallsyms.h"
 #include "proftop/maps.h"
 #include "proftop/module.h"
 #include "proftop/perfmap.h"
@@ -96,6 +97,8 @@ struct symbolizer {
 	size_t njits, jits_cap;
 	bool elf_ok;			/* libelf accepted our version */
 	struct diag *diag;		/* NULL: reports dropped */
+	struct kallsyms *kernel;	/* read at the first kernel address */
+	bool kernel_tried;
 	symbolizer_want_fn *want_debug;	/* told of modules a fetched debug file would help */
 	void *want_arg;
 };
@@ -512,6 +515,7 @@ void symbolizer_free(struct symbolizer *s)
 		perfmap_free(s->jits[i].map);
 	free(s->jits);
 	free(s->modules);
+	kallsyms_free(s->kernel);
 	maps_free(s->maps);
 	strpool_free(s->strings);
 	free(s);
@@ -630,6 +634,29 @@ static uint64_t symbolizer_module_addr(const struct symbolizer_entry *e, const s
 	return module_translate(e->mod, off);
 }
 
+/* A kernel frame (--kernel): named from /proc/kallsyms, read once, when it can be. */
+static void symbolizer_resolve_kernel(struct symbolizer *s, uint64_t addr, struct symbol *out)
+{
+	uint64_t start;
+	const char *module, *name;
+
+	if (!s->kernel_tried) {
+		char *why;
+
+		s->kernel_tried = true;
+		s->kernel = kallsyms_load(NULL, &why);
+		if (!s->kernel)
+			diag_report(s->diag, DIAG_WARNING, "%s", why);
+		free(why);
+	}
+	name = s->kernel ? kallsyms_lookup(s->kernel, addr, &start, &module) : NULL;
+	if (!name)
+		return;
+	out->function = name;
+	out->function_addr = start;
+	out->module = module;
+}
+
 void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct symbol *out)
 {
 	struct symbolizer_entry *e;
@@ -642,6 +669,10 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	out->elf = NULL;
 	out->bounded = false;
 	out->function_end = 0;
+	if (!m && addr >= KALLSYMS_KERNEL_START) {
+		symbolizer_resolve_kernel(s, addr, out);
+		return;
+	}
 	if (!m) {
 		symbolizer_resolve_jit(s, pid, addr, out);
 		return;

@@ -75,8 +75,11 @@ size_t unwinder_unwind(struct unwinder *u, const struct sample_record *r, uint64
 	case CALLGRAPH_FP:
 		return unwind_callchain(r, ips, max, truncated);
 	case CALLGRAPH_DWARF:
-		/* A sample taken in the kernel starts with the kernel address, then the user stack. */
-		if (!r->sample.user)
+		/* A sample taken in the kernel starts with the kernel's part of its stack (the
+		 * kernel's callchain, with --kernel), or its address, then the user stack. */
+		if (!r->sample.user && r->sample.callchain_nr)
+			n = unwind_callchain(r, ips, max, truncated);
+		else if (!r->sample.user)
 			ips[n++] = r->sample.ip;
 		n += unwind_dwarf(u->dwarf, r, ips + n, max - n, truncated);
 		if (n == 0)

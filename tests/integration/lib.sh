@@ -467,3 +467,16 @@ MARKS
 - 3
 MARKS
 }
+
+# perf_switch_seconds DATA COMM — from `perf record --switch-events` data, the seconds COMM's
+# threads spent switched out blocked and preempted (switched out while runnable): "B R".
+perf_switch_seconds()
+{
+	perf script -i "$1" --show-switch-events -F comm,tid,time 2>/dev/null |
+		awk -v comm="$2" '$1 == comm && $4 == "PERF_RECORD_SWITCH" { t = $3; sub(/:$/, "", t)
+			if ($5 == "OUT") { out[$2] = t; preempted[$2] = $6 == "preempt" }
+			else if ($2 in out) {
+				if (preempted[$2]) r += t - out[$2]; else b += t - out[$2]
+				delete out[$2] } }
+			END { printf "%.3f %.3f\n", b, r }'
+}

@@ -79,6 +79,56 @@ else
 	skip "perf-reader-70-in-read" "perf record -e cs failed here"
 fi
 
+# perf's switch records of the very same run (perf follows proftop and its command): the
+# blocked seconds agree within 2%.
+if command -v perf >/dev/null 2>&1 &&
+	perf record -q -e dummy --switch-events -o "$TMPD/sw.data" -- \
+		"$PROFTOP_BIN" -b -n 0 --mode offcpu -- "$WL/waits" 2 >"$TMPD/sw.out" 2>&1; then
+	perf_blocked=$(perf_switch_seconds "$TMPD/sw.data" waits | awk '{ print $1 }')
+	check "perf-switches-blocked-same-run" between "$(awk -v a="$(blocked "$TMPD/sw.out")" \
+		-v p="$perf_blocked" 'BEGIN { if (p > 0) printf "%.3f\n", a / p }')" 0.98 1.02
+else
+	skip "perf-switches-blocked-same-run" "perf record --switch-events failed here"
+fi
+
+# --kernel: the kernel's part of each stack (its callchain, named from /proc/kallsyms) says what
+# blocked: every read() of waits that blocks is a pipe read, every nanosleep() do_nanosleep(),
+# each switched out in schedule(); perf's context-switch stacks, weighed by their switch times,
+# split the blocked time between the two the same way (within 3 points).
+if [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/kernel/kptr_restrict)" != 2 ]; then
+	run_proftop kernel -b -n 0 --mode offcpu --kernel -- "$WL/waits" 2
+	check "kernel-exit-0" status "$RC" 0 "$ERR"
+	kpipe=$(awk '/^=== proftop final/ { on = 1; next } on && $4 ~ /^(anon_)?pipe_read$/ &&
+		$5 == "[kernel.kallsyms]" { print $2; exit }' "$OUT")
+	knap=$(share "$OUT" do_nanosleep)
+	check "kernel-pipe-read-under-read" approx "$kpipe" "$(share "$OUT" read)" 1
+	check "kernel-nanosleep-under-clock_nanosleep" approx "$knap" "$(share "$OUT" clock_nanosleep)" 1
+	check "kernel-leaf-schedule" has "$OUT" '^ +(99\.[5-9][0-9]|100\.00) +[0-9.]+ +[0-9.]+  schedule  \[kernel\.kallsyms\]$'
+	if perf record -q -e cs -c 1 --switch-events --call-graph dwarf -o "$TMPD/kperf.data" -- \
+		"$WL/waits" 2 >/dev/null 2>&1; then
+		perf script -i "$TMPD/kperf.data" --show-switch-events -F tid,time,ip,sym 2>/dev/null |
+			awk '
+			/PERF_RECORD_SWITCH OUT/ { t = $2; sub(/:$/, "", t)
+				out[$1] = /preempt/ ? 0 : t; next }
+			/PERF_RECORD_SWITCH IN/ { t = $2; sub(/:$/, "", t)
+				if (out[$1] && kind[$1] != "") sum[kind[$1]] += t - out[$1]
+				out[$1] = 0; kind[$1] = ""; next }
+			/^ *[0-9]+ +[0-9.]+: *$/ { tid = $1; kind[tid] = "other"; next }
+			/ (anon_)?pipe_read$/ { kind[tid] = "pipe" }
+			/ do_nanosleep$/ { kind[tid] = "nap" }
+			END { if (sum["pipe"] + sum["nap"] > 0)
+				printf "%.2f\n", 100 * sum["pipe"] / (sum["pipe"] + sum["nap"]) }' \
+			>"$TMPD/kperf.share"
+		check "kernel-perf-agrees" approx "$(awk -v p="$kpipe" -v n="$knap" \
+			'BEGIN { if (p + n > 0) printf "%.2f\n", 100 * p / (p + n) }')" \
+			"$(cat "$TMPD/kperf.share")" 3
+	else
+		skip "kernel-perf-agrees" "perf record -e cs --call-graph dwarf failed here"
+	fi
+else
+	skip "kernel" "kernel stacks are named as root, with kernel.kptr_restrict below 2"
+fi
+
 # One switch in 11 sampled, its time counted 11 times: about the same split as the reader timed
 # it, and about the same total (about 70 samples of the reader a second, and a sampled switch
 # that was a preemption counts nothing: a wide margin, which an aliasing period still misses by

@@ -69,6 +69,15 @@ if command -v taskset >/dev/null; then
 	check "runnable-in-spin" between "$(total "$OUT" spin_forever)" 95 100
 	check "runnable-half-of-each" between "$(awk -v m="$(measured "$OUT")" -v e="$(elapsed "$OUT")" \
 		'BEGIN { printf "%.3f\n", m / e }')" 0.8 1.05
+	# perf's switch records of the very same run: the preempted seconds agree within 2%.
+	if perf record -q -e dummy --switch-events -o "$TMPD/sw.data" -- "$PROFTOP_BIN" -b -n 0 \
+		--mode runnable -- taskset -c 0 sh -c "$spinners" >"$TMPD/sw.out" 2>&1; then
+		check "perf-switches-runnable-same-run" between "$(awk -v a="$(measured "$TMPD/sw.out")" \
+			-v p="$(perf_switch_seconds "$TMPD/sw.data" spin | awk '{ print $2 }')" \
+			'BEGIN { if (p > 0) printf "%.3f\n", a / p }')" 0.98 1.02
+	else
+		skip "perf-switches-runnable-same-run" "perf record --switch-events failed here"
+	fi
 	# Wall: the spinners' two lifetimes (each running and waiting for the CPU), and the
 	# shell's, waiting for them in wait4().
 	run_proftop wall2 -b -n 0 --mode wall -- taskset -c 0 sh -c "$spinners"

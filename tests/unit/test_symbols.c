@@ -342,9 +342,14 @@ static void test_unmapped_and_special(void **state)
 	assert_string_equal(sym.module, "[stack]");
 	assert_true(sym.module_addr < addr_of((void *)&on_stack));
 
-	/* Unknown pids, kernel addresses: nothing, and no crash. */
-	symbolizer_resolve(s, 0, 0xffffffff81000000ull, &sym);
-	assert_null(sym.module);
+	/* Kernel addresses: the kernel's function where /proc/kallsyms shows addresses (root), else
+	 * nothing. Unknown pids: nothing, and no crash. */
+	symbolizer_resolve(s, 0, 0xffffffff81000010ull, &sym);
+	if (sym.module) {
+		assert_string_equal(sym.module, "[kernel.kallsyms]");
+		assert_non_null(sym.function);
+		assert_true(sym.function_addr <= 0xffffffff81000010ull);
+	}
 	symbolizer_resolve(s, -1, 0x1000, &sym);
 	assert_null(sym.module);
 	symbolizer_resolve(s, 0x7ffffff0, 0x1000, &sym);
