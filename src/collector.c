@@ -427,7 +427,7 @@ static void handle_sample(struct collector *c, const struct sample_record *r)
 			      c->cpu_sample_us);
 }
 
-/* --- context switches ------------------------------------------------------------------------------ */
+/* --- context switches ------------------------------------------------------------------------- */
 
 /* The thread's struct waiting, NULL when it has none (an index left by an exited thread of the
  * same tid belongs to another thread now, or to none). */

@@ -119,7 +119,8 @@ static void finish(struct kallsyms *k)
 {
 	size_t kept = 0;
 
-	qsort(k->funcs, k->n, sizeof(*k->funcs), by_start);
+	if (k->n) /* (no array to sort: qsort's is never NULL) */
+		qsort(k->funcs, k->n, sizeof(*k->funcs), by_start);
 	for (size_t i = 0; i < k->n; i++)
 		if (!kept || k->funcs[kept - 1].start != k->funcs[i].start)
 			k->funcs[kept++] = k->funcs[i];

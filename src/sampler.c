@@ -2,10 +2,11 @@
  *
  * Events: one cpu-clock event per (task, CPU), and in the modes that sample context switches a
  * context-switches event beside it (which alone asks for the address-space and task records, so
- * they come once). The kernel refuses to mmap an inherited per-task
- * event that is not bound to a CPU, so every event is per CPU; one event per CPU owns the mapped
- * ring and the others send their records there (PERF_EVENT_IOC_SET_OUTPUT). inherit=1 makes the
- * kernel follow every thread and process the task creates after the event was opened.
+ * they come once; its samples are marked as they are copied). The kernel refuses to mmap an
+ * inherited per-task event that is not bound to a CPU, so every event is per CPU; one event per
+ * CPU owns the mapped ring and the others send their records there (PERF_EVENT_IOC_SET_OUTPUT).
+ * inherit=1 makes the kernel follow every thread and process the task creates after the event
+ * was opened.
  *
  * Attach mode opens an event on every thread of the processes: a thread created while proftop
  * opens them gets the event inherited from its creator and one of its own, and would be sampled
@@ -15,8 +16,8 @@
  * says who created it).
  *
  * Threads: the sampler thread owns the event fds, the kernel rings, the pending queue and the
- * dedup and switch-event maps (filled before it starts). Other threads touch only the atomic counters, the
- * requested frequency and the stop flag. */
+ * dedup and switch-event maps (filled before it starts). Other threads touch only the atomic
+ * counters, the requested frequency and the stop flag. */
 #include "proftop/sampler.h"
 
 #include "proftop/diag.h"
@@ -537,7 +538,8 @@ static bool is_switch_sample(const struct sampler *s, const struct perf_event_he
 
 /* Copy a kernel record into the proftop ring. Samples and switch records are counted as
  * overflow when it is full; address-space records queue instead, because losing one would
- * misname every later sample. mark is or'ed into the copy's misc. */
+ * misname every later sample. A sample's copy carries mark in its misc (SAMPLE_MISC_SWITCH_EVENT
+ * or 0). */
 static void forward(struct sampler *s, const struct perf_event_header *h, uint16_t mark)
 {
 	size_t stack_at = 0;
@@ -547,7 +549,11 @@ static void forward(struct sampler *s, const struct perf_event_header *h, uint16
 
 	if (dst) {
 		copy_record(dst, h, len, stack_at, keep);
-		((struct perf_event_header *)dst)->misc |= mark;
+		if (h->type == PERF_RECORD_SAMPLE) { /* the mark is ours alone */
+			struct perf_event_header *copy = dst;
+
+			copy->misc = (uint16_t)((copy->misc & ~SAMPLE_MISC_SWITCH_EVENT) | mark);
+		}
 		ring_commit(s->ring);
 		if (h->type == PERF_RECORD_SAMPLE)
 			atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);

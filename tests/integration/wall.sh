@@ -3,8 +3,9 @@
 # sleeps the rest: in wall mode sleep_half has the share of the run it timed itself sleeping
 # (within 3 points), burn_half the rest, about 50/50, and the thread's rows add up to its
 # lifetime. Two spinners sharing one CPU are each runnable about half the time: runnable mode
-# counts about the run's length in all, wall about twice it for them. A wall tmon.out read back is shown
-# as wall; pprof, callgrind and folded files name the unit.
+# counts about the run's length in all (as perf's switch records of the same run do), wall
+# about twice it for them. A wall tmon.out read back is shown as wall; every format in every
+# timed mode names the unit and holds the time the header states.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/halfsleep" "$WL/spin"
 require_perf_events
@@ -89,21 +90,41 @@ else
 	skip "runnable" "needs taskset"
 fi
 
-# The exports name the unit.
-run_proftop pprof -b -n 0 --mode wall -o "$TMPD/h.pb.gz" -- "$WL/halfsleep" 1
+# Every export in every timed mode names the unit and holds the time the header says.
+for mode in offcpu runnable wall; do
+	for format in tmon callgrind folded pprof; do
+		run_proftop "$mode-$format" -b -n 0 --mode "$mode" -f "$format" -o "$TMPD/$mode.$format" \
+			-- "$WL/halfsleep" 1
+		us=$(awk -v s="$(measured "$OUT")" 'BEGIN { printf "%.0f\n", s * 1e6 }')
+		case $format in
+		tmon)
+			check "$mode-tmon-mode" has "$TMPD/$mode.$format" "^# proftop: mode $mode switches [0-9]+\$"
+			check "$mode-tmon-hz" has "$TMPD/$mode.$format" '^\$hz=1000000;$'
+			;;
+		callgrind)
+			unit=$(printf '%s' "$mode" | awk '{ print toupper(substr($0, 1, 1)) substr($0, 2) "_us" }')
+			check "$mode-callgrind-events" has "$TMPD/$mode.$format" "^events: $unit\$"
+			check "$mode-callgrind-summary" has "$TMPD/$mode.$format" "^summary: $us\$"
+			;;
+		folded)
+			check "$mode-folded-us" test "$(awk '{ s += $NF } END { print s }' "$TMPD/$mode.$format")" = "$us"
+			;;
+		pprof)
+			if command -v go >/dev/null 2>&1; then
+				go tool pprof -raw "$TMPD/$mode.$format" >"$TMPD/$mode.raw" 2>&1
+				check "$mode-pprof-types" has "$TMPD/$mode.raw" "microseconds/count $mode/nanoseconds"
+			else
+				skip "$mode-pprof-types" "go is not installed"
+			fi
+			;;
+		esac
+	done
+done
+# go tool pprof reads the times as such.
 if command -v go >/dev/null 2>&1; then
-	go tool pprof -raw "$TMPD/h.pb.gz" >"$TMPD/raw.txt" 2>&1
-	check "pprof-wall-ns" has "$TMPD/raw.txt" 'microseconds/count wall/nanoseconds'
-	go tool pprof -top -sample_index=wall "$TMPD/h.pb.gz" >"$TMPD/top.txt" 2>&1
+	go tool pprof -top -sample_index=wall "$TMPD/wall.pprof" >"$TMPD/top.txt" 2>&1
 	check "pprof-top-seconds" has "$TMPD/top.txt" '[0-9.]+(ms|s) +[0-9.]+% .*burn_half'
-else
-	skip "pprof-wall-ns" "go is not installed"
 fi
-run_proftop cg -b -n 0 --mode runnable -o "$TMPD/callgrind.out.r" -- "$WL/halfsleep" 1
-check "callgrind-event" has "$TMPD/callgrind.out.r" '^events: Runnable_us$'
-callgrind_annotate "$TMPD/callgrind.out.r" >"$TMPD/cg.txt" 2>&1
+callgrind_annotate "$TMPD/runnable.callgrind" >"$TMPD/cg.txt" 2>&1
 check "callgrind-annotate-reads" has "$TMPD/cg.txt" 'Events recorded: +Runnable_us'
-run_proftop folded -b -n 0 --mode wall -o "$TMPD/h.folded" -- "$WL/halfsleep" 1
-# Counts are microseconds: the lines add up to about the thread's second.
-check "folded-microseconds" between "$(awk '{ s += $NF } END { printf "%.3f\n", s / 1e6 }' "$TMPD/h.folded")" 0.9 1.1
 finish
