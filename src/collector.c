@@ -415,10 +415,18 @@ static size_t sample_stack(struct collector *c, const struct sample_record *r, u
 	return depth;
 }
 
+/* A CPU sample. Taken in the kernel without --kernel (the modes that sample switches take
+ * them), its stack starts at the user registers the thread entered the kernel with: the system
+ * call that spent the time. */
 static void handle_sample(struct collector *c, const struct sample_record *r)
 {
 	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
-	size_t depth = sample_stack(c, r, funcs, sites);
+	struct sample_record user = *r;
+	size_t depth;
+
+	if (!c->config.kernel && !r->sample.user && r->sample.regs_abi)
+		user.sample.user = true;
+	depth = sample_stack(c, &user, funcs, sites);
 
 	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], (pid_t)r->pid, (pid_t)r->tid, funcs,
 			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);

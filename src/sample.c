@@ -59,7 +59,11 @@ void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
 	attr->sample_period = sample_period_ns(config->freq);
 	attr->sample_type = sample_type_for(config);
-	attr->exclude_kernel = !config->kernel;
+	/* The modes that sample switches count a thread's whole time: its CPU time in the kernel
+	 * too (charged to the system call's user stack unless --kernel), or a thread that spends
+	 * its time in system calls would not add up to its lifetime. They need kernel samples
+	 * allowed anyway. */
+	attr->exclude_kernel = !config->kernel && !sample_mode_switches(config->mode);
 	attr->exclude_hv = 1;
 	attr->exclude_callchain_kernel = !config->kernel;
 	attr->mmap = 1;
