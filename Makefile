@@ -97,6 +97,7 @@ test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
 # The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
 # channel, ring → collector thread → snapshots read on other threads, and the debuginfod fetcher.
 TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag build-tsan/tests/test_collector \
+              build-tsan/tests/test_shmring \
               build-tsan/tests/test_fetch
 tsan:
 	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
