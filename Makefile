@@ -31,6 +31,10 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
+# The allocation-sampling library --mode alloc preloads (preload/alloc.c). Never built with the
+# sanitizers' flags: it goes into programs that are not.
+ALLOC_LIB := $(BUILD)/libproftop-alloc.so
+ALLOC_LIB_SRCS := preload/alloc.c src/shmring.c src/allocrec.c
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%)
 
@@ -38,7 +42,11 @@ WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
 .PHONY: FORCE all deps test test-body test-asan-body unit asan tsan demo bench fuzz man install clean help
 # The sanitizer builds put their binary in their own tree so ./proftop stays the normal build.
 PROFTOP_BIN ?= proftop
-all: $(PROFTOP_BIN)
+all: $(PROFTOP_BIN) $(ALLOC_LIB)
+
+$(ALLOC_LIB): $(ALLOC_LIB_SRCS) include/proftop/shmring.h include/proftop/allocrec.h | $(BUILD)
+	$(CC) -Iinclude -D_GNU_SOURCE -std=gnu11 $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden \
+	    -ftls-model=initial-exec -pthread -o $@ $(ALLOC_LIB_SRCS) -lunwind -lm
 
 $(PROFTOP_BIN): $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -68,7 +76,7 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp tests/workloads/burn.h | $(BUILD)/wo
 	$(CXX) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
 	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_profiles.h $(LIB_OBJS) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_profiles.h $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 deps:

@@ -1,0 +1,36 @@
+/* allocrec.c — the byte sampling the allocation library and proftop agree on (allocrec.h).
+ * Compiled into that library too: nothing here allocates. */
+#include "proftop/allocrec.h"
+
+#include <math.h>
+
+/* xorshift64*: fast, and enough for drawing gaps. */
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t x = *state ? *state : 0x9e3779b97f4a7c15ull;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*state = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+uint64_t allocrec_next_gap(uint64_t *rng, uint64_t mean)
+{
+	/* u in (0, 1]: 53 random bits, never 0 (log(0) is -inf). */
+	double u = (double)((next_random(rng) >> 11) + 1) / 9007199254740992.0;
+	double gap = -log(u) * (double)(mean ? mean : 1);
+
+	return gap < 1 ? 1 : gap > 1e18 ? (uint64_t)1e18 : (uint64_t)gap;
+}
+
+double allocrec_scale(uint64_t size, uint64_t mean)
+{
+	double p;
+
+	if (!mean || !size)
+		return 1;
+	p = -expm1(-(double)size / (double)mean); /* 1 - e^(-size/mean), exact for small ones */
+	return p > 0 ? 1 / p : 1;
+}

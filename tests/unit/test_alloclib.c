@@ -1,0 +1,334 @@
+/* The allocation-sampling library (preload/alloc.c) in real processes. This test runs itself
+ * again as the child, with the library preloaded and a ring to write to: the child allocates a
+ * known 70/30 split of bytes from two call sites on three threads (and frees them), leaks a known
+ * number of bytes from a third, allocates in a signal handler, and forks a child that execs this
+ * program again (whose allocations arrive too, the library preloaded by the inherited
+ * environment). The parent reads the ring while the child runs, names the stacks with proftop's
+ * symbolizer, and checks the estimates against what the child did. Nothing deadlocks: the child
+ * must be done within a minute. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/allocrec.h"
+#include "proftop/shmring.h"
+#include "proftop/symbols.h"
+#include "proftop/util.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MEAN 65536
+#define SLOTS 4096
+#define SMALL 64
+#define BIG 4096
+#define CHURN (400ull << 20)      /* bytes allocated and freed by the two sites */
+#define LEAKS 1000
+#define LEAK_SIZE (200 * 1024)    /* bytes each leak */
+#define GRANDCHILD_ALLOCS 20
+#define GRANDCHILD_SIZE (2 << 20)
+
+static char self[4096];
+static void *volatile leaked[LEAKS];
+
+/* --- the child: the workload, the library preloaded -------------------------------------------- */
+
+/* (The asm keeps the call from being a tail call: the site's frame stays on the stack.) */
+__attribute__((noinline)) static void *site_small(void)
+{
+	void *p = malloc(SMALL);
+
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline)) static void *site_big(void)
+{
+	void *p = malloc(BIG);
+
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return p;
+}
+
+__attribute__((noinline)) static void *site_leak(void)
+{
+	void *p = malloc(LEAK_SIZE);
+
+	memset(p, 1, 64);
+	return p;
+}
+
+__attribute__((noinline)) static void site_signal(int sig)
+{
+	void *p = malloc(1 << 20); /* twice... sixteen times the mean: nearly always sampled */
+
+	(void)sig;
+	__asm__ volatile("" : : "r"(p) : "memory");
+	free(p);
+}
+
+__attribute__((noinline)) static void site_grandchild(void)
+{
+	for (int i = 0; i < GRANDCHILD_ALLOCS; i++) {
+		void *p = malloc(GRANDCHILD_SIZE);
+
+		__asm__ volatile("" : : "r"(p) : "memory");
+		free(p);
+	}
+}
+
+/* 70% of its bytes from site_small, 30% from site_big, each freed at once (after a few). */
+static void *churn(void *arg)
+{
+	uint64_t bytes = (uint64_t)(uintptr_t)arg, small = 0, big = 0;
+	void *keep[8] = { 0 };
+	unsigned k = 0;
+
+	while (small + big < bytes) {
+		void *p;
+
+		if (small * 10 < (small + big) * 7) {
+			p = site_small();
+			small += SMALL;
+		} else {
+			p = site_big();
+			big += BIG;
+		}
+		free(keep[k]);
+		keep[k] = p;
+		k = (k + 1) % 8;
+	}
+	for (unsigned i = 0; i < 8; i++)
+		free(keep[i]);
+	return NULL;
+}
+
+static int child_main(int report_fd, int wait_fd)
+{
+	pthread_t t[2];
+	pid_t grandchild;
+	char done = 'd';
+
+	signal(SIGUSR1, site_signal);
+	for (int i = 0; i < 2; i++)
+		pthread_create(&t[i], NULL, churn, (void *)(uintptr_t)(CHURN / 3));
+	churn((void *)(uintptr_t)(CHURN - 2 * (CHURN / 3)));
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	for (int i = 0; i < LEAKS; i++)
+		leaked[i] = site_leak();
+	for (int i = 0; i < 20; i++)
+		raise(SIGUSR1);
+	grandchild = fork();
+	if (grandchild == 0) {
+		execl(self, self, "--grandchild", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(grandchild, NULL, 0);
+	/* Done: stay, with the mappings, until the parent has named the stacks. */
+	if (write(report_fd, &done, 1) != 1 || read(wait_fd, &done, 1) < 0)
+		return 1;
+	return 0;
+}
+
+/* --- the parent: reads the ring ---------------------------------------------------------------- */
+
+struct tally {
+	double bytes[4];          /* small, big, leak, signal: estimated bytes allocated */
+	double leaked;            /* estimated bytes of site_leak never freed */
+	uint64_t allocs, frees, untracked, grandchild, bad;
+	bool named;               /* the child's mappings read (once it runs this program again) */
+	uint64_t *live;           /* sampled addresses not freed (of the child) */
+	uint32_t *live_site;
+	size_t nlive, cap;
+};
+
+static int site_of(struct symbolizer *sym, pid_t pid, const struct allocrec *r)
+{
+	static const char *const names[] = { "site_small", "site_big", "site_leak", "site_signal" };
+
+	for (uint32_t f = 0; f < r->nframes && f < 6; f++) {
+		struct symbol s;
+
+		symbolizer_resolve(sym, pid, r->frames[f] - 1, &s);
+		for (int i = 0; s.function && i < 4; i++)
+			if (!strcmp(s.function, names[i]))
+				return i;
+	}
+	return -1;
+}
+
+static void take(struct tally *t, struct symbolizer *sym, pid_t child, const struct allocrec *r)
+{
+	if (r->nframes > ALLOCREC_MAX_FRAMES) {
+		t->bad++;
+		return;
+	}
+	if ((pid_t)r->pid != child) {
+		if (r->kind != ALLOCREC_FREE && r->size == GRANDCHILD_SIZE)
+			t->grandchild++;
+		return;
+	}
+	if (r->kind == ALLOCREC_FREE) {
+		t->frees++;
+		for (size_t i = 0; i < t->nlive; i++)
+			if (t->live[i] == r->addr) {
+				t->live[i] = t->live[--t->nlive];
+				t->live_site[i] = t->live_site[t->nlive];
+				return;
+			}
+		return;
+	}
+	t->allocs += r->kind == ALLOCREC_ALLOC;
+	t->untracked += r->kind == ALLOCREC_UNTRACKED;
+	if (!t->named) /* a record: the child runs the program it exec'd, mapped as it stays */
+		t->named = symbolizer_load_proc(sym, child) == 0;
+	int site = site_of(sym, child, r);
+
+
+	if (site < 0)
+		return;
+	t->bytes[site] += (double)r->size * allocrec_scale(r->size, MEAN);
+	xgrow((void **)&t->live, &t->cap, t->nlive + 1, sizeof(*t->live));
+	t->live_site = realloc(t->live_site, t->cap * sizeof(*t->live_site));
+	t->live[t->nlive] = r->addr;
+	t->live_site[t->nlive++] = (uint32_t)site;
+}
+
+static void drain(struct shmring_reader *rd, struct tally *t, struct symbolizer *sym, pid_t child)
+{
+	const struct allocrec *r;
+
+	while ((r = shmring_peek(rd, util_now_ns()))) {
+		take(t, sym, child, r);
+		shmring_release(rd);
+	}
+}
+
+static void sites_shares_leaks(void **state)
+{
+	uint32_t slot = (sizeof(struct allocrec) + 7) & ~7u;
+	size_t bytes = shmring_bytes(SLOTS, slot);
+	int fd = memfd_create("proftop-alloc-test", 0), report[2], wait_pipe[2];
+	void *mem;
+	struct shmring_reader rd;
+	struct tally t = { 0 };
+	struct symbolizer *sym = symbolizer_new(NULL);
+	pid_t child;
+	char c, fdtext[16], waittext[16], reporttext[16], lib[4200];
+	uint64_t deadline = util_now_ns() + 60ull * 1000000000ull;
+	int status;
+
+	(void)state;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	/* The library replaces malloc; a sanitizer's runtime must own it: nothing to see here. */
+	print_message("skipped: the library cannot go into a sanitizer's build\n");
+	close(fd);
+	symbolizer_free(sym);
+	skip();
+#endif
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
+	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_true(mem != MAP_FAILED);
+	assert_int_equal(shmring_init(mem, bytes, SLOTS, slot), 0);
+	shmring_reader_init(&rd, mem, SLOTS, slot);
+	assert_int_equal(pipe(report), 0);
+	assert_int_equal(pipe(wait_pipe), 0);
+	/* The library beside this test's directory: build/tests/.. */
+	snprintf(lib, sizeof(lib), "%s", self);
+	*strrchr(lib, '/') = '\0';
+	*strrchr(lib, '/') = '\0';
+	strcat(lib, "/libproftop-alloc.so");
+	assert_int_equal(access(lib, R_OK), 0);
+	snprintf(fdtext, sizeof(fdtext), "%d", fd);
+	snprintf(reporttext, sizeof(reporttext), "%d", report[1]);
+	snprintf(waittext, sizeof(waittext), "%d", wait_pipe[0]);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		close(report[0]);
+		close(wait_pipe[1]); /* or its read would never see the end */
+		setenv("LD_PRELOAD", lib, 1);
+		setenv("PROFTOP_ALLOC_FD", fdtext, 1);
+		setenv("PROFTOP_ALLOC_MEAN", "65536", 1);
+		execl(self, self, "--child", reporttext, waittext, (char *)NULL);
+		_exit(127);
+	}
+	close(report[1]);
+	close(wait_pipe[0]);
+	/* Read while the child works, until it says it is done. */
+	for (;;) {
+		struct timeval tv = { 0, 2000 };
+		fd_set set;
+
+		drain(&rd, &t, sym, child);
+		FD_ZERO(&set);
+		FD_SET(report[0], &set);
+		if (select(report[0] + 1, &set, NULL, NULL, &tv) > 0)
+			break;
+		assert_true(util_now_ns() < deadline); /* a deadlock in the library */
+	}
+	assert_int_equal(read(report[0], &c, 1), 1);
+	drain(&rd, &t, sym, child);
+	close(wait_pipe[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	for (size_t i = 0; i < t.nlive; i++)
+		if (t.live_site[i] == 2)
+			t.leaked += (double)LEAK_SIZE * allocrec_scale(LEAK_SIZE, MEAN);
+	print_message("samples %llu, frees %llu, untracked %llu, grandchild %llu, overflow %llu; "
+		      "small %.1f MB big %.1f MB leak %.1f MB (leaked %.1f MB) signal %.1f MB\n",
+		      (unsigned long long)t.allocs, (unsigned long long)t.frees,
+		      (unsigned long long)t.untracked, (unsigned long long)t.grandchild,
+		      (unsigned long long)shmring_overflow(&rd), t.bytes[0] / 1e6, t.bytes[1] / 1e6,
+		      t.bytes[2] / 1e6, t.leaked / 1e6, t.bytes[3] / 1e6);
+	assert_int_equal(t.bad, 0);
+	assert_int_equal(shmring_overflow(&rd), 0);
+	assert_int_equal(t.untracked, 0);
+	/* 70/30 within 3 points; the churn's total and the leak within 5%. */
+	assert_true(fabs(100 * t.bytes[0] / (t.bytes[0] + t.bytes[1]) - 70) < 3);
+	assert_true(fabs((t.bytes[0] + t.bytes[1]) / (double)CHURN - 1) < 0.05);
+	assert_true(fabs(t.leaked / ((double)LEAKS * LEAK_SIZE) - 1) < 0.05);
+	/* Every sampled block of the churn was freed, and its free sent. */
+	for (size_t i = 0; i < t.nlive; i++)
+		assert_true(t.live_site[i] == 2);
+	assert_true(t.bytes[3] > 0);                 /* allocated in a signal handler */
+	assert_true(t.grandchild >= GRANDCHILD_ALLOCS * 3 / 4); /* fork+exec: preloaded too */
+	free(t.live);
+	free(t.live_site);
+	symbolizer_free(sym);
+	munmap(mem, bytes);
+	close(fd);
+	close(report[0]);
+	close(wait_pipe[1]);
+}
+
+int main(int argc, char **argv)
+{
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return 2;
+	self[n] = '\0';
+	if (argc == 4 && !strcmp(argv[1], "--child"))
+		return child_main(atoi(argv[2]), atoi(argv[3]));
+	if (argc == 2 && !strcmp(argv[1], "--grandchild")) {
+		site_grandchild();
+		return 0;
+	}
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(sites_shares_leaks),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
