@@ -3,6 +3,7 @@ PREFIX   ?= /usr/local
 BINDIR   ?= $(PREFIX)/bin
 MANDIR   ?= $(PREFIX)/share/man/man1
 THEMEDIR ?= $(PREFIX)/share/proftop/themes
+ALLOCLIBDIR ?= $(PREFIX)/lib/proftop
 
 CC       ?= cc
 PKGS     := ncursesw libunwind-generic libelf libdw libdebuginfod zlib capstone
@@ -153,9 +154,10 @@ build-fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/proftop/*.h)
 	clang $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -pthread \
 	    $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
 
-install: proftop
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(THEMEDIR)
+install: proftop $(ALLOC_LIB)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(THEMEDIR) $(DESTDIR)$(ALLOCLIBDIR)
 	install -m 0755 proftop $(DESTDIR)$(BINDIR)/proftop
+	install -m 0644 $(ALLOC_LIB) $(DESTDIR)$(ALLOCLIBDIR)/libproftop-alloc.so
 	install -m 0644 doc/proftop.1 $(DESTDIR)$(MANDIR)/proftop.1
 	for t in themes/*.theme; do [ -e "$$t" ] && install -m 0644 "$$t" $(DESTDIR)$(THEMEDIR)/; done; true
 
