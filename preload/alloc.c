@@ -25,6 +25,7 @@
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
 #include <stdatomic.h>
@@ -54,11 +55,12 @@ void *__libc_pvalloc(size_t size);
  * but a few, at one load. */
 #define LIVE_SLOTS (1u << 16)
 #define LIVE_PROBES 64
-#define FILTER_SLOTS (1u << 18)
+#define FILTER_SLOTS (1u << 14)    /* 32 KiB: the free of a block never sampled stays in cache */
 #define GONE 1
 
 static _Atomic uint64_t live[LIVE_SLOTS];
 static _Atomic uint16_t filter[FILTER_SLOTS];
+static _Atomic uint64_t nlive;     /* sampled blocks in the set: while 0, a free looks no further */
 static void *ring;                 /* set once by the constructor; NULL: not sampling */
 static uint64_t mean = ALLOCREC_DEFAULT_MEAN;
 static uintptr_t own_start, own_end; /* this library's code: its frames are left out */
@@ -88,6 +90,7 @@ static bool live_add(uint64_t addr)
 							    memory_order_relaxed)) {
 			atomic_fetch_add_explicit(&filter[h & (FILTER_SLOTS - 1)], 1,
 						  memory_order_release);
+			atomic_fetch_add_explicit(&nlive, 1, memory_order_release);
 			return true;
 		}
 	}
@@ -99,7 +102,8 @@ static bool live_remove(uint64_t addr)
 {
 	uint64_t h = hash(addr);
 
-	if (!atomic_load_explicit(&filter[h & (FILTER_SLOTS - 1)], memory_order_acquire))
+	if (!atomic_load_explicit(&nlive, memory_order_acquire) ||
+	    !atomic_load_explicit(&filter[h & (FILTER_SLOTS - 1)], memory_order_acquire))
 		return false;
 	for (unsigned i = 0; i < LIVE_PROBES; i++) {
 		_Atomic uint64_t *slot = &live[(h + i) & (LIVE_SLOTS - 1)];
@@ -112,6 +116,7 @@ static bool live_remove(uint64_t addr)
 									 memory_order_relaxed)) {
 			atomic_fetch_sub_explicit(&filter[h & (FILTER_SLOTS - 1)], 1,
 						  memory_order_release);
+			atomic_fetch_sub_explicit(&nlive, 1, memory_order_release);
 			return true;
 		}
 	}
@@ -152,68 +157,183 @@ static void send(uint32_t kind, uint64_t addr, uint64_t size, bool stack)
 	shmring_publish(ring, pos);
 }
 
-/* An allocation of size bytes at p: sampled when it covers this thread's gap. */
-static void allocated(void *p, size_t size)
+/* --- sampled blocks ----------------------------------------------------------------------------
+ *
+ * A block from malloc, calloc or realloc that is sampled is made HEADER bytes larger and
+ * returned past a header: a tag (the block's address mixed with a secret drawn at start) and the
+ * size asked for. free() tells a sampled block by its tag, one load in the cache line glibc's own
+ * free reads next (a block never sampled has glibc's chunk header there, which matches the tag
+ * only by a 2^-64 chance), so the frees of the other blocks, nearly all, cost a compare. The
+ * aligned allocations (memalign and the like) cannot move their start: their sampled blocks go
+ * in the live set, which free() looks at only while it holds any. */
+
+#define HEADER 16
+
+struct header {
+	uint64_t tag;
+	uint64_t size;
+};
+
+static uint64_t secret;
+static size_t (*libc_usable_size)(void *);
+
+static uint64_t tag_of(const void *user)
 {
-	if (!p || !ring || busy)
-		return;
-	if (!until) {
-		rng = now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32) ^ (uint64_t)(uintptr_t)&busy;
-		until = allocrec_next_gap(&rng, mean);
-	}
-	if (size < until) {
+	return secret ^ (uint64_t)(uintptr_t)user;
+}
+
+/* (No secret, no ring: nothing was sampled, and nothing is looked at.) */
+static bool has_header(const void *user)
+{
+	return secret && user && !((uintptr_t)user & (HEADER - 1)) &&
+	       ((const struct header *)user - 1)->tag == tag_of(user);
+}
+
+/* Whether this allocation of size bytes is to be sampled (and the next gap drawn if so). */
+static inline bool due(size_t size)
+{
+	if (!ring || busy)
+		return false;
+	if (__builtin_expect(size < until, 1)) {
 		until -= size;
-		return;
+		return false;
 	}
 	busy = 1;
+	if (!until) { /* the thread's first allocation: its gap is drawn now */
+		rng = now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32) ^ (uint64_t)(uintptr_t)&busy;
+		until = allocrec_next_gap(&rng, mean);
+		if (size < until) {
+			until -= size;
+			busy = 0;
+			return false;
+		}
+	}
 	until = allocrec_next_gap(&rng, mean);
+	busy = 0;
+	return true;
+}
+
+/* A sampled block of size bytes for the caller: glibc's block with a header. */
+__attribute__((noinline, cold)) static void *sampled(size_t size, bool zero)
+{
+	unsigned char *b;
+	void *user;
+
+	if (size > SIZE_MAX - HEADER)
+		return NULL;
+	b = zero ? __libc_calloc(1, size + HEADER) : __libc_malloc(size + HEADER);
+	if (!b)
+		return NULL;
+	user = b + HEADER;
+	*(struct header *)b = (struct header){ tag_of(user), size };
+	busy = 1;
+	send(ALLOCREC_ALLOC, (uint64_t)(uintptr_t)user, size, true);
+	busy = 0;
+	return user;
+}
+
+/* An aligned allocation at p that was sampled: it goes in the live set. */
+__attribute__((noinline, cold)) static void sampled_aligned(void *p, size_t size)
+{
+	busy = 1;
 	send(live_add((uint64_t)(uintptr_t)p) ? ALLOCREC_ALLOC : ALLOCREC_UNTRACKED,
 	     (uint64_t)(uintptr_t)p, size, true);
 	busy = 0;
 }
 
-/* p is about to be freed (or moved by realloc): its sample, if it was one, goes too. Before
- * glibc frees it, so that no other thread has the address again meanwhile. */
-static bool freeing(void *p)
+/* Free user, a block of the caller's: glibc's, or a sampled one (whose free is sent). */
+static void release(void *user)
 {
-	if (!p || !ring || busy || !live_remove((uint64_t)(uintptr_t)p))
-		return false;
-	busy = 1;
-	send(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
-	busy = 0;
-	return true;
+	if (__builtin_expect(has_header(user), 0)) {
+		struct header *h = (struct header *)user - 1;
+
+		h->tag = 0;
+		if (!busy) {
+			busy = 1;
+			send(ALLOCREC_FREE, (uint64_t)(uintptr_t)user, 0, false);
+			busy = 0;
+		}
+		__libc_free(h);
+		return;
+	}
+	if (__builtin_expect(atomic_load_explicit(&nlive, memory_order_relaxed) != 0, 0) && user &&
+	    live_remove((uint64_t)(uintptr_t)user) && !busy) {
+		busy = 1;
+		send(ALLOCREC_FREE, (uint64_t)(uintptr_t)user, 0, false);
+		busy = 0;
+	}
+	__libc_free(user);
 }
 
 EXPORT void *malloc(size_t size)
 {
-	void *p = __libc_malloc(size);
-
-	allocated(p, size);
-	return p;
+	return __builtin_expect(due(size), 0) ? sampled(size, false) : __libc_malloc(size);
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
-	void *p = __libc_calloc(n, size);
+	size_t bytes;
 
-	allocated(p, n * size); /* (calloc returned NULL had it overflowed) */
-	return p;
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return __libc_calloc(n, size); /* (which says ENOMEM) */
+	return __builtin_expect(due(bytes), 0) ? sampled(bytes, true) : __libc_calloc(n, size);
 }
 
 EXPORT void free(void *p)
 {
-	freeing(p);
-	__libc_free(p);
+	release(p);
 }
 
+/* The usable size of a sampled block is what was asked for; glibc's would read the header. */
+EXPORT size_t malloc_usable_size(void *p)
+{
+	if (has_header(p))
+		return (size_t)((struct header *)p - 1)->size;
+	if (!libc_usable_size && !busy) { /* before the constructor: looked up now */
+		busy = 1;
+		libc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+		busy = 0;
+	}
+	return p && libc_usable_size ? libc_usable_size(p) : 0;
+}
+
+/* A sampled block moves to a new block (sampled or not, as the gap says), by copying; another
+ * one that the gap samples does too, to get its header. */
 EXPORT void *realloc(void *p, size_t size)
 {
-	bool was = freeing(p);
-	void *q = __libc_realloc(p, size);
+	void *q;
+	size_t old;
 
-	if (!q && size && was) /* it failed: p is still there, and still sampled */
-		live_add((uint64_t)(uintptr_t)p);
-	allocated(q, size);
+	if (!p)
+		return malloc(size);
+	if (!has_header(p) && !due(size)) {
+		if (__builtin_expect(atomic_load_explicit(&nlive, memory_order_relaxed) != 0, 0) &&
+		    size && live_remove((uint64_t)(uintptr_t)p)) {
+			/* an aligned sampled block: it is not one once moved (its free is sent) */
+			q = __libc_realloc(p, size);
+			if (!q) {
+				live_add((uint64_t)(uintptr_t)p);
+				return NULL;
+			}
+			if (!busy) {
+				busy = 1;
+				send(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
+				busy = 0;
+			}
+			return q;
+		}
+		return __libc_realloc(p, size);
+	}
+	if (!size) { /* glibc's realloc(p, 0): p freed, NULL */
+		release(p);
+		return NULL;
+	}
+	old = has_header(p) ? (size_t)((struct header *)p - 1)->size : malloc_usable_size(p);
+	q = has_header(p) ? malloc(size) : sampled(size, false);
+	if (!q)
+		return NULL;
+	memcpy(q, p, old < size ? old : size);
+	release(p);
 	return q;
 }
 
@@ -221,7 +341,8 @@ EXPORT void *memalign(size_t alignment, size_t size)
 {
 	void *p = __libc_memalign(alignment, size);
 
-	allocated(p, size);
+	if (p && __builtin_expect(due(size), 0))
+		sampled_aligned(p, size);
 	return p;
 }
 
@@ -234,7 +355,8 @@ EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 	p = __libc_memalign(alignment, size);
 	if (!p)
 		return ENOMEM;
-	allocated(p, size);
+	if (__builtin_expect(due(size), 0))
+		sampled_aligned(p, size);
 	*out = p;
 	return 0;
 }
@@ -248,7 +370,8 @@ EXPORT void *aligned_alloc(size_t alignment, size_t size)
 		return NULL;
 	}
 	p = __libc_memalign(alignment, size);
-	allocated(p, size);
+	if (p && __builtin_expect(due(size), 0))
+		sampled_aligned(p, size);
 	return p;
 }
 
@@ -256,7 +379,8 @@ EXPORT void *valloc(size_t size)
 {
 	void *p = __libc_valloc(size);
 
-	allocated(p, size);
+	if (p && __builtin_expect(due(size), 0))
+		sampled_aligned(p, size);
 	return p;
 }
 
@@ -264,7 +388,8 @@ EXPORT void *pvalloc(size_t size)
 {
 	void *p = __libc_pvalloc(size);
 
-	allocated(p, size);
+	if (p && __builtin_expect(due(size), 0))
+		sampled_aligned(p, size);
 	return p;
 }
 
@@ -297,6 +422,7 @@ __attribute__((constructor)) static void start(void)
 	void *mem;
 
 	busy = 1;
+	libc_usable_size = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
 	if (mean_text) {
 		unsigned long long m = strtoull(mean_text, &end, 10);
 
@@ -317,6 +443,9 @@ __attribute__((constructor)) static void start(void)
 		return;
 	}
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&start);
+	secret = now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 40 ^
+		 (uint64_t)(uintptr_t)&secret;
+	secret |= 1; /* never 0: a zeroed word is no tag */
 	ring = mem;
 	busy = 0;
 }

@@ -1,8 +1,9 @@
 /* The allocation-sampling library (preload/alloc.c) in real processes. This test runs itself
  * again as the child, with the library preloaded and a ring to write to: the child allocates a
  * known 70/30 split of bytes from two call sites on three threads (and frees them), leaks a known
- * number of bytes from a third, allocates in a signal handler, and forks a child that execs this
- * program again (whose allocations arrive too, the library preloaded by the inherited
+ * number of bytes from a third, allocates in a signal handler, goes through calloc, realloc and
+ * the aligned allocators (checking what each promises: zeroes, contents kept, alignment, the
+ * usable size), and forks a child that execs this program again (whose allocations arrive too, the library preloaded by the inherited
  * environment). The parent reads the ring while the child runs, names the stacks with proftop's
  * symbolizer, and checks the estimates against what the child did. Nothing deadlocks: the child
  * must be done within a minute. */
@@ -17,6 +18,8 @@
 #include "proftop/symbols.h"
 #include "proftop/util.h"
 
+#include <errno.h>
+#include <malloc.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
@@ -76,6 +79,47 @@ __attribute__((noinline)) static void site_signal(int sig)
 	free(p);
 }
 
+static void check(bool ok)
+{
+	if (!ok)
+		abort();
+}
+
+/* The other entry points, each block checked, all freed. */
+__attribute__((noinline)) static void site_others(void)
+{
+	for (int i = 0; i < 200; i++) {
+		unsigned char *z = calloc(1000, 300);
+		void *a, *b, *c;
+		char *r = malloc(100);
+
+		check(z != NULL && malloc_usable_size(z) >= 300000);
+		for (size_t k = 0; k < 300000; k += 4096)
+			check(z[k] == 0);
+		free(z);
+		check(posix_memalign(&a, 64, 256 * 1024) == 0 && ((uintptr_t)a & 63) == 0);
+		b = aligned_alloc(4096, 300 * 1024);
+		c = memalign(256, 200 * 1024);
+		check(b && !((uintptr_t)b & 4095) && c && !((uintptr_t)c & 255));
+		check(malloc_usable_size(a) >= 256 * 1024 && malloc_usable_size(b) >= 300 * 1024);
+		free(a);
+		free(b);
+		free(c);
+		/* grown by realloc to 1 MiB, its first bytes kept */
+		memset(r, 'x', 100);
+		for (size_t n = 1000; n <= ((size_t)1 << 20); n *= 4) {
+			r = realloc(r, n);
+			check(r && r[0] == 'x' && r[99] == 'x' && malloc_usable_size(r) >= n);
+		}
+		r = realloc(r, 10);
+		check(r && r[9] == 'x');
+		free(r);
+	}
+	check(posix_memalign(&(void *){ NULL }, 3, 64) == EINVAL);
+	check(aligned_alloc(3, 64) == NULL);
+	free(NULL);
+}
+
 __attribute__((noinline)) static void site_grandchild(void)
 {
 	for (int i = 0; i < GRANDCHILD_ALLOCS; i++) {
@@ -128,6 +172,7 @@ static int child_main(int report_fd, int wait_fd)
 		leaked[i] = site_leak();
 	for (int i = 0; i < 20; i++)
 		raise(SIGUSR1);
+	site_others();
 	grandchild = fork();
 	if (grandchild == 0) {
 		execl(self, self, "--grandchild", (char *)NULL);
@@ -194,14 +239,12 @@ static void take(struct tally *t, struct symbolizer *sym, pid_t child, const str
 		t->named = symbolizer_load_proc(sym, child) == 0;
 	int site = site_of(sym, child, r);
 
-
-	if (site < 0)
-		return;
-	t->bytes[site] += (double)r->size * allocrec_scale(r->size, MEAN);
+	if (site >= 0)
+		t->bytes[site] += (double)r->size * allocrec_scale(r->size, MEAN);
 	xgrow((void **)&t->live, &t->cap, t->nlive + 1, sizeof(*t->live));
 	t->live_site = realloc(t->live_site, t->cap * sizeof(*t->live_site));
 	t->live[t->nlive] = r->addr;
-	t->live_site[t->nlive++] = (uint32_t)site;
+	t->live_site[t->nlive++] = (uint32_t)site; /* (UINT32_MAX: another site) */
 }
 
 static void drain(struct shmring_reader *rd, struct tally *t, struct symbolizer *sym, pid_t child)
@@ -300,9 +343,11 @@ static void sites_shares_leaks(void **state)
 	assert_true(fabs(100 * t.bytes[0] / (t.bytes[0] + t.bytes[1]) - 70) < 3);
 	assert_true(fabs((t.bytes[0] + t.bytes[1]) / (double)CHURN - 1) < 0.05);
 	assert_true(fabs(t.leaked / ((double)LEAKS * LEAK_SIZE) - 1) < 0.05);
-	/* Every sampled block of the churn was freed, and its free sent. */
+	/* Every sampled block but the leaks was freed, its free sent (realloc's and the aligned
+	 * allocators' too). */
 	for (size_t i = 0; i < t.nlive; i++)
 		assert_true(t.live_site[i] == 2);
+	assert_true(t.frees > 1000);
 	assert_true(t.bytes[3] > 0);                 /* allocated in a signal handler */
 	assert_true(t.grandchild >= GRANDCHILD_ALLOCS * 3 / 4); /* fork+exec: preloaded too */
 	free(t.live);
