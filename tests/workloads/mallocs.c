@@ -1,14 +1,18 @@
-/* mallocs.c — `mallocs [SECONDS]`: a malloc-heavy program for --mode alloc's cost: four threads
- * each allocate blocks of 16 to 1024 bytes (random) and free them in a window of 64 live ones,
- * for about SECONDS (default 2) of wall time. Prints the allocations per second, all threads. */
+/* mallocs.c — `mallocs [SECONDS [fill]]`: a malloc-heavy program for --mode alloc's cost: four
+ * threads each allocate blocks of 16 to 1024 bytes (random) and free them in a window of 64 live
+ * ones, for about SECONDS (default 2) of wall time; with "fill", each block is written whole, as
+ * programs use what they allocate (without, only its first byte: the allocator alone). Prints
+ * the allocations per second, all threads. */
 #include "burn.h"
 
 #include <pthread.h>
+#include <string.h>
 
 #define THREADS 4
 #define WINDOW 64
 
 static uint64_t deadline_ns;
+static int fill;
 
 static uint64_t now_ns(void)
 {
@@ -33,6 +37,8 @@ HOT static void *churn(void *arg)
 		size = 16 + (size_t)(x % 1009);
 		free(live[k]);
 		live[k] = malloc(size);
+		if (fill)
+			memset(live[k], (int)n, size);
 		*(volatile char *)live[k] = 1;
 		n++;
 	}
@@ -47,6 +53,7 @@ int main(int argc, char **argv)
 	pthread_t t[THREADS];
 
 	deadline_ns = start + total;
+	fill = argc > 2 && !strcmp(argv[2], "fill");
 	for (uintptr_t i = 0; i < THREADS; i++)
 		pthread_create(&t[i], NULL, churn, (void *)(i + 1));
 	for (int i = 0; i < THREADS; i++) {
