@@ -27,7 +27,7 @@ cc -O2 -fPIC -shared -o "$tmp/pass.so" "$tmp/pass.c"
 rate() { awk '/allocations\/s/ { print $1 }' "$1"; }
 row()
 {
-	printf '  %-34s %12.0f  %6.1f%%\n' "$1" "$2" "$(awk -v r="$2" -v b="$3" 'BEGIN { print b > 0 ? 100 * (b - r) / b : 0 }')"
+	printf '  %-34s %12.0f  %6.1f%%\n' "$1" "$2" "$(awk -v r="$2" -v b="$3" 'BEGIN { print (b > 0 ? 100 * (b - r) / b : 0) }')"
 }
 
 for mode in fill touch; do

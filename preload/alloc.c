@@ -189,15 +189,10 @@ static bool has_header(const void *user)
 	       ((const struct header *)user - 1)->tag == tag_of(user);
 }
 
-/* Whether this allocation of size bytes is to be sampled (and the next gap drawn if so). */
-static inline bool due(size_t size)
+/* due()'s rare part, out of line so that the common one saves no register: the allocation
+ * covers the gap (or the thread's first: its gap is drawn now). */
+__attribute__((noinline, cold)) static bool due_now(size_t size)
 {
-	if (!ring || busy)
-		return false;
-	if (__builtin_expect(size < until, 1)) {
-		until -= size;
-		return false;
-	}
 	busy = 1;
 	if (!until) { /* the thread's first allocation: its gap is drawn now */
 		rng = now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32) ^ (uint64_t)(uintptr_t)&busy;
@@ -211,6 +206,18 @@ static inline bool due(size_t size)
 	until = allocrec_next_gap(&rng, mean);
 	busy = 0;
 	return true;
+}
+
+/* Whether this allocation of size bytes is to be sampled (and the next gap drawn if so). */
+static inline bool due(size_t size)
+{
+	if (!ring || busy)
+		return false;
+	if (__builtin_expect(size < until, 1)) {
+		until -= size;
+		return false;
+	}
+	return due_now(size);
 }
 
 /* A sampled block of size bytes for the caller: glibc's block with a header. */
