@@ -90,7 +90,7 @@ __attribute__((noinline)) static void site_others(void)
 {
 	for (int i = 0; i < 200; i++) {
 		unsigned char *z = calloc(1000, 300);
-		void *a, *b, *c;
+		void *a = NULL, *b, *c;
 		char *r = malloc(100);
 
 		check(z != NULL && malloc_usable_size(z) >= 300000);
