@@ -28,6 +28,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <link.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -65,7 +66,9 @@ static void *ring;                 /* set once by the constructor; NULL: not sam
 static uint64_t mean = ALLOCREC_DEFAULT_MEAN;
 static uintptr_t own_start, own_end; /* this library's code: its frames are left out */
 
+static _Atomic uint32_t own_pid;   /* getpid(), kept: a system call per sample otherwise */
 static TLS int busy;               /* inside: allocate straight from glibc */
+static TLS uint32_t own_tid;       /* the thread's id once asked; 0: not yet */
 static TLS uint64_t until;         /* bytes to this thread's next sampled one; 0: not drawn yet */
 static TLS uint64_t rng;
 
@@ -141,8 +144,10 @@ static void send(uint32_t kind, uint64_t addr, uint64_t size, bool stack)
 	if (!r)
 		return;
 	r->kind = kind;
-	r->pid = (uint32_t)getpid();
-	r->tid = (uint32_t)syscall(SYS_gettid);
+	if (!own_tid)
+		own_tid = (uint32_t)syscall(SYS_gettid);
+	r->pid = atomic_load_explicit(&own_pid, memory_order_relaxed);
+	r->tid = own_tid;
 	r->addr = addr;
 	r->size = size;
 	r->time_ns = now_ns();
@@ -400,6 +405,13 @@ EXPORT void *pvalloc(size_t size)
 	return p;
 }
 
+/* In a forked child: another process, and its one thread another thread. */
+static void forked(void)
+{
+	atomic_store_explicit(&own_pid, (uint32_t)getpid(), memory_order_relaxed);
+	own_tid = 0;
+}
+
 /* This library's executable segment: the frames of its own functions are not the target's. */
 static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -450,6 +462,8 @@ __attribute__((constructor)) static void start(void)
 		return;
 	}
 	dl_iterate_phdr(find_self, (void *)(uintptr_t)&start);
+	atomic_store_explicit(&own_pid, (uint32_t)getpid(), memory_order_relaxed);
+	pthread_atfork(NULL, NULL, forked);
 	secret = now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 40 ^
 		 (uint64_t)(uintptr_t)&secret;
 	secret |= 1; /* never 0: a zeroed word is no tag */

@@ -480,3 +480,36 @@ perf_switch_seconds()
 				delete out[$2] } }
 			END { printf "%.3f %.3f\n", b, r }'
 }
+
+# perf_blocked_split DATA A_RE B_RE — from `perf record -e cs -c 1 --switch-events --call-graph
+# dwarf` data: of the time threads spent switched out blocked on a stack with a frame matching
+# A_RE or B_RE (awk regexes on the symbol), A's share in percent.
+perf_blocked_split()
+{
+	perf script -i "$1" --show-switch-events -F tid,time,ip,sym 2>/dev/null |
+		awk -v a_re=" ($2)" -v b_re=" ($3)" '
+		/PERF_RECORD_SWITCH OUT/ { t = $2; sub(/:$/, "", t)
+			out[$1] = /preempt/ ? 0 : t; next }
+		/PERF_RECORD_SWITCH IN/ { t = $2; sub(/:$/, "", t)
+			if (out[$1] && kind[$1] != "") sum[kind[$1]] += t - out[$1]
+			out[$1] = 0; kind[$1] = ""; next }
+		/^ *[0-9]+ +[0-9.]+: *$/ { tid = $1; kind[tid] = "other"; next }
+		$0 ~ (a_re "$") { kind[tid] = "a" }
+		$0 ~ (b_re "$") { kind[tid] = "b" }
+		END { if (sum["a"] + sum["b"] > 0)
+			printf "%.2f\n", 100 * sum["a"] / (sum["a"] + sum["b"]) }'
+}
+
+# first_total FILE FUNCTION — TOTAL% of FUNCTION's first row in the final table ("missing").
+first_total()
+{
+	awk -v f="$2" '/^=== proftop final/ { on = 1; next }
+		on && $4 == f { print $2; found = 1; exit }
+		END { if (!found) print "missing" }' "$1"
+}
+
+# switches_allowed — whether context switches may be sampled here (root, or paranoid <= 1).
+switches_allowed()
+{
+	[ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ]
+}

@@ -11,18 +11,10 @@
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/waits" "$WL/halfsleep" "$WL/mutex4"
 require_perf_events
-if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+if ! switches_allowed; then
 	skip "all" "context switches need perf_event_paranoid <= 1 or root"
 	finish
 fi
-
-# share FILE FUNCTION — FUNCTION's TOTAL% in the final table ("missing").
-share()
-{
-	awk -v f="$2" '/^=== proftop final/ { on = 1; next }
-		on && $4 == f { print $2; found = 1; exit }
-		END { if (!found) print "missing" }' "$1"
-}
 
 # blocked FILE — the header's blocked seconds.
 blocked()
@@ -35,8 +27,8 @@ run_proftop waits -b -n 0 --mode offcpu -- "$WL/waits" 3
 check "waits-exit-0" status $RC 0 "$ERR"
 check "waits-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  offcpu: blocked [0-9.]+s  samples [0-9]+  switches [0-9]+  overflow 0 '
 check "waits-seconds-column" has "$OUT" '^  SELF%  TOTAL%  SECONDS  FUNCTION  MODULE$'
-pipe=$(share "$OUT" wait_on_pipe)
-nap=$(share "$OUT" take_a_nap)
+pipe=$(first_total "$OUT" wait_on_pipe)
+nap=$(first_total "$OUT" take_a_nap)
 reader=$(awk -v p="$pipe" -v n="$nap" 'BEGIN { if (p + n > 0) printf "%.2f\n", 100 * p / (p + n) }')
 # The reader's own timing of its waits is the truth; 70/30 is what it aims at (a loaded machine's
 # late wakeups move it a few points).
@@ -55,19 +47,7 @@ check "waits-leaf-nanosleep" has "$OUT" '^ +[1-9][0-9.]* +[0-9.]+ +[0-9.]+  (clo
 if command -v perf >/dev/null 2>&1 &&
 	perf record -q -e cs -c 1 --switch-events --call-graph dwarf -o "$TMPD/perf.data" -- \
 		"$WL/waits" 3 >"$TMPD/perf.waits" 2>&1; then
-	perf script -i "$TMPD/perf.data" --show-switch-events -F tid,time,ip,sym 2>/dev/null |
-		awk '
-		/PERF_RECORD_SWITCH OUT/ { t = $2; sub(/:$/, "", t)
-			out[$1] = /preempt/ ? 0 : t; next }
-		/PERF_RECORD_SWITCH IN/ { t = $2; sub(/:$/, "", t)
-			if (out[$1] && kind[$1] != "") sum[kind[$1]] += t - out[$1]
-			out[$1] = 0; kind[$1] = ""; next }
-		/^ *[0-9]+ +[0-9.]+: *$/ { tid = $1; kind[tid] = "other"; next }
-		/ wait_on_pipe$/ { kind[tid] = "pipe" }
-		/ take_a_nap$/ { kind[tid] = "nap" }
-		END { if (sum["pipe"] + sum["nap"] > 0)
-			printf "%.2f\n", 100 * sum["pipe"] / (sum["pipe"] + sum["nap"]) }' \
-		>"$TMPD/perf.share"
+	perf_blocked_split "$TMPD/perf.data" wait_on_pipe take_a_nap >"$TMPD/perf.share"
 	check "perf-reader-about-70-in-read" approx "$(cat "$TMPD/perf.share")" 70 10
 	# Each against its own run's truth (the true split moves between runs with the load and
 	# each profiler's overhead), then against each other.
@@ -100,24 +80,13 @@ if [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/kernel/kptr_restrict)" != 2 ]; then
 	check "kernel-exit-0" status "$RC" 0 "$ERR"
 	kpipe=$(awk '/^=== proftop final/ { on = 1; next } on && $4 ~ /^(anon_)?pipe_read$/ &&
 		$5 == "[kernel.kallsyms]" { print $2; exit }' "$OUT")
-	knap=$(share "$OUT" do_nanosleep)
-	check "kernel-pipe-read-under-read" approx "$kpipe" "$(share "$OUT" read)" 1
-	check "kernel-nanosleep-under-clock_nanosleep" approx "$knap" "$(share "$OUT" clock_nanosleep)" 1
+	knap=$(first_total "$OUT" do_nanosleep)
+	check "kernel-pipe-read-under-read" approx "$kpipe" "$(first_total "$OUT" read)" 1
+	check "kernel-nanosleep-under-clock_nanosleep" approx "$knap" "$(first_total "$OUT" clock_nanosleep)" 1
 	check "kernel-leaf-schedule" has "$OUT" '^ +(99\.[5-9][0-9]|100\.00) +[0-9.]+ +[0-9.]+  schedule  \[kernel\.kallsyms\]$'
 	if perf record -q -e cs -c 1 --switch-events --call-graph dwarf -o "$TMPD/kperf.data" -- \
 		"$WL/waits" 2 >/dev/null 2>&1; then
-		perf script -i "$TMPD/kperf.data" --show-switch-events -F tid,time,ip,sym 2>/dev/null |
-			awk '
-			/PERF_RECORD_SWITCH OUT/ { t = $2; sub(/:$/, "", t)
-				out[$1] = /preempt/ ? 0 : t; next }
-			/PERF_RECORD_SWITCH IN/ { t = $2; sub(/:$/, "", t)
-				if (out[$1] && kind[$1] != "") sum[kind[$1]] += t - out[$1]
-				out[$1] = 0; kind[$1] = ""; next }
-			/^ *[0-9]+ +[0-9.]+: *$/ { tid = $1; kind[tid] = "other"; next }
-			/ (anon_)?pipe_read$/ { kind[tid] = "pipe" }
-			/ do_nanosleep$/ { kind[tid] = "nap" }
-			END { if (sum["pipe"] + sum["nap"] > 0)
-				printf "%.2f\n", 100 * sum["pipe"] / (sum["pipe"] + sum["nap"]) }' \
+		perf_blocked_split "$TMPD/kperf.data" '(anon_)?pipe_read' do_nanosleep \
 			>"$TMPD/kperf.share"
 		check "kernel-perf-agrees" approx "$(awk -v p="$kpipe" -v n="$knap" \
 			'BEGIN { if (p + n > 0) printf "%.2f\n", 100 * p / (p + n) }')" \
@@ -134,8 +103,8 @@ fi
 # that was a preemption counts nothing: a wide margin, which an aliasing period still misses by
 # far, and a longer run).
 run_proftop thin -b -n 0 --mode offcpu --switch-period 11 -- "$WL/waits" 6
-pipe=$(share "$OUT" wait_on_pipe)
-nap=$(share "$OUT" take_a_nap)
+pipe=$(first_total "$OUT" wait_on_pipe)
+nap=$(first_total "$OUT" take_a_nap)
 truth=$(awk '/^read / { if ($2 + $5 > 0) printf "%.2f\n", 100 * $2 / ($2 + $5) }' "$OUT")
 # (Under a sanitizer the reader runs slowly enough to be preempted between its waits, and a
 # sampled preemption counts nothing: the one-in-11 estimate is then off by more; not checked.)
@@ -151,22 +120,22 @@ check "thin-blocked-twice-elapsed" between "$(awk -v b="$(blocked "$OUT")" -v e=
 # (timed around each sleep; less than half the run when other work delays its burning).
 run_proftop half -b -n 0 --mode offcpu -- "$WL/halfsleep" 3
 check "half-exit-0" status $RC 0 "$ERR"
-check "half-all-in-sleep" approx "$(share "$OUT" sleep_half)" 100 1
+check "half-all-in-sleep" approx "$(first_total "$OUT" sleep_half)" 100 1
 slept=$(awk '/^slept / { print $2 }' "$OUT")
 # (Its timing also holds the wait for a CPU after each wakeup, runnable, not blocked: within 10%
 # on an idle machine, and never more than it timed; a loaded one makes that wait long.)
 check "half-blocked-as-slept" between "$(blocked "$OUT")" \
 	"$(awk -v s="$slept" 'BEGIN { printf "%.3f\n", s * 0.3 }')" \
 	"$(awk -v s="$slept" 'BEGIN { printf "%.3f\n", s * 1.05 + 0.02 }')"
-check "half-no-burn" test "$(share "$OUT" burn_half)" = missing
+check "half-no-burn" test "$(first_total "$OUT" burn_half)" = missing
 
 # Four threads on one mutex: three wait at any time, all of it in pthread_mutex_lock() under
 # contend() (fewer on a loaded machine: a holder preempted leaves the others runnable, which is
 # not blocked time).
 run_proftop mutex -b -n 0 --mode offcpu -- "$WL/mutex4" 2
 check "mutex-exit-0" status $RC 0 "$ERR"
-check "mutex-under-lock" between "$(share "$OUT" pthread_mutex_lock)" 85 100
-check "mutex-under-contend" between "$(share "$OUT" contend)" 85 100
+check "mutex-under-lock" between "$(first_total "$OUT" pthread_mutex_lock)" 85 100
+check "mutex-under-contend" between "$(first_total "$OUT" contend)" 85 100
 elapsed=$(awk '/^=== proftop final/ { v = $5; sub(/s$/, "", v); print v }' "$OUT")
 check "mutex-three-waiting" between "$(awk -v b="$(blocked "$OUT")" -v e="$elapsed" \
 	'BEGIN { printf "%.2f\n", b / e }')" 0.5 3.1

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/waits"
 . "$(dirname "$0")/lib_tmux.sh"
-if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+if ! switches_allowed; then
 	skip "all" "context switches need perf_event_paranoid <= 1 or root"
 	finish
 fi

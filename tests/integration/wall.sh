@@ -9,18 +9,10 @@
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/halfsleep" "$WL/spin"
 require_perf_events
-if [ "$(id -u)" != 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 1 ]; then
+if ! switches_allowed; then
 	skip "all" "context switches need perf_event_paranoid <= 1 or root"
 	finish
 fi
-
-# total FILE FUNCTION — FUNCTION's TOTAL% in the final table ("missing").
-total()
-{
-	awk -v f="$2" '/^=== proftop final/ { on = 1; next }
-		on && $4 == f { print $2; found = 1; exit }
-		END { if (!found) print "missing" }' "$1"
-}
 
 # seconds FILE FUNCTION — FUNCTION's SECONDS (of its self time) in the final table.
 seconds()
@@ -48,11 +40,11 @@ check "half-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  wall: thre
 check "half-seconds-column" has "$OUT" '^  SELF%  TOTAL%  SECONDS  FUNCTION  MODULE$'
 slept=$(awk '/^slept / { print $2 }' "$OUT")
 truth=$(awk -v s="$slept" -v t="$(measured "$OUT")" 'BEGIN { if (t > 0) printf "%.2f\n", 100 * s / t }')
-check "half-sleep-as-it-timed" approx "$(total "$OUT" sleep_half)" "$truth" 3
-check "half-about-50-asleep" approx "$(total "$OUT" sleep_half)" 50 10
+check "half-sleep-as-it-timed" approx "$(first_total "$OUT" sleep_half)" "$truth" 3
+check "half-about-50-asleep" approx "$(first_total "$OUT" sleep_half)" 50 10
 # burn_half and sleep_half are the whole thread (main's two callees, a few samples aside).
-check "half-burn-and-sleep-are-all" approx "$(awk -v b="$(total "$OUT" burn_half)" \
-	-v s="$(total "$OUT" sleep_half)" 'BEGIN { printf "%.2f\n", b + s }')" 100 2
+check "half-burn-and-sleep-are-all" approx "$(awk -v b="$(first_total "$OUT" burn_half)" \
+	-v s="$(first_total "$OUT" sleep_half)" 'BEGIN { printf "%.2f\n", b + s }')" 100 2
 # One thread: its time is the run's, from its exec to its exit.
 check "half-thread-time-is-lifetime" between "$(awk -v m="$(measured "$OUT")" -v e="$(elapsed "$OUT")" \
 	'BEGIN { printf "%.3f\n", m / e }')" 0.93 1.01
@@ -67,7 +59,7 @@ if command -v taskset >/dev/null; then
 	spinners="'$WL/spin' 3 >/dev/null & '$WL/spin' 3 >/dev/null; wait"
 	run_proftop runnable -b -n 0 --mode runnable -- taskset -c 0 sh -c "$spinners"
 	check "runnable-header" has "$OUT" '^=== proftop final .* runnable: preempted [0-9.]+s  samples'
-	check "runnable-in-spin" between "$(total "$OUT" spin_forever)" 95 100
+	check "runnable-in-spin" between "$(first_total "$OUT" spin_forever)" 95 100
 	check "runnable-half-of-each" between "$(awk -v m="$(measured "$OUT")" -v e="$(elapsed "$OUT")" \
 		'BEGIN { printf "%.3f\n", m / e }')" 0.8 1.05
 	# perf's switch records of the very same run: the preempted seconds agree within 2%.
