@@ -567,6 +567,13 @@ bool session_freq_fixed(const struct session *s)
 	return s->sampler && sampler_freq_fixed(s->sampler);
 }
 
+enum sample_mode session_mode(struct session *s)
+{
+	if (s->saved)
+		return s->saved->mode;
+	return s->collector ? collector_shown(s->collector) : SAMPLE_MODE_CPU;
+}
+
 unsigned session_set_freq(struct session *s, unsigned freq)
 {
 	if (stopped(s))

@@ -322,8 +322,8 @@ static void select_stretch(struct tui *t)
 /* `m`: the next mode's profile (cpu, offcpu, runnable, wall), when the run keeps them. */
 static void next_mode(struct tui *t)
 {
-	enum sample_mode now = t->screen.live ? t->screen.live->mode : SAMPLE_MODE_CPU;
-	enum sample_mode next = (enum sample_mode)((now + 1) % SAMPLE_NMODES);
+	/* (From the mode asked last: m twice before the next snapshot goes two modes on.) */
+	enum sample_mode next = (enum sample_mode)((session_mode(t->session) + 1) % SAMPLE_NMODES);
 
 	if (!session_show_mode(t->session, next)) {
 		tui_screen_message(&t->screen, true, "this run samples the CPU only: start with --mode "

@@ -108,6 +108,8 @@ struct snapshot *session_snapshots(struct session *session, struct snapshot **ra
 /* Show the profile of mode from the next snapshot on (--mode's list). False: this session keeps
  * none (a cpu run, or a profile read from a file). */
 bool session_show_mode(struct session *session, enum sample_mode mode);
+/* The mode shown (as last asked: its snapshot may come at the next publication). */
+enum sample_mode session_mode(struct session *session);
 /* Whether the frequency cannot change: the run samples the context switches too, and its CPU
  * samples are weighed as time against them. */
 bool session_freq_fixed(const struct session *session);
