@@ -191,12 +191,23 @@ static int child_main(int report_fd, int wait_fd)
 	return 0;
 }
 
+/* The library replaces malloc; a sanitizer's runtime must own it: nothing to see there. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define sanitizers_skip()                                                                          \
+	do {                                                                                       \
+		print_message("skipped: the library cannot go into a sanitizer's build\n");       \
+		skip();                                                                            \
+	} while (0)
+#else
+#define sanitizers_skip() ((void)0)
+#endif
+
 /* --- the parent: reads the ring ---------------------------------------------------------------- */
 
 struct tally {
-	double bytes[4];          /* small, big, leak, signal: estimated bytes allocated */
+	double bytes[7];          /* per site (site_names): estimated bytes allocated */
 	double leaked;            /* estimated bytes of site_leak never freed */
-	uint64_t allocs, frees, untracked, grandchild, bad;
+	uint64_t allocs, frees, untracked, grandchild, bad, overflow;
 	pid_t grandchildren[2];   /* the pids their records carry */
 	bool named;               /* the child's mappings read (once it runs this program again) */
 	uint64_t *live;           /* sampled addresses not freed (of the child) */
@@ -204,16 +215,19 @@ struct tally {
 	size_t nlive, cap;
 };
 
+/* site_of()'s names: the sites of this program, then cxxalloc's. */
+static const char *const site_names[] = { "site_small", "site_big", "site_leak", "site_signal",
+					   "cxx_objects", "cxx_arrays", "cxx_leak" };
+#define NSITES 7
+
 static int site_of(struct symbolizer *sym, pid_t pid, const struct allocrec *r)
 {
-	static const char *const names[] = { "site_small", "site_big", "site_leak", "site_signal" };
-
 	for (uint32_t f = 0; f < r->nframes && f < 6; f++) {
 		struct symbol s;
 
 		symbolizer_resolve(sym, pid, r->frames[f] - 1, &s);
-		for (int i = 0; s.function && i < 4; i++)
-			if (!strcmp(s.function, names[i]))
+		for (int i = 0; s.function && i < NSITES; i++)
+			if (!strcmp(s.function, site_names[i]))
 				return i;
 	}
 	return -1;
@@ -270,28 +284,21 @@ static void drain(struct shmring_reader *rd, struct tally *t, struct symbolizer 
 	}
 }
 
-static void sites_shares_leaks(void **state)
+/* Run PROGRAM REPORT_FD WAIT_FD (or this program as --child) with the library preloaded and a
+ * ring, take every record into *t while it runs and until it reports it is done, then let it
+ * end: it must end well, within a minute. */
+static void run_preloaded(const char *program, struct tally *t)
 {
 	uint32_t slot = (sizeof(struct allocrec) + 7) & ~7u;
 	size_t bytes = shmring_bytes(SLOTS, slot);
-	int fd = memfd_create("proftop-alloc-test", 0), report[2], wait_pipe[2];
-	void *mem;
-	struct shmring_reader rd;
-	struct tally t = { 0 };
+	int fd = memfd_create("proftop-alloc-test", 0), report[2], wait_pipe[2], status;
 	struct symbolizer *sym = symbolizer_new(NULL);
-	pid_t child;
+	struct shmring_reader rd;
 	char c, fdtext[16], waittext[16], reporttext[16], lib[4200];
 	uint64_t deadline = util_now_ns() + 60ull * 1000000000ull;
-	int status;
+	pid_t child;
+	void *mem;
 
-	(void)state;
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-	/* The library replaces malloc; a sanitizer's runtime must own it: nothing to see here. */
-	print_message("skipped: the library cannot go into a sanitizer's build\n");
-	close(fd);
-	symbolizer_free(sym);
-	skip();
-#endif
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, (off_t)bytes), 0);
 	mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
@@ -317,7 +324,10 @@ static void sites_shares_leaks(void **state)
 		setenv("LD_PRELOAD", lib, 1);
 		setenv("PROFTOP_ALLOC_FD", fdtext, 1);
 		setenv("PROFTOP_ALLOC_MEAN", "65536", 1);
-		execl(self, self, "--child", reporttext, waittext, (char *)NULL);
+		if (program)
+			execl(program, program, reporttext, waittext, (char *)NULL);
+		else
+			execl(self, self, "--child", reporttext, waittext, (char *)NULL);
 		_exit(127);
 	}
 	close(report[1]);
@@ -327,7 +337,7 @@ static void sites_shares_leaks(void **state)
 		struct timeval tv = { 0, 2000 };
 		fd_set set;
 
-		drain(&rd, &t, sym, child);
+		drain(&rd, t, sym, child);
 		FD_ZERO(&set);
 		FD_SET(report[0], &set);
 		if (select(report[0] + 1, &set, NULL, NULL, &tv) > 0)
@@ -335,22 +345,44 @@ static void sites_shares_leaks(void **state)
 		assert_true(util_now_ns() < deadline); /* a deadlock in the library */
 	}
 	assert_int_equal(read(report[0], &c, 1), 1);
-	drain(&rd, &t, sym, child);
+	drain(&rd, t, sym, child);
 	close(wait_pipe[1]);
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	t->overflow = shmring_overflow(&rd);
+	symbolizer_free(sym);
+	munmap(mem, bytes);
+	close(fd);
+	close(report[0]);
+}
 
-	for (size_t i = 0; i < t.nlive; i++)
-		if (t.live_site[i] == 2)
-			t.leaked += (double)LEAK_SIZE * allocrec_scale(LEAK_SIZE, MEAN);
+/* Estimated bytes still held by site's sampled blocks of size bytes. */
+static double held(const struct tally *t, unsigned site, uint64_t size)
+{
+	double sum = 0;
+
+	for (size_t i = 0; i < t->nlive; i++)
+		if (t->live_site[i] == site)
+			sum += (double)size * allocrec_scale(size, MEAN);
+	return sum;
+}
+
+static void sites_shares_leaks(void **state)
+{
+	struct tally t = { 0 };
+
+	(void)state;
+	sanitizers_skip();
+	run_preloaded(NULL, &t);
+	t.leaked = held(&t, 2, LEAK_SIZE);
 	print_message("samples %llu, frees %llu, untracked %llu, grandchild %llu, overflow %llu; "
 		      "small %.1f MB big %.1f MB leak %.1f MB (leaked %.1f MB) signal %.1f MB\n",
 		      (unsigned long long)t.allocs, (unsigned long long)t.frees,
 		      (unsigned long long)t.untracked, (unsigned long long)t.grandchild,
-		      (unsigned long long)shmring_overflow(&rd), t.bytes[0] / 1e6, t.bytes[1] / 1e6,
+		      (unsigned long long)t.overflow, t.bytes[0] / 1e6, t.bytes[1] / 1e6,
 		      t.bytes[2] / 1e6, t.leaked / 1e6, t.bytes[3] / 1e6);
 	assert_int_equal(t.bad, 0);
-	assert_int_equal(shmring_overflow(&rd), 0);
+	assert_int_equal(t.overflow, 0);
 	assert_int_equal(t.untracked, 0);
 	/* 70/30 within 3 points; the churn's total and the leak within 5%. */
 	assert_true(fabs(100 * t.bytes[0] / (t.bytes[0] + t.bytes[1]) - 70) < 3);
@@ -368,11 +400,40 @@ static void sites_shares_leaks(void **state)
 		    t.grandchildren[0] != t.grandchildren[1]);
 	free(t.live);
 	free(t.live_site);
-	symbolizer_free(sym);
-	munmap(mem, bytes);
-	close(fd);
-	close(report[0]);
-	close(wait_pipe[1]);
+}
+
+/* C++: new and delete reach the library through libstdc++'s operator new and delete. */
+static void cxx_new_delete(void **state)
+{
+	char program[4200];
+	struct tally t = { 0 };
+	double churn, held_by_leak;
+
+	(void)state;
+	sanitizers_skip();
+	snprintf(program, sizeof(program), "%s", self);
+	*strrchr(program, '/') = '\0';
+	*strrchr(program, '/') = '\0';
+	strcat(program, "/workloads/cxxalloc");
+	if (access(program, X_OK)) {
+		print_message("skipped: %s is not built\n", program);
+		skip();
+	}
+	run_preloaded(program, &t);
+	churn = t.bytes[4] + t.bytes[5];
+	held_by_leak = held(&t, 6, 100000);
+	print_message("samples %llu, frees %llu: objects %.1f MB arrays %.1f MB leaked %.1f MB\n",
+		      (unsigned long long)t.allocs, (unsigned long long)t.frees, t.bytes[4] / 1e6,
+		      t.bytes[5] / 1e6, held_by_leak / 1e6);
+	assert_int_equal(t.bad + t.overflow + t.untracked, 0);
+	/* 100 MiB in objects of 256 bytes and arrays of 4096, 1 to 16 in bytes; 200 MB leaked. */
+	assert_true(fabs(churn / (double)(100ull << 20) - 1) < 0.05);
+	assert_true(fabs(100 * t.bytes[4] / churn - 100.0 * 256 / (256 + 4096)) < 3);
+	assert_true(fabs(held_by_leak / 200e6 - 1) < 0.05);
+	for (size_t i = 0; i < t.nlive; i++)
+		assert_true(t.live_site[i] == 6); /* delete and delete[] sent their frees */
+	free(t.live);
+	free(t.live_site);
 }
 
 int main(int argc, char **argv)
@@ -390,6 +451,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(sites_shares_leaks),
+		cmocka_unit_test(cxx_new_delete),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
