@@ -42,6 +42,9 @@
 /* Samples of a process can still be in the ring (read from another CPU's kernel buffer) after
  * its EXIT record: forget its address space only this much later. */
 #define EXIT_GRACE_NS 2000000000ull
+/* A wait still going on is counted up to this long ago (count_waiting_so_far()): records take
+ * tens of milliseconds from the kernel to the collector. */
+#define WAIT_LAG_NS 200000000ull
 
 /* Resolved frames: (pid, address) -> its chain of (function, site): the function the address
  * is in, preceded by the functions inlined there, innermost first. Unwinding a deep stack
@@ -78,6 +81,7 @@ struct exited {
 struct waiting {
 	pid_t pid, tid;
 	uint64_t out_ns;           /* 0: no switch-out seen since the stack */
+	uint64_t counted_us;       /* of this wait, counted already (a long one, while it lasts) */
 	bool preempted;
 	size_t depth;              /* 0: no stack */
 	uint32_t funcs[];          /* SAMPLE_MAX_FRAMES, outermost first */
@@ -491,8 +495,10 @@ static void count_waited(struct collector *c, struct waiting *w, uint64_t now_ns
 	uint64_t us = now_ns > w->out_ns ? (now_ns - w->out_ns + 500) / 1000 : 0;
 
 	us *= c->config.switch_period > 1 ? c->config.switch_period : 1;
-	if (!us)
+	if (us <= w->counted_us)
 		return;
+	us -= w->counted_us;
+	w->counted_us += us;
 	profile_add_n(c->profiles[w->preempted ? SAMPLE_MODE_RUNNABLE : SAMPLE_MODE_OFFCPU], w->pid,
 		      w->tid, w->funcs, w->depth, us);
 	profile_add_n(c->profiles[SAMPLE_MODE_WALL], w->pid, w->tid, w->funcs, w->depth, us);
@@ -509,6 +515,7 @@ static void switch_record(struct collector *c, const struct sample_record *r)
 	if (r->switched.out) {
 		if (!w->out_ns) { /* the switch the stack was taken at */
 			w->out_ns = r->time;
+			w->counted_us = 0;
 			w->preempted = r->switched.preempted;
 		}
 		return;
@@ -517,6 +524,24 @@ static void switch_record(struct collector *c, const struct sample_record *r)
 		count_waited(c, w, r->time);
 	w->depth = 0;
 	w->out_ns = 0;
+}
+
+/* Before a publication: the waits still going on count so far, so that a thread blocked for
+ * minutes shows now, in the seconds it waited, not all at once when it wakes. Up to
+ * WAIT_LAG_NS ago only: a thread back in since then may have its record still on the way,
+ * and time counted is not taken back. */
+static void count_waiting_so_far(struct collector *c, uint64_t now_ns)
+{
+	if (now_ns < WAIT_LAG_NS)
+		return;
+	for (size_t m = 0; m < c->nprofiles; m++) /* (the seconds they fall in) */
+		profile_set_time(c->profiles[m], now_ns - WAIT_LAG_NS);
+	for (size_t i = 0; i < c->nwaiting; i++) {
+		struct waiting *w = c->waiting[i];
+
+		if (w->tid && w->depth && w->out_ns && w->out_ns < now_ns - WAIT_LAG_NS)
+			count_waited(c, w, now_ns - WAIT_LAG_NS);
+	}
 }
 
 /* Profiling ended: the threads still switched out waited until now (the switch records' clock
@@ -679,6 +704,8 @@ static void publish(struct collector *c)
 	enum sample_mode mode = atomic_load_explicit(&c->shown, memory_order_relaxed);
 	struct profile *p = c->profiles[mode];
 
+	if (c->nprofiles > 1 && !c->end_ns)
+		count_waiting_so_far(c, now);
 	profile_trace(p, atomic_load_explicit(&c->traced_func, memory_order_relaxed));
 	s = profile_snapshot(p);
 	stamp(c, s, mode, now);

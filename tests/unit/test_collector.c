@@ -304,6 +304,40 @@ static void modes_add_up(void **state)
 	ring_destroy(ring);
 }
 
+/* A thread blocked for seconds shows while it waits (up to the collector's lag), and once back
+ * in its wait counts exactly once: what was shown early is not counted again. */
+static void long_wait_shows_while_it_lasts(void **state)
+{
+	struct ring *ring = ring_create(1 << 20);
+	struct collector *c;
+	struct snapshot *s;
+	uint32_t tid = (uint32_t)getpid();
+	uint64_t out = util_now_ns() - 2000000000ull, in, deadline = util_now_ns() + 10000000000ull;
+	uint64_t seen = 0;
+
+	(void)state;
+	assert_int_equal(collector_new(&c, ring, NULL, &wall_config, NULL), 0);
+	assert_true(collector_show(c, SAMPLE_MODE_OFFCPU));
+	assert_int_equal(collector_start(c, NULL, 0), 0);
+	push_sample_marked(ring, SAMPLE_MISC_SWITCH_EVENT, (uint64_t)(uintptr_t)leaf_two, tid, out);
+	push_switch(ring, tid, true, false, out);
+	while (seen < 1700000 && util_now_ns() < deadline) { /* 2 s out, less the lag */
+		s = collector_snapshot(c);
+		seen = s->samples;
+		snapshot_unref(s);
+		usleep(20000);
+	}
+	assert_true(seen >= 1700000);
+	in = util_now_ns();
+	push_switch(ring, tid, false, false, in);
+	collector_finish(c);
+	s = collector_snapshot(c);
+	assert_int_equal(s->samples, (in - out + 500) / 1000);
+	snapshot_unref(s);
+	collector_free(c);
+	ring_destroy(ring);
+}
+
 /* A cpu run keeps the CPU's profile only. */
 static void cpu_run_has_no_other_modes(void **state)
 {
@@ -328,6 +362,7 @@ int main(void)
 		cmocka_unit_test(ring_to_readers_changing_modes),
 		cmocka_unit_test(modes_add_up),
 		cmocka_unit_test(cpu_run_has_no_other_modes),
+		cmocka_unit_test(long_wait_shows_while_it_lasts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
