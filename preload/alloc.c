@@ -6,13 +6,14 @@
  * libstdc++) around glibc's own (__libc_malloc and the like: no dlsym, which itself allocates).
  * Each thread samples by bytes (allocrec.h): an allocation that covers the thread's gap to its
  * next sampled byte sends its stack (libunwind's local unw_backtrace) to proftop through the
- * shared ring (shmring.h) whose descriptor the environment names, and joins the set of sampled
- * live blocks, so that its free is sent too.
+ * shared ring (shmring.h) whose descriptor the environment names; its free is sent too (a
+ * sampled block is known by a header, or, from the aligned allocators, by a set: "sampled
+ * blocks" below).
  *
  * It never recurses or deadlocks: a thread inside it (unwinding may allocate) or not yet set up
  * goes straight to glibc; thread state is initial-exec TLS (no allocation on first use); the
- * ring and the live set take no lock, so a signal handler that allocates, or a child forked
- * while another thread was inside, is safe. Before its constructor ran (ld.so's own
+ * ring and the set take no lock, so a signal handler that allocates, or a child forked while
+ * another thread was inside, is safe; a forked child takes its own pid (pthread_atfork). Before its constructor ran (ld.so's own
  * allocations, other libraries' constructors), with no ring in the environment, or when the
  * ring is not one, it samples nothing.
  *
@@ -51,9 +52,9 @@ void *__libc_pvalloc(size_t size);
 #define EXPORT __attribute__((visibility("default")))
 #define TLS __thread __attribute__((tls_model("initial-exec")))
 
-/* The live set: sampled blocks not yet freed, open addressing on their addresses (0: empty,
- * 1: a block was here). A counting filter in front keeps the frees of blocks never sampled, all
- * but a few, at one load. */
+/* The live set: the aligned allocators' sampled blocks not yet freed, open addressing on their
+ * addresses (0: empty, 1: a block was here). free() looks at it only while it holds any, and a
+ * counting filter in front keeps most of those looks at one load. */
 #define LIVE_SLOTS (1u << 16)
 #define LIVE_PROBES 64
 #define FILTER_SLOTS (1u << 14)    /* 32 KiB: the free of a block never sampled stays in cache */
