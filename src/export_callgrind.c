@@ -220,17 +220,20 @@ static void write_header(FILE *out, const struct snapshot *s, const struct expor
 	fprintf(out, "# callgrind format\nversion: 1\ncreator: proftop %s\n", PROFTOP_VERSION);
 	if (scope->thread)
 		fprintf(out, "pid: %d\nthread: %d\n", (int)scope->thread->pid, (int)scope->thread->tid);
-	if (snapshot_timed(s)) /* "Offcpu_us", "Runnable_us", "Wall_us" */
-		fprintf(out, "positions: line\nevent: %c%s_us : %s time, %s (microseconds)\n"
-			     "events: %c%s_us\nsummary: %llu\n\n",
-			toupper((unsigned char)sample_mode_name(s->mode)[0]), sample_mode_name(s->mode) + 1,
-			sample_mode_name(s->mode), snapshot_time_measured(s),
-			toupper((unsigned char)sample_mode_name(s->mode)[0]), sample_mode_name(s->mode) + 1,
+	if (snapshot_timed(s)) {
+		char event[32]; /* "Offcpu_us", "Runnable_us", "Wall_us" */
+
+		snprintf(event, sizeof(event), "%s_us", sample_mode_name(s->mode));
+		event[0] = (char)toupper((unsigned char)event[0]);
+		fprintf(out, "positions: line\nevent: %s : %s time, %s (microseconds)\n"
+			     "events: %s\nsummary: %llu\n\n",
+			event, sample_mode_name(s->mode), snapshot_time_measured(s), event,
 			(unsigned long long)s->nodes[scope->root].total);
-	else
+	} else {
 		fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"
 			     "summary: %llu\n\n",
 			s->freq, (unsigned long long)s->nodes[scope->root].total);
+	}
 }
 
 /* What the writing of function blocks needs. */

@@ -115,11 +115,8 @@ static char *set_call_graph(struct options *o, const char *value)
 
 static char *set_mode(struct options *o, const char *value)
 {
-	for (int m = 0; m < SAMPLE_NMODES; m++)
-		if (!strcmp(value, sample_mode_name((enum sample_mode)m))) {
-			o->sample.mode = (enum sample_mode)m;
-			return NULL;
-		}
+	if (sample_mode_parse(value, &o->sample.mode))
+		return NULL;
 	return bad("mode (cpu, offcpu, runnable or wall)", value);
 }
 

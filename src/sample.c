@@ -17,6 +17,16 @@ const char *sample_mode_name(enum sample_mode mode)
 	return (unsigned)mode < SAMPLE_NMODES ? names[mode] : "?";
 }
 
+bool sample_mode_parse(const char *name, enum sample_mode *mode)
+{
+	for (int m = 0; m < SAMPLE_NMODES; m++)
+		if (!strcmp(name, sample_mode_name((enum sample_mode)m))) {
+			*mode = (enum sample_mode)m;
+			return true;
+		}
+	return false;
+}
+
 bool sample_mode_switches(enum sample_mode mode)
 {
 	return mode != SAMPLE_MODE_CPU;

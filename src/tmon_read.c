@@ -384,9 +384,7 @@ static void counters_comment(struct tmon *tm, const char *s, const char *end)
 	memcpy(buf, s, n);
 	buf[n] = '\0';
 	if (sscanf(buf, "# proftop: mode %15s switches %llu", mode, &switches) >= 1) {
-		for (int m = 0; m < SAMPLE_NMODES; m++)
-			if (!strcmp(mode, sample_mode_name((enum sample_mode)m)))
-				tm->mode = (enum sample_mode)m;
+		sample_mode_parse(mode, &tm->mode);
 		tm->switches = switches;
 		return;
 	}

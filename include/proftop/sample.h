@@ -34,6 +34,8 @@ enum sample_mode {
 
 /* "cpu", "offcpu", "runnable", "wall". */
 const char *sample_mode_name(enum sample_mode mode);
+/* The mode named name into *mode; false (and *mode untouched) for any other string. */
+bool sample_mode_parse(const char *name, enum sample_mode *mode);
 /* Whether a run in mode samples the context switches (every mode but cpu). */
 bool sample_mode_switches(enum sample_mode mode);
 
