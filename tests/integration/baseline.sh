@@ -65,7 +65,11 @@ for f in phase_one phase_two; do
 done
 run_proftop own-tree -b -n 0 --tree --baseline "$TMPD/a.tmon" -- "$WL/phases" 2
 check "own-tree-columns" has "$OUT" '^ TOTAL%   SELF%  SAMPLES   \+TOTAL   \+SELF FUNCTION  MODULE$'
-check "own-tree-main-same" has "$OUT" '^ 100\.00 +[0-9.]+ +[0-9]+ +\+0\.00 +[-+][0-9.]+ +main  phases$'
+# main holds every sample but one whose stack could not be unwound to it (CI saw 99.95%, -0.05):
+# its share the same within the half point a change must pass to be one (DIFF_SIGNIFICANT_POINTS).
+check "own-tree-main-same" awk '$(NF - 1) == "main" && $NF == "phases" { found = 1
+	if ($1 >= 99 && $4 + 0 > -0.5 && $4 + 0 < 0.5) ok = 1; else print }
+	END { exit !(found && ok) }' "$OUT"
 
 # --- hand-made files, compared without profiling ---------------------------------------------------
 # old.out: phase_one 60, phase_two 30, gone_soon 10; new.out, twice as long: phase_two 120 self
