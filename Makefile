@@ -10,7 +10,7 @@ PKGS     := ncursesw libunwind-generic libelf libdw libdebuginfod zlib capstone
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFTOP_VERSION=\"$(VERSION)\" \
-            -DPROFTOP_THEMEDIR=\"$(THEMEDIR)\"
+            -DPROFTOP_THEMEDIR=\"$(THEMEDIR)\" -DPROFTOP_ALLOCLIBDIR=\"$(ALLOCLIBDIR)\"
 VERSION  := 0.1.0
 ALL_CFLAGS = -std=gnu11 $(WARN) -pthread $(CFLAGS) $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread -lm
@@ -55,11 +55,12 @@ $(PROFTOP_BIN): $(OBJS)
 $(BUILD)/%.o: src/%.c $(wildcard include/proftop/*.h) | $(BUILD)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -c -o $@ $<
 
-# theme.c has the themes directory built in: rebuild it when PREFIX (or THEMEDIR) changes, so
-# `make install PREFIX=...` installs a binary that looks where the themes went.
+# theme.c and allocrun.c have the themes' and the allocation library's directories built in:
+# rebuild them when PREFIX (or THEMEDIR, ALLOCLIBDIR) changes, so `make install PREFIX=...`
+# installs a binary that looks where they went.
 $(BUILD)/themedir.stamp: FORCE | $(BUILD)
-	@echo '$(THEMEDIR)' | cmp -s - $@ || echo '$(THEMEDIR)' > $@
-$(BUILD)/theme.o: $(BUILD)/themedir.stamp
+	@echo '$(THEMEDIR) $(ALLOCLIBDIR)' | cmp -s - $@ || echo '$(THEMEDIR) $(ALLOCLIBDIR)' > $@
+$(BUILD)/theme.o $(BUILD)/allocrun.o: $(BUILD)/themedir.stamp
 FORCE:
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:

@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ring = ring_create(64u << 20);
-	if (target_launch(&target, argv + 1, -1) < 0)
+	if (target_launch(&target, argv + 1, -1, NULL) < 0)
 		fatal("cannot start %s", argv[1]);
 	pids = target_pids(target, &npids);
 	err = sampler_open(&sampler, &config, pids, npids, true, ring, NULL, &what);

@@ -23,7 +23,14 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 {
 	const struct counters *c = &s->counters;
 
-	if (snapshot_timed(s)) /* 100% is all the time measured: "offcpu: blocked 4.000s" */
+	if (snapshot_allocations(s)) /* "alloc: bytes allocated  allocated N  in use N" */
+		fprintf(out, "%s  elapsed %.2fs  %s: %s  allocated %llu  in use %llu  rate %u  "
+			     "samples %llu  overflow %llu  dropped %llu",
+			title, (double)s->elapsed_ns / 1e9, sample_mode_name(s->mode),
+			snapshot_alloc_measured(s->mode), (unsigned long long)c->allocated,
+			(unsigned long long)c->in_use, s->freq, (unsigned long long)c->samples,
+			(unsigned long long)c->overflow, (unsigned long long)c->dropped);
+	else if (snapshot_timed(s)) /* 100% is all the time measured: "offcpu: blocked 4.000s" */
 		fprintf(out, "%s  elapsed %.2fs  %s: %s %.3fs  samples %llu  switches %llu  "
 			     "overflow %llu  dropped %llu  throttled %llu  truncated %llu",
 			title, (double)s->elapsed_ns / 1e9, sample_mode_name(s->mode),
@@ -80,7 +87,7 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct di
 	struct view_row *rows;
 	size_t n = view_top(s, &query, &rows);
 
-	view_cell_headings(&c, "SELF%", "TOTAL%", snapshot_timed(s) ? "SECONDS" : "SAMPLES");
+	view_cell_headings(&c, "SELF%", "TOTAL%", snapshot_unit(s));
 	if (base)
 		view_delta_headings(&c, "+SELF", "+TOTAL");
 	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
@@ -88,8 +95,7 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct di
 		const struct view_row *r = &rows[i];
 
 		view_cells(&c, r->self_pct, r->total_pct, r->self);
-		if (snapshot_timed(s))
-			view_seconds_cell(&c, r->self);
+		view_count_cell(&c, s, r->self);
 		if (base)
 			view_delta_cells(&c, r->self_pct - r->old_self_pct,
 					 r->total_pct - r->old_total_pct);
@@ -109,7 +115,7 @@ static void print_tree(FILE *out, const struct snapshot *s, const struct diff_ba
 
 	view_tree_of(&tree, s, SNAPSHOT_NO_NODE);
 	n = view_tree(&tree, &query, &rows, &cap);
-	view_cell_headings(&c, "TOTAL%", "SELF%", snapshot_timed(s) ? "SECONDS" : "SAMPLES");
+	view_cell_headings(&c, "TOTAL%", "SELF%", snapshot_unit(s));
 	if (base)
 		view_delta_headings(&c, "+TOTAL", "+SELF");
 	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
@@ -117,8 +123,7 @@ static void print_tree(FILE *out, const struct snapshot *s, const struct diff_ba
 		const struct view_tree_row *r = &rows[i];
 
 		view_cells(&c, r->total_pct, r->self_pct, r->total);
-		if (snapshot_timed(s))
-			view_seconds_cell(&c, r->total);
+		view_count_cell(&c, s, r->total);
 		if (base)
 			view_delta_cells(&c, r->total_pct - r->old_total_pct,
 					 r->self_pct - r->old_self_pct);
@@ -399,6 +404,27 @@ static int pipe_of(FILE *out)
 	return fd;
 }
 
+/* An allocation run's end: what is still in use is the leak report (unless that was the table
+ * just printed). */
+static void print_leaks(struct batch *b, struct session *session)
+{
+	struct snapshot *s;
+	const struct snapshot *inuse;
+	int err;
+
+	if (b->write_error)
+		return;
+	s = session_snapshot(session);
+	inuse = snapshot_companion(s, SAMPLE_MODE_INUSE);
+	if (inuse && inuse != s) {
+		err = batch_print_table(b->out, inuse, NULL, "=== proftop in use at the end (leaks)",
+					b->o, b->o->max_rows);
+		if (err)
+			write_failed(b, -err);
+	}
+	snapshot_unref(s);
+}
+
 static bool wake(void *arg, struct session *session)
 {
 	struct batch *b = arg;
@@ -422,6 +448,7 @@ static bool ended(void *arg, struct session *session)
 	struct batch *b = arg;
 
 	print_latest(b, session, "=== proftop final", b->o->max_rows);
+	print_leaks(b, session);
 	return false;
 }
 

@@ -12,14 +12,17 @@
  * caller after it ended. */
 #include "proftop/collector.h"
 
+#include "proftop/allocrec.h"
 #include "proftop/diag.h"
 #include "proftop/fetch.h"
+#include "proftop/heap.h"
 #include "proftop/idmap.h"
 #include "proftop/lines.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
+#include "proftop/shmring.h"
 #include "proftop/symbols.h"
 #include "proftop/target.h"
 #include "proftop/unwind.h"
@@ -27,6 +30,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -95,11 +99,13 @@ struct collector {
 	uint64_t sample_type, regs_mask;
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
-	/* One profile per mode (sample_mode): the CPU's alone, or, when the run samples the context
-	 * switches, all of them. Every function is interned in each, in the same order, so an id
-	 * names one function in all (a view's selection holds when the mode shown changes); only the
-	 * CPU's has sites. */
+	/* One profile per mode (sample_mode) the run keeps (NULL for the others): the CPU's alone;
+	 * when the run samples the context switches, cpu to wall; in an allocation run the four
+	 * allocation ones, [first_mode, first_mode + nprofiles). Every function is interned in each,
+	 * in the same order, so an id names one function in all (a view's selection holds when the
+	 * mode shown changes); only the CPU's has sites. */
 	struct profile *profiles[SAMPLE_NMODES];
+	enum sample_mode first_mode;
 	size_t nprofiles;
 	uint64_t cpu_sample_us;    /* what a CPU sample stands for in the timed profiles */
 	_Atomic int shown;         /* the mode whose snapshots are published */
@@ -131,6 +137,16 @@ struct collector {
 	struct snapshot_range range; /* what a reader selected, when ranged */
 	bool ranged;
 	_Atomic uint32_t traced_func; /* the function the timeline follows; 0: none */
+	/* Allocation modes: the ring the preloaded library writes (NULL: none), the sampled blocks
+	 * in use, and what is in use at the end of each second of the run (bytes, objects). */
+	void *alloc_ring;
+	struct shmring_reader alloc_reader;
+	uint64_t alloc_mean;
+	struct heap heap;
+	double objects_carry;      /* the fraction of an object the rounding left over */
+	uint64_t alloc_records, alloc_bad, alloc_untracked;
+	uint64_t (*inuse_seconds)[2];
+	size_t ninuse_seconds, inuse_seconds_cap;
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
 };
 
@@ -156,15 +172,17 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
 	c->symbolizer = symbolizer_new(diag);
 	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
-	c->nprofiles = sample_mode_switches(config->mode) ? SAMPLE_NMODES : 1;
-	for (size_t m = 0; m < c->nprofiles; m++) {
+	c->first_mode = sample_mode_family(config->mode, &c->nprofiles);
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
 		c->profiles[m] = profile_new(diag);
 		/* The one function a profile interns by itself (when it folds): first, in all. */
 		if (c->nprofiles > 1)
 			profile_func(c->profiles[m], NULL, "[other]", 0);
 	}
 	c->cpu_sample_us = (sample_period_ns(config->freq) + 500) / 1000;
-	atomic_init(&c->shown, c->nprofiles > 1 ? (int)config->mode : SAMPLE_MODE_CPU);
+	atomic_init(&c->shown, (int)config->mode);
+	heap_init(&c->heap);
+	c->alloc_mean = config->alloc_rate ? config->alloc_rate : ALLOCREC_DEFAULT_MEAN;
 	idmap_init(&c->waiting_of);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
@@ -217,15 +235,16 @@ static uint32_t intern_func(struct collector *c, const char *module, const char 
 {
 	uint32_t id = 0;
 
-	for (size_t m = 0; m < c->nprofiles; m++) {
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
 		uint32_t got = inlined ? profile_inlined_func(c->profiles[m], module, name)
 				       : profile_func(c->profiles[m], module, name, addr);
 
-		if (m == 0)
+		if (m == c->first_mode)
 			id = got;
 		else if (got != id)
 			diag_report(c->diag, DIAG_ERROR, "internal: function %u of the %s profile is %u "
-				    "in the cpu profile", got, sample_mode_name((enum sample_mode)m), id);
+				    "in the %s profile", got, sample_mode_name((enum sample_mode)m), id,
+				    sample_mode_name(c->first_mode));
 	}
 	return id;
 }
@@ -233,14 +252,24 @@ static uint32_t intern_func(struct collector *c, const char *module, const char 
 static void func_code(struct collector *c, uint32_t func, const char *path, uint64_t start,
 		      uint64_t end)
 {
-	for (size_t m = 0; m < c->nprofiles; m++)
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 		profile_func_code(c->profiles[m], func, path, start, end);
 }
 
 static void func_no_lines(struct collector *c, uint32_t func, const char *why)
 {
-	for (size_t m = 0; m < c->nprofiles; m++)
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 		profile_func_no_lines(c->profiles[m], func, why);
+}
+
+/* The site of func at addr (profile_site()): the CPU profile's, the one that counts sites; none in
+ * an allocation run, whose counts are not samples. */
+static uint32_t site_of(struct collector *c, uint32_t func, uint64_t addr, const char *file,
+			unsigned line)
+{
+	struct profile *cpu = c->profiles[SAMPLE_MODE_CPU];
+
+	return cpu ? profile_site(cpu, func, addr, file, line) : PROFILE_NO_SITE;
 }
 
 /* The chain of the address sym describes into out[] (room for LINES_MAX_FRAMES): innermost
@@ -276,14 +305,13 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 				PROFILE_NO_SITE,
 			};
 	for (size_t i = 0; i < depth; i++) {
-		out[i].site = profile_site(c->profiles[0], out[i].func, sym->module_addr, lf[i].file,
-					   lf[i].line);
+		out[i].site = site_of(c, out[i].func, sym->module_addr, lf[i].file, lf[i].line);
 		if (problem && !lf[i].file)
 			func_no_lines(c, out[i].func, problem);
 	}
 	out[depth++] = (struct chain_frame){
-		func, profile_site(c->profiles[0], func, sym->module_addr, whole ? lf[n - 1].file : NULL,
-				   whole ? lf[n - 1].line : 0),
+		func, site_of(c, func, sym->module_addr, whole ? lf[n - 1].file : NULL,
+			      whole ? lf[n - 1].line : 0),
 	};
 	if (problem && !(whole && lf[n - 1].file))
 		func_no_lines(c, func, problem);
@@ -309,7 +337,7 @@ static void module_named(void *arg, const char *module, struct module *mod)
 {
 	struct naming n = { arg, mod };
 
-	for (size_t m = 0; m < n.c->nprofiles; m++)
+	for (size_t m = n.c->first_mode; m < n.c->first_mode + n.c->nprofiles; m++)
 		profile_name_funcs(n.c->profiles[m], module, module_path(mod), name_at, &n);
 }
 
@@ -385,14 +413,14 @@ static const struct chain_frame *resolve_frame(struct collector *c, pid_t pid, u
 	return e->chain;
 }
 
-/* The sample's call stack as function ids and their sites, outermost first; returns its depth. */
-static size_t sample_stack(struct collector *c, const struct sample_record *r, uint32_t *funcs,
-			   uint32_t *sites)
+/* The call stack of the addresses ips[] of pid, innermost first (the first the instruction
+ * itself when first_exact, else a return address like the others), as function ids and their
+ * sites, outermost first; returns its depth. */
+static size_t stack_of(struct collector *c, pid_t pid, const uint64_t *ips, size_t n,
+		       bool first_exact, bool truncated, uint32_t *funcs, uint32_t *sites)
 {
-	uint64_t ips[UNWIND_MAX_FRAMES];
 	struct chain_frame frames[SAMPLE_MAX_FRAMES], scratch[LINES_MAX_FRAMES];
-	bool truncated;
-	size_t n = unwinder_unwind(c->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated), depth = 0;
+	size_t depth = 0;
 
 	/* Return addresses point after the call: look up the byte before them to stay inside the
 	 * calling function (and on the call's line). A stack too deep with its inlined frames
@@ -400,7 +428,7 @@ static size_t sample_stack(struct collector *c, const struct sample_record *r, u
 	for (size_t i = 0; i < n; i++) {
 		size_t len;
 		const struct chain_frame *chain =
-			resolve_frame(c, (pid_t)r->pid, i == 0 ? ips[i] : ips[i] - 1, scratch, &len);
+			resolve_frame(c, pid, i == 0 && first_exact ? ips[i] : ips[i] - 1, scratch, &len);
 
 		if (len > SAMPLE_MAX_FRAMES - depth) {
 			truncated = true;
@@ -419,6 +447,17 @@ static size_t sample_stack(struct collector *c, const struct sample_record *r, u
 	return depth;
 }
 
+/* The sample's call stack as function ids and their sites, outermost first; returns its depth. */
+static size_t sample_stack(struct collector *c, const struct sample_record *r, uint32_t *funcs,
+			   uint32_t *sites)
+{
+	uint64_t ips[UNWIND_MAX_FRAMES];
+	bool truncated;
+	size_t n = unwinder_unwind(c->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated);
+
+	return stack_of(c, (pid_t)r->pid, ips, n, true, truncated, funcs, sites);
+}
+
 /* A CPU sample. Taken in the kernel without --kernel (the modes that sample switches take
  * them), its stack starts at the user registers the thread entered the kernel with: the system
  * call that spent the time. */
@@ -432,9 +471,11 @@ static void handle_sample(struct collector *c, const struct sample_record *r)
 		user.sample.user = true;
 	depth = sample_stack(c, &user, funcs, sites);
 
+	if (!c->profiles[SAMPLE_MODE_CPU]) /* not this run's */
+		return;
 	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], (pid_t)r->pid, (pid_t)r->tid, funcs,
 			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
-	if (c->nprofiles > 1)
+	if (c->profiles[SAMPLE_MODE_WALL])
 		profile_add_n(c->profiles[SAMPLE_MODE_WALL], (pid_t)r->pid, (pid_t)r->tid, funcs, depth,
 			      c->cpu_sample_us);
 }
@@ -534,7 +575,7 @@ static void count_waiting_so_far(struct collector *c, uint64_t now_ns)
 {
 	if (now_ns < WAIT_LAG_NS)
 		return;
-	for (size_t m = 0; m < c->nprofiles; m++) /* (the seconds they fall in) */
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) /* (the seconds they fall in) */
 		profile_set_time(c->profiles[m], now_ns - WAIT_LAG_NS);
 	for (size_t i = 0; i < c->nwaiting; i++) {
 		struct waiting *w = c->waiting[i];
@@ -580,13 +621,14 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 		return;
 	switch (r.kind) {
 	case SAMPLE_KIND_SAMPLE:
-		if (r.sample.switch_event)
+		if (r.sample.switch_event && c->profiles[SAMPLE_MODE_OFFCPU])
 			switch_sample(c, &r);
 		else
 			handle_sample(c, &r);
 		break;
 	case SAMPLE_KIND_SWITCH:
-		switch_record(c, &r);
+		if (c->profiles[SAMPLE_MODE_OFFCPU])
+			switch_record(c, &r);
 		break;
 	case SAMPLE_KIND_MMAP:
 		forget_frames(c);
@@ -599,7 +641,7 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 			symbolizer_exec(c->symbolizer, (pid_t)r.pid);
 			unwinder_forget(c->unwinder, (pid_t)r.pid);
 		}
-		for (size_t m = 0; m < c->nprofiles; m++)
+		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 			profile_set_comm(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
 		break;
 	case SAMPLE_KIND_FORK:
@@ -619,6 +661,163 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 	}
 }
 
+/* --- allocations ------------------------------------------------------------------------------ */
+
+/* The in-use profiles are made again at each publication: no history, no budget of their own
+ * (they hold what the blocks in use hold). */
+static bool made_again(enum sample_mode mode)
+{
+	return mode == SAMPLE_MODE_INUSE || mode == SAMPLE_MODE_INUSE_OBJECTS;
+}
+
+void collector_set_alloc_ring(struct collector *c, void *ring, uint32_t nslots, uint32_t slot_size)
+{
+	c->alloc_ring = ring;
+	shmring_reader_init(&c->alloc_reader, ring, nslots, slot_size);
+}
+
+/* The second of the run now_ns is in. */
+static uint64_t run_second_of(const struct collector *c, uint64_t now_ns)
+{
+	return now_ns > c->start_ns ? (now_ns - c->start_ns) / 1000000000u : 0;
+}
+
+/* What is in use now stands for every second up to now's (the timeline of the in-use modes). */
+static void note_inuse(struct collector *c, uint64_t now_ns)
+{
+	uint64_t second = run_second_of(c, now_ns);
+
+	if (second >= (uint64_t)1 << 32) /* a clock gone wrong: no room for it */
+		return;
+	while (c->ninuse_seconds <= second) {
+		xgrow((void **)&c->inuse_seconds, &c->inuse_seconds_cap, c->ninuse_seconds + 1,
+		      sizeof(*c->inuse_seconds));
+		c->inuse_seconds[c->ninuse_seconds][0] = c->heap.bytes;
+		c->inuse_seconds[c->ninuse_seconds++][1] = c->heap.objects;
+	}
+	c->inuse_seconds[second][0] = c->heap.bytes;
+	c->inuse_seconds[second][1] = c->heap.objects;
+}
+
+/* A sampled allocation: counted in the allocated profiles, and kept until its free. The record
+ * comes from the target's memory: everything in it is checked. */
+static void handle_alloc(struct collector *c, const struct allocrec *a)
+{
+	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
+	uint32_t nframes = a->nframes;
+	double scale, objects;
+	uint64_t bytes, whole;
+	size_t depth;
+
+	if (!a->pid || !a->tid || a->pid > INT32_MAX || a->tid > INT32_MAX || !a->addr ||
+	    nframes > ALLOCREC_MAX_FRAMES || a->size > ((uint64_t)1 << 48)) {
+		c->alloc_bad++;
+		return;
+	}
+	depth = stack_of(c, (pid_t)a->pid, a->frames, nframes, false, false, funcs, sites);
+	scale = allocrec_scale(a->size ? a->size : 1, c->alloc_mean);
+	bytes = (uint64_t)llround((double)(a->size ? a->size : 1) * scale);
+	/* Objects are fractions of a block: carried over, so their sum stays the estimate's. */
+	objects = scale + c->objects_carry;
+	whole = (uint64_t)objects;
+	c->objects_carry = objects - (double)whole;
+	profile_add_n(c->profiles[SAMPLE_MODE_ALLOC], (pid_t)a->pid, (pid_t)a->tid, funcs, depth,
+		      bytes);
+	if (whole)
+		profile_add_n(c->profiles[SAMPLE_MODE_ALLOC_OBJECTS], (pid_t)a->pid, (pid_t)a->tid,
+			      funcs, depth, whole);
+	if (a->kind == ALLOCREC_ALLOC)
+		heap_add(&c->heap, (pid_t)a->pid, (pid_t)a->tid, a->addr, bytes, whole, funcs,
+			 (uint32_t)depth);
+	else
+		c->alloc_untracked++;
+}
+
+static void handle_allocrec(struct collector *c, const struct allocrec *a, uint64_t now_ns)
+{
+	c->alloc_records++;
+	switch (a->kind) {
+	case ALLOCREC_ALLOC:
+	case ALLOCREC_UNTRACKED:
+		handle_alloc(c, a);
+		break;
+	case ALLOCREC_FREE:
+		if (a->pid <= INT32_MAX)
+			heap_remove(&c->heap, (pid_t)a->pid, a->addr);
+		break;
+	default:
+		c->alloc_bad++;
+		return;
+	}
+	note_inuse(c, now_ns);
+}
+
+/* Consume what the allocation ring holds now; returns true if anything was there. */
+static bool drain_allocs(struct collector *c)
+{
+	const struct allocrec *a;
+	bool any = false;
+	uint64_t now = util_now_ns();
+
+	if (!c->alloc_ring)
+		return false;
+	while ((a = shmring_peek(&c->alloc_reader, now))) {
+		struct allocrec copy;
+
+		/* Copied out first: the target can write the slot while it is read. */
+		memcpy(&copy, a, sizeof(copy));
+		shmring_release(&c->alloc_reader);
+		handle_allocrec(c, &copy, now);
+		any = true;
+		now = util_now_ns();
+		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+			profile_set_time(c->profiles[m], now);
+	}
+	note_inuse(c, now);
+	return any;
+}
+
+/* The in-use profiles made again from the blocks in use now. */
+static void rebuild_inuse(struct collector *c)
+{
+	struct profile *bytes = c->profiles[SAMPLE_MODE_INUSE];
+	struct profile *objects = c->profiles[SAMPLE_MODE_INUSE_OBJECTS];
+
+	profile_reset(bytes);
+	profile_reset(objects);
+	for (size_t i = 0; i < c->heap.capacity; i++) {
+		const struct heap_block *b = &c->heap.slots[i];
+
+		if (!heap_used(b))
+			continue;
+		profile_add_n(bytes, b->pid, b->tid, b->funcs, b->depth, b->bytes);
+		if (b->objects)
+			profile_add_n(objects, b->pid, b->tid, b->funcs, b->depth, b->objects);
+	}
+}
+
+/* An in-use snapshot's timeline: what was in use at the end of each span's seconds (the spans
+ * of the allocated bytes' timeline, whose seconds they are). */
+static void inuse_timeline(struct collector *c, struct snapshot *s, const struct snapshot *alloc,
+			   bool objects)
+{
+	struct snapshot_span *spans = alloc->nspans ? xmalloc(alloc->nspans * sizeof(*spans)) : NULL;
+
+	for (size_t i = 0; i < alloc->nspans; i++) {
+		uint64_t last = alloc->spans[i].end_s ? alloc->spans[i].end_s - 1 : 0;
+
+		spans[i] = alloc->spans[i];
+		spans[i].traced = 0;
+		if (last >= c->ninuse_seconds)
+			last = c->ninuse_seconds ? c->ninuse_seconds - 1 : 0;
+		spans[i].samples = c->ninuse_seconds ? c->inuse_seconds[last][objects] : 0;
+	}
+	free((void *)s->spans);
+	s->spans = spans;
+	s->nspans = alloc->nspans;
+	s->traced_func = 0;
+}
+
 void collector_process(struct collector *c, const void *record, size_t len)
 {
 	handle_record(c, record, len);
@@ -626,7 +825,7 @@ void collector_process(struct collector *c, const void *record, size_t len)
 
 uint64_t collector_samples(const struct collector *c)
 {
-	return profile_samples(c->profiles[SAMPLE_MODE_CPU]);
+	return profile_samples(c->profiles[c->first_mode]);
 }
 
 /* Consume what the ring holds now; returns true if anything was there. */
@@ -639,7 +838,7 @@ static bool drain(struct collector *c)
 	while ((data = ring_peek(c->ring, &len))) {
 		uint64_t now = util_now_ns();
 
-		for (size_t m = 0; m < c->nprofiles; m++)
+		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 			profile_set_time(c->profiles[m], now);
 		handle_record(c, data, len);
 		ring_release(c->ring);
@@ -653,11 +852,19 @@ static void stamp(struct collector *c, struct snapshot *s, enum sample_mode mode
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
 	s->counters.truncated = c->truncated;
+	if (c->alloc_ring) {
+		s->counters.samples = c->alloc_records;
+		s->counters.overflow += shmring_overflow(&c->alloc_reader);
+		s->counters.allocated = profile_samples(c->profiles[SAMPLE_MODE_ALLOC]);
+		s->counters.in_use = c->heap.bytes;
+	}
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
 	s->mode = mode;
 	if (snapshot_timed(s))
 		s->freq = SNAPSHOT_OFFCPU_FREQ;
+	else if (snapshot_allocations(s))
+		s->freq = (unsigned)c->alloc_mean;
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
 	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 	if (c->fetcher) {
@@ -695,6 +902,37 @@ static struct snapshot *range_snapshot(struct collector *c, struct profile *p,
 }
 
 /* The cumulative snapshot, and the one of the selected stretch while a reader selected one. */
+/* An allocation run's four cumulative snapshots, the in-use ones made again from the blocks
+ * in use (with their timeline); the one shown gets the others as companions (exports write
+ * all four). */
+static struct snapshot *allocation_snapshots(struct collector *c, enum sample_mode shown,
+					     uint64_t now)
+{
+	struct snapshot *all[SNAPSHOT_NCOMPANIONS], *s;
+	uint32_t traced = atomic_load_explicit(&c->traced_func, memory_order_relaxed);
+
+	rebuild_inuse(c);
+	/* The shown one first: the pooled snapshot it reuses lets go of its companions, which
+	 * their profiles can then reuse in turn (profile.c). */
+	for (int k = 0; k < SNAPSHOT_NCOMPANIONS; k++) {
+		int i = (shown - SAMPLE_MODE_ALLOC + k) % SNAPSHOT_NCOMPANIONS;
+		enum sample_mode m = (enum sample_mode)(SAMPLE_MODE_ALLOC + i);
+
+		profile_trace(c->profiles[m], traced);
+		all[i] = profile_snapshot(c->profiles[m]);
+		stamp(c, all[i], m, now);
+	}
+	inuse_timeline(c, all[SAMPLE_MODE_INUSE - SAMPLE_MODE_ALLOC],
+		       all[SAMPLE_MODE_ALLOC - SAMPLE_MODE_ALLOC], false);
+	inuse_timeline(c, all[SAMPLE_MODE_INUSE_OBJECTS - SAMPLE_MODE_ALLOC],
+		       all[SAMPLE_MODE_ALLOC_OBJECTS - SAMPLE_MODE_ALLOC], true);
+	s = all[shown - SAMPLE_MODE_ALLOC];
+	for (int i = 0; i < SNAPSHOT_NCOMPANIONS; i++)
+		if (all[i] != s)
+			s->companions[i] = all[i];
+	return s;
+}
+
 static void publish(struct collector *c)
 {
 	uint64_t now = c->end_ns ? c->end_ns : util_now_ns();
@@ -704,16 +942,22 @@ static void publish(struct collector *c)
 	enum sample_mode mode = atomic_load_explicit(&c->shown, memory_order_relaxed);
 	struct profile *p = c->profiles[mode];
 
-	if (c->nprofiles > 1 && !c->end_ns)
+	if (c->profiles[SAMPLE_MODE_OFFCPU] && !c->end_ns)
 		count_waiting_so_far(c, now);
-	profile_trace(p, atomic_load_explicit(&c->traced_func, memory_order_relaxed));
-	s = profile_snapshot(p);
-	stamp(c, s, mode, now);
+	if (c->profiles[SAMPLE_MODE_ALLOC]) {
+		s = allocation_snapshots(c, mode, now);
+	} else {
+		profile_trace(p, atomic_load_explicit(&c->traced_func, memory_order_relaxed));
+		s = profile_snapshot(p);
+		stamp(c, s, mode, now);
+	}
 	pthread_mutex_lock(&c->publish_lock);
 	selected = c->range;
 	ranged = c->ranged;
 	pthread_mutex_unlock(&c->publish_lock);
-	if (ranged) {
+	if (ranged && made_again(mode)) { /* what is in use has no stretches: it is now */
+		range = snapshot_ref(s);
+	} else if (ranged) {
 		range = range_snapshot(c, p, &selected, now);
 		stamp(c, range, mode, now);
 	}
@@ -793,11 +1037,14 @@ static void *collector_main(void *arg)
 	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
 		uint64_t count;
 
-		poll(&pfd, 1, 50);
+		/* The allocation library does not wake the thread: its ring is looked at every
+		 * 10 ms (16384 records per 10 ms at most). */
+		poll(&pfd, 1, c->alloc_ring ? 10 : 50);
 		if (read(c->wake_fd, &count, sizeof(count)) < 0) {
 			/* nothing signalled: the poll timed out */
 		}
 		drain(c);
+		drain_allocs(c);
 		take_fetched(c);
 		forget_exited(c, util_now_ns());
 		if (publish_requested(c))
@@ -845,9 +1092,10 @@ void collector_finish(struct collector *c)
 		pthread_mutex_unlock(&c->publish_lock);
 	}
 	drain(c);
+	drain_allocs(c);
 	if (!c->end_ns) {
 		c->end_ns = util_now_ns();
-		if (c->nprofiles > 1)
+		if (c->profiles[SAMPLE_MODE_OFFCPU])
 			count_still_waiting(c, c->end_ns);
 	}
 	take_fetched(c);
@@ -857,20 +1105,25 @@ void collector_finish(struct collector *c)
 
 void collector_set_history(struct collector *c, unsigned seconds)
 {
-	for (size_t m = 0; m < c->nprofiles; m++)
-		profile_set_history(c->profiles[m], seconds, c->start_ns);
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		if (!made_again((enum sample_mode)m))
+			profile_set_history(c->profiles[m], seconds, c->start_ns);
 }
 
 void collector_set_max_memory(struct collector *c, size_t bytes)
 {
-	/* Split evenly: the wall profile holds about what the CPU's does, the others less. */
-	for (size_t m = 0; m < c->nprofiles; m++)
-		profile_set_max_memory(c->profiles[m], bytes / c->nprofiles);
+	/* Split evenly: the wall profile holds about what the CPU's does, the others less (and the
+	 * allocated bytes' as much as their objects'). */
+	size_t n = c->nprofiles - (c->profiles[SAMPLE_MODE_INUSE] ? 2 : 0);
+
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		if (!made_again((enum sample_mode)m))
+			profile_set_max_memory(c->profiles[m], bytes / n);
 }
 
 bool collector_select(struct collector *c, const struct snapshot_range *range)
 {
-	if (range && !profile_has_history(c->profiles[0]))
+	if (range && !profile_has_history(c->profiles[c->first_mode]))
 		return false;
 	pthread_mutex_lock(&c->publish_lock);
 	c->ranged = range != NULL;
@@ -887,7 +1140,7 @@ bool collector_show(struct collector *c, enum sample_mode mode)
 {
 	int was;
 
-	if ((unsigned)mode >= c->nprofiles)
+	if ((unsigned)mode >= SAMPLE_NMODES || !c->profiles[mode])
 		return false;
 	was = atomic_exchange_explicit(&c->shown, (int)mode, memory_order_relaxed);
 	/* After the end nobody else publishes: make it now, on the caller's thread. */
@@ -937,7 +1190,7 @@ void collector_free(struct collector *c)
 	collector_finish(c);
 	snapshot_unref(c->published);
 	snapshot_unref(c->published_range);
-	for (size_t m = 0; m < c->nprofiles; m++)
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 		profile_free(c->profiles[m]);
 	unwinder_free(c->unwinder);
 	symbolizer_free(c->symbolizer);
@@ -948,6 +1201,8 @@ void collector_free(struct collector *c)
 	free(c->waiting);
 	free(c->free_waiting);
 	idmap_free(&c->waiting_of);
+	heap_free(&c->heap);
+	free(c->inuse_seconds);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
 	pthread_cond_destroy(&c->published_cond);

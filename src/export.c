@@ -545,6 +545,10 @@ static int write_files(const struct snapshot *s, const struct snapshot *baseline
 
 	if (format == EXPORT_AUTO)
 		job.format = export_format_of_path(path);
+	if (job.format == EXPORT_TMON && snapshot_allocations(s)) {
+		*message = xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
+		return -EINVAL;
+	}
 	if (!per_thread) {
 		export_scope_merged(&scope, s);
 		return write_one(&job, path, &scope, message);
@@ -662,8 +666,9 @@ int export_save(const struct snapshot *s, const struct snapshot *baseline,
 		return err;
 	}
 	base = o->base;
-	if (format == EXPORT_AUTO)
-		format = base ? export_format_of_path(base) : EXPORT_TMON;
+	if (format == EXPORT_AUTO) /* tmon.out holds no allocations: pprof does */
+		format = base ? export_format_of_path(base)
+			      : snapshot_allocations(s) ? EXPORT_PPROF : EXPORT_TMON;
 	if (!base)
 		base = export_default_path(format);
 	for (unsigned n = 0; n < 100000; n++) {

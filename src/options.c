@@ -117,7 +117,29 @@ static char *set_mode(struct options *o, const char *value)
 {
 	if (sample_mode_parse(value, &o->sample.mode))
 		return NULL;
-	return bad("mode (cpu, offcpu, runnable or wall)", value);
+	return bad("mode (cpu, offcpu, runnable, wall, alloc, inuse, alloc-objects or "
+		   "inuse-objects)", value);
+}
+
+/* Bytes with an optional K, M or G (powers of 1024), from 1 to 1G. */
+static char *set_alloc_rate(struct options *o, const char *value)
+{
+	static const char units[] = "KMG";
+	char *end;
+	unsigned long long n;
+	const char *unit;
+
+	errno = 0;
+	n = strtoull(value, &end, 10);
+	unit = *end ? strchr(units, *end) : NULL;
+	if (errno || end == value || *value == '-' || (*end && (!unit || end[1])))
+		return bad("allocation sampling rate (bytes, or a number with K, M or G)", value);
+	for (const char *u = units; unit && u <= unit; u++)
+		n = n > (1ull << 30) ? n : n * 1024;
+	if (n < 1 || n > (1ull << 30))
+		return bad("allocation sampling rate (1 byte to 1G)", value);
+	o->sample.alloc_rate = n;
+	return NULL;
 }
 
 static char *set_switch_period(struct options *o, const char *value)
@@ -368,9 +390,11 @@ static const struct option_spec options_table[] = {
 		.name = "mode", .arg = "MODE", .parse = set_mode,
 		.help = "cpu (default: where the threads burn CPU time), offcpu\n"
 			"(where they wait blocked), runnable (preempted, waiting for\n"
-			"a CPU) or wall (all three); all but cpu sample every context\n"
-			"switch and need perf_event_paranoid <= 1 or root. The screen's\n"
-			"m key shows the others of such a run",
+			"a CPU) or wall (all three); these sample every context\n"
+			"switch and need perf_event_paranoid <= 1 or root. alloc:\n"
+			"bytes allocated, and in use (inuse; at the end, the leaks),\n"
+			"and their objects, from a library preloaded into the\n"
+			"command. The screen's m key shows the others of such a run",
 		.man = "\\fBcpu\\fR (default): sample where the threads run, \\fB\\-F\\fR times a second\n"
 		       "of their CPU time. \\fBoffcpu\\fR: where they wait: every time a thread is\n"
 		       "switched out of the CPU while blocked (in \\fBread\\fR(2), a lock, a sleep),\n"
@@ -394,7 +418,40 @@ static const struct option_spec options_table[] = {
 		       "may have none sampled) leave its waits uncounted. The switch event fires in\n"
 		       "the kernel, so it needs\n"
 		       ".I /proc/sys/kernel/perf_event_paranoid\n"
-		       "at 1 or lower (or root, or CAP_PERFMON); proftop says so when it is not.",
+		       "at 1 or lower (or root, or CAP_PERFMON); proftop says so when it is not.\n"
+		       ".IP\n"
+		       "\\fBalloc\\fR: the command's heap allocations instead of its CPU time.\n"
+		       "proftop preloads its allocation library (\\fIlibproftop\\-alloc.so\\fR, installed\n"
+		       "in \\fIPREFIX/lib/proftop\\fR; \\fBPROFTOP_ALLOC_LIB\\fR names another) into\n"
+		       "the command with \\fBLD_PRELOAD\\fR, and its children inherit it. It wraps\n"
+		       "malloc, calloc, realloc, free and the aligned allocators (C++'s new and\n"
+		       "delete reach them), samples by bytes (\\fB\\-\\-alloc\\-rate\\fR) and sends\n"
+		       "each sampled block's stack, and its free, through shared memory. The run\n"
+		       "keeps four profiles, shown in turn with \\fBm\\fR: \\fBalloc\\fR (bytes\n"
+		       "allocated), \\fBinuse\\fR (bytes allocated and not freed: when the run ends,\n"
+		       "what leaked), \\fBalloc\\-objects\\fR and \\fBinuse\\-objects\\fR (the same in\n"
+		       "blocks); any of them may be named to start with. The counts are estimates\n"
+		       "from the samples, each standing for the allocations of its size it\n"
+		       "represents; their error is about one over the square root of the samples\n"
+		       "behind a row. A statically linked or setuid command cannot have a library\n"
+		       "preloaded, nor can a running process (\\fB\\-p\\fR): proftop says so. The\n"
+		       "header shows the bytes allocated (and per second) and in use; the timeline\n"
+		       "the bytes allocated each second, or in use at its end. Snapshots are\n"
+		       "pprof (with alloc_objects, alloc_space, inuse_objects and inuse_space,\n"
+		       "as Go's heap profiles), callgrind (events Bytes or Objects) or folded\n"
+		       "(bytes or objects); tmon.out carries time only and is refused.",
+	},
+	{
+		.name = "alloc-rate", .arg = "BYTES", .parse = set_alloc_rate,
+		.help = "--mode alloc: sample an allocation every BYTES bytes on\n"
+			"average (K, M, G; default 512K): lower is more exact and costs\n"
+			"the program more",
+		.man = "With \\fB\\-\\-mode alloc\\fR, sample a mean of one allocated byte in\n"
+		       "\\fIBYTES\\fR (with K, M or G: powers of 1024; 1 to 1G; default 512K), as\n"
+		       "tcmalloc and Go's heap profiler do: each byte has the same chance, so a\n"
+		       "block of \\fIBYTES\\fR or more is nearly always sampled, a small one seldom\n"
+		       "(and then counts for the many it stands for). Each sample costs the program\n"
+		       "a stack walk of a few microseconds.",
 	},
 	{
 		.name = "switch-period", .arg = "N", .parse = set_switch_period,
@@ -891,6 +948,20 @@ static char *check_target(const struct options *o)
 		return xasprintf("--mode %s needs a call graph (-g dwarf or fp): a context switch "
 				 "is sampled in the kernel's scheduler, and only the stack says where "
 				 "the thread waited", sample_mode_name(o->sample.mode));
+	if (sample_mode_allocations(o->sample.mode) && o->npids)
+		return xasprintf("--mode %s sees allocations through a library preloaded into the "
+				 "command proftop starts: a running process (-p) cannot have it "
+				 "loaded; start the program under proftop", sample_mode_name(o->sample.mode));
+	if (sample_mode_allocations(o->sample.mode) && o->sample.kernel)
+		return xstrdup("--kernel samples the kernel's CPU time: not in an allocation mode");
+	if (sample_mode_allocations(o->sample.mode) && !o->input &&
+	    (o->run.export.format == EXPORT_TMON ||
+	     (o->run.export.format == EXPORT_AUTO && o->run.export.output &&
+	      export_format_of_path(o->run.export.output) == EXPORT_TMON)))
+		return xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
+	if (o->sample.alloc_rate && !sample_mode_allocations(o->sample.mode))
+		return xstrdup("--alloc-rate sets how often allocations are sampled: it needs "
+			       "--mode alloc");
 	if (o->sample.switch_period > 1 && !sample_mode_switches(o->sample.mode))
 		return xstrdup("--switch-period thins out context switches: it needs --mode offcpu, "
 			       "runnable or wall");

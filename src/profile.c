@@ -130,6 +130,7 @@ struct profile {
 
 	uint64_t now_ns;
 	struct history *history;   /* NULL: none kept */
+	unsigned history_seconds;
 	uint32_t traced_func;      /* the timeline counts its samples too; 0: none */
 	uint64_t origin_ns;        /* when the history's second 0 began */
 };
@@ -233,6 +234,7 @@ size_t profile_memory(const struct profile *p)
 }
 
 static void fold(struct profile *p);
+static void logs_restart(struct profile *p);
 
 /* The bytes the child index is about to take on top of what it has: it doubles when more than
  * half full, and for a moment holds both tables. */
@@ -736,6 +738,7 @@ void profile_set_history(struct profile *p, unsigned seconds, uint64_t origin_ns
 {
 	history_free(p->history);
 	p->history = seconds ? history_new(seconds) : NULL;
+	p->history_seconds = seconds;
 	p->origin_ns = origin_ns;
 }
 
@@ -982,6 +985,14 @@ static void fold(struct profile *p)
 	p->child_index = r.children;
 	p->folded_nodes += before - p->nnodes;
 	p->folds++;
+	logs_restart(p);
+}
+
+/* --- starting over ---------------------------------------------------------------------------- */
+
+/* The logs start over too: node ids changed, nothing pooled is kept to log against. */
+static void logs_restart(struct profile *p)
+{
 	pool_drop(p);
 	for (int l = 0; l < NLOGS; l++) {
 		free(p->logs[l].gen_of);
@@ -993,6 +1004,34 @@ static void fold(struct profile *p)
 	log_reserve(&p->logs[LOG_THREADS], p->threads_cap);
 	log_reserve(&p->logs[LOG_SITES], p->sites_cap);
 	log_reserve(&p->logs[LOG_NODE_SITES], p->node_sites_cap);
+}
+
+void profile_reset(struct profile *p)
+{
+	logs_restart(p);
+	p->nnodes = 0;
+	idmap_free(&p->child_index);
+	idmap_init(&p->child_index);
+	idmap_free(&p->node_site_index);
+	idmap_init(&p->node_site_index);
+	p->nnode_sites = 0;
+	append_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, SNAPSHOT_NO_NODE);
+	for (size_t i = 0; i < p->nthreads; i++) {
+		p->threads[i].root = append_node(p, SNAPSHOT_ROOT_FUNC, SNAPSHOT_NO_NODE, 0);
+		p->threads[i].samples = 0;
+	}
+	memset(p->func_self, 0, p->nfuncs * sizeof(*p->func_self));
+	memset(p->func_total, 0, p->nfuncs * sizeof(*p->func_total));
+	memset(p->func_seen, 0, p->nfuncs * sizeof(*p->func_seen));
+	for (size_t i = 0; i < p->nsites; i++)
+		p->sites[i].self = p->sites[i].total = 0;
+	memset(p->site_seen, 0, p->nsites * sizeof(*p->site_seen));
+	p->samples = 0;
+	p->folded_nodes = 0;
+	if (p->history) {
+		history_free(p->history);
+		p->history = history_new(p->history_seconds);
+	}
 }
 
 /* --- snapshots ---------------------------------------------------------------------------------- */
@@ -1112,6 +1151,11 @@ static struct pooled take_pooled(struct profile *p, bool *full)
 		e = p->pool[i];
 		memmove(&p->pool[i], &p->pool[i + 1], (p->npool - i - 1) * sizeof(*p->pool));
 		p->npool--;
+		/* Its companions were of its publication (the collector sets them): theirs to reuse. */
+		for (int c = 0; c < SNAPSHOT_NCOMPANIONS; c++) {
+			snapshot_unref(e.snapshot->companions[c]);
+			e.snapshot->companions[c] = NULL;
+		}
 		*full = false;
 		return e;
 	}

@@ -12,7 +12,9 @@
 
 const char *sample_mode_name(enum sample_mode mode)
 {
-	static const char *const names[SAMPLE_NMODES] = { "cpu", "offcpu", "runnable", "wall" };
+	static const char *const names[SAMPLE_NMODES] = {
+		"cpu", "offcpu", "runnable", "wall", "alloc", "inuse", "alloc-objects", "inuse-objects",
+	};
 
 	return (unsigned)mode < SAMPLE_NMODES ? names[mode] : "?";
 }
@@ -29,7 +31,22 @@ bool sample_mode_parse(const char *name, enum sample_mode *mode)
 
 bool sample_mode_switches(enum sample_mode mode)
 {
-	return mode != SAMPLE_MODE_CPU;
+	return mode >= SAMPLE_MODE_OFFCPU && mode <= SAMPLE_MODE_WALL;
+}
+
+bool sample_mode_allocations(enum sample_mode mode)
+{
+	return mode >= SAMPLE_MODE_ALLOC && mode < SAMPLE_NMODES;
+}
+
+enum sample_mode sample_mode_family(enum sample_mode mode, size_t *count)
+{
+	if (sample_mode_allocations(mode)) {
+		*count = SAMPLE_NMODES - SAMPLE_MODE_ALLOC;
+		return SAMPLE_MODE_ALLOC;
+	}
+	*count = sample_mode_switches(mode) ? SAMPLE_MODE_WALL + 1 : 1;
+	return SAMPLE_MODE_CPU;
 }
 
 uint64_t sample_period_ns(unsigned freq)
@@ -52,6 +69,8 @@ uint64_t sample_type_for(const struct sample_config *config)
 {
 	uint64_t type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 
+	if (sample_mode_allocations(config->mode)) /* no samples: the fields records carry */
+		return type;
 	if (config->callgraph == CALLGRAPH_FP)
 		type |= PERF_SAMPLE_CALLCHAIN;
 	else if (config->callgraph == CALLGRAPH_DWARF)
@@ -97,6 +116,17 @@ void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *
 		attr->sample_regs_user = sample_regs_mask();
 		attr->sample_stack_user = config->stack_size;
 	}
+}
+
+void sample_dummy_attr_init(struct perf_event_attr *attr, const struct sample_config *config)
+{
+	sample_attr_init(attr, config);
+	attr->config = PERF_COUNT_SW_DUMMY;
+	attr->sample_period = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_callchain_user = 0;
+	attr->sample_regs_user = 0;
+	attr->sample_stack_user = 0;
 }
 
 void sample_switch_attr_init(struct perf_event_attr *attr, const struct sample_config *config)

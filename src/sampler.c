@@ -269,13 +269,17 @@ static int open_event(struct sampler *s, struct perf_event_attr *attr, pid_t pid
 	return 0;
 }
 
-/* pid's events: cpu-clock, and the context switches' when the mode wants them. */
+/* pid's events: cpu-clock, and the context switches' when the mode wants them; in the
+ * allocation modes a dummy event for its mmap, comm and task records. */
 static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, bool enable_on_exec)
 {
 	struct perf_event_attr attr;
 	int err;
 
-	sample_attr_init(&attr, &s->config);
+	if (sample_mode_allocations(s->config.mode))
+		sample_dummy_attr_init(&attr, &s->config);
+	else
+		sample_attr_init(&attr, &s->config);
 	attr.enable_on_exec = enable_on_exec;
 	if (sample_mode_switches(s->config.mode)) {
 		struct perf_event_attr sw;
@@ -911,7 +915,7 @@ void sampler_counters(const struct sampler *s, struct counters *out)
 
 bool sampler_freq_fixed(const struct sampler *s)
 {
-	return sample_mode_switches(s->config.mode);
+	return sample_mode_switches(s->config.mode) || sample_mode_allocations(s->config.mode);
 }
 
 unsigned sampler_set_freq(struct sampler *s, unsigned freq)

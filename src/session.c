@@ -10,6 +10,7 @@
  * eventfd) plus the frontend's descriptors. */
 #include "proftop/session.h"
 
+#include "proftop/allocrun.h"
 #include "proftop/collector.h"
 #include "proftop/outstream.h"
 #include "proftop/ring.h"
@@ -39,6 +40,8 @@ struct session {
 	struct ring *ring;
 	struct sampler *sampler;
 	struct collector *collector;
+	struct allocrun alloc;     /* an allocation run's ring and environment */
+	bool allocating;           /* alloc is set up */
 	struct snapshot *saved; /* a saved profile's one snapshot */
 	char *saved_name;
 	struct snapshot *baseline; /* what the profile is compared with (NULL: nothing) */
@@ -145,9 +148,17 @@ static int open_target(struct session *s, const struct session_options *o, char 
 	int err;
 
 	if (o->argv) {
-		err = target_launch(&s->target, o->argv, o->command_output_fd);
+		if (sample_mode_allocations(o->sample.mode)) {
+			if (allocrun_prepare(&s->alloc, o->argv[0], o->sample.alloc_rate, message))
+				return -EINVAL;
+			s->allocating = true;
+		}
+		err = target_launch(&s->target, o->argv, o->command_output_fd,
+				    s->allocating ? s->alloc.env : NULL);
 		if (err)
 			*message = xasprintf("cannot start '%s': %s", o->argv[0], strerror(-err));
+		if (s->allocating)
+			allocrun_launched(&s->alloc);
 		return err;
 	}
 	return open_attach(s, o, message);
@@ -183,6 +194,9 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		*message = xasprintf("eventfd: %s", strerror(-err));
 		return err;
 	}
+	if (s->allocating)
+		collector_set_alloc_ring(s->collector, s->alloc.ring, s->alloc.nslots,
+					 s->alloc.slot_size);
 	collector_set_history(s->collector, o->history);
 	collector_set_max_memory(s->collector, o->max_memory);
 	collector_set_source(s->collector, o->no_lines ? COLLECTOR_SOURCE_OFF
@@ -637,6 +651,8 @@ void session_free(struct session *s)
 	collector_free(s->collector);
 	sampler_free(s->sampler);
 	ring_destroy(s->ring);
+	if (s->allocating)
+		allocrun_release(&s->alloc);
 	target_free(s->target);
 	snapshot_unref(s->saved);
 	free(s->saved_name);

@@ -43,6 +43,8 @@ void snapshot_unref(struct snapshot *s)
 	free((void *)s->node_sites);
 	free((void *)s->node_site_first);
 	free((void *)s->spans);
+	for (int i = 0; i < SNAPSHOT_NCOMPANIONS; i++)
+		snapshot_unref(s->companions[i]);
 	strpool_free(s->strings);
 	free(s);
 }
@@ -64,9 +66,53 @@ static void copy_about(struct snapshot *out, const struct snapshot *s)
 	out->range_end_s = s->range_end_s;
 }
 
+const struct snapshot *snapshot_companion(const struct snapshot *s, enum sample_mode mode)
+{
+	if (s->mode == mode)
+		return s;
+	if (!sample_mode_allocations(mode))
+		return NULL;
+	return s->companions[mode - SAMPLE_MODE_ALLOC];
+}
+
 bool snapshot_timed(const struct snapshot *s)
 {
-	return s->mode != SAMPLE_MODE_CPU;
+	return sample_mode_switches(s->mode);
+}
+
+bool snapshot_allocations(const struct snapshot *s)
+{
+	return sample_mode_allocations(s->mode);
+}
+
+bool snapshot_bytes(const struct snapshot *s)
+{
+	return s->mode == SAMPLE_MODE_ALLOC || s->mode == SAMPLE_MODE_INUSE;
+}
+
+const char *snapshot_alloc_measured(enum sample_mode mode)
+{
+	switch (mode) {
+	case SAMPLE_MODE_ALLOC:
+		return "bytes allocated";
+	case SAMPLE_MODE_INUSE:
+		return "bytes in use (allocated, not freed)";
+	case SAMPLE_MODE_ALLOC_OBJECTS:
+		return "blocks allocated";
+	case SAMPLE_MODE_INUSE_OBJECTS:
+		return "blocks in use (allocated, not freed)";
+	default:
+		return NULL;
+	}
+}
+
+const char *snapshot_unit(const struct snapshot *s)
+{
+	if (snapshot_timed(s))
+		return "SECONDS";
+	if (snapshot_allocations(s))
+		return snapshot_bytes(s) ? "BYTES" : "OBJECTS";
+	return "SAMPLES";
 }
 
 const char *snapshot_time_measured(const struct snapshot *s)
@@ -97,6 +143,10 @@ void snapshot_times(const struct snapshot *s, uint64_t *real_ns, uint64_t *user_
 	}
 	if (!s->ranged)
 		return;
+	if (snapshot_allocations(s)) { /* the counts stand for no time */
+		*user_ns = *system_ns = 0;
+		return;
+	}
 	start = s->range_start_s * 1000000000u;
 	end = s->range_end_s * 1000000000u;
 	if (end > s->elapsed_ns) /* the second still going on */

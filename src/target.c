@@ -45,7 +45,8 @@ static void child_redirect(int output_fd)
 	dup2(output_fd, STDERR_FILENO);
 }
 
-static void child_run(char **argv, int barrier_fd, int status_fd, int output_fd, pid_t parent)
+static void child_run(char **argv, char *const *env, int barrier_fd, int status_fd, int output_fd,
+		      pid_t parent)
 {
 	sigset_t none;
 	char byte;
@@ -71,6 +72,8 @@ static void child_run(char **argv, int barrier_fd, int status_fd, int output_fd,
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	signal(SIGPIPE, SIG_DFL);
+	for (; env && *env; env++)
+		putenv(*env);
 	execvp(argv[0], argv);
 	err = errno;
 	if (write(status_fd, &err, sizeof(err)) < 0)
@@ -123,7 +126,7 @@ static struct target *launched(pid_t pid, char **argv, int barrier_fd, int exec_
 	return target;
 }
 
-int target_launch(struct target **out, char **argv, int output_fd)
+int target_launch(struct target **out, char **argv, int output_fd, char *const *env)
 {
 	int barrier[2], status[2], err;
 	pid_t pid, parent = getpid();
@@ -146,7 +149,7 @@ int target_launch(struct target **out, char **argv, int output_fd)
 	if (pid == 0) {
 		close(barrier[1]);
 		close(status[0]);
-		child_run(argv, barrier[0], status[1], output_fd, parent);
+		child_run(argv, env, barrier[0], status[1], output_fd, parent);
 	}
 	close(barrier[0]);
 	close(status[1]);

@@ -334,8 +334,8 @@ static void draw_numbers(const struct tui_screen *s, int y, double a, double b, 
 	struct view_cells c;
 
 	view_cells(&c, a, b, n);
-	if (s->shown && snapshot_timed(s->shown))
-		view_seconds_cell(&c, n);
+	if (s->shown)
+		view_count_cell(&c, s->shown, n);
 	if (delta)
 		view_delta_cells(&c, delta[0], delta[1]);
 	for (int i = 0; i < (delta ? VIEW_NCELLS_DIFF : VIEW_NCELLS); i++) {
@@ -348,10 +348,10 @@ static void draw_numbers(const struct tui_screen *s, int y, double a, double b, 
 	}
 }
 
-/* What the count column counts: samples, or seconds (the timed modes). */
+/* What the count column counts: samples, seconds (the timed modes), bytes or objects. */
 static const char *count_heading(const struct tui_screen *s)
 {
-	return s->shown && snapshot_timed(s->shown) ? "SECONDS" : "SAMPLES";
+	return s->shown ? snapshot_unit(s->shown) : "SAMPLES";
 }
 
 /* The function's name, and against a baseline its mark when it has samples on one side only. */

@@ -162,6 +162,24 @@ void xgrow(void **array, size_t *capacity, size_t needed, size_t elem_size)
 	*capacity = cap;
 }
 
+const char *util_bytes_text(char *out, size_t size, uint64_t bytes)
+{
+	static const char units[] = "KMGTPE";
+	double v = (double)bytes;
+	int u = -1;
+
+	if (bytes < 1024) {
+		snprintf(out, size, "%lluB", (unsigned long long)bytes);
+		return out;
+	}
+	while (v >= 1023.95 && u < 5) {
+		v /= 1024;
+		u++;
+	}
+	snprintf(out, size, v < 99.95 ? "%.1f%c" : "%.0f%c", v, units[u]);
+	return out;
+}
+
 char *xstrdup(const char *s)
 {
 	return check(strdup(s), strlen(s) + 1);

@@ -121,6 +121,20 @@ void view_seconds_cell(struct view_cells *c, uint64_t microseconds)
 	snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8.3f  ", (double)microseconds / 1e6);
 }
 
+void view_count_cell(struct view_cells *c, const struct snapshot *s, uint64_t count)
+{
+	char bytes[16];
+
+	if (snapshot_timed(s))
+		view_seconds_cell(c, count);
+	else if (snapshot_bytes(s))
+		snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8s  ",
+			 util_bytes_text(bytes, sizeof(bytes), count));
+	else
+		snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8llu  ",
+			 (unsigned long long)count);
+}
+
 /* A change as "%+7.2f ", where what rounds to nothing is +0.00, never -0.00. */
 static void delta_cell(char *text, size_t size, double delta)
 {

@@ -12,7 +12,11 @@ struct counters {
 	uint64_t dropped;   /* lost by the kernel (PERF_RECORD_LOST): its ring was full */
 	uint64_t throttled; /* times the kernel throttled the event (PERF_RECORD_THROTTLE) */
 	uint64_t truncated; /* samples whose stack could not be unwound to its start */
-	uint64_t switches;  /* of the samples, the context switches' (every mode but cpu) */
+	uint64_t switches;  /* of the samples, the context switches' (offcpu, runnable, wall) */
+	/* The allocation modes: samples are the sampled allocations and frees; overflow counts the
+	 * records the library dropped too (the ring it writes was full). */
+	uint64_t allocated; /* bytes allocated so far (the estimate) */
+	uint64_t in_use;    /* bytes in use now (the estimate) */
 };
 
 #endif

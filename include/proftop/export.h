@@ -39,6 +39,11 @@ struct export_options {
 	const char *base;         /* $PROFTOP_OUT_FILE: where numbered saves start; NULL: default */
 };
 
+/* Why an allocation mode's snapshot is not written as tmon.out. */
+#define EXPORT_TMON_NO_ALLOCATIONS \
+	"tmon.out carries time only (Devel::DProf's ticks), not bytes: save an allocation " \
+	"profile as pprof (-f pprof, *.pb.gz), callgrind or folded"
+
 /* "tmon", "callgrind", "folded" or "pprof". Returns 0 or -EINVAL. */
 int export_format_parse(const char *name, enum export_format *format);
 const char *export_format_name(enum export_format format);
@@ -66,7 +71,8 @@ int export_write(const struct snapshot *snapshot, const struct snapshot *baselin
 
 /* A snapshot on demand (the TUI's `s` key, SIGUSR1): to the -o file, replacing it, when one was
  * given (not "-"); otherwise to the first free name of base, base.1, base.2, ... (base is
- * options->base or the format's default name, tmon.out for tmon), never replacing a file. options
+ * options->base or the format's default name, tmon.out for tmon; with neither -f nor a base
+ * the format is tmon, or pprof for an allocation profile), never replacing a file. options
  * may be NULL for the defaults; baseline as for export_write(). Returns 0 with *message "saved FILE", or -errno with the error;
  * *message is malloc'd either way. */
 int export_save(const struct snapshot *snapshot, const struct snapshot *baseline,

@@ -75,6 +75,9 @@ void profile_add_sites(struct profile *profile, pid_t pid, pid_t tid, const uint
  * wait's microseconds), in the history's current second as one. */
 void profile_add_n(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
 		   size_t depth, uint64_t count);
+/* Forget every sample: nodes, counts, the history's; functions, sites and threads stay, with
+ * their ids (a profile made again from what still holds, the allocation modes' in-use). */
+void profile_reset(struct profile *profile);
 /* Samples added so far. */
 uint64_t profile_samples(const struct profile *profile);
 

@@ -22,22 +22,32 @@ enum callgraph_mode {
 	CALLGRAPH_DWARF, /* registers + a copy of the user stack, unwound by us */
 };
 
-/* What a profile measures (--mode). CPU is sampled alone; any other mode samples the CPU and
- * every context switch, so that all four profiles are kept and can be shown in turn. */
+/* What a profile measures (--mode). CPU is sampled alone; offcpu, runnable and wall sample the
+ * CPU and every context switch, so that those four profiles are kept and can be shown in turn.
+ * The allocation modes are another kind of run: the command's allocations, sampled by a library
+ * preloaded into it (allocrec.h), counted in four profiles too. */
 enum sample_mode {
 	SAMPLE_MODE_CPU,        /* cpu-clock, freq times a second of each thread's CPU time */
 	SAMPLE_MODE_OFFCPU,     /* the time switched out and blocked, on the stack it blocked at */
 	SAMPLE_MODE_RUNNABLE,   /* the time switched out while runnable (preempted) */
 	SAMPLE_MODE_WALL,       /* all three: each thread's rows add up to its lifetime */
+	SAMPLE_MODE_ALLOC,      /* bytes allocated, on the stack that allocated them */
+	SAMPLE_MODE_INUSE,      /* bytes allocated and not freed yet: at the end, the leaks */
+	SAMPLE_MODE_ALLOC_OBJECTS, /* the same two in blocks, not bytes */
+	SAMPLE_MODE_INUSE_OBJECTS,
 	SAMPLE_NMODES
 };
 
-/* "cpu", "offcpu", "runnable", "wall". */
+/* "cpu", "offcpu", "runnable", "wall", "alloc", "inuse", "alloc-objects", "inuse-objects". */
 const char *sample_mode_name(enum sample_mode mode);
 /* The mode named name into *mode; false (and *mode untouched) for any other string. */
 bool sample_mode_parse(const char *name, enum sample_mode *mode);
-/* Whether a run in mode samples the context switches (every mode but cpu). */
+/* Whether a run in mode samples the context switches (offcpu, runnable, wall). */
 bool sample_mode_switches(enum sample_mode mode);
+/* Whether mode counts allocations (alloc, inuse and their objects): no perf samples. */
+bool sample_mode_allocations(enum sample_mode mode);
+/* The modes a run started in mode keeps, in the order `m` shows them: [first, first + *count). */
+enum sample_mode sample_mode_family(enum sample_mode mode, size_t *count);
 
 struct sample_config {
 	unsigned freq;          /* samples per second per thread */
@@ -46,6 +56,7 @@ struct sample_config {
 	uint32_t stack_size;    /* bytes of user stack copied per sample (dwarf) */
 	enum sample_mode mode;
 	unsigned switch_period; /* one switch in this many is sampled (0 or 1: every one) */
+	uint64_t alloc_rate;    /* allocation modes: a sample every this many bytes on average */
 };
 
 /* Fill attr for the cpu-clock software event. The period is set in nanoseconds of task clock
@@ -53,6 +64,9 @@ struct sample_config {
  * (frequency mode starts with a guessed period and adjusts, which skews short runs). */
 void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *config);
 uint64_t sample_period_ns(unsigned freq);
+/* Fill attr for the allocation modes' event: a dummy software event that samples nothing, for
+ * the records that follow the command's address spaces, threads and execs. */
+void sample_dummy_attr_init(struct perf_event_attr *attr, const struct sample_config *config);
 /* Fill attr for the off-CPU mode's event: the context-switches software event sampled at every
  * switch out of a thread, or one in config->switch_period (with the same stack copy as CPU
  * samples), and PERF_RECORD_SWITCH records

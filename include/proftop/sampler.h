@@ -42,7 +42,8 @@ void sampler_counters(const struct sampler *sampler, struct counters *out);
  * in effect. Safe from any thread. */
 unsigned sampler_set_freq(struct sampler *sampler, unsigned freq);
 /* Whether sampler_set_freq() is not to be used: the context switches are sampled too, and no
- * CPU sample may be thinned out (they are weighed as time against the switches'). */
+ * CPU sample may be thinned out (they are weighed as time against the switches'); or the run
+ * counts allocations and samples no CPU. */
 bool sampler_freq_fixed(const struct sampler *sampler);
 unsigned sampler_freq(const struct sampler *sampler);
 

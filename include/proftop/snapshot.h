@@ -39,6 +39,7 @@ struct strpool;
 #define SNAPSHOT_ROOT_FUNC 0u
 #define SNAPSHOT_OFFCPU_FREQ 1000000u /* the freq of the modes that count microseconds */
 #define SNAPSHOT_NO_NODE UINT32_MAX
+#define SNAPSHOT_NCOMPANIONS (SAMPLE_NMODES - SAMPLE_MODE_ALLOC)
 
 struct snapshot_func {
 	/* The function; "module+0xoffset" when it has no symbol; "name (inlined)" for an inlined one. */
@@ -119,9 +120,11 @@ struct snapshot {
 	uint64_t elapsed_ns;
 	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
 	char fetching[80];         /* the module whose debug file debuginfod is asked for; "" */
-	/* What the counts measure. Every mode but cpu counts microseconds (blocked, runnable, or
-	 * both and the CPU's), not samples; freq is then SNAPSHOT_OFFCPU_FREQ, so that count / freq
-	 * is seconds either way (snapshot_timed()). */
+	/* What the counts measure. offcpu, runnable and wall count microseconds (blocked, runnable,
+	 * or both and the CPU's), not samples; freq is then SNAPSHOT_OFFCPU_FREQ, so that
+	 * count / freq is seconds either way (snapshot_timed()). The allocation modes count bytes or
+	 * objects (estimated from the sampled ones: snapshot_allocations()); freq is then the mean
+	 * bytes between samples (--alloc-rate). */
 	enum sample_mode mode;
 	unsigned freq;
 	uint64_t window_ns;        /* a window of the last seconds: its length; else 0 */
@@ -150,7 +153,15 @@ struct snapshot {
 	const struct snapshot_node_site *node_sites;
 	const uint32_t *node_site_first; /* per node: its first entry; may be NULL when there is none */
 	struct strpool *strings;   /* a reference: every name and comm above lives there */
+	/* An allocation run's cumulative snapshot: the run's other allocation profiles made with it
+	 * (index: mode - SAMPLE_MODE_ALLOC; its own and those of other snapshots NULL), each a
+	 * reference, their function ids the same. Exports write all four; the Top view shows the
+	 * objects beside the bytes. */
+	struct snapshot *companions[SNAPSHOT_NCOMPANIONS];
 };
+
+/* The snapshot of mode that s is or came with (NULL: none). */
+const struct snapshot *snapshot_companion(const struct snapshot *s, enum sample_mode mode);
 
 /* An empty snapshot with one reference, owning one reference to strings: its maker fills in the
  * arrays (malloc'd; the last unref frees them). */
@@ -164,6 +175,13 @@ void snapshot_unref(struct snapshot *snapshot);
  * the CPU time (as user time), so that shares of it add up to 100%. */
 /* Whether the counts are microseconds (every mode but cpu), not samples. */
 bool snapshot_timed(const struct snapshot *snapshot);
+/* Whether the counts are allocations (the allocation modes): bytes, or objects (blocks). */
+bool snapshot_allocations(const struct snapshot *snapshot);
+bool snapshot_bytes(const struct snapshot *snapshot);
+/* What an allocation mode counts ("bytes allocated", "bytes in use (...)"); NULL for the others. */
+const char *snapshot_alloc_measured(enum sample_mode mode);
+/* The counts' column heading: "SAMPLES", "SECONDS", "BYTES" or "OBJECTS". */
+const char *snapshot_unit(const struct snapshot *snapshot);
 /* What 100% is in a timed mode, for headers ("blocked", "preempted", "thread time"); NULL in
  * cpu mode. */
 const char *snapshot_time_measured(const struct snapshot *snapshot);

@@ -15,9 +15,10 @@
 struct target;
 
 /* Fork the command; the child waits on the barrier. With output_fd >= 0 the command's standard
- * output and error go there and its input is /dev/null (the screen owns the terminal).
+ * output and error go there and its input is /dev/null (the screen owns the terminal). env
+ * (NULL-terminated "NAME=value" strings; NULL: none) is added to its environment.
  * Returns 0 or -errno. */
-int target_launch(struct target **out, char **argv, int output_fd);
+int target_launch(struct target **out, char **argv, int output_fd, char *const *env);
 /* Release the barrier. Returns 0 when the command runs, or the (positive) errno of its failed
  * exec, in which case the child has already been reaped. */
 int target_start(struct target *target);

@@ -21,6 +21,9 @@ void *xrealloc(void *ptr, size_t size);
 /* Grow *array (of *capacity elements of elem_size) so that it holds at least needed elements. */
 void xgrow(void **array, size_t *capacity, size_t needed, size_t elem_size);
 char *xstrdup(const char *s);
+/* bytes as people read them, at most 7 characters: "512B", "12.3K", "1.5G" (powers of 1024).
+ * Returns out. */
+const char *util_bytes_text(char *out, size_t size, uint64_t bytes);
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Called once by fatal() before it prints, on the calling thread; NULL clears it. */

@@ -75,6 +75,9 @@ struct view_cells {
 void view_cells(struct view_cells *cells, double first_pct, double second_pct, uint64_t count);
 /* The count cell as seconds (an off-CPU profile's microseconds), "%8.3f  ". */
 void view_seconds_cell(struct view_cells *cells, uint64_t microseconds);
+/* The count cell as the snapshot's unit reads (snapshot_unit()): samples and objects as they
+ * are, microseconds as seconds, bytes with a K, M, G or T (powers of 1024). */
+void view_count_cell(struct view_cells *cells, const struct snapshot *snapshot, uint64_t count);
 /* Its change cells: now's percentages minus the baseline's, in points. */
 void view_delta_cells(struct view_cells *cells, double first_delta, double second_delta);
 /* The column headings over them, right-aligned as the numbers are (a heading may hold UTF-8:

@@ -4,18 +4,22 @@
  * them (interned by the collector meanwhile) and drop them, sometimes last; in a run that keeps
  * every mode's profile they also change the mode shown. make tsan runs this under
  * ThreadSanitizer. And the modes' accounting, record by record: CPU samples, blocked and
- * preempted switches, in their profiles and in the wall clock's. */
+ * preempted switches, in their profiles and in the wall clock's; and an allocation run's records,
+ * from the shared ring the preloaded library writes, in its four profiles. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "proftop/allocrec.h"
 #include "proftop/collector.h"
 #include "proftop/ring.h"
+#include "proftop/shmring.h"
 #include "proftop/util.h"
 
 #include <linux/perf_event.h>
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
@@ -162,7 +166,8 @@ static void *reader(void *arg)
 		struct snapshot *s;
 
 		if (h->flip_modes)
-			assert_true(collector_show(h->collector, (enum sample_mode)(n % SAMPLE_NMODES)));
+			assert_true(collector_show(h->collector,
+						 (enum sample_mode)(n % (SAMPLE_MODE_WALL + 1))));
 		s = collector_snapshot(h->collector);
 		read_all(s);
 		/* Hold one a while so the collector's later publications drop theirs first and
@@ -355,6 +360,93 @@ static void cpu_run_has_no_other_modes(void **state)
 	ring_destroy(ring);
 }
 
+static const struct sample_config alloc_config = { 999, false, CALLGRAPH_NONE, 0, SAMPLE_MODE_ALLOC,
+						   1, 65536 };
+
+static void push_alloc(void *ring, uint32_t kind, uint64_t addr, uint64_t size, uint64_t ip,
+		       uint32_t nframes)
+{
+	uint64_t pos;
+	struct allocrec *a = shmring_reserve(ring, &pos);
+
+	assert_non_null(a);
+	memset(a, 0, sizeof(*a));
+	*a = (struct allocrec){ kind, nframes, (uint32_t)getpid(), (uint32_t)getpid(), addr, size,
+				util_now_ns(), { 0 } };
+	/* Return addresses: the byte after a call in the function. */
+	for (uint32_t i = 0; i < nframes && i < ALLOCREC_MAX_FRAMES; i++)
+		a->frames[i] = ip + 1;
+	shmring_publish(ring, pos);
+}
+
+static uint64_t total_of(const struct snapshot *s)
+{
+	return s->nodes[s->merged_root].total;
+}
+
+/* Sampled allocations in two functions, some freed, one whose free cannot be told, and records
+ * a target could forge: the four profiles count what they should, the in-use ones only the
+ * blocks not freed, and every function has one id in all four. */
+static void allocations_add_up(void **state)
+{
+	uint32_t slot = (sizeof(struct allocrec) + 7) & ~7u;
+	size_t bytes = shmring_bytes(64, slot);
+	void *ring = aligned_alloc(64, bytes);
+	struct ring *perf = ring_create(1 << 16);
+	uint64_t one = (uint64_t)(uintptr_t)leaf_one, two = (uint64_t)(uintptr_t)leaf_two;
+	struct snapshot *alloc, *inuse, *objects;
+	double per_big = 1048576 * allocrec_scale(1048576, 65536);
+	struct collector *c;
+
+	(void)state;
+	assert_int_equal(shmring_init(ring, bytes, 64, slot), 0);
+	assert_int_equal(collector_new(&c, perf, NULL, &alloc_config, NULL), 0);
+	collector_set_alloc_ring(c, ring, 64, slot);
+	for (int i = 0; i < 10; i++) /* 10 MiB from leaf_one, 3 of them freed */
+		push_alloc(ring, ALLOCREC_ALLOC, 0x10000 + (uint64_t)i * 16, 1048576, one, 1);
+	for (int i = 0; i < 3; i++)
+		push_alloc(ring, ALLOCREC_FREE, 0x10000 + (uint64_t)i * 16, 0, 0, 0);
+	push_alloc(ring, ALLOCREC_UNTRACKED, 0x20000, 1048576, two, 2); /* allocated, never in use */
+	push_alloc(ring, ALLOCREC_FREE, 0x999990, 0, 0, 0);   /* a block never sampled */
+	push_alloc(ring, 77, 0x30000, 1048576, two, 1);       /* no such kind */
+	push_alloc(ring, ALLOCREC_ALLOC, 0x30000, 1048576, two, ALLOCREC_MAX_FRAMES + 1);
+	push_alloc(ring, ALLOCREC_ALLOC, 0, 1048576, two, 1); /* no address */
+	collector_finish(c);
+
+	assert_true(collector_show(c, SAMPLE_MODE_INUSE));
+	inuse = collector_snapshot(c);
+	assert_true(collector_show(c, SAMPLE_MODE_ALLOC_OBJECTS));
+	objects = collector_snapshot(c);
+	assert_true(collector_show(c, SAMPLE_MODE_ALLOC));
+	alloc = collector_snapshot(c);
+	assert_false(collector_show(c, SAMPLE_MODE_CPU));
+	assert_int_equal(alloc->mode, SAMPLE_MODE_ALLOC);
+	assert_true(snapshot_bytes(alloc) && !snapshot_timed(alloc));
+	assert_string_equal(snapshot_unit(objects), "OBJECTS");
+	assert_true(fabs((double)self_of(alloc, "leaf_one") - 10 * per_big) < 10);
+	assert_true(fabs((double)self_of(alloc, "leaf_two") - per_big) < 2);
+	assert_true(fabs((double)self_of(inuse, "leaf_one") - 7 * per_big) < 10);
+	assert_int_equal(self_of(inuse, "leaf_two"), 0);
+	assert_int_equal(total_of(inuse), inuse->counters.in_use);
+	assert_int_equal(total_of(alloc), alloc->counters.allocated);
+	assert_int_equal(self_of(objects, "leaf_one") + self_of(objects, "leaf_two"), 11);
+	/* Companions: the other three, with the same function ids. */
+	for (enum sample_mode m = SAMPLE_MODE_ALLOC; m < SAMPLE_NMODES; m++) {
+		const struct snapshot *other = snapshot_companion(alloc, m);
+
+		assert_non_null(other);
+		assert_int_equal(other->mode, m);
+		for (size_t f = 0; f < alloc->nfuncs && f < other->nfuncs; f++)
+			assert_string_equal(alloc->funcs[f].name, other->funcs[f].name);
+	}
+	snapshot_unref(alloc);
+	snapshot_unref(inuse);
+	snapshot_unref(objects);
+	collector_free(c);
+	ring_destroy(perf);
+	free(ring);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -362,6 +454,7 @@ int main(void)
 		cmocka_unit_test(ring_to_readers_changing_modes),
 		cmocka_unit_test(modes_add_up),
 		cmocka_unit_test(cpu_run_has_no_other_modes),
+		cmocka_unit_test(allocations_add_up),
 		cmocka_unit_test(long_wait_shows_while_it_lasts),
 	};
 

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "proftop/export.h"
 #include "proftop/options.h"
 #include "proftop/util.h"
 
@@ -319,7 +320,10 @@ static void command_line_errors(void **state)
 		  "invalid stack size (a multiple of 8 from 64 to 65000 bytes): '12'" },
 		{ "-o", "", "invalid output file '': give a file name, or - for standard output" },
 		{ "--input", "", "invalid input file '': give a file name, or - for standard input" },
-		{ "--mode", "idle", "invalid mode (cpu, offcpu, runnable or wall): 'idle'" },
+		{ "--mode", "idle", "invalid mode (cpu, offcpu, runnable, wall, alloc, inuse, "
+				    "alloc-objects or inuse-objects): 'idle'" },
+		{ "--alloc-rate", "0", "invalid allocation sampling rate (1 byte to 1G): '0'" },
+		{ "--alloc-rate", "2G", "invalid allocation sampling rate (1 byte to 1G): '2G'" },
 		{ "--switch-period", "0", "invalid switch period (1 to 1000000): '0'" },
 		{ "--baseline", "", "invalid baseline file '': give the file name of a saved tmon.out" },
 	};
@@ -337,6 +341,16 @@ static void command_line_errors(void **state)
 			   "says where the thread waited");
 	expect_usage_error(3, period_alone, NULL, "--switch-period thins out context switches: it "
 			   "needs --mode offcpu, runnable or wall");
+	char *rate_alone[] = { "proftop", "--alloc-rate=1M", "cmd", NULL };
+	char *alloc_pid[] = { "proftop", "--mode=alloc", "-p", "1", NULL };
+	char *alloc_tmon[] = { "proftop", "--mode=inuse", "-o", "leaks.out", "cmd", NULL };
+
+	expect_usage_error(3, rate_alone, NULL, "--alloc-rate sets how often allocations are "
+			   "sampled: it needs --mode alloc");
+	expect_usage_error(4, alloc_pid, NULL, "--mode alloc sees allocations through a library "
+			   "preloaded into the command proftop starts: a running process (-p) cannot "
+			   "have it loaded; start the program under proftop");
+	expect_usage_error(5, alloc_tmon, NULL, EXPORT_TMON_NO_ALLOCATIONS);
 }
 
 /* --- $PROFTOP --------------------------------------------------------------------------------- */
@@ -512,6 +526,7 @@ static bool same_options(const struct options *a, const struct options *b)
 
 	return a->sample.freq == b->sample.freq && a->sample.kernel == b->sample.kernel &&
 	       a->sample.mode == b->sample.mode && a->sample.switch_period == b->sample.switch_period &&
+	       a->sample.alloc_rate == b->sample.alloc_rate &&
 	       a->sample.callgraph == b->sample.callgraph &&
 	       a->sample.stack_size == b->sample.stack_size && a->run.duration == b->run.duration &&
 	       a->run.interval == b->run.interval && same_string(ea->output, eb->output) &&
@@ -533,7 +548,8 @@ static bool same_options(const struct options *a, const struct options *b)
  * does exactly what --name=value does, and something other than the default. */
 static const char *const samples[][2] = {
 	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
-	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },    { "stack-size", "4096" },
+	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },
+	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
 	{ "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
 	{ "history", "120" },
@@ -549,15 +565,20 @@ static const char *const samples[][2] = {
 static void env_same_as_command_line(const char *name, const char *value)
 {
 	/* pid and input are targets of their own; the others need one. --switch-period needs the
-	 * off-CPU mode, on both sides and in the defaults compared with. */
+	 * off-CPU mode, --alloc-rate the allocation one, on both sides and in the defaults compared
+	 * with. */
 	bool target = strcmp(name, "pid") && strcmp(name, "input");
-	bool offcpu = !strcmp(name, "switch-period");
+	const char *mode = !strcmp(name, "switch-period") ? "offcpu"
+			   : !strcmp(name, "alloc-rate") ? "alloc" : NULL;
+	bool offcpu = mode != NULL;
+	char *mode_arg = xasprintf("--mode=%s", mode ? mode : "");
+	char *mode_env = xasprintf("mode=%s:", mode ? mode : "");
 	char *cli = value ? xasprintf("--%s=%s", name, value) : xasprintf("--%s", name);
-	char *env = value ? xasprintf("%s%s=%s", offcpu ? "mode=offcpu:" : "", name, value)
+	char *env = value ? xasprintf("%s%s=%s", offcpu ? mode_env : "", name, value)
 			  : xasprintf("%s", name);
-	char *argv_cli[] = { "proftop", cli, offcpu ? "--mode=offcpu" : "./prog", "./prog", NULL };
+	char *argv_cli[] = { "proftop", cli, offcpu ? mode_arg : "./prog", "./prog", NULL };
 	char *argv_env[] = { "proftop", "./prog", NULL };
-	char *argv_default[] = { "proftop", offcpu ? "--mode=offcpu" : "./prog", "./prog", NULL };
+	char *argv_default[] = { "proftop", offcpu ? mode_arg : "./prog", "./prog", NULL };
 	struct options by_cli, by_env, defaults;
 	char *msg;
 
@@ -572,6 +593,8 @@ static void env_same_as_command_line(const char *name, const char *value)
 	options_free(&defaults);
 	free(cli);
 	free(env);
+	free(mode_arg);
+	free(mode_env);
 }
 
 /* --max-memory: bytes with K, M or G, 0 for no limit; too small, too big or malformed is an
