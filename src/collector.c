@@ -49,6 +49,10 @@
 /* A wait still going on is counted up to this long ago (count_waiting_so_far()): records take
  * tens of milliseconds from the kernel to the collector. */
 #define WAIT_LAG_NS 200000000ull
+/* An allocation record waits this long before it counts: the mmap, fork and exec records of the
+ * address space it is in come through the sampler, which reads the kernel's rings every 20 ms;
+ * a new process's stacks would be unknown addresses before them. */
+#define ALLOC_LAG_NS 100000000ull
 
 /* Resolved frames: (pid, address) -> its chain of (function, site): the function the address
  * is in, preceded by the functions inlined there, innermost first. Unwinding a deep stack
@@ -145,6 +149,8 @@ struct collector {
 	struct heap heap;
 	double objects_carry;      /* the fraction of an object the rounding left over */
 	uint64_t alloc_records, alloc_bad, alloc_untracked;
+	struct allocrec *queue;    /* records read, waiting ALLOC_LAG_NS: a circular buffer */
+	size_t queue_head, nqueued, queue_cap;
 	uint64_t (*inuse_seconds)[2];
 	size_t ninuse_seconds, inuse_seconds_cap;
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
@@ -735,6 +741,12 @@ static void handle_alloc(struct collector *c, const struct allocrec *a)
 
 static void handle_allocrec(struct collector *c, const struct allocrec *a, uint64_t now_ns)
 {
+	/* Counted in the second it was made (the target's clock is ours, CLOCK_MONOTONIC; a time
+	 * out of the run is taken as now). */
+	uint64_t at = a->time_ns >= c->start_ns && a->time_ns <= now_ns ? a->time_ns : now_ns;
+
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_set_time(c->profiles[m], at);
 	c->alloc_records++;
 	switch (a->kind) {
 	case ALLOCREC_ALLOC:
@@ -752,29 +764,42 @@ static void handle_allocrec(struct collector *c, const struct allocrec *a, uint6
 	note_inuse(c, now_ns);
 }
 
-/* Consume what the allocation ring holds now; returns true if anything was there. */
-static bool drain_allocs(struct collector *c)
+/* Consume what the allocation ring holds now: into the queue, and from it the records older
+ * than ALLOC_LAG_NS (all of them once profiling ended, with the sampler's records all in). */
+static void drain_allocs(struct collector *c, bool all)
 {
 	const struct allocrec *a;
-	bool any = false;
 	uint64_t now = util_now_ns();
 
 	if (!c->alloc_ring)
-		return false;
+		return;
 	while ((a = shmring_peek(&c->alloc_reader, now))) {
-		struct allocrec copy;
+		if (c->nqueued == c->queue_cap) { /* full: grow, oldest first */
+			size_t cap = c->queue_cap ? c->queue_cap * 2 : 1024;
+			struct allocrec *bigger = xmalloc(cap * sizeof(*bigger));
 
-		/* Copied out first: the target can write the slot while it is read. */
-		memcpy(&copy, a, sizeof(copy));
+			for (size_t i = 0; i < c->nqueued; i++)
+				bigger[i] = c->queue[(c->queue_head + i) % c->queue_cap];
+			free(c->queue);
+			c->queue = bigger;
+			c->queue_head = 0;
+			c->queue_cap = cap;
+		}
+		/* Copied out at once: the target can write the slot while it is read. */
+		memcpy(&c->queue[(c->queue_head + c->nqueued++) % c->queue_cap], a, sizeof(*a));
 		shmring_release(&c->alloc_reader);
-		handle_allocrec(c, &copy, now);
-		any = true;
-		now = util_now_ns();
-		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
-			profile_set_time(c->profiles[m], now);
+	}
+	while (c->nqueued) {
+		struct allocrec *next = &c->queue[c->queue_head];
+
+		/* A time in the future is the target's word only: taken as now. */
+		if (!all && next->time_ns < now && now - next->time_ns < ALLOC_LAG_NS)
+			break;
+		handle_allocrec(c, next, now);
+		c->queue_head = (c->queue_head + 1) % c->queue_cap;
+		c->nqueued--;
 	}
 	note_inuse(c, now);
-	return any;
 }
 
 /* The in-use profiles made again from the blocks in use now. */
@@ -1044,7 +1069,7 @@ static void *collector_main(void *arg)
 			/* nothing signalled: the poll timed out */
 		}
 		drain(c);
-		drain_allocs(c);
+		drain_allocs(c, false);
 		take_fetched(c);
 		forget_exited(c, util_now_ns());
 		if (publish_requested(c))
@@ -1092,7 +1117,7 @@ void collector_finish(struct collector *c)
 		pthread_mutex_unlock(&c->publish_lock);
 	}
 	drain(c);
-	drain_allocs(c);
+	drain_allocs(c, true);
 	if (!c->end_ns) {
 		c->end_ns = util_now_ns();
 		if (c->profiles[SAMPLE_MODE_OFFCPU])
@@ -1202,6 +1227,7 @@ void collector_free(struct collector *c)
 	free(c->free_waiting);
 	idmap_free(&c->waiting_of);
 	heap_free(&c->heap);
+	free(c->queue);
 	free(c->inuse_seconds);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);

@@ -229,6 +229,13 @@ static void write_header(FILE *out, const struct snapshot *s, const struct expor
 			     "events: %s\nsummary: %llu\n\n",
 			event, sample_mode_name(s->mode), snapshot_time_measured(s), event,
 			(unsigned long long)s->nodes[scope->root].total);
+	} else if (snapshot_allocations(s)) { /* "Bytes : alloc: bytes allocated" */
+		const char *event = snapshot_bytes(s) ? "Bytes" : "Objects";
+
+		fprintf(out, "positions: line\nevent: %s : %s: %s (sampled every %u bytes)\n"
+			     "events: %s\nsummary: %llu\n\n",
+			event, sample_mode_name(s->mode), snapshot_alloc_measured(s->mode), s->freq,
+			event, (unsigned long long)s->nodes[scope->root].total);
 	} else {
 		fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"
 			     "summary: %llu\n\n",

@@ -7,7 +7,11 @@
  * gzip deflate: memory stays proportional to the largest single record, not to the file.
  *
  * Layout: two sample types, samples/count and cpu/nanoseconds (count x the sampling period); in
- * the timed modes, microseconds/count and MODE/nanoseconds (offcpu, runnable or wall).
+ * the timed modes, microseconds/count and MODE/nanoseconds (offcpu, runnable or wall). An
+ * allocation profile has the four of Go's heap profiles, alloc_objects/count, alloc_space/bytes,
+ * inuse_objects/count and inuse_space/bytes, from the snapshot and its companions (each
+ * snapshot's samples carry its own value, the others 0: pprof adds samples of one stack up), and
+ * the one shown is the default sample type.
  * Samples are labelled with the thread's pid, tid and name; the merged scope emits every thread's
  * tree, so tools can still split by thread.
  *
@@ -55,7 +59,7 @@ enum { WIRE_VARINT = 0, WIRE_BYTES = 2 };
 enum {
 	PPROF_SAMPLE_TYPE = 1, PPROF_SAMPLE = 2, PPROF_MAPPING = 3, PPROF_LOCATION = 4,
 	PPROF_FUNCTION = 5, PPROF_STRING_TABLE = 6, PPROF_DURATION_NANOS = 10,
-	PPROF_PERIOD_TYPE = 11, PPROF_PERIOD = 12, PPROF_COMMENT = 13,
+	PPROF_PERIOD_TYPE = 11, PPROF_PERIOD = 12, PPROF_COMMENT = 13, PPROF_DEFAULT_SAMPLE_TYPE = 14,
 };
 
 struct pb {
@@ -206,6 +210,21 @@ struct pprof {
 	bool *leaf;                 /* per site: a leaf Location */
 	struct idmap site_index;    /* hash of site_key → site (verified on lookup) */
 	uint64_t profiled_since;    /* CLOCK_REALTIME ns when profiling began */
+	/* An allocation profile's snapshots, in heap_types' order (NULL: none); which one's samples
+	 * are written now. */
+	const struct snapshot *parts[SNAPSHOT_NCOMPANIONS];
+	size_t part;
+};
+
+/* Go's heap profile: its sample types in its order, and the mode of each. */
+static const struct {
+	const char *type, *unit;
+	enum sample_mode mode;
+} heap_types[SNAPSHOT_NCOMPANIONS] = {
+	{ "alloc_objects", "count", SAMPLE_MODE_ALLOC_OBJECTS },
+	{ "alloc_space", "bytes", SAMPLE_MODE_ALLOC },
+	{ "inuse_objects", "count", SAMPLE_MODE_INUSE_OBJECTS },
+	{ "inuse_space", "bytes", SAMPLE_MODE_INUSE },
 };
 
 static uint64_t str_index(struct pprof *p, const char *s)
@@ -414,10 +433,16 @@ static void label(struct pb *msg, struct pb *tmp, struct pprof *p, const char *k
 static void sample(struct gz *g, struct pprof *p, const struct tree *t, const uint64_t *stack,
 		   size_t depth, uint64_t count, uint64_t period, struct pb *msg, struct pb *tmp)
 {
-	uint64_t values[2] = { count, count * period };
+	uint64_t values[SNAPSHOT_NCOMPANIONS] = { count, count * period };
 
 	pb_packed(msg, 1, stack, depth);
-	pb_packed(msg, 2, values, 2);
+	if (snapshot_allocations(p->s)) {
+		memset(values, 0, sizeof(values));
+		values[p->part] = count;
+		pb_packed(msg, 2, values, SNAPSHOT_NCOMPANIONS);
+	} else {
+		pb_packed(msg, 2, values, 2);
+	}
 	if (t->thread && t->thread->tid) {
 		label(msg, tmp, p, "pid", NULL, (uint64_t)t->thread->pid);
 		label(msg, tmp, p, "tid", NULL, (uint64_t)t->thread->tid);
@@ -651,32 +676,77 @@ static char *counters_comment(const struct snapshot *s)
 			 (unsigned long long)c->throttled, (unsigned long long)c->truncated);
 }
 
+/* An allocation profile's samples: each part's trees (the merged scope: every thread's), with
+ * its value in its place. */
+static void heap_samples(struct gz *g, struct pprof *p, const struct tree *trees, size_t ntrees,
+			 struct pb *msg, struct pb *tmp)
+{
+	const struct snapshot *s = p->s;
+
+	for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS && !g->err; k++) {
+		const struct snapshot *part = p->parts[k];
+		struct export_scope merged;
+		struct tree *mine;
+		size_t n;
+
+		if (!part)
+			continue;
+		p->s = part;
+		p->part = k;
+		if (part == s) {
+			for (size_t i = 0; i < ntrees && !g->err; i++)
+				samples_of(g, p, &trees[i], 0, msg, tmp);
+		} else {
+			export_scope_merged(&merged, part);
+			n = trees_of(part, &merged, &mine);
+			for (size_t i = 0; i < n && !g->err; i++)
+				samples_of(g, p, &mine[i], 0, msg, tmp);
+			free(mine);
+		}
+		p->s = s;
+	}
+}
+
 /* The Profile message's fields, in the order Go's writer uses. */
 static void write_profile(struct gz *g, struct pprof *p, const struct tree *trees, size_t ntrees,
 			  const char *comment)
 {
 	const struct snapshot *s = p->s;
-	uint64_t period = s->freq ? (1000000000ull + s->freq / 2) / s->freq : 0;
-	uint64_t real, user, system;
+	bool heap = snapshot_allocations(s);
+	uint64_t period = heap ? s->freq : s->freq ? (1000000000ull + s->freq / 2) / s->freq : 0;
+	uint64_t real, user, system, shown = 0;
 	struct pb msg = { 0 }, tmp = { 0 };
 
 	/* In a timed mode a count is a microsecond: the second type is that time. */
 	const char *time_type = sample_mode_name(s->mode);
 
-	value_type(&msg, p, snapshot_timed(s) ? "microseconds" : "samples", "count");
-	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
-	value_type(&msg, p, time_type, "nanoseconds");
-	gz_record(g, PPROF_SAMPLE_TYPE, &msg);
-	for (size_t i = 0; i < ntrees && !g->err; i++)
-		samples_of(g, p, &trees[i], period, &msg, &tmp);
+	if (heap) {
+		for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS; k++) {
+			value_type(&msg, p, heap_types[k].type, heap_types[k].unit);
+			gz_record(g, PPROF_SAMPLE_TYPE, &msg);
+			if (heap_types[k].mode == s->mode)
+				shown = str_index(p, heap_types[k].type);
+		}
+		heap_samples(g, p, trees, ntrees, &msg, &tmp);
+	} else {
+		value_type(&msg, p, snapshot_timed(s) ? "microseconds" : "samples", "count");
+		gz_record(g, PPROF_SAMPLE_TYPE, &msg);
+		value_type(&msg, p, time_type, "nanoseconds");
+		gz_record(g, PPROF_SAMPLE_TYPE, &msg);
+		for (size_t i = 0; i < ntrees && !g->err; i++)
+			samples_of(g, p, &trees[i], period, &msg, &tmp);
+	}
 	str_index(p, comment);
 	tables(g, p, &msg, &tmp);
 	snapshot_times(s, &real, &user, &system);
 	gz_varint_field(g, PPROF_DURATION_NANOS, real);
-	value_type(&msg, p, time_type, "nanoseconds");
+	/* A heap profile's period is the mean bytes between samples, as Go's says. */
+	value_type(&msg, p, heap ? "space" : time_type, heap ? "bytes" : "nanoseconds");
 	gz_record(g, PPROF_PERIOD_TYPE, &msg);
 	gz_varint_field(g, PPROF_PERIOD, period);
 	gz_varint_field(g, PPROF_COMMENT, str_index(p, comment));
+	if (shown)
+		gz_varint_field(g, PPROF_DEFAULT_SAMPLE_TYPE, shown);
 	free(msg.buf);
 	free(tmp.buf);
 }
@@ -727,6 +797,28 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	use_main(&p);
 	for (size_t i = 0; i < ntrees; i++)
 		use_functions(&p, &trees[i]);
+	/* An allocation profile's other parts (the merged scope only: a thread's file is its own
+	 * snapshot's), their functions numbered as the snapshot's (companions share ids). */
+	for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS && snapshot_allocations(s); k++) {
+		const struct snapshot *part = snapshot_companion(s, heap_types[k].mode);
+
+		if (part && part != s && (scope->thread || part->nfuncs > s->nfuncs))
+			part = NULL;
+		p.parts[k] = part;
+		if (part && part != s) {
+			struct export_scope merged;
+			struct tree *mine;
+			size_t n;
+
+			export_scope_merged(&merged, part);
+			n = trees_of(part, &merged, &mine);
+			p.s = part;
+			for (size_t i = 0; i < n; i++)
+				use_functions(&p, &mine[i]);
+			p.s = s;
+			free(mine);
+		}
+	}
 	g->out = out;
 	/* The fastest level, as Go's runtime/pprof writes its profiles. */
 	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
