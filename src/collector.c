@@ -721,6 +721,11 @@ static void handle_alloc(struct collector *c, const struct allocrec *a)
 		return;
 	}
 	depth = stack_of(c, (pid_t)a->pid, a->frames, nframes, false, false, funcs, sites);
+	/* C++'s operator new is the allocator's caller, not the program's: its caller is. */
+	while (depth > 1 &&
+	       !strncmp(profile_func_name(c->profiles[SAMPLE_MODE_ALLOC], funcs[depth - 1]),
+			"operator new", 12))
+		depth--;
 	scale = allocrec_scale(a->size ? a->size : 1, c->alloc_mean);
 	bytes = (uint64_t)llround((double)(a->size ? a->size : 1) * scale);
 	/* Objects are fractions of a block: carried over, so their sum stays the estimate's. */

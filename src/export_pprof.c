@@ -737,6 +737,7 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 			samples_of(g, p, &trees[i], period, &msg, &tmp);
 	}
 	str_index(p, comment);
+	str_index(p, heap ? "space" : time_type); /* the period's type: strings go out next */
 	tables(g, p, &msg, &tmp);
 	snapshot_times(s, &real, &user, &system);
 	gz_varint_field(g, PPROF_DURATION_NANOS, real);

@@ -474,6 +474,11 @@ size_t profile_name_funcs(struct profile *p, const char *module, const char *pat
 	return renamed;
 }
 
+const char *profile_func_name(const struct profile *p, uint32_t func)
+{
+	return func < p->nfuncs ? p->funcs[func].name : "";
+}
+
 void profile_func_code(struct profile *p, uint32_t func, const char *path, uint64_t start,
 		       uint64_t end)
 {

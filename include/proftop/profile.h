@@ -50,6 +50,8 @@ uint32_t profile_inlined_func(struct profile *profile, const char *module, const
 typedef const char *profile_namer_fn(void *arg, uint64_t addr, uint64_t *end);
 size_t profile_name_funcs(struct profile *profile, const char *module, const char *path,
 			  profile_namer_fn *namer, void *arg);
+/* func's name as snapshots show it. */
+const char *profile_func_name(const struct profile *profile, uint32_t func);
 /* Where func's code is (snapshot_func's path and range): set once, later calls change nothing. */
 void profile_func_code(struct profile *profile, uint32_t func, const char *path, uint64_t start,
 		       uint64_t end);
