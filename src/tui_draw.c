@@ -154,11 +154,21 @@ static void draw_title(struct tui_screen *s, int y)
 	else
 		snprintf(mode, sizeof(mode), s->stretch == TUI_STRETCH_ALL ? "cumulative"
 					     : "stretch (starting)");
-	if (p && snapshot_timed(p)) /* the mode, and what 100% is: "wall: thread time 8.0s" */
+	if (p && snapshot_allocations(p)) { /* "alloc: 1.2G allocated (45M/s), 30M in use" */
+		char all[16], per_s[16], in_use[16];
+
+		snprintf(rate, sizeof(rate), "%s: %s allocated (%s/s), %s in use",
+			 sample_mode_name(p->mode),
+			 util_bytes_text(all, sizeof(all), p->counters.allocated),
+			 util_bytes_text(per_s, sizeof(per_s), (uint64_t)s->rate[6]),
+			 util_bytes_text(in_use, sizeof(in_use), p->counters.in_use));
+	} else if (p && snapshot_timed(p)) { /* the mode, and what 100% is: "wall: thread time 8.0s" */
 		snprintf(rate, sizeof(rate), "%s: %s %.1fs", sample_mode_name(p->mode),
 			 snapshot_time_measured(p), (double)p->samples / 1e6);
-	else
+	}
+	else {
 		snprintf(rate, sizeof(rate), "cpu %u Hz", p ? p->freq : 0);
+	}
 	snprintf(text, sizeof(text), " proftop  %s  [%s]  %.1fs  %s  %s%s%s%s%s%s", s->target,
 		 s->state, p ? (double)p->elapsed_ns / 1e9 : 0.0, rate, mode,
 		 s->baseline ? "  vs " : "", s->baseline ? s->base_label : "",
@@ -433,16 +443,36 @@ static size_t first_shown(struct tui_list *l, int height)
 	return l->top;
 }
 
+/* Beside the bytes of an allocation profile, the blocks they are in: the objects profile made
+ * with it (function ids shared); NULL when there is none (or a baseline takes the room). */
+static const struct snapshot *objects_beside(const struct tui_screen *s)
+{
+	const struct snapshot *objects;
+
+	if (!s->shown || s->baseline || !snapshot_bytes(s->shown))
+		return NULL;
+	objects = snapshot_companion(s->shown, s->shown->mode == SAMPLE_MODE_ALLOC
+						       ? SAMPLE_MODE_ALLOC_OBJECTS
+						       : SAMPLE_MODE_INUSE_OBJECTS);
+	return objects && objects->nfuncs >= s->shown->nfuncs ? objects : NULL;
+}
+
 static void draw_top(struct tui_screen *s)
 {
 	struct tui_list *l = &s->lists[TUI_TOP];
 	size_t first = first_shown(l, s->list_h), n = l->rows;
 	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
+	const struct snapshot *objects = objects_beside(s);
 	struct columns c = layout(n ? longest_module(&s->top[0].module, sizeof(*s->top), first,
-						     last < n ? last : n) : 0, s->baseline);
+						     last < n ? last : n) : 0, s->baseline || objects);
 
+	if (objects) /* the change cells' room holds the objects: no changes without a baseline */
+		c.ncells = VIEW_NCELLS;
 	if (s->columns_y >= 0)
 		draw_headings(s, s->columns_y, &c, "SELF%", "TOTAL%", count_heading(s));
+	if (s->columns_y >= 0 && objects)
+		put(s->columns_y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, s->attrs[THEME_COLUMNS],
+		    "  OBJECTS     ");
 	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++) {
 		const struct view_row *r = &s->top[first + (size_t)i];
 		int y = s->list_y + i;
@@ -451,6 +481,14 @@ static void draw_top(struct tui_screen *s)
 
 		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
 		draw_numbers(s, y, r->self_pct, r->total_pct, r->self, s->baseline ? delta : NULL, sel);
+		if (objects && r->func < objects->nfuncs) {
+			char text[32];
+
+			snprintf(text, sizeof(text), "%9llu      ",
+				 (unsigned long long)objects->func_self[r->func]);
+			put(y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, sel ? sel : s->attrs[THEME_NORMAL],
+			    text);
+		}
 		draw_name(s, y, c.fn_x, c.fn_w, r->name, r->only_new, r->only_old, sel);
 		if (c.mod_w)
 			put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);

@@ -31,6 +31,9 @@ void tui_timeline_columns(const struct tui_screen *s, const struct tui_timeline_
 {
 	const struct snapshot *p = s->live;
 
+	/* What is in use is a level, not a count: a column of several seconds shows its highest. */
+	bool level = p && (p->mode == SAMPLE_MODE_INUSE || p->mode == SAMPLE_MODE_INUSE_OBJECTS);
+
 	memset(samples, 0, (size_t)scale->columns * sizeof(*samples));
 	for (size_t i = 0; p && i < p->nspans; i++) {
 		const struct snapshot_span *span = &p->spans[i];
@@ -46,7 +49,10 @@ void tui_timeline_columns(const struct tui_screen *s, const struct tui_timeline_
 				break;
 			if (end > span->end_s)
 				end = span->end_s;
-			samples[column] += per_second * (double)(end - at);
+			if (level && samples[column] < (double)span->samples)
+				samples[column] = (double)span->samples;
+			else if (!level)
+				samples[column] += per_second * (double)(end - at);
 			at = end;
 		}
 	}
