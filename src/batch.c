@@ -78,8 +78,8 @@ static const char *one_side(bool only_new, bool only_old)
 
 /* The function table; against a baseline (base matched against s), with the changes, the
  * largest first. */
-static void print_functions(FILE *out, const struct snapshot *s, const struct diff_base *base,
-			    long max_rows)
+static void print_functions(FILE *out, const struct snapshot *s, const struct snapshot *with,
+			    const struct diff_base *base, long max_rows)
 {
 	struct view_top_query query = { base ? VIEW_SORT_DELTA_SELF : VIEW_SORT_SELF, NULL,
 					SNAPSHOT_NO_NODE, base };
@@ -87,15 +87,29 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct di
 	struct view_row *rows;
 	size_t n = view_top(s, &query, &rows);
 
+	/* Beside an allocation profile's bytes, the blocks: the objects profile made with it (with
+	 * s, or with the snapshot s came with). */
+	const struct snapshot *objects =
+		base || !snapshot_bytes(s) ? NULL
+		: snapshot_companion(with, s->mode == SAMPLE_MODE_ALLOC ? SAMPLE_MODE_ALLOC_OBJECTS
+									: SAMPLE_MODE_INUSE_OBJECTS);
+
+	if (objects && objects->nfuncs < s->nfuncs)
+		objects = NULL;
 	view_cell_headings(&c, "SELF%", "TOTAL%", snapshot_unit(s));
 	if (base)
 		view_delta_headings(&c, "+SELF", "+TOTAL");
+	if (objects)
+		snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%9s  ", "OBJECTS");
 	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
 		const struct view_row *r = &rows[i];
 
 		view_cells(&c, r->self_pct, r->total_pct, r->self);
 		view_count_cell(&c, s, r->self);
+		if (objects && r->func < objects->nfuncs)
+			snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%9llu  ",
+				 (unsigned long long)objects->func_self[r->func]);
 		if (base)
 			view_delta_cells(&c, r->self_pct - r->old_self_pct,
 					 r->total_pct - r->old_total_pct);
@@ -328,8 +342,11 @@ static void print_histogram(FILE *out, const struct snapshot *s)
 	free(sites);
 }
 
-int batch_print_table(FILE *out, const struct snapshot *s, struct diff_base *base,
-		      const char *title, const struct batch_options *o, long max_rows)
+/* The table of s, which came with the allocation profiles of with (s itself, or the snapshot
+ * whose companion s is). */
+static int print_table(FILE *out, const struct snapshot *s, const struct snapshot *with,
+		       struct diff_base *base, const char *title, const struct batch_options *o,
+		       long max_rows)
 {
 	errno = 0;
 	print_header(out, s, base, title);
@@ -338,7 +355,7 @@ int batch_print_table(FILE *out, const struct snapshot *s, struct diff_base *bas
 	if (o->tree)
 		print_tree(out, s, base, o->min_percent, max_rows);
 	else
-		print_functions(out, s, base, max_rows);
+		print_functions(out, s, with, base, max_rows);
 	if (o->annotate)
 		print_annotations(out, s, o->annotate, o->asm_code);
 	if (o->histogram)
@@ -346,6 +363,12 @@ int batch_print_table(FILE *out, const struct snapshot *s, struct diff_base *bas
 	if (fflush(out) != 0 || ferror(out))
 		return -(errno ? errno : EIO);
 	return 0;
+}
+
+int batch_print_table(FILE *out, const struct snapshot *s, struct diff_base *base,
+		      const char *title, const struct batch_options *o, long max_rows)
+{
+	return print_table(out, s, s, base, title, o, max_rows);
 }
 
 struct batch {
@@ -417,8 +440,8 @@ static void print_leaks(struct batch *b, struct session *session)
 	s = session_snapshot(session);
 	inuse = snapshot_companion(s, SAMPLE_MODE_INUSE);
 	if (inuse && inuse != s) {
-		err = batch_print_table(b->out, inuse, NULL, "=== proftop in use at the end (leaks)",
-					b->o, b->o->max_rows);
+		err = print_table(b->out, inuse, s, NULL, "=== proftop in use at the end (leaks)",
+				  b->o, b->o->max_rows);
 		if (err)
 			write_failed(b, -err);
 	}

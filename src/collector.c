@@ -22,7 +22,6 @@
 #include "proftop/profile.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
-#include "proftop/shmring.h"
 #include "proftop/symbols.h"
 #include "proftop/target.h"
 #include "proftop/unwind.h"
@@ -49,10 +48,6 @@
 /* A wait still going on is counted up to this long ago (count_waiting_so_far()): records take
  * tens of milliseconds from the kernel to the collector. */
 #define WAIT_LAG_NS 200000000ull
-/* An allocation record waits this long before it counts: the mmap, fork and exec records of the
- * address space it is in come through the sampler, which reads the kernel's rings every 20 ms;
- * a new process's stacks would be unknown addresses before them. */
-#define ALLOC_LAG_NS 100000000ull
 
 /* Resolved frames: (pid, address) -> its chain of (function, site): the function the address
  * is in, preceded by the functions inlined there, innermost first. Unwinding a deep stack
@@ -141,16 +136,12 @@ struct collector {
 	struct snapshot_range range; /* what a reader selected, when ranged */
 	bool ranged;
 	_Atomic uint32_t traced_func; /* the function the timeline follows; 0: none */
-	/* Allocation modes: the ring the preloaded library writes (NULL: none), the sampled blocks
-	 * in use, and what is in use at the end of each second of the run (bytes, objects). */
-	void *alloc_ring;
-	struct shmring_reader alloc_reader;
+	/* Allocation modes: the sampled blocks in use, and what is in use at the end of each second
+	 * of the run (bytes, objects). */
 	uint64_t alloc_mean;
 	struct heap heap;
 	double objects_carry;      /* the fraction of an object the rounding left over */
 	uint64_t alloc_records, alloc_bad, alloc_untracked;
-	struct allocrec *queue;    /* records read, waiting ALLOC_LAG_NS: a circular buffer */
-	size_t queue_head, nqueued, queue_cap;
 	uint64_t (*inuse_seconds)[2];
 	size_t ninuse_seconds, inuse_seconds_cap;
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
@@ -619,10 +610,17 @@ static void forget_waiting(struct collector *c, pid_t tid)
 	c->free_waiting[c->nfree_waiting++] = idmap_get(&c->waiting_of, (uint32_t)tid);
 }
 
+static void alloc_record(struct collector *c, const struct perf_event_header *h, size_t len);
+
 static void handle_record(struct collector *c, const void *data, size_t len)
 {
 	struct sample_record r;
+	const struct perf_event_header *h = data;
 
+	if (len >= sizeof(*h) && h->type == SAMPLE_RECORD_ALLOC) {
+		alloc_record(c, h, len);
+		return;
+	}
 	if (sample_parse(data, len, c->sample_type, c->regs_mask, &r) < 0)
 		return;
 	switch (r.kind) {
@@ -674,12 +672,6 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 static bool made_again(enum sample_mode mode)
 {
 	return mode == SAMPLE_MODE_INUSE || mode == SAMPLE_MODE_INUSE_OBJECTS;
-}
-
-void collector_set_alloc_ring(struct collector *c, void *ring, uint32_t nslots, uint32_t slot_size)
-{
-	c->alloc_ring = ring;
-	shmring_reader_init(&c->alloc_reader, ring, nslots, slot_size);
 }
 
 /* The second of the run now_ns is in. */
@@ -769,42 +761,24 @@ static void handle_allocrec(struct collector *c, const struct allocrec *a, uint6
 	note_inuse(c, now_ns);
 }
 
-/* Consume what the allocation ring holds now: into the queue, and from it the records older
- * than ALLOC_LAG_NS (all of them once profiling ended, with the sampler's records all in). */
-static void drain_allocs(struct collector *c, bool all)
+/* A SAMPLE_RECORD_ALLOC record of len bytes: the struct allocrec after the header, up to its
+ * frames (the sampler cut it there; what is missing reads as 0). */
+static void alloc_record(struct collector *c, const struct perf_event_header *h, size_t len)
 {
-	const struct allocrec *a;
-	uint64_t now = util_now_ns();
+	struct allocrec a;
+	size_t body = len - sizeof(*h);
 
-	if (!c->alloc_ring)
+	if (!c->profiles[SAMPLE_MODE_ALLOC] || body < offsetof(struct allocrec, frames)) {
+		c->alloc_bad++;
 		return;
-	while ((a = shmring_peek(&c->alloc_reader, now))) {
-		if (c->nqueued == c->queue_cap) { /* full: grow, oldest first */
-			size_t cap = c->queue_cap ? c->queue_cap * 2 : 1024;
-			struct allocrec *bigger = xmalloc(cap * sizeof(*bigger));
-
-			for (size_t i = 0; i < c->nqueued; i++)
-				bigger[i] = c->queue[(c->queue_head + i) % c->queue_cap];
-			free(c->queue);
-			c->queue = bigger;
-			c->queue_head = 0;
-			c->queue_cap = cap;
-		}
-		/* Copied out at once: the target can write the slot while it is read. */
-		memcpy(&c->queue[(c->queue_head + c->nqueued++) % c->queue_cap], a, sizeof(*a));
-		shmring_release(&c->alloc_reader);
 	}
-	while (c->nqueued) {
-		struct allocrec *next = &c->queue[c->queue_head];
-
-		/* A time in the future is the target's word only: taken as now. */
-		if (!all && next->time_ns < now && now - next->time_ns < ALLOC_LAG_NS)
-			break;
-		handle_allocrec(c, next, now);
-		c->queue_head = (c->queue_head + 1) % c->queue_cap;
-		c->nqueued--;
+	memset(&a, 0, sizeof(a));
+	memcpy(&a, h + 1, body < sizeof(a) ? body : sizeof(a));
+	if ((size_t)a.nframes * sizeof(uint64_t) > body - offsetof(struct allocrec, frames)) {
+		c->alloc_bad++;
+		return;
 	}
-	note_inuse(c, now);
+	handle_allocrec(c, &a, util_now_ns());
 }
 
 /* The in-use profiles made again from the blocks in use now. */
@@ -882,9 +856,8 @@ static void stamp(struct collector *c, struct snapshot *s, enum sample_mode mode
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
 	s->counters.truncated = c->truncated;
-	if (c->alloc_ring) {
+	if (c->profiles[SAMPLE_MODE_ALLOC]) {
 		s->counters.samples = c->alloc_records;
-		s->counters.overflow += shmring_overflow(&c->alloc_reader);
 		s->counters.allocated = profile_samples(c->profiles[SAMPLE_MODE_ALLOC]);
 		s->counters.in_use = c->heap.bytes;
 	}
@@ -942,6 +915,7 @@ static struct snapshot *allocation_snapshots(struct collector *c, enum sample_mo
 	uint32_t traced = atomic_load_explicit(&c->traced_func, memory_order_relaxed);
 
 	rebuild_inuse(c);
+	note_inuse(c, now);
 	/* The shown one first: the pooled snapshot it reuses lets go of its companions, which
 	 * their profiles can then reuse in turn (profile.c). */
 	for (int k = 0; k < SNAPSHOT_NCOMPANIONS; k++) {
@@ -1067,14 +1041,11 @@ static void *collector_main(void *arg)
 	while (!atomic_load_explicit(&c->stop, memory_order_acquire)) {
 		uint64_t count;
 
-		/* The allocation library does not wake the thread: its ring is looked at every
-		 * 10 ms (16384 records per 10 ms at most). */
-		poll(&pfd, 1, c->alloc_ring ? 10 : 50);
+		poll(&pfd, 1, 50);
 		if (read(c->wake_fd, &count, sizeof(count)) < 0) {
 			/* nothing signalled: the poll timed out */
 		}
 		drain(c);
-		drain_allocs(c, false);
 		take_fetched(c);
 		forget_exited(c, util_now_ns());
 		if (publish_requested(c))
@@ -1122,7 +1093,6 @@ void collector_finish(struct collector *c)
 		pthread_mutex_unlock(&c->publish_lock);
 	}
 	drain(c);
-	drain_allocs(c, true);
 	if (!c->end_ns) {
 		c->end_ns = util_now_ns();
 		if (c->profiles[SAMPLE_MODE_OFFCPU])
@@ -1232,7 +1202,6 @@ void collector_free(struct collector *c)
 	free(c->free_waiting);
 	idmap_free(&c->waiting_of);
 	heap_free(&c->heap);
-	free(c->queue);
 	free(c->inuse_seconds);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);

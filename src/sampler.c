@@ -20,6 +20,9 @@
  * counters, the requested frequency and the stop flag. */
 #include "proftop/sampler.h"
 
+#include "proftop/allocrec.h"
+#include "proftop/shmring.h"
+
 #include "proftop/diag.h"
 #include "proftop/idmap.h"
 #include "proftop/ring.h"
@@ -47,6 +50,8 @@
  * falls back to smaller rings. */
 #define KERNEL_RING_PAGES 1024
 #define POLL_MS 20
+/* 16384 records (allocrun.h's ring) every 5 ms: the ring overflows past 3 million a second. */
+#define ALLOC_POLL_MS 5
 #define CONSUMER_WAKE_NS 10000000ull
 #define WAKEUP_MAX_BYTES (512u * 1024)
 /* The smallest kernel ring tried: 32 KiB holds two dwarf samples of the largest stack copy. */
@@ -108,6 +113,8 @@ struct sampler {
 	struct idmap switched;  /* tid → 1 while its last sampled switch is not back in */
 	struct idmap switch_ids; /* ids of the context-switch events (→ 1) */
 	_Atomic uint64_t samples, switches, overflow, dropped, throttled;
+	struct shmring_reader alloc_reader; /* an allocation run's shared ring */
+	bool allocs;            /* alloc_reader is set */
 };
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group)
@@ -801,11 +808,44 @@ static bool consumer_due(const struct sampler *s)
 	       ring_used(s->ring) >= ring_capacity(s->ring) / 4;
 }
 
+/* The allocation library's records, after the kernel's of this pass (so a process's exec and
+ * mmap records come before its allocations'), as SAMPLE_RECORD_ALLOC records: the target writes
+ * the shared slots, so each is copied out whole first and its length taken from the copy. A
+ * full ring drops the record (overflow). */
+static bool drain_allocs(struct sampler *s)
+{
+	const void *slot;
+	struct allocrec copy;
+	bool pushed = false;
+	uint64_t now = util_now_ns();
+
+	while (s->allocs && (slot = shmring_peek(&s->alloc_reader, now))) {
+		size_t frames, len;
+		struct perf_event_header *h;
+
+		memcpy(&copy, slot, sizeof(copy));
+		shmring_release(&s->alloc_reader);
+		frames = copy.nframes < ALLOCREC_MAX_FRAMES ? copy.nframes : ALLOCREC_MAX_FRAMES;
+		len = sizeof(*h) + offsetof(struct allocrec, frames) + frames * sizeof(uint64_t);
+		h = ring_reserve(s->ring, len);
+		if (!h) {
+			atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+			continue;
+		}
+		*h = (struct perf_event_header){ SAMPLE_RECORD_ALLOC, 0, (uint16_t)len };
+		memcpy(h + 1, &copy, len - sizeof(*h));
+		ring_commit(s->ring);
+		pushed = true;
+	}
+	return pushed;
+}
+
 static bool drain_all(struct sampler *s)
 {
 	bool pushed = flush_pending(s);
 
 	pushed |= drain_rings(s);
+	pushed |= drain_allocs(s);
 	s->unsignalled |= pushed;
 	if (s->unsignalled && s->wake_fd >= 0 && consumer_due(s)) {
 		uint64_t one = 1;
@@ -828,7 +868,8 @@ static void *sampler_main(void *arg)
 		pfds[i] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
 	pfds[s->nrings] = (struct pollfd){ .fd = s->stop_fd, .events = POLLIN };
 	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
-		poll(pfds, s->nrings + 1, POLL_MS);
+		/* The allocation library wakes nobody: its ring is looked at every ALLOC_POLL_MS. */
+		poll(pfds, s->nrings + 1, s->allocs ? ALLOC_POLL_MS : POLL_MS);
 		/* The task that owns a ring's event exited: its fd reports POLLHUP forever. Stop
 		 * polling it; its ring is still drained every pass. */
 		for (size_t i = 0; i < s->nrings; i++)
@@ -903,12 +944,19 @@ void sampler_free(struct sampler *s)
 	free(s);
 }
 
+void sampler_set_alloc_ring(struct sampler *s, void *ring, uint32_t nslots, uint32_t slot_size)
+{
+	shmring_reader_init(&s->alloc_reader, ring, nslots, slot_size);
+	s->allocs = true;
+}
+
 void sampler_counters(const struct sampler *s, struct counters *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->samples = atomic_load_explicit(&s->samples, memory_order_relaxed);
 	out->switches = atomic_load_explicit(&s->switches, memory_order_relaxed);
-	out->overflow = atomic_load_explicit(&s->overflow, memory_order_relaxed);
+	out->overflow = atomic_load_explicit(&s->overflow, memory_order_relaxed) +
+			(s->allocs ? shmring_overflow(&s->alloc_reader) : 0);
 	out->dropped = atomic_load_explicit(&s->dropped, memory_order_relaxed);
 	out->throttled = atomic_load_explicit(&s->throttled, memory_order_relaxed);
 }

@@ -195,8 +195,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		return err;
 	}
 	if (s->allocating)
-		collector_set_alloc_ring(s->collector, s->alloc.ring, s->alloc.nslots,
-					 s->alloc.slot_size);
+		sampler_set_alloc_ring(s->sampler, s->alloc.ring, s->alloc.nslots, s->alloc.slot_size);
 	collector_set_history(s->collector, o->history);
 	collector_set_max_memory(s->collector, o->max_memory);
 	collector_set_source(s->collector, o->no_lines ? COLLECTOR_SOURCE_OFF

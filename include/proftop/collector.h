@@ -45,11 +45,6 @@ void collector_process(struct collector *collector, const void *record, size_t l
 /* Samples that reached the profile so far (same caveat). */
 uint64_t collector_samples(const struct collector *collector);
 
-/* Before collector_start(), in an allocation run: the ring the allocation library writes
- * (allocrun.h; shared with the command, so its records are checked), which the collector drains
- * as it does the sampler's. */
-void collector_set_alloc_ring(struct collector *collector, void *ring, uint32_t nslots,
-			      uint32_t slot_size);
 /* Before collector_start(): keep the run's history, its newest seconds a second each
  * (profile_set_history(); 0, the default: none). */
 void collector_set_history(struct collector *collector, unsigned seconds);

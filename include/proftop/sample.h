@@ -75,6 +75,12 @@ void sample_dummy_attr_init(struct perf_event_attr *attr, const struct sample_co
  * config->kernel. */
 void sample_switch_attr_init(struct perf_event_attr *attr, const struct sample_config *config);
 
+/* An allocation run's records from the preloaded library (allocrec.h), which the sampler moves
+ * from the shared ring into its own, after the kernel's records of the same pass: a
+ * perf_event_header of this type (one no kernel writes), then the struct allocrec up to its
+ * nframes frames. */
+#define SAMPLE_RECORD_ALLOC 0x7f00u
+
 /* The sampler marks the samples of the context-switch event with this bit of the header's misc
  * (one the kernel leaves unused in samples) as it copies them: the CPU's and the switches' share
  * one ring and one sample_type. */

@@ -41,6 +41,11 @@ void sampler_counters(const struct sampler *sampler, struct counters *out);
  * cannot change inherited events: the sampler thins samples out instead). Returns the frequency
  * in effect. Safe from any thread. */
 unsigned sampler_set_freq(struct sampler *sampler, unsigned freq);
+/* Before sampler_start(), in an allocation run: the shared ring the allocation library writes
+ * (allocrun.h), whose records the thread moves into the ring as SAMPLE_RECORD_ALLOC records
+ * (and counts those it drops, and those the library dropped, as overflow). */
+void sampler_set_alloc_ring(struct sampler *sampler, void *ring, uint32_t nslots,
+			    uint32_t slot_size);
 /* Whether sampler_set_freq() is not to be used: the context switches are sampled too, and no
  * CPU sample may be thinned out (they are weighed as time against the switches'); or the run
  * counts allocations and samples no CPU. */

@@ -15,7 +15,6 @@
 #include "proftop/allocrec.h"
 #include "proftop/collector.h"
 #include "proftop/ring.h"
-#include "proftop/shmring.h"
 #include "proftop/util.h"
 
 #include <linux/perf_event.h>
@@ -363,20 +362,27 @@ static void cpu_run_has_no_other_modes(void **state)
 static const struct sample_config alloc_config = { 999, false, CALLGRAPH_NONE, 0, SAMPLE_MODE_ALLOC,
 						   1, 65536 };
 
-static void push_alloc(void *ring, uint32_t kind, uint64_t addr, uint64_t size, uint64_t ip,
+/* A record of the allocation library as the sampler forwards it: a header, the allocrec up to its
+ * frames (nframes frames are claimed, min(nframes, the maximum) are there). */
+static void push_alloc(struct ring *ring, uint32_t kind, uint64_t addr, uint64_t size, uint64_t ip,
 		       uint32_t nframes)
 {
-	uint64_t pos;
-	struct allocrec *a = shmring_reserve(ring, &pos);
+	struct {
+		struct perf_event_header h;
+		struct allocrec a;
+	} r;
+	uint32_t there = nframes < ALLOCREC_MAX_FRAMES ? nframes : ALLOCREC_MAX_FRAMES;
 
-	assert_non_null(a);
-	memset(a, 0, sizeof(*a));
-	*a = (struct allocrec){ kind, nframes, (uint32_t)getpid(), (uint32_t)getpid(), addr, size,
-				util_now_ns(), { 0 } };
+	memset(&r, 0, sizeof(r));
+	r.h = (struct perf_event_header){ SAMPLE_RECORD_ALLOC, 0,
+					  (uint16_t)(sizeof(r.h) + offsetof(struct allocrec, frames) +
+						     there * sizeof(uint64_t)) };
+	r.a = (struct allocrec){ kind, nframes, (uint32_t)getpid(), (uint32_t)getpid(), addr, size,
+				 util_now_ns(), { 0 } };
 	/* Return addresses: the byte after a call in the function. */
-	for (uint32_t i = 0; i < nframes && i < ALLOCREC_MAX_FRAMES; i++)
-		a->frames[i] = ip + 1;
-	shmring_publish(ring, pos);
+	for (uint32_t i = 0; i < there; i++)
+		r.a.frames[i] = ip + 1;
+	push(ring, &r, r.h.size);
 }
 
 static uint64_t total_of(const struct snapshot *s)
@@ -389,19 +395,16 @@ static uint64_t total_of(const struct snapshot *s)
  * blocks not freed, and every function has one id in all four. */
 static void allocations_add_up(void **state)
 {
-	uint32_t slot = (sizeof(struct allocrec) + 7) & ~7u;
-	size_t bytes = shmring_bytes(64, slot);
-	void *ring = aligned_alloc(64, bytes);
-	struct ring *perf = ring_create(1 << 16);
+	struct ring *ring = ring_create(1 << 16);
 	uint64_t one = (uint64_t)(uintptr_t)leaf_one, two = (uint64_t)(uintptr_t)leaf_two;
 	struct snapshot *alloc, *inuse, *objects;
 	double per_big = 1048576 * allocrec_scale(1048576, 65536);
 	struct collector *c;
+	const void *rec;
+	size_t len;
 
 	(void)state;
-	assert_int_equal(shmring_init(ring, bytes, 64, slot), 0);
-	assert_int_equal(collector_new(&c, perf, NULL, &alloc_config, NULL), 0);
-	collector_set_alloc_ring(c, ring, 64, slot);
+	assert_int_equal(collector_new(&c, ring, NULL, &alloc_config, NULL), 0);
 	for (int i = 0; i < 10; i++) /* 10 MiB from leaf_one, 3 of them freed */
 		push_alloc(ring, ALLOCREC_ALLOC, 0x10000 + (uint64_t)i * 16, 1048576, one, 1);
 	for (int i = 0; i < 3; i++)
@@ -411,6 +414,10 @@ static void allocations_add_up(void **state)
 	push_alloc(ring, 77, 0x30000, 1048576, two, 1);       /* no such kind */
 	push_alloc(ring, ALLOCREC_ALLOC, 0x30000, 1048576, two, ALLOCREC_MAX_FRAMES + 1);
 	push_alloc(ring, ALLOCREC_ALLOC, 0, 1048576, two, 1); /* no address */
+	while ((rec = ring_peek(ring, &len))) {
+		collector_process(c, rec, len);
+		ring_release(ring);
+	}
 	collector_finish(c);
 
 	assert_true(collector_show(c, SAMPLE_MODE_INUSE));
@@ -443,8 +450,7 @@ static void allocations_add_up(void **state)
 	snapshot_unref(inuse);
 	snapshot_unref(objects);
 	collector_free(c);
-	ring_destroy(perf);
-	free(ring);
+	ring_destroy(ring);
 }
 
 int main(void)
