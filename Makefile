@@ -91,7 +91,7 @@ unit: $(UNIT_BINS)
 test: deps
 	@$(MAKE) --no-print-directory test-body
 
-test-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS) $(FUZZ_TARGETS)
+test-body: $(PROFTOP_BIN) $(ALLOC_LIB) $(UNIT_BINS) $(WORKLOADS) $(FUZZ_TARGETS)
 	@PROFTOP_BIN=./$(PROFTOP_BIN) PROFTOP_FUZZ_TARGETS="$(FUZZ_TARGETS)" sh tests/run_all.sh $(BUILD)
 
 # The whole suite again with AddressSanitizer + UndefinedBehaviorSanitizer in a separate tree.
@@ -101,7 +101,7 @@ asan:
 	    CFLAGS="-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all" \
 	    LDFLAGS="-fsanitize=address,undefined" test-asan-body
 
-test-asan-body: $(PROFTOP_BIN) $(UNIT_BINS) $(WORKLOADS)
+test-asan-body: $(PROFTOP_BIN) $(ALLOC_LIB) $(UNIT_BINS) $(WORKLOADS)
 	@PROFTOP_BIN=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
 # The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics

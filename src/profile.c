@@ -1028,9 +1028,10 @@ void profile_reset(struct profile *p)
 	memset(p->func_self, 0, p->nfuncs * sizeof(*p->func_self));
 	memset(p->func_total, 0, p->nfuncs * sizeof(*p->func_total));
 	memset(p->func_seen, 0, p->nfuncs * sizeof(*p->func_seen));
-	for (size_t i = 0; i < p->nsites; i++)
+	for (size_t i = 0; i < p->nsites; i++) {
 		p->sites[i].self = p->sites[i].total = 0;
-	memset(p->site_seen, 0, p->nsites * sizeof(*p->site_seen));
+		p->site_seen[i] = 0;
+	}
 	p->samples = 0;
 	p->folded_nodes = 0;
 	if (p->history) {
