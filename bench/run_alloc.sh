@@ -7,7 +7,10 @@
 # Each twice: with blocks written whole ("fill", as programs use what they allocate) and with
 # only their first byte written (the allocator alone, the worst case). The figure is the
 # allocations per second the workload counts, and the slowdown against bare in the same round.
-# ALLOC_REPEAT rounds (3). Figures only; nothing here fails on a timing.
+# proftop itself, end to end (proftop -b --mode alloc: the library, the sampler and the
+# collector). ALLOC_REPEAT rounds (3). Then the accuracy at the default rate: allocsplit's 70/30
+# split and its known leak, ALLOC_ACCURACY runs (10), each run's error and their spread, with
+# heaptrack's leak total of one run. Figures only; nothing here fails on a timing.
 set -u
 build=${1:-build}
 cd "$(dirname "$0")/.." || exit 1
@@ -44,6 +47,8 @@ for mode in fill touch; do
 			row "libproftop-alloc mean $mean" "$(rate "$tmp/lib")" "$bare"
 			sed 's/^/      /' "$tmp/lib.err"
 		done
+		./proftop -b -n 0 --mode alloc -- "$wl" "$secs" "$mode" >"$tmp/proftop" 2>/dev/null
+		row "proftop -b --mode alloc" "$(rate "$tmp/proftop")" "$bare"
 		if command -v heaptrack >/dev/null 2>&1; then
 			(cd "$tmp" && heaptrack -o "$tmp/ht" "$OLDPWD/$wl" "$secs" "$mode" >"$tmp/ht.out" 2>&1)
 			row "heaptrack" "$(rate "$tmp/ht.out")" "$bare"
@@ -56,3 +61,29 @@ for mode in fill touch; do
 		round=$((round + 1))
 	done
 done
+
+# --- accuracy at the default rate -----------------------------------------------------------------
+split=$build/workloads/allocsplit
+runs=${ALLOC_ACCURACY:-10}
+if [ -x "$split" ] && [ -x ./proftop ]; then
+	echo "== accuracy at the default rate (512 KiB): allocsplit, $runs runs"
+	n=1
+	while [ "$n" -le "$runs" ]; do
+		./proftop -b -n 0 --mode alloc -- "$split" >"$tmp/split" 2>/dev/null
+		awk '/^seventy / { a = $2 } /^thirty / { b = $2 } /^leak / { l = $2 }
+			/^=== proftop final/ { for (i = 1; i < NF; i++) if ($i == "in" && $(i + 1) == "use") u = $(i + 2); on = 1 }
+			/^===/ && !/final/ { on = 0 }
+			on && $(NF - 1) == "alloc_seventy" { p7 = $1 } on && $(NF - 1) == "alloc_thirty" { p3 = $1 }
+			END { printf "  run %2d: 70/30 split %.2f (truth %.2f), in use %d vs leaked %d: %+.1f%%\n",
+				'"$n"', 100 * p7 / (p7 + p3), 100 * a / (a + b), u, l, 100 * (u - l) / l }' "$tmp/split"
+		n=$((n + 1))
+	done | tee "$tmp/acc"
+	awk '{ d = $5 - $7; gsub(/[()]/, "", d); s += ($5 - substr($7, 1, length($7) - 1)) ^ 2
+		e = $NF; sub(/%$/, "", e); le += e * e; n++ }
+		END { if (n) printf "  rms: split %.2f points, leak %.1f%%\n", sqrt(s / n), sqrt(le / n) }' "$tmp/acc"
+	if command -v heaptrack >/dev/null 2>&1; then
+		(cd "$tmp" && heaptrack -o "$tmp/hts" "$OLDPWD/$split" >/dev/null 2>&1)
+		heaptrack_print -f "$(ls "$tmp"/hts*.zst "$tmp"/hts*.gz 2>/dev/null | head -n 1)" 2>/dev/null |
+			awk '/^total memory leaked:/ { print "  heaptrack: total memory leaked " $4 }'
+	fi
+fi
