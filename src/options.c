@@ -121,8 +121,8 @@ static char *set_mode(struct options *o, const char *value)
 		   "inuse-objects)", value);
 }
 
-/* Bytes with an optional K, M or G (powers of 1024), from 1 to 1G. */
-static char *set_alloc_rate(struct options *o, const char *value)
+/* Bytes with an optional K, M or G (powers of 1024) into *bytes (saturating past limit). */
+static bool parse_bytes(const char *value, unsigned long long limit, unsigned long long *bytes)
 {
 	static const char units[] = "KMG";
 	char *end;
@@ -133,9 +133,20 @@ static char *set_alloc_rate(struct options *o, const char *value)
 	n = strtoull(value, &end, 10);
 	unit = *end ? strchr(units, *end) : NULL;
 	if (errno || end == value || *value == '-' || (*end && (!unit || end[1])))
-		return bad("allocation sampling rate (bytes, or a number with K, M or G)", value);
+		return false;
 	for (const char *u = units; unit && u <= unit; u++)
-		n = n > (1ull << 30) ? n : n * 1024;
+		n = n > limit ? n : n * 1024;
+	*bytes = n;
+	return true;
+}
+
+/* From 1 byte to 1G. */
+static char *set_alloc_rate(struct options *o, const char *value)
+{
+	unsigned long long n;
+
+	if (!parse_bytes(value, 1ull << 30, &n))
+		return bad("allocation sampling rate (bytes, or a number with K, M or G)", value);
 	if (n < 1 || n > (1ull << 30))
 		return bad("allocation sampling rate (1 byte to 1G)", value);
 	o->sample.alloc_rate = n;
@@ -200,21 +211,13 @@ static char *set_history(struct options *o, const char *value)
 	return NULL;
 }
 
-/* Bytes with an optional K, M or G (powers of 1024); 0 is no limit. */
+/* Bytes with an optional K, M or G; 0 is no limit. */
 static char *set_max_memory(struct options *o, const char *value)
 {
-	static const char units[] = "KMG";
-	char *end;
 	unsigned long long n;
-	const char *unit;
 
-	errno = 0;
-	n = strtoull(value, &end, 10);
-	unit = *end ? strchr(units, *end) : NULL;
-	if (errno || end == value || *value == '-' || (*end && (!unit || end[1])))
+	if (!parse_bytes(value, OPTIONS_MAX_MEMORY, &n))
 		return bad("memory size (bytes, or a number with K, M or G)", value);
-	for (const char *u = units; unit && u <= unit; u++)
-		n = n > OPTIONS_MAX_MEMORY ? n : n * 1024;
 	if (n > OPTIONS_MAX_MEMORY || (n && n < OPTIONS_MIN_MEMORY))
 		return bad("memory size (0 for no limit, else 1M to 1024G)", value);
 	o->max_memory = (size_t)n;

@@ -384,7 +384,11 @@ static void counters_comment(struct tmon *tm, const char *s, const char *end)
 	memcpy(buf, s, n);
 	buf[n] = '\0';
 	if (sscanf(buf, "# proftop: mode %15s switches %llu", mode, &switches) >= 1) {
-		sample_mode_parse(mode, &tm->mode);
+		enum sample_mode m;
+
+		/* Only the timed modes are written as tmon.out: any other name is not proftop's. */
+		if (sample_mode_parse(mode, &m) && sample_mode_switches(m))
+			tm->mode = m;
 		tm->switches = switches;
 		return;
 	}

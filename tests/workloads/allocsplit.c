@@ -42,33 +42,30 @@ static void on_prof(int sig)
 		signal_alloc();
 }
 
-/* A block of size bytes, touched and freed. */
+/* A block of size bytes, written whole and freed; a macro, so that each function is the caller
+ * of malloc (a helper would be, inlined or not). */
+#define USE_BLOCK(size)                                                                            \
+	do {                                                                                       \
+		char *p_;                                                                          \
+                                                                                                   \
+		in_allocator = 1;                                                                  \
+		p_ = malloc(size);                                                                 \
+		in_allocator = 0;                                                                  \
+		memset(p_, 1, size);                                                               \
+		__asm__ volatile("" : : "r"(p_) : "memory");                                       \
+		in_allocator = 1;                                                                  \
+		free(p_);                                                                          \
+		in_allocator = 0;                                                                  \
+	} while (0)
+
 HOT static void alloc_seventy(size_t size)
 {
-	char *p;
-
-	in_allocator = 1;
-	p = malloc(size);
-	in_allocator = 0;
-	memset(p, 1, size);
-	__asm__ volatile("" : : "r"(p) : "memory");
-	in_allocator = 1;
-	free(p);
-	in_allocator = 0;
+	USE_BLOCK(size);
 }
 
 HOT static void alloc_thirty(size_t size)
 {
-	char *p;
-
-	in_allocator = 1;
-	p = malloc(size);
-	in_allocator = 0;
-	memset(p, 1, size);
-	__asm__ volatile("" : : "r"(p) : "memory");
-	in_allocator = 1;
-	free(p);
-	in_allocator = 0;
+	USE_BLOCK(size);
 }
 
 HOT static void alloc_leak(int i, size_t size)
