@@ -115,6 +115,20 @@ run_proftop tmon -b -n 0 --mode alloc -o "$TMPD/alloc.tmon" -- "$WL/allocsplit"
 check "tmon-refused" status "$RC" 2 "$ERR"
 check "tmon-refused-says-why" has "$ERR" 'tmon.out carries time only'
 
+# --- the library without proftop: no ring, or a descriptor that is no ring, samples nothing ---
+lib=$BUILD_DIR/libproftop-alloc.so
+if [ -e "$lib" ]; then
+	LD_PRELOAD=$lib "$WL/allocsplit" fork >"$TMPD/noring.out" 2>&1
+	check "library-without-ring" status "$?" 0 "$TMPD/noring.out"
+	check "library-without-ring-runs" has "$TMPD/noring.out" '^leak 103886080$'
+	LD_PRELOAD=$lib PROFTOP_ALLOC_FD=5 PROFTOP_ALLOC_MEAN=1 "$WL/allocsplit" 5</dev/null \
+		>"$TMPD/notring.out" 2>&1
+	check "library-with-no-ring" status "$?" 0 "$TMPD/notring.out"
+	check "library-with-no-ring-runs" has "$TMPD/notring.out" '^leak 103886080$'
+else
+	skip "library-alone" "$lib is not built"
+fi
+
 # --- what cannot be preloaded --------------------------------------------------------------------
 run_proftop static -b --mode alloc -- "$WL/staticalloc"
 check "static-refused" has "$ERR" 'staticalloc is statically linked: it has no dynamic loader'
