@@ -7,7 +7,7 @@
 need "$PROFTOP_BIN" "$WL/allocsplit"
 . "$(dirname "$0")/lib_tmux.sh"
 
-pane al 120 24 --mode alloc -- "$WL/allocsplit"
+pane al 180 24 --mode alloc -- "$WL/allocsplit"
 check "title-alloc" wait_screen al '^ proftop .*\[exited with status 0\]  [0-9.]+s  alloc: [0-9.]+[KMG] allocated \([0-9.]+[BKMG]/s\), [0-9.]+M in use  cumulative'
 check "bytes-and-objects" wait_screen al '^  SELF%  TOTAL%    BYTES    OBJECTS +FUNCTION'
 check "seventy-row" wait_screen al '^ +[5-7][0-9]\.[0-9]+ +[0-9.]+ +[0-9.]+M +[0-9]+ +alloc_seventy'
