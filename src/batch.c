@@ -87,15 +87,9 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct sn
 	struct view_row *rows;
 	size_t n = view_top(s, &query, &rows);
 
-	/* Beside an allocation profile's bytes, the blocks: the objects profile made with it (with
-	 * s, or with the snapshot s came with). */
-	const struct snapshot *objects =
-		base || !snapshot_bytes(s) ? NULL
-		: snapshot_companion(with, s->mode == SAMPLE_MODE_ALLOC ? SAMPLE_MODE_ALLOC_OBJECTS
-									: SAMPLE_MODE_INUSE_OBJECTS);
+	/* Beside an allocation profile's bytes, the blocks (a baseline's changes take the room). */
+	const struct snapshot *objects = base ? NULL : snapshot_objects(s, with);
 
-	if (objects && objects->nfuncs < s->nfuncs)
-		objects = NULL;
 	view_cell_headings(&c, "SELF%", "TOTAL%", snapshot_unit(s));
 	if (base)
 		view_delta_headings(&c, "+SELF", "+TOTAL");

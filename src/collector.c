@@ -141,7 +141,7 @@ struct collector {
 	uint64_t alloc_mean;
 	struct heap heap;
 	double objects_carry;      /* the fraction of an object the rounding left over */
-	uint64_t alloc_records, alloc_bad, alloc_untracked;
+	uint64_t alloc_records;
 	uint64_t (*inuse_seconds)[2];
 	size_t ninuse_seconds, inuse_seconds_cap;
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
@@ -224,6 +224,13 @@ bool collector_use_debuginfod(struct collector *c)
 static void forget_frames(struct collector *c)
 {
 	c->frames_generation++;
+}
+
+/* The profiles' clock (profile_set_time()), in all of them. */
+static void profiles_set_time(struct collector *c, uint64_t now_ns)
+{
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_set_time(c->profiles[m], now_ns);
 }
 
 /* The id of a function (profile_func, or profile_inlined_func when inlined), in every profile. */
@@ -464,12 +471,11 @@ static void handle_sample(struct collector *c, const struct sample_record *r)
 	struct sample_record user = *r;
 	size_t depth;
 
+	if (!c->profiles[SAMPLE_MODE_CPU]) /* not this run's */
+		return;
 	if (!c->config.kernel && !r->sample.user && r->sample.regs_abi)
 		user.sample.user = true;
 	depth = sample_stack(c, &user, funcs, sites);
-
-	if (!c->profiles[SAMPLE_MODE_CPU]) /* not this run's */
-		return;
 	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], (pid_t)r->pid, (pid_t)r->tid, funcs,
 			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
 	if (c->profiles[SAMPLE_MODE_WALL])
@@ -572,8 +578,7 @@ static void count_waiting_so_far(struct collector *c, uint64_t now_ns)
 {
 	if (now_ns < WAIT_LAG_NS)
 		return;
-	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) /* (the seconds they fall in) */
-		profile_set_time(c->profiles[m], now_ns - WAIT_LAG_NS);
+	profiles_set_time(c, now_ns - WAIT_LAG_NS); /* (the seconds they fall in) */
 	for (size_t i = 0; i < c->nwaiting; i++) {
 		struct waiting *w = c->waiting[i];
 
@@ -708,10 +713,8 @@ static void handle_alloc(struct collector *c, const struct allocrec *a)
 	size_t depth;
 
 	if (!a->pid || !a->tid || a->pid > INT32_MAX || a->tid > INT32_MAX || !a->addr ||
-	    nframes > ALLOCREC_MAX_FRAMES || a->size > ((uint64_t)1 << 48)) {
-		c->alloc_bad++;
+	    nframes > ALLOCREC_MAX_FRAMES || a->size > ((uint64_t)1 << 48))
 		return;
-	}
 	depth = stack_of(c, (pid_t)a->pid, a->frames, nframes, false, false, funcs, sites);
 	/* C++'s operator new is the allocator's caller, not the program's: its caller is. */
 	while (depth > 1 &&
@@ -729,21 +732,16 @@ static void handle_alloc(struct collector *c, const struct allocrec *a)
 	if (whole)
 		profile_add_n(c->profiles[SAMPLE_MODE_ALLOC_OBJECTS], (pid_t)a->pid, (pid_t)a->tid,
 			      funcs, depth, whole);
-	if (a->kind == ALLOCREC_ALLOC)
+	if (a->kind == ALLOCREC_ALLOC) /* (an untracked block's free cannot be told) */
 		heap_add(&c->heap, (pid_t)a->pid, (pid_t)a->tid, a->addr, bytes, whole, funcs,
 			 (uint32_t)depth);
-	else
-		c->alloc_untracked++;
 }
 
 static void handle_allocrec(struct collector *c, const struct allocrec *a, uint64_t now_ns)
 {
 	/* Counted in the second it was made (the target's clock is ours, CLOCK_MONOTONIC; a time
 	 * out of the run is taken as now). */
-	uint64_t at = a->time_ns >= c->start_ns && a->time_ns <= now_ns ? a->time_ns : now_ns;
-
-	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
-		profile_set_time(c->profiles[m], at);
+	profiles_set_time(c, a->time_ns >= c->start_ns && a->time_ns <= now_ns ? a->time_ns : now_ns);
 	c->alloc_records++;
 	switch (a->kind) {
 	case ALLOCREC_ALLOC:
@@ -755,7 +753,6 @@ static void handle_allocrec(struct collector *c, const struct allocrec *a, uint6
 			heap_remove(&c->heap, (pid_t)a->pid, a->addr);
 		break;
 	default:
-		c->alloc_bad++;
 		return;
 	}
 	note_inuse(c, now_ns);
@@ -768,16 +765,12 @@ static void alloc_record(struct collector *c, const struct perf_event_header *h,
 	struct allocrec a;
 	size_t body = len - sizeof(*h);
 
-	if (!c->profiles[SAMPLE_MODE_ALLOC] || body < offsetof(struct allocrec, frames)) {
-		c->alloc_bad++;
+	if (!c->profiles[SAMPLE_MODE_ALLOC] || body < offsetof(struct allocrec, frames))
 		return;
-	}
 	memset(&a, 0, sizeof(a));
 	memcpy(&a, h + 1, body < sizeof(a) ? body : sizeof(a));
-	if ((size_t)a.nframes * sizeof(uint64_t) > body - offsetof(struct allocrec, frames)) {
-		c->alloc_bad++;
+	if ((size_t)a.nframes * sizeof(uint64_t) > body - offsetof(struct allocrec, frames))
 		return;
-	}
 	handle_allocrec(c, &a, util_now_ns());
 }
 
@@ -840,10 +833,7 @@ static bool drain(struct collector *c)
 	bool any = false;
 
 	while ((data = ring_peek(c->ring, &len))) {
-		uint64_t now = util_now_ns();
-
-		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
-			profile_set_time(c->profiles[m], now);
+		profiles_set_time(c, util_now_ns());
 		handle_record(c, data, len);
 		ring_release(c->ring);
 		any = true;
@@ -904,7 +894,6 @@ static struct snapshot *range_snapshot(struct collector *c, struct profile *p,
 	return s;
 }
 
-/* The cumulative snapshot, and the one of the selected stretch while a reader selected one. */
 /* An allocation run's four cumulative snapshots, the in-use ones made again from the blocks
  * in use (with their timeline); the one shown gets the others as companions (exports write
  * all four). */
@@ -937,6 +926,7 @@ static struct snapshot *allocation_snapshots(struct collector *c, enum sample_mo
 	return s;
 }
 
+/* The cumulative snapshot, and the one of the selected stretch while a reader selected one. */
 static void publish(struct collector *c)
 {
 	uint64_t now = c->end_ns ? c->end_ns : util_now_ns();

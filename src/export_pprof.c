@@ -210,9 +210,12 @@ struct pprof {
 	bool *leaf;                 /* per site: a leaf Location */
 	struct idmap site_index;    /* hash of site_key → site (verified on lookup) */
 	uint64_t profiled_since;    /* CLOCK_REALTIME ns when profiling began */
-	/* An allocation profile's snapshots, in heap_types' order (NULL: none); which one's samples
-	 * are written now. */
+	/* An allocation profile's snapshots, in heap_types' order (NULL: none), and the trees of
+	 * each that are written (the snapshot's own: the scope's; a companion's: every thread's);
+	 * which one's samples are written now. */
 	const struct snapshot *parts[SNAPSHOT_NCOMPANIONS];
+	struct tree *part_trees[SNAPSHOT_NCOMPANIONS];
+	size_t part_ntrees[SNAPSHOT_NCOMPANIONS];
 	size_t part;
 };
 
@@ -676,35 +679,18 @@ static char *counters_comment(const struct snapshot *s)
 			 (unsigned long long)c->throttled, (unsigned long long)c->truncated);
 }
 
-/* An allocation profile's samples: each part's trees (the merged scope: every thread's), with
- * its value in its place. */
-static void heap_samples(struct gz *g, struct pprof *p, const struct tree *trees, size_t ntrees,
-			 struct pb *msg, struct pb *tmp)
+/* An allocation profile's samples: each part's trees, with its value in its place. */
+static void heap_samples(struct gz *g, struct pprof *p, struct pb *msg, struct pb *tmp)
 {
 	const struct snapshot *s = p->s;
 
 	for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS && !g->err; k++) {
-		const struct snapshot *part = p->parts[k];
-		struct export_scope merged;
-		struct tree *mine;
-		size_t n;
-
-		if (!part)
-			continue;
-		p->s = part;
+		p->s = p->parts[k];
 		p->part = k;
-		if (part == s) {
-			for (size_t i = 0; i < ntrees && !g->err; i++)
-				samples_of(g, p, &trees[i], 0, msg, tmp);
-		} else {
-			export_scope_merged(&merged, part);
-			n = trees_of(part, &merged, &mine);
-			for (size_t i = 0; i < n && !g->err; i++)
-				samples_of(g, p, &mine[i], 0, msg, tmp);
-			free(mine);
-		}
-		p->s = s;
+		for (size_t i = 0; p->s && i < p->part_ntrees[k] && !g->err; i++)
+			samples_of(g, p, &p->part_trees[k][i], 0, msg, tmp);
 	}
+	p->s = s;
 }
 
 /* The Profile message's fields, in the order Go's writer uses. */
@@ -727,7 +713,7 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 			if (heap_types[k].mode == s->mode)
 				shown = str_index(p, heap_types[k].type);
 		}
-		heap_samples(g, p, trees, ntrees, &msg, &tmp);
+		heap_samples(g, p, &msg, &tmp);
 	} else {
 		value_type(&msg, p, snapshot_timed(s) ? "microseconds" : "samples", "count");
 		gz_record(g, PPROF_SAMPLE_TYPE, &msg);
@@ -802,23 +788,22 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	 * snapshot's), their functions numbered as the snapshot's (companions share ids). */
 	for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS && snapshot_allocations(s); k++) {
 		const struct snapshot *part = snapshot_companion(s, heap_types[k].mode);
+		struct export_scope merged;
 
 		if (part && part != s && (scope->thread || part->nfuncs > s->nfuncs))
 			part = NULL;
 		p.parts[k] = part;
-		if (part && part != s) {
-			struct export_scope merged;
-			struct tree *mine;
-			size_t n;
-
-			export_scope_merged(&merged, part);
-			n = trees_of(part, &merged, &mine);
-			p.s = part;
-			for (size_t i = 0; i < n; i++)
-				use_functions(&p, &mine[i]);
-			p.s = s;
-			free(mine);
+		if (!part || part == s) {
+			p.part_trees[k] = trees;
+			p.part_ntrees[k] = part ? ntrees : 0;
+			continue;
 		}
+		export_scope_merged(&merged, part);
+		p.part_ntrees[k] = trees_of(part, &merged, &p.part_trees[k]);
+		p.s = part;
+		for (size_t i = 0; i < p.part_ntrees[k]; i++)
+			use_functions(&p, &p.part_trees[k][i]);
+		p.s = s;
 	}
 	g->out = out;
 	/* The fastest level, as Go's runtime/pprof writes its profiles. */
@@ -830,6 +815,9 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	deflateEnd(&g->z);
 	err = g->err ? g->err : ferror(out) ? -(errno ? errno : EIO) : 0;
 
+	for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS; k++)
+		if (p.part_trees[k] != trees)
+			free(p.part_trees[k]);
 	free(trees);
 	free(comment);
 	free(g->head.buf);

@@ -40,8 +40,7 @@ struct session {
 	struct ring *ring;
 	struct sampler *sampler;
 	struct collector *collector;
-	struct allocrun alloc;     /* an allocation run's ring and environment */
-	bool allocating;           /* alloc is set up */
+	struct allocrun alloc;     /* an allocation run's ring and environment (ring NULL: none) */
 	struct snapshot *saved; /* a saved profile's one snapshot */
 	char *saved_name;
 	struct snapshot *baseline; /* what the profile is compared with (NULL: nothing) */
@@ -151,13 +150,12 @@ static int open_target(struct session *s, const struct session_options *o, char 
 		if (sample_mode_allocations(o->sample.mode)) {
 			if (allocrun_prepare(&s->alloc, o->argv[0], o->sample.alloc_rate, message))
 				return -EINVAL;
-			s->allocating = true;
 		}
 		err = target_launch(&s->target, o->argv, o->command_output_fd,
-				    s->allocating ? s->alloc.env : NULL);
+				    s->alloc.ring ? s->alloc.env : NULL);
 		if (err)
 			*message = xasprintf("cannot start '%s': %s", o->argv[0], strerror(-err));
-		if (s->allocating)
+		if (s->alloc.ring)
 			allocrun_launched(&s->alloc);
 		return err;
 	}
@@ -194,7 +192,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		*message = xasprintf("eventfd: %s", strerror(-err));
 		return err;
 	}
-	if (s->allocating)
+	if (s->alloc.ring)
 		sampler_set_alloc_ring(s->sampler, s->alloc.ring, s->alloc.nslots, s->alloc.slot_size);
 	collector_set_history(s->collector, o->history);
 	collector_set_max_memory(s->collector, o->max_memory);
@@ -650,7 +648,7 @@ void session_free(struct session *s)
 	collector_free(s->collector);
 	sampler_free(s->sampler);
 	ring_destroy(s->ring);
-	if (s->allocating)
+	if (s->alloc.ring)
 		allocrun_release(&s->alloc);
 	target_free(s->target);
 	snapshot_unref(s->saved);

@@ -75,6 +75,18 @@ const struct snapshot *snapshot_companion(const struct snapshot *s, enum sample_
 	return s->companions[mode - SAMPLE_MODE_ALLOC];
 }
 
+const struct snapshot *snapshot_objects(const struct snapshot *bytes, const struct snapshot *with)
+{
+	const struct snapshot *objects;
+
+	if (!snapshot_bytes(bytes))
+		return NULL;
+	objects = snapshot_companion(with, bytes->mode == SAMPLE_MODE_ALLOC
+						   ? SAMPLE_MODE_ALLOC_OBJECTS
+						   : SAMPLE_MODE_INUSE_OBJECTS);
+	return objects && objects->nfuncs >= bytes->nfuncs ? objects : NULL;
+}
+
 bool snapshot_timed(const struct snapshot *s)
 {
 	return sample_mode_switches(s->mode);

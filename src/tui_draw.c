@@ -443,26 +443,14 @@ static size_t first_shown(struct tui_list *l, int height)
 	return l->top;
 }
 
-/* Beside the bytes of an allocation profile, the blocks they are in: the objects profile made
- * with it (function ids shared); NULL when there is none (or a baseline takes the room). */
-static const struct snapshot *objects_beside(const struct tui_screen *s)
-{
-	const struct snapshot *objects;
-
-	if (!s->shown || s->baseline || !snapshot_bytes(s->shown))
-		return NULL;
-	objects = snapshot_companion(s->shown, s->shown->mode == SAMPLE_MODE_ALLOC
-						       ? SAMPLE_MODE_ALLOC_OBJECTS
-						       : SAMPLE_MODE_INUSE_OBJECTS);
-	return objects && objects->nfuncs >= s->shown->nfuncs ? objects : NULL;
-}
-
 static void draw_top(struct tui_screen *s)
 {
 	struct tui_list *l = &s->lists[TUI_TOP];
 	size_t first = first_shown(l, s->list_h), n = l->rows;
 	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
-	const struct snapshot *objects = objects_beside(s);
+	/* Beside an allocation profile's bytes, the blocks (a baseline's changes take the room). */
+	const struct snapshot *objects =
+		s->shown && !s->baseline ? snapshot_objects(s->shown, s->shown) : NULL;
 	struct columns c = layout(n ? longest_module(&s->top[0].module, sizeof(*s->top), first,
 						     last < n ? last : n) : 0, s->baseline || objects);
 

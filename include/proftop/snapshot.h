@@ -162,6 +162,11 @@ struct snapshot {
 
 /* The snapshot of mode that s is or came with (NULL: none). */
 const struct snapshot *snapshot_companion(const struct snapshot *s, enum sample_mode mode);
+/* The blocks that bytes, a snapshot of allocated or in-use bytes, counts: the objects profile
+ * made with it, among with's companions (with: bytes itself, or the snapshot bytes came with),
+ * whose function ids are bytes'. NULL when bytes counts no bytes or there is none. */
+const struct snapshot *snapshot_objects(const struct snapshot *bytes,
+					const struct snapshot *with);
 
 /* An empty snapshot with one reference, owning one reference to strings: its maker fills in the
  * arrays (malloc'd; the last unref frees them). */
