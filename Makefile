@@ -6,7 +6,7 @@ THEMEDIR ?= $(PREFIX)/share/proftop/themes
 ALLOCLIBDIR ?= $(PREFIX)/lib/proftop
 
 CC       ?= cc
-PKGS     := ncursesw libunwind-generic libelf libdw libdebuginfod zlib capstone
+PKGS     := ncursesw libunwind-generic libelf libdw libdebuginfod zlib capstone libmicrohttpd
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFTOP_VERSION=\"$(VERSION)\" \
@@ -17,7 +17,7 @@ LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread -lm
 
 # Debian packages the build and the tests need (pkg-config names are checked by `make deps`).
 DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev libdw-dev libcapstone-dev \
-            libdebuginfod-dev libcmocka-dev \
+            libdebuginfod-dev libmicrohttpd-dev libcmocka-dev \
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
             libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl
 

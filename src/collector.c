@@ -7,9 +7,10 @@
  * per refresh; their cost follows what changed since the last one (profile.c).
  *
  * Threads: everything in struct collector but what publish_lock guards (`published`,
- * `published_range`, `range`, `ranged`, `publications`, `requested`, `thread_live`) and the
- * atomics (`stop`, the CPU times) belongs to the collector thread while it runs, and to the
- * caller after it ended. */
+ * `published_range`, `range`, `ranged`, `publications`, `requested`, `thread_live`,
+ * `stretches`, `end_ns`) and the atomics (`stop`, the CPU times) belongs to the collector thread
+ * while it runs, and after it ended to whoever holds late_lock: the session's thread, or a
+ * reader's (the HTTP endpoint's) making a stretch itself (collector_stretch()). */
 #include "proftop/collector.h"
 
 #include "proftop/allocrec.h"
@@ -90,6 +91,15 @@ struct waiting {
 	uint32_t funcs[];          /* SAMPLE_MAX_FRAMES, outermost first */
 };
 
+/* A reader's request for a stretch of the run (collector_stretch()), on the reader's stack. */
+struct stretch_request {
+	enum sample_mode mode;
+	uint64_t from_s, to_s;
+	struct snapshot *made;
+	bool done;
+	struct stretch_request *next;
+};
+
 struct collector {
 	struct ring *ring;
 	struct sampler *sampler;
@@ -122,6 +132,8 @@ struct collector {
 	size_t nfree_waiting, free_waiting_cap;
 	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
+	pthread_mutex_t late_lock; /* the profiles once the thread ended */
+	struct stretch_request *stretches; /* asked for, not yet taken by the thread */
 	int wake_fd;
 	pthread_t thread;
 	bool running;
@@ -184,6 +196,7 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
 	pthread_mutex_init(&c->publish_lock, NULL);
+	pthread_mutex_init(&c->late_lock, NULL);
 	pthread_condattr_init(&cond_clock);
 	pthread_condattr_setclock(&cond_clock, CLOCK_MONOTONIC);
 	pthread_cond_init(&c->published_cond, &cond_clock);
@@ -968,6 +981,37 @@ static void publish(struct collector *c)
 	snapshot_unref(old_range);
 }
 
+/* A stretch of the run in mode, on the thread that owns the profiles. */
+static struct snapshot *make_stretch(struct collector *c, enum sample_mode mode, uint64_t from_s,
+				     uint64_t to_s)
+{
+	struct snapshot *s = profile_range_snapshot(c->profiles[mode], from_s, to_s);
+
+	stamp(c, s, mode, c->end_ns ? c->end_ns : util_now_ns());
+	return s;
+}
+
+/* The thread: every stretch readers asked for. A request lives on its reader's stack, and the
+ * reader waits until done is set under publish_lock. */
+static void make_stretches(struct collector *c)
+{
+	struct stretch_request *list, *r;
+
+	pthread_mutex_lock(&c->publish_lock);
+	list = c->stretches;
+	c->stretches = NULL;
+	pthread_mutex_unlock(&c->publish_lock);
+	if (!list)
+		return;
+	for (r = list; r; r = r->next)
+		r->made = make_stretch(c, r->mode, r->from_s, r->to_s);
+	pthread_mutex_lock(&c->publish_lock);
+	for (r = list; r; r = r->next)
+		r->done = true;
+	pthread_cond_broadcast(&c->published_cond);
+	pthread_mutex_unlock(&c->publish_lock);
+}
+
 static bool publish_requested(struct collector *c)
 {
 	bool requested;
@@ -1038,6 +1082,7 @@ static void *collector_main(void *arg)
 		drain(c);
 		take_fetched(c);
 		forget_exited(c, util_now_ns());
+		make_stretches(c);
 		if (publish_requested(c))
 			publish(c);
 	}
@@ -1079,18 +1124,67 @@ void collector_finish(struct collector *c)
 		util_join(c->thread);
 		c->running = false;
 		pthread_mutex_lock(&c->publish_lock);
-		c->thread_live = false;
+		c->thread_live = false; /* readers waiting for a stretch make it themselves */
+		pthread_cond_broadcast(&c->published_cond);
 		pthread_mutex_unlock(&c->publish_lock);
 	}
+	pthread_mutex_lock(&c->late_lock);
 	drain(c);
 	if (!c->end_ns) {
-		c->end_ns = util_now_ns();
+		uint64_t now = util_now_ns();
+
+		pthread_mutex_lock(&c->publish_lock);
+		c->end_ns = now;
+		pthread_mutex_unlock(&c->publish_lock);
 		if (c->profiles[SAMPLE_MODE_OFFCPU])
 			count_still_waiting(c, c->end_ns);
 	}
 	take_fetched(c);
 	stop_fetching(c);
 	publish(c);
+	pthread_mutex_unlock(&c->late_lock);
+}
+
+uint64_t collector_elapsed(struct collector *c, bool *ended)
+{
+	uint64_t end;
+
+	pthread_mutex_lock(&c->publish_lock);
+	end = c->end_ns;
+	pthread_mutex_unlock(&c->publish_lock);
+	*ended = end != 0;
+	return (end ? end : util_now_ns()) - c->start_ns;
+}
+
+struct snapshot *collector_stretch(struct collector *c, enum sample_mode mode, uint64_t from_s,
+				   uint64_t to_s)
+{
+	struct stretch_request req = { .mode = mode, .from_s = from_s, .to_s = to_s };
+
+	if ((unsigned)mode >= SAMPLE_NMODES || !c->profiles[mode] || made_again(mode) ||
+	    !profile_has_history(c->profiles[mode]))
+		return NULL;
+	pthread_mutex_lock(&c->publish_lock);
+	if (c->thread_live) {
+		req.next = c->stretches;
+		c->stretches = &req;
+		wake(c);
+		while (!req.done && c->thread_live)
+			pthread_cond_wait(&c->published_cond, &c->publish_lock);
+		/* The thread ended before taking it: take it back. */
+		for (struct stretch_request **r = &c->stretches; !req.done && *r; r = &(*r)->next)
+			if (*r == &req) {
+				*r = req.next;
+				break;
+			}
+	}
+	pthread_mutex_unlock(&c->publish_lock);
+	if (req.done)
+		return req.made;
+	pthread_mutex_lock(&c->late_lock);
+	req.made = make_stretch(c, mode, from_s, to_s);
+	pthread_mutex_unlock(&c->late_lock);
+	return req.made;
 }
 
 void collector_set_history(struct collector *c, unsigned seconds)
@@ -1111,6 +1205,14 @@ void collector_set_max_memory(struct collector *c, size_t bytes)
 			profile_set_max_memory(c->profiles[m], bytes / n);
 }
 
+/* After the end, on the caller's thread: a reader may be making a stretch. */
+static void publish_late(struct collector *c)
+{
+	pthread_mutex_lock(&c->late_lock);
+	publish(c);
+	pthread_mutex_unlock(&c->late_lock);
+}
+
 bool collector_select(struct collector *c, const struct snapshot_range *range)
 {
 	if (range && !profile_has_history(c->profiles[c->first_mode]))
@@ -1122,7 +1224,7 @@ bool collector_select(struct collector *c, const struct snapshot_range *range)
 	pthread_mutex_unlock(&c->publish_lock);
 	/* After the end nobody else publishes: make the stretch now, on the caller's thread. */
 	if (range && c->end_ns && !c->running)
-		publish(c);
+		publish_late(c);
 	return true;
 }
 
@@ -1135,7 +1237,7 @@ bool collector_show(struct collector *c, enum sample_mode mode)
 	was = atomic_exchange_explicit(&c->shown, (int)mode, memory_order_relaxed);
 	/* After the end nobody else publishes: make it now, on the caller's thread. */
 	if (was != (int)mode && c->end_ns && !c->running)
-		publish(c);
+		publish_late(c);
 	return true;
 }
 
@@ -1150,7 +1252,7 @@ void collector_trace(struct collector *c, uint32_t func)
 
 	/* After the end nobody else publishes: count it now, on the caller's thread. */
 	if (was != func && c->end_ns && !c->running)
-		publish(c);
+		publish_late(c);
 }
 
 struct snapshot *collector_snapshots(struct collector *c, struct snapshot **range)
@@ -1195,6 +1297,7 @@ void collector_free(struct collector *c)
 	free(c->inuse_seconds);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
+	pthread_mutex_destroy(&c->late_lock);
 	pthread_cond_destroy(&c->published_cond);
 	free(c);
 }

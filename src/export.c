@@ -514,6 +514,27 @@ static int write_format(FILE *out, const struct export_job *job, const struct ex
 	}
 }
 
+int export_stream(FILE *out, const struct snapshot *s, enum export_format format, char **message)
+{
+	struct export_job job = { s, NULL, format, false };
+	struct export_scope scope;
+	int err;
+
+	*message = NULL;
+	if (format == EXPORT_TMON && snapshot_allocations(s)) {
+		*message = xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
+		return -EINVAL;
+	}
+	export_scope_merged(&scope, s);
+	err = write_format(out, &job, &scope);
+	if (!err && fflush(out))
+		err = -errno;
+	if (err)
+		*message = xasprintf("writing the %s profile: %s", export_format_name(format),
+				     strerror(-err));
+	return err;
+}
+
 static int write_one(const struct export_job *job, const char *path,
 		     const struct export_scope *scope, char **message)
 {

@@ -75,11 +75,12 @@ static struct session_options session_options(const struct options *o, bool inte
 		.input = o->input,
 		.baseline = o->baseline,
 		.ring_size = RING_BYTES,
-		.history = interactive ? o->history : 0,
+		.history = interactive || o->serving ? o->history : 0,
 		.max_memory = o->max_memory,
 		.no_inline = o->no_inline,
 		.no_lines = o->no_lines,
 		.command_output_fd = output_fd,
+		.serve = o->serving ? &o->serve : NULL,
 		.run = o->run,
 	};
 

@@ -211,6 +211,16 @@ static char *set_history(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_serve(struct options *o, const char *value)
+{
+	char *message;
+
+	if (serve_parse_address(value, &o->serve, &message))
+		return message;
+	o->serving = true;
+	return NULL;
+}
+
 /* Bytes with an optional K, M or G; 0 is no limit. */
 static char *set_max_memory(struct options *o, const char *value)
 {
@@ -525,6 +535,21 @@ static const struct option_spec options_table[] = {
 		       "stretches (at most 64 of them), so its memory does not grow with the\n"
 		       "run and no sample leaves it. 0 keeps none: no timeline and no time\n"
 		       "window.",
+	},
+	{
+		.name = "serve", .arg = "[ADDR:]PORT", .parse = set_serve,
+		.help = "serve profiles over HTTP as Go's net/http/pprof does (on\n"
+			"127.0.0.1 unless ADDR): go tool pprof http://HOST:PORT/debug/pprof/profile",
+		.man = "Serve the profile over HTTP beside the screen or batch mode (or alone:\n"
+		       "\\fB\\-b \\-n 0 \\-\\-serve\\fR), on port \\fIPORT\\fR of 127.0.0.1, or\n"
+		       "of \\fIADDR\\fR when one is given (a numeric address: \\fB0.0.0.0:6060\\fR\n"
+		       "for every interface, \\fB[::1]:6060\\fR); port 0 takes a free port.\n"
+		       "proftop says where it listens, and the header says so while it does;\n"
+		       "an address other machines reach is named as such. The pages are\n"
+		       "those of Go's net/http/pprof that a profiler scrapes (see\n"
+		       ".BR SERVING ),\n"
+		       "so \\fBgo tool pprof http://127.0.0.1:6060/debug/pprof/profile\\fR and\n"
+		       "a Parca scrape job read proftop as they read a Go program.",
 	},
 	{
 		.name = "max-memory", .arg = "SIZE", .parse = set_max_memory,
@@ -945,6 +970,8 @@ static char *check_target(const struct options *o)
 		return xstrdup("-i shows a saved profile: give no command and no -p with it");
 	if (o->argv && o->npids)
 		return xstrdup("give either a command or -p PID, not both");
+	if (o->input && o->serving)
+		return xstrdup("--serve serves the profile of a run: not with -i");
 	if (!o->argv && !o->npids && !o->input)
 		return xstrdup("no command to profile and no -p PID");
 	if (sample_mode_switches(o->sample.mode) && o->sample.callgraph == CALLGRAPH_NONE)

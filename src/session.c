@@ -40,6 +40,8 @@ struct session {
 	struct ring *ring;
 	struct sampler *sampler;
 	struct collector *collector;
+	struct server *server;     /* --serve; NULL: none */
+	bool server_exposed;       /* it listens where other machines reach */
 	struct allocrun alloc;     /* an allocation run's ring and environment (ring NULL: none) */
 	struct snapshot *saved; /* a saved profile's one snapshot */
 	char *saved_name;
@@ -253,6 +255,22 @@ static int open_baseline(struct session *s, const char *path, char **message)
 	return 0;
 }
 
+/* --serve: the HTTP endpoint over the collector (history is what the next seconds are cut
+ * from). */
+static int open_server(struct session *s, const struct session_options *o, char **message)
+{
+	int err = serve_start(&s->server, o->serve, s->collector, o->history, message);
+
+	if (err)
+		return err;
+	s->server_exposed = !serve_address_local(o->serve);
+	diag_report(s->diag, s->server_exposed ? DIAG_WARNING : DIAG_INFO,
+		    "serving profiles at http://%s/debug/pprof/%s", serve_where(s->server),
+		    s->server_exposed ? " to every machine that can connect: they are not "
+					"protected" : "");
+	return 0;
+}
+
 int session_open(struct session **out, const struct session_options *o, char **message)
 {
 	struct session *s = xcalloc(1, sizeof(*s));
@@ -278,6 +296,8 @@ int session_open(struct session **out, const struct session_options *o, char **m
 		return 0;
 	}
 	if (open_target(s, o, message) || open_engine(s, o, message))
+		return fail(s, 1, message, *message);
+	if (o->serve && open_server(s, o, message))
 		return fail(s, 1, message, *message);
 	snprintf(s->state, sizeof(s->state), o->argv ? "running" : "attached");
 	if (o->argv && (status = start_command(s, o->argv[0], message))) {
@@ -502,6 +522,9 @@ static int finish(struct session *s, enum session_end why)
 		if (fe && fe->ended)
 			fe->ended(fe->arg, s);
 	}
+	/* Requests still waiting get what was profiled. */
+	serve_stop(s->server);
+	s->server = NULL;
 	if (e->output) {
 		struct snapshot *snap = session_snapshot(s);
 		char *message;
@@ -541,6 +564,12 @@ int session_run(struct session *s, const struct session_frontend *fe)
 }
 
 /* --- what frontends ask ---------------------------------------------------------------------- */
+
+const char *session_serving(const struct session *s, bool *exposed)
+{
+	*exposed = s->server_exposed;
+	return s->server ? serve_where(s->server) : NULL;
+}
 
 struct snapshot *session_snapshot(struct session *s)
 {
@@ -645,6 +674,7 @@ void session_free(struct session *s)
 		return;
 	if (s->sampler && s->collector)
 		stop(s, SESSION_END_QUIT);
+	serve_stop(s->server);
 	collector_free(s->collector);
 	sampler_free(s->sampler);
 	ring_destroy(s->ring);

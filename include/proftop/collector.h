@@ -39,6 +39,16 @@ void collector_set_cpu_times(struct collector *collector, uint64_t user_ns, uint
  * snapshot_unref(). Never NULL. */
 struct snapshot *collector_snapshot(struct collector *collector);
 
+/* Nanoseconds since profiling began (to its end once it ended, *ended then true). Any thread. */
+uint64_t collector_elapsed(struct collector *collector, bool *ended);
+/* A snapshot of the run's seconds [from_s, to_s) in mode (collector_elapsed()'s clock), made
+ * for this call, with a reference for the caller. Any thread: while the collector thread runs
+ * it makes it (the caller waits until it does), after that the caller does. NULL when the run
+ * keeps no history of mode (not one of its profiles, --history 0, an in-use mode: those are
+ * of now, not of a stretch). */
+struct snapshot *collector_stretch(struct collector *collector, enum sample_mode mode,
+				   uint64_t from_s, uint64_t to_s);
+
 /* Process one ring record synchronously, as the thread would: for replaying recorded records
  * (benchmarks, tests) on a collector whose thread was never started. */
 void collector_process(struct collector *collector, const void *record, size_t len);

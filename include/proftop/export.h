@@ -69,6 +69,12 @@ int export_check(const struct export_options *options, bool screen, char **messa
 int export_write(const struct snapshot *snapshot, const struct snapshot *baseline,
 		 const char *path, enum export_format format, bool per_thread, char **message);
 
+/* The snapshot's merged tree in format (not EXPORT_AUTO) onto out, a stream that is no file of
+ * its own (an HTTP response's body). Returns 0, or -errno with a malloc'd *message: -EINVAL for
+ * a format the snapshot cannot be written in (tmon.out of allocations). */
+int export_stream(FILE *out, const struct snapshot *snapshot, enum export_format format,
+		  char **message);
+
 /* A snapshot on demand (the TUI's `s` key, SIGUSR1): to the -o file, replacing it, when one was
  * given (not "-"); otherwise to the first free name of base, base.1, base.2, ... (base is
  * options->base or the format's default name, tmon.out for tmon; with neither -f nor a base

@@ -8,6 +8,7 @@
 #include "proftop/export.h"
 #include "proftop/report.h"
 #include "proftop/sample.h"
+#include "proftop/serve.h"
 #include "proftop/session.h"
 #include "proftop/tui.h"
 
@@ -22,6 +23,8 @@ struct options {
 	struct tui_options tui;
 	size_t max_memory;     /* --max-memory: bytes for the call trees (0: no limit) */
 	unsigned history;      /* --history: seconds of the screen's timeline (0: none) */
+	struct serve_address serve; /* --serve, when serving */
+	bool serving;
 	bool no_inline;        /* --no-inline */
 	bool no_lines;         /* --no-lines */
 	bool batch_mode;

@@ -16,6 +16,7 @@
 #include "proftop/diag.h"
 #include "proftop/export.h"
 #include "proftop/sample.h"
+#include "proftop/serve.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -44,6 +45,7 @@ struct session_options {
 	bool no_inline;        /* inlined functions are not frames of their own */
 	bool no_lines;         /* no source lines, inlined frames nor per-address counts */
 	int command_output_fd; /* launch mode: the command's stdout/stderr (-1: proftop's) */
+	const struct serve_address *serve; /* --serve: where to serve profiles (NULL: nowhere) */
 	struct run_options run;
 };
 
@@ -130,6 +132,9 @@ enum session_end session_end(const struct session *session);
 /* The state for a title line: "running", "attached", "exited with status 3", "stopped after 5s;
  * status 143", "detached after 5s", "ended", "saved profile". */
 const char *session_state(const struct session *session);
+/* Where profiles are served ("127.0.0.1:6060"), *exposed saying whether other machines can
+ * connect; NULL when they are not. */
+const char *session_serving(const struct session *session, bool *exposed);
 /* A one-line description of the target: the command line, the PIDs, or the saved file. */
 const char *session_describe(const struct session *session);
 

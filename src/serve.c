@@ -1,0 +1,544 @@
+/* serve.c — the HTTP endpoint: libmicrohttpd answers, this file decides what.
+ *
+ * The listening socket is made here (so a bind failure says what failed, and port 0 gets a port
+ * to announce) and handed to the library, which runs a thread per connection.
+ *
+ * A profile of the next N seconds is the collector's stretch of whole seconds [from, from + N)
+ * of the run (collector_stretch(), from its history): from is the second boundary nearest the
+ * request, and the answer waits until the stretch's last second ended and SERVE_LAG_NS more,
+ * for the samples of that second still on their way to the profile. When profiling ends first,
+ * or the server stops, it answers with what the stretch holds then.
+ *
+ * Threads: the connection threads share `lock` (`waiting`, `stopping`) and its condition, which
+ * serve_stop() broadcasts; everything else in struct server is set before the daemon starts and
+ * only read after. */
+#include "proftop/serve.h"
+
+#include "proftop/collector.h"
+#include "proftop/snapshot.h"
+#include "proftop/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/* Samples reach the profile tens of milliseconds after the kernel took them. */
+#define SERVE_LAG_NS 300000000ull
+#define NS 1000000000ull
+
+struct server {
+	struct MHD_Daemon *daemon;
+	struct collector *collector;
+	unsigned max_seconds;
+	char where[80];
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned waiting;      /* requests waiting out their seconds */
+	bool stopping;
+};
+
+/* --- addresses -------------------------------------------------------------------------------- */
+
+static int parse_port(const char *text, unsigned *port)
+{
+	char *end;
+	unsigned long v;
+
+	if (*text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(text, &end, 10);
+	if (errno || *end || v > 65535)
+		return -EINVAL;
+	*port = (unsigned)v;
+	return 0;
+}
+
+int serve_parse_address(const char *text, struct serve_address *a, char **message)
+{
+	const char *colon = strrchr(text, ':');
+	char host[INET6_ADDRSTRLEN + 2];
+	unsigned port;
+	size_t hlen;
+
+	*message = NULL;
+	memset(a, 0, sizeof(*a));
+	if (!colon) {
+		struct sockaddr_in *in = (struct sockaddr_in *)&a->sa;
+
+		if (parse_port(text, &port))
+			goto bad;
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		in->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		a->len = sizeof(*in);
+		return 0;
+	}
+	hlen = (size_t)(colon - text);
+	if (parse_port(colon + 1, &port) || hlen == 0 || hlen >= sizeof(host))
+		goto bad;
+	memcpy(host, text, hlen);
+	host[hlen] = '\0';
+	if (host[0] == '[' && host[hlen - 1] == ']') {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&a->sa;
+
+		host[hlen - 1] = '\0';
+		if (inet_pton(AF_INET6, host + 1, &in6->sin6_addr) != 1)
+			goto bad;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		a->len = sizeof(*in6);
+		return 0;
+	} else {
+		struct sockaddr_in *in = (struct sockaddr_in *)&a->sa;
+
+		if (inet_pton(AF_INET, host, &in->sin_addr) != 1)
+			goto bad;
+		in->sin_family = AF_INET;
+		in->sin_port = htons((uint16_t)port);
+		a->len = sizeof(*in);
+		return 0;
+	}
+bad:
+	*message = xasprintf("--serve: '%s' is no [ADDRESS:]PORT (a port 0 to 65535, on 127.0.0.1 "
+			     "unless a numeric address is given: 0.0.0.0:6060, [::1]:6060)", text);
+	return -EINVAL;
+}
+
+bool serve_address_local(const struct serve_address *a)
+{
+	if (a->sa.ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&a->sa;
+
+		return (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+	}
+	return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *)&a->sa)->sin6_addr);
+}
+
+void serve_address_text(const struct serve_address *a, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (a->sa.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)&a->sa;
+
+		inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(in6->sin6_port));
+	} else {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)&a->sa;
+
+		inet_ntop(AF_INET, &in->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(in->sin_port));
+	}
+}
+
+/* --- requests --------------------------------------------------------------------------------- */
+
+static unsigned refuse(char *err, size_t err_len, unsigned status, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static unsigned refuse(char *err, size_t err_len, unsigned status, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, err_len, fmt, ap);
+	va_end(ap);
+	return status;
+}
+
+/* A client's text in an answer: visible, and short. */
+static const char *shown(const char *text, char *buf, size_t size)
+{
+	util_visible(buf, size, text ? text : "");
+	return buf;
+}
+
+static unsigned parse_seconds(const char *value, unsigned max, unsigned *out, char *err,
+			      size_t err_len)
+{
+	char v[48];
+	unsigned long n = 0;
+	const char *p = value ? value : "";
+
+	if (!*p)
+		return refuse(err, err_len, 400, "seconds: give a whole number of seconds, 1 to %u", max);
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9' || n > SERVE_MAX_SECONDS)
+			return refuse(err, err_len, 400, "seconds: '%s' is no whole number of seconds "
+				      "from 1 to %u", shown(value, v, sizeof(v)), max);
+		n = n * 10 + (unsigned long)(*p - '0');
+	}
+	if (n < 1 || n > max)
+		return refuse(err, err_len, 400, "seconds: %s is out of range: 1 to %u (%s)",
+			      shown(value, v, sizeof(v)), max,
+			      max < SERVE_MAX_SECONDS ? "the seconds of history this run keeps, --history"
+						      : "the most one request may wait");
+	*out = (unsigned)n;
+	return 200;
+}
+
+static unsigned parse_format(const char *value, enum export_format *format, char *err,
+			     size_t err_len)
+{
+	char v[48];
+
+	if (!value || export_format_parse(value, format))
+		return refuse(err, err_len, 400, "format: '%s' is none of pprof, folded, callgrind, "
+			      "tmon", shown(value, v, sizeof(v)));
+	return 200;
+}
+
+unsigned serve_parse_request(const char *method, const char *path, const struct serve_arg *args,
+			     size_t nargs, unsigned max_seconds, struct serve_request *r, char *err,
+			     size_t err_len)
+{
+	char v[96];
+	bool seen_seconds = false, seen_format = false;
+
+	memset(r, 0, sizeof(*r));
+	r->format = EXPORT_PPROF;
+	r->seconds = SERVE_DEFAULT_SECONDS;
+	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
+		return refuse(err, err_len, 405, "%s: only GET is served", shown(method, v, sizeof(v)));
+	if (!strcmp(path, "/") || !strcmp(path, "/debug/pprof") || !strcmp(path, "/debug/pprof/"))
+		r->page = SERVE_INDEX;
+	else if (!strcmp(path, "/debug/pprof/profile"))
+		r->page = SERVE_PROFILE;
+	else if (!strcmp(path, "/snapshot"))
+		r->page = SERVE_SNAPSHOT;
+	else
+		return refuse(err, err_len, 404, "%s: no such page (GET /debug/pprof/ lists them)",
+			      shown(path, v, sizeof(v)));
+	if (nargs > SERVE_MAX_ARGS)
+		return refuse(err, err_len, 400, "%zu query parameters: at most %d", nargs,
+			      SERVE_MAX_ARGS);
+	for (size_t i = 0; i < nargs; i++) {
+		const char *key = args[i].key ? args[i].key : "";
+		unsigned status = 200;
+
+		if (!strcmp(key, "seconds") && r->page == SERVE_PROFILE) {
+			if (seen_seconds)
+				return refuse(err, err_len, 400, "seconds: given twice");
+			seen_seconds = true;
+			if (max_seconds)
+				status = parse_seconds(args[i].value, max_seconds, &r->seconds, err, err_len);
+		} else if (!strcmp(key, "format") && r->page != SERVE_INDEX) {
+			if (seen_format)
+				return refuse(err, err_len, 400, "format: given twice");
+			seen_format = true;
+			status = parse_format(args[i].value, &r->format, err, err_len);
+		} else {
+			return refuse(err, err_len, 400, "%s: no such parameter here (%s)",
+				      shown(key, v, sizeof(v)),
+				      r->page == SERVE_PROFILE    ? "seconds and format are"
+				      : r->page == SERVE_SNAPSHOT ? "format is"
+								  : "none is");
+		}
+		if (status != 200)
+			return status;
+	}
+	if (r->page == SERVE_PROFILE && !max_seconds)
+		return refuse(err, err_len, 400, "this run keeps no history (--history 0), so no "
+			      "profile of the next seconds; GET /snapshot has the run so far");
+	if (r->page == SERVE_PROFILE && r->seconds > max_seconds)
+		r->seconds = max_seconds;
+	return 200;
+}
+
+/* --- answers ---------------------------------------------------------------------------------- */
+
+static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, char *body, size_t len,
+			      const char *type, const char *filename)
+{
+	struct MHD_Response *res = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	enum MHD_Result ok;
+
+	if (!res) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(res, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(res, "X-Content-Type-Options", "nosniff");
+	if (filename) {
+		char disposition[80];
+
+		snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s\"", filename);
+		MHD_add_response_header(res, MHD_HTTP_HEADER_CONTENT_DISPOSITION, disposition);
+	}
+	if (status != MHD_HTTP_OK)
+		MHD_add_response_header(res, "X-Go-Pprof", "1");
+	ok = MHD_queue_response(conn, status, res);
+	MHD_destroy_response(res);
+	return ok;
+}
+
+static enum MHD_Result answer_error(struct MHD_Connection *conn, unsigned status, const char *text)
+{
+	char *body = xasprintf("%s\n", text);
+
+	return answer(conn, status, body, strlen(body), "text/plain; charset=utf-8", NULL);
+}
+
+static enum MHD_Result answer_index(struct server *srv, struct MHD_Connection *conn)
+{
+	char *body = xasprintf(
+		"<html><head><title>proftop</title></head><body>\n"
+		"<p>proftop: profiles of the run, as Go's net/http/pprof serves them.</p>\n"
+		"<ul>\n"
+		"<li><a href=\"/debug/pprof/profile?seconds=%u\">/debug/pprof/profile?seconds=N</a>: "
+		"the profile of the next N seconds (default %u, at most %u), gzipped pprof</li>\n"
+		"<li><a href=\"/snapshot\">/snapshot</a>: everything profiled so far, at once</li>\n"
+		"</ul>\n"
+		"<p>Both take format=pprof (the default), folded, callgrind or tmon.</p>\n"
+		"</body></html>\n",
+		srv->max_seconds < SERVE_DEFAULT_SECONDS ? srv->max_seconds : SERVE_DEFAULT_SECONDS,
+		SERVE_DEFAULT_SECONDS, srv->max_seconds);
+
+	return answer(conn, MHD_HTTP_OK, body, strlen(body), "text/html; charset=utf-8", NULL);
+}
+
+static const char *content_type(enum export_format format)
+{
+	return format == EXPORT_PPROF ? "application/octet-stream" : "text/plain; charset=utf-8";
+}
+
+static const char *file_name(const struct serve_request *r)
+{
+	if (r->page == SERVE_PROFILE && r->format == EXPORT_PPROF)
+		return "profile"; /* Go's */
+	return export_default_path(r->format);
+}
+
+static enum MHD_Result answer_snapshot(struct MHD_Connection *conn, const struct snapshot *s,
+				       const struct serve_request *r)
+{
+	char *body = NULL, *message;
+	size_t len = 0;
+	FILE *out = open_memstream(&body, &len);
+	int err;
+
+	if (!out)
+		return answer_error(conn, 500, "out of memory");
+	err = export_stream(out, s, r->format, &message);
+	fclose(out);
+	if (err) {
+		enum MHD_Result ok = answer_error(conn, err == -EINVAL ? 400 : 500, message);
+
+		free(message);
+		free(body);
+		return ok;
+	}
+	return answer(conn, MHD_HTTP_OK, body, len, content_type(r->format), file_name(r));
+}
+
+/* Wait until the stretch [from_s, to_s) is in the profile, profiling ended or the server
+ * stops. */
+static void wait_for(struct server *srv, uint64_t to_s)
+{
+	bool ended;
+
+	pthread_mutex_lock(&srv->lock);
+	while (!srv->stopping) {
+		uint64_t elapsed = collector_elapsed(srv->collector, &ended);
+		uint64_t until = util_now_ns() + 100000000u;
+		struct timespec ts = { (time_t)(until / NS), (long)(until % NS) };
+
+		if (ended || elapsed >= to_s * NS + SERVE_LAG_NS)
+			break;
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+	}
+	pthread_mutex_unlock(&srv->lock);
+}
+
+static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection *conn,
+				      const struct serve_request *r)
+{
+	enum sample_mode mode = collector_shown(srv->collector);
+	bool ended, busy;
+	uint64_t elapsed = collector_elapsed(srv->collector, &ended), from_s;
+	struct snapshot *s;
+	enum MHD_Result ok;
+
+	if (ended)
+		return answer_error(conn, 500, "profiling has ended: GET /snapshot has the whole run");
+	if (mode == SAMPLE_MODE_INUSE || mode == SAMPLE_MODE_INUSE_OBJECTS)
+		return answer_error(conn, 400, "the in-use profile is of now, not of a stretch of "
+				    "time: GET /snapshot");
+	pthread_mutex_lock(&srv->lock);
+	busy = srv->waiting >= SERVE_MAX_WAITING;
+	if (!busy)
+		srv->waiting++;
+	pthread_mutex_unlock(&srv->lock);
+	if (busy)
+		return answer_error(conn, 500, "proftop is making as many profiles as it will at "
+				    "once; try again later");
+	from_s = (elapsed + NS / 2) / NS;
+	wait_for(srv, from_s + r->seconds);
+	s = collector_stretch(srv->collector, mode, from_s, from_s + r->seconds);
+	pthread_mutex_lock(&srv->lock);
+	srv->waiting--;
+	pthread_mutex_unlock(&srv->lock);
+	if (!s)
+		return answer_error(conn, 500, "this run keeps no history of its profile");
+	ok = answer_snapshot(conn, s, r);
+	snapshot_unref(s);
+	return ok;
+}
+
+struct arg_list {
+	struct serve_arg args[SERVE_MAX_ARGS + 1];
+	size_t n;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+				   const char *value)
+{
+	struct arg_list *l = cls;
+
+	(void)kind;
+	if (l->n < SERVE_MAX_ARGS + 1)
+		l->args[l->n] = (struct serve_arg){ key, value };
+	l->n++; /* counted past the last kept: more than SERVE_MAX_ARGS is refused */
+	return MHD_YES;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+			      const char *method, const char *version, const char *upload,
+			      size_t *upload_len, void **state)
+{
+	static int started;
+	struct server *srv = cls;
+	struct arg_list args = { .n = 0 };
+	struct serve_request r;
+	char err[256];
+	unsigned status;
+
+	(void)version;
+	(void)upload;
+	if (!*state) { /* the headers: the body, if any, comes in the next calls */
+		*state = &started;
+		return MHD_YES;
+	}
+	if (*upload_len) { /* a body nobody asked for: ignored */
+		*upload_len = 0;
+		return MHD_YES;
+	}
+	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
+	status = serve_parse_request(method, url, args.args, args.n, srv->max_seconds, &r, err,
+				     sizeof(err));
+	if (status != 200)
+		return answer_error(conn, status, err);
+	switch (r.page) {
+	case SERVE_PROFILE:
+		return answer_profile(srv, conn, &r);
+	case SERVE_SNAPSHOT: {
+		struct snapshot *s = collector_snapshot(srv->collector);
+		enum MHD_Result ok = answer_snapshot(conn, s, &r);
+
+		snapshot_unref(s);
+		return ok;
+	}
+	default:
+		return answer_index(srv, conn);
+	}
+}
+
+/* --- the server ------------------------------------------------------------------------------- */
+
+static int listen_on(const struct serve_address *a, struct serve_address *bound, char **message)
+{
+	char where[80];
+	int fd = socket(a->sa.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, err;
+
+	serve_address_text(a, where, sizeof(where));
+	if (fd < 0)
+		goto fail;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (a->sa.ss_family == AF_INET6) /* [::]:PORT is IPv6 alone, as asked */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&a->sa, a->len) < 0 || listen(fd, 32) < 0)
+		goto fail;
+	bound->len = sizeof(bound->sa);
+	if (getsockname(fd, (struct sockaddr *)&bound->sa, &bound->len) < 0)
+		goto fail;
+	return fd;
+fail:
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	*message = xasprintf("--serve: cannot listen on %s: %s", where, strerror(err));
+	return -err;
+}
+
+int serve_start(struct server **out, const struct serve_address *address,
+		struct collector *collector, unsigned max_seconds, char **message)
+{
+	struct server *srv;
+	struct serve_address bound;
+	int fd;
+
+	*out = NULL;
+	*message = NULL;
+	fd = listen_on(address, &bound, message);
+	if (fd < 0)
+		return fd;
+	srv = xcalloc(1, sizeof(*srv));
+	srv->collector = collector;
+	srv->max_seconds = max_seconds < SERVE_MAX_SECONDS ? max_seconds : SERVE_MAX_SECONDS;
+	serve_address_text(&bound, srv->where, sizeof(srv->where));
+	pthread_mutex_init(&srv->lock, NULL);
+	{
+		pthread_condattr_t attr;
+
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&srv->cond, &attr);
+		pthread_condattr_destroy(&attr);
+	}
+	srv->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
+				       0, NULL, NULL, handle, srv,
+				       MHD_OPTION_LISTEN_SOCKET, fd,
+				       MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
+				       MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				       MHD_OPTION_END);
+	if (!srv->daemon) {
+		int err = errno ? errno : EINVAL;
+
+		close(fd);
+		*message = xasprintf("--serve: cannot start the HTTP server on %s: %s", srv->where,
+				     strerror(err));
+		serve_stop(srv);
+		return -err;
+	}
+	*out = srv;
+	return 0;
+}
+
+const char *serve_where(const struct server *srv)
+{
+	return srv->where;
+}
+
+void serve_stop(struct server *srv)
+{
+	if (!srv)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	srv->stopping = true;
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+	if (srv->daemon)
+		MHD_stop_daemon(srv->daemon); /* joins the connection threads; closes the socket */
+	pthread_cond_destroy(&srv->cond);
+	pthread_mutex_destroy(&srv->lock);
+	free(srv);
+}
