@@ -78,7 +78,7 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp tests/workloads/burn.h | $(BUILD)/wo
 	$(CXX) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
 	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_profiles.h $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_profiles.h tests/unit/unit_records.h $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 deps:
@@ -105,9 +105,10 @@ test-asan-body: $(PROFTOP_BIN) $(ALLOC_LIB) $(UNIT_BINS) $(WORKLOADS)
 	@PROFTOP_BIN=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
 # The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
-# channel, ring → collector thread → snapshots read on other threads, and the debuginfod fetcher.
+# channel, ring → collector thread → snapshots read on other threads (the HTTP server's among
+# them), and the debuginfod fetcher.
 TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag build-tsan/tests/test_collector \
-              build-tsan/tests/test_shmring \
+              build-tsan/tests/test_shmring build-tsan/tests/test_serve \
               build-tsan/tests/test_fetch
 tsan:
 	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \

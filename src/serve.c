@@ -9,9 +9,9 @@
  * for the samples of that second still on their way to the profile. When profiling ends first,
  * or the server stops, it answers with what the stretch holds then.
  *
- * Threads: the connection threads share `lock` (`waiting`, `stopping`) and its condition, which
- * serve_stop() broadcasts; everything else in struct server is set before the daemon starts and
- * only read after. */
+ * Threads: the connection threads share `lock` (`waiting`, `answering`, `stopping`) and its
+ * condition, which serve_stop() broadcasts; everything else in struct server is set before the
+ * daemon starts and only read after. */
 #include "proftop/serve.h"
 
 #include "proftop/collector.h"
@@ -33,6 +33,8 @@
 /* Samples reach the profile tens of milliseconds after the kernel took them. */
 #define SERVE_LAG_NS 300000000ull
 #define NS 1000000000ull
+/* How long stopping waits for answers still going out. */
+#define SERVE_STOP_WAIT_NS (2 * NS)
 
 struct server {
 	struct MHD_Daemon *daemon;
@@ -42,6 +44,7 @@ struct server {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned waiting;      /* requests waiting out their seconds */
+	unsigned answering;    /* requests being answered, until their answer is sent */
 	bool stopping;
 };
 
@@ -411,11 +414,29 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
+/* A request's state (the library's per-request pointer): its headers came; it is being
+ * answered, and counted in `answering` until completed() runs. */
+static int started, counted;
+
+static void completed(void *cls, struct MHD_Connection *conn, void **state,
+		      enum MHD_RequestTerminationCode why)
+{
+	struct server *srv = cls;
+
+	(void)conn;
+	(void)why;
+	if (*state != &counted)
+		return;
+	pthread_mutex_lock(&srv->lock);
+	srv->answering--;
+	pthread_cond_broadcast(&srv->cond);
+	pthread_mutex_unlock(&srv->lock);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
 			      const char *method, const char *version, const char *upload,
 			      size_t *upload_len, void **state)
 {
-	static int started;
 	struct server *srv = cls;
 	struct arg_list args = { .n = 0 };
 	struct serve_request r;
@@ -431,6 +452,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	if (*upload_len) { /* a body nobody asked for: ignored */
 		*upload_len = 0;
 		return MHD_YES;
+	}
+	if (*state != &counted) {
+		*state = &counted;
+		pthread_mutex_lock(&srv->lock);
+		srv->answering++;
+		pthread_mutex_unlock(&srv->lock);
 	}
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
 	status = serve_parse_request(method, url, args.args, args.n, srv->max_seconds, &r, err,
@@ -509,6 +536,7 @@ int serve_start(struct server **out, const struct serve_address *address,
 				       MHD_OPTION_LISTEN_SOCKET, fd,
 				       MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
 				       MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				       MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
 				       MHD_OPTION_END);
 	if (!srv->daemon) {
 		int err = errno ? errno : EINVAL;
@@ -530,11 +558,21 @@ const char *serve_where(const struct server *srv)
 
 void serve_stop(struct server *srv)
 {
+	uint64_t deadline;
+
 	if (!srv)
 		return;
 	pthread_mutex_lock(&srv->lock);
 	srv->stopping = true;
 	pthread_cond_broadcast(&srv->cond);
+	/* Waiting requests now answer with what was profiled: let their answers go out (stopping
+	 * the library closes every connection at once), for a bounded time. */
+	deadline = util_now_ns() + SERVE_STOP_WAIT_NS;
+	while (srv->answering && util_now_ns() < deadline) {
+		struct timespec ts = { (time_t)(deadline / NS), (long)(deadline % NS) };
+
+		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+	}
 	pthread_mutex_unlock(&srv->lock);
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon); /* joins the connection threads; closes the socket */

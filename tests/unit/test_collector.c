@@ -16,6 +16,7 @@
 #include "proftop/collector.h"
 #include "proftop/ring.h"
 #include "proftop/util.h"
+#include "unit_records.h"
 
 #include <linux/perf_event.h>
 #include <math.h>
@@ -49,67 +50,6 @@ struct handoff {
 __attribute__((noinline)) static void leaf_one(void) { __asm__ volatile(""); }
 __attribute__((noinline)) static void leaf_two(void) { __asm__ volatile(""); }
 
-static void push(struct ring *ring, const void *record, size_t len)
-{
-	void *dst;
-
-	while (!(dst = ring_reserve(ring, len)))
-		sched_yield(); /* the producer here may wait; the real sampler counts overflow */
-	memcpy(dst, record, len);
-	ring_commit(ring);
-}
-
-/* A sample as the kernel writes it for sample_type_for(&config): identifier, ip, pid/tid, time. */
-static void push_sample_marked(struct ring *ring, uint16_t mark, uint64_t ip, uint32_t tid,
-			       uint64_t time)
-{
-	struct {
-		struct perf_event_header h;
-		uint64_t id, ip;
-		uint32_t pid, tid;
-		uint64_t time;
-	} r = { { PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER | mark, sizeof(r) }, 1, ip,
-		(uint32_t)getpid(), tid, time };
-
-	push(ring, &r, sizeof(r));
-}
-
-static void push_sample(struct ring *ring, uint64_t ip, uint32_t tid, uint64_t time)
-{
-	push_sample_marked(ring, 0, ip, tid, time);
-}
-
-/* A PERF_RECORD_SWITCH of tid: out (preempted or not) or back in, at time. */
-static void push_switch(struct ring *ring, uint32_t tid, bool out, bool preempted, uint64_t time)
-{
-	struct {
-		struct perf_event_header h;
-		uint32_t pid, tid;
-		uint64_t time, id;
-	} r = { { PERF_RECORD_SWITCH,
-		  (uint16_t)((out ? PERF_RECORD_MISC_SWITCH_OUT : 0) |
-			     (preempted ? PERF_RECORD_MISC_SWITCH_OUT_PREEMPT : 0)),
-		  sizeof(r) },
-		(uint32_t)getpid(), tid, time, 1 };
-
-	push(ring, &r, sizeof(r));
-}
-
-/* A COMM record naming a thread: pid/tid, the name padded to 8 bytes, the sample_id trailer. */
-static void push_comm(struct ring *ring, uint32_t tid, const char *name, uint64_t time)
-{
-	struct {
-		struct perf_event_header h;
-		uint32_t pid, tid;
-		char comm[16];
-		uint32_t tpid, ttid;
-		uint64_t time, id;
-	} r = { { PERF_RECORD_COMM, 0, sizeof(r) }, (uint32_t)getpid(), tid, { 0 },
-		(uint32_t)getpid(), tid, time, 1 };
-
-	snprintf(r.comm, sizeof(r.comm), "%s", name);
-	push(ring, &r, sizeof(r));
-}
 
 static void *producer(void *arg)
 {
@@ -185,11 +125,34 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/* The HTTP endpoint's reader: stretches of the run, asked for from another thread while the
+ * collector runs, and on past its end (the caller then makes them, while the test's thread may
+ * be finishing the collector). */
+static void *stretch_reader(void *arg)
+{
+	struct handoff *h = arg;
+	uint64_t made = 0;
+
+	for (int after = 0; after < 20; after += atomic_load(&h->done)) {
+		struct snapshot *s = collector_stretch(h->collector, SAMPLE_MODE_CPU, 0, UINT64_MAX);
+
+		assert_non_null(s);
+		assert_true(s->ranged);
+		assert_true(s->samples <= SAMPLES);
+		read_all(s);
+		snapshot_unref(s);
+		made++;
+		usleep(2000);
+	}
+	__atomic_fetch_add(&h->snapshots_read, made, __ATOMIC_RELAXED);
+	return NULL;
+}
+
 static void handoff(const struct sample_config *cfg)
 {
 	struct handoff h = { .ring = ring_create(1 << 20), .flip_modes = cfg->mode != SAMPLE_MODE_CPU };
-	pthread_t prod, readers[READERS];
-	struct snapshot *last;
+	pthread_t prod, readers[READERS], stretches;
+	struct snapshot *last, *whole;
 
 	assert_non_null(h.ring);
 	assert_int_equal(collector_new(&h.collector, h.ring, NULL, cfg, NULL), 0);
@@ -198,11 +161,19 @@ static void handoff(const struct sample_config *cfg)
 	assert_int_equal(collector_start(h.collector, NULL, 0), 0);
 	for (int i = 0; i < READERS; i++)
 		assert_int_equal(pthread_create(&readers[i], NULL, reader, &h), 0);
+	assert_int_equal(pthread_create(&stretches, NULL, stretch_reader, &h), 0);
 	assert_int_equal(pthread_create(&prod, NULL, producer, &h), 0);
 	pthread_join(prod, NULL);
 	for (int i = 0; i < READERS; i++)
 		pthread_join(readers[i], NULL);
 	collector_finish(h.collector);
+	pthread_join(stretches, NULL);
+	/* The whole run as a stretch holds every sample. */
+	whole = collector_stretch(h.collector, SAMPLE_MODE_CPU, 0, UINT64_MAX);
+	assert_int_equal(whole->samples, SAMPLES);
+	snapshot_unref(whole);
+	/* What is in use has no stretches, and a mode the run keeps not none. */
+	assert_null(collector_stretch(h.collector, SAMPLE_MODE_INUSE, 0, UINT64_MAX));
 	assert_true(collector_show(h.collector, SAMPLE_MODE_CPU));
 	last = collector_snapshot(h.collector);
 	assert_int_equal(last->mode, SAMPLE_MODE_CPU);

@@ -1,0 +1,382 @@
+/* The HTTP endpoint: its addresses and requests, and the real server (libmicrohttpd on a
+ * loopback port) over a running collector fed records on another thread, asked by several
+ * clients at once — the profile of the next second, everything so far, bad requests — and
+ * stopped while a request still waits. make tsan runs this under ThreadSanitizer. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "proftop/collector.h"
+#include "proftop/ring.h"
+#include "proftop/serve.h"
+#include "proftop/util.h"
+#include "unit_records.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+
+static const struct sample_config config = { 999, false, CALLGRAPH_NONE, 0 };
+
+__attribute__((noinline)) static void served_hot(void) { __asm__ volatile(""); }
+__attribute__((noinline)) static void served_cold(void) { __asm__ volatile(""); }
+
+/* --- addresses -------------------------------------------------------------------------------- */
+
+static void check_address(const char *text, const char *want, bool local)
+{
+	struct serve_address a;
+	char *message, shown[80];
+
+	assert_int_equal(serve_parse_address(text, &a, &message), 0);
+	serve_address_text(&a, shown, sizeof(shown));
+	assert_string_equal(shown, want);
+	assert_int_equal(serve_address_local(&a), local);
+}
+
+static void addresses(void **state)
+{
+	static const char *const bad[] = {
+		"", "abc", "70000", "-1", ":6060", "1.2.3:80", "[::1", "[::1]", "::1:80",
+		"localhost:80", "127.0.0.1:", "127.0.0.1:6060x", "0x10", " 80", "[zz]:80",
+	};
+
+	(void)state;
+	check_address("6060", "127.0.0.1:6060", true);
+	check_address("0", "127.0.0.1:0", true);
+	check_address("0.0.0.0:80", "0.0.0.0:80", false);
+	check_address("127.0.0.2:1", "127.0.0.2:1", true);
+	check_address("[::1]:6060", "[::1]:6060", true);
+	check_address("[::]:6060", "[::]:6060", false);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+		struct serve_address a;
+		char *message;
+
+		assert_int_equal(serve_parse_address(bad[i], &a, &message), -EINVAL);
+		assert_non_null(strstr(message, "--serve"));
+		free(message);
+	}
+}
+
+/* --- requests --------------------------------------------------------------------------------- */
+
+static unsigned parse(const char *method, const char *path, const char *query,
+		      struct serve_request *r, char *err)
+{
+	struct serve_arg args[16];
+	char buf[256], *save = NULL;
+	size_t n = 0;
+
+	snprintf(buf, sizeof(buf), "%s", query ? query : "");
+	for (char *kv = strtok_r(buf, "&", &save); kv && n < 16; kv = strtok_r(NULL, "&", &save)) {
+		char *eq = strchr(kv, '=');
+
+		if (eq)
+			*eq = '\0';
+		args[n++] = (struct serve_arg){ kv, eq ? eq + 1 : NULL };
+	}
+	return serve_parse_request(method, path, args, n, 600, r, err, 256);
+}
+
+static void requests(void **state)
+{
+	struct serve_request r;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse("GET", "/debug/pprof/profile", NULL, &r, err), 200);
+	assert_int_equal(r.page, SERVE_PROFILE);
+	assert_int_equal(r.seconds, SERVE_DEFAULT_SECONDS);
+	assert_int_equal(r.format, EXPORT_PPROF);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=2&format=folded", &r, err), 200);
+	assert_int_equal(r.seconds, 2);
+	assert_int_equal(r.format, EXPORT_FOLDED);
+	assert_int_equal(parse("HEAD", "/snapshot", "format=callgrind", &r, err), 200);
+	assert_int_equal(r.page, SERVE_SNAPSHOT);
+	assert_int_equal(r.format, EXPORT_CALLGRIND);
+	assert_int_equal(parse("GET", "/debug/pprof/", NULL, &r, err), 200);
+	assert_int_equal(r.page, SERVE_INDEX);
+	assert_int_equal(parse("GET", "/", NULL, &r, err), 200);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=600", &r, err), 200);
+
+	/* Errors say what was wrong. */
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=601", &r, err), 400);
+	assert_non_null(strstr(err, "--history"));
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=0", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=-1", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=1.5", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=99999999999999999999", &r,
+			       err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=1&seconds=2", &r, err), 400);
+	assert_non_null(strstr(err, "twice"));
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "format=svg", &r, err), 400);
+	assert_non_null(strstr(err, "svg"));
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "debug=1", &r, err), 400);
+	assert_non_null(strstr(err, "debug"));
+	assert_int_equal(parse("GET", "/snapshot", "seconds=1", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/", "format=folded", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "a&b&c&d&e&f&g&h&i", &r, err), 400);
+	assert_int_equal(parse("POST", "/debug/pprof/profile", NULL, &r, err), 405);
+	assert_int_equal(parse("GET", "/etc/passwd", NULL, &r, err), 404);
+	assert_int_equal(parse("GET", "/debug/pprof/heap", NULL, &r, err), 404);
+	/* A client's bytes come back visible. */
+	assert_int_equal(parse("GET", "/\x1b[2J", NULL, &r, err), 404);
+	assert_null(strchr(err, '\x1b'));
+	/* No history: no profile of the next seconds, the snapshot still. */
+	assert_int_equal(serve_parse_request("GET", "/debug/pprof/profile", NULL, 0, 0, &r, err,
+					     sizeof(err)), 400);
+	assert_non_null(strstr(err, "/snapshot"));
+	assert_int_equal(serve_parse_request("GET", "/snapshot", NULL, 0, 0, &r, err, sizeof(err)),
+			 200);
+}
+
+/* --- the server ------------------------------------------------------------------------------- */
+
+struct live {
+	struct ring *ring;
+	struct collector *collector;
+	struct server *server;
+	atomic_bool done;
+	struct sockaddr_in where;
+};
+
+/* Samples as they happen, timed now: three in served_hot to one in served_cold. */
+static void *producer(void *arg)
+{
+	struct live *l = arg;
+	uint32_t tid = (uint32_t)getpid();
+
+	for (uint64_t i = 0; !atomic_load(&l->done); i++) {
+		uint64_t ip = (uint64_t)(uintptr_t)(i % 4 ? served_hot : served_cold);
+
+		push_sample(l->ring, ip, tid, util_now_ns());
+		usleep(1000);
+	}
+	return NULL;
+}
+
+struct reply {
+	unsigned status;
+	char *headers;         /* the head, through the blank line */
+	char *body;
+	size_t body_len;
+};
+
+/* request is the whole request line and headers; HTTP/1.0 closes after the answer. */
+static void get(const struct live *l, const char *request, struct reply *r)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	char *all = NULL, *end;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (const struct sockaddr *)&l->where, sizeof(l->where)), 0);
+	assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
+	do {
+		xgrow((void **)&all, &cap, len + 4097, 1);
+		n = read(fd, all + len, 4096);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0);
+	close(fd);
+	all[len] = '\0';
+	assert_int_equal(sscanf(all, "HTTP/1.%*d %u", &r->status), 1);
+	end = strstr(all, "\r\n\r\n");
+	assert_non_null(end);
+	r->body_len = len - (size_t)(end + 4 - all);
+	r->body = xmalloc(r->body_len + 1);
+	memcpy(r->body, end + 4, r->body_len + 1);
+	end[2] = '\0';
+	r->headers = all;
+}
+
+static void reply_free(struct reply *r)
+{
+	free(r->headers);
+	free(r->body);
+}
+
+/* The samples a folded profile holds in functions named like name. */
+static uint64_t folded_count(const char *body, const char *name)
+{
+	uint64_t sum = 0;
+
+	for (const char *line = body; line && *line; line = strchr(line, '\n'), line += !!line) {
+		const char *eol = strchr(line, '\n'), *sp = eol ? eol : line + strlen(line);
+
+		while (sp > line && sp[-1] != ' ')
+			sp--;
+		if (memmem(line, (size_t)(sp - line), name, strlen(name)))
+			sum += strtoull(sp, NULL, 10);
+	}
+	return sum;
+}
+
+static void *next_second(void *arg)
+{
+	struct live *l = arg;
+	struct reply r;
+	uint64_t hot, cold;
+
+	get(l, "GET /debug/pprof/profile?seconds=1&format=folded HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.headers, "text/plain"));
+	hot = folded_count(r.body, "served_hot");
+	cold = folded_count(r.body, "served_cold");
+	/* A second of samples at most 1 ms apart, three to one. */
+	assert_true(hot + cold > 0 && hot + cold < 1200);
+	assert_true(hot > cold);
+	reply_free(&r);
+	return NULL;
+}
+
+static void live_server(void **state)
+{
+	struct live l = { .ring = ring_create(1 << 20) };
+	struct serve_address a;
+	pthread_t prod, clients[2];
+	struct reply r;
+	char *message;
+
+	(void)state;
+	assert_int_equal(collector_new(&l.collector, l.ring, NULL, &config, NULL), 0);
+	collector_set_history(l.collector, 60);
+	assert_int_equal(collector_start(l.collector, NULL, 0), 0);
+	assert_int_equal(serve_parse_address("0", &a, &message), 0);
+	assert_int_equal(serve_start(&l.server, &a, l.collector, 60, &message), 0);
+	l.where = (struct sockaddr_in){ .sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+					.sin_port = htons((uint16_t)atoi(strchr(serve_where(l.server),
+										':') + 1)) };
+	assert_int_equal(pthread_create(&prod, NULL, producer, &l), 0);
+
+	/* Two scrapes at once, and everything else meanwhile. */
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&clients[i], NULL, next_second, &l), 0);
+	get(&l, "GET /snapshot?format=folded HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	reply_free(&r);
+	get(&l, "GET /snapshot HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.headers, "application/octet-stream"));
+	assert_true(r.body_len > 2 && (unsigned char)r.body[0] == 0x1f &&
+		    (unsigned char)r.body[1] == 0x8b); /* gzip */
+	reply_free(&r);
+	get(&l, "GET /debug/pprof/profile?seconds=zero HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.headers, "X-Go-Pprof: 1"));
+	assert_non_null(strstr(r.body, "zero"));
+	reply_free(&r);
+	get(&l, "GET /debug/pprof/profile?seconds=61 HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 400);
+	reply_free(&r);
+	get(&l, "DELETE /snapshot HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 405);
+	reply_free(&r);
+	get(&l, "GET /../../etc/passwd HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 404);
+	reply_free(&r);
+	get(&l, "GET /debug/pprof/ HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "/debug/pprof/profile"));
+	reply_free(&r);
+	for (int i = 0; i < 2; i++)
+		pthread_join(clients[i], NULL);
+
+	atomic_store(&l.done, true);
+	pthread_join(prod, NULL);
+	collector_finish(l.collector);
+	/* After the end: no next seconds, the whole run still. */
+	get(&l, "GET /debug/pprof/profile?seconds=1 HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 500);
+	assert_non_null(strstr(r.body, "/snapshot"));
+	reply_free(&r);
+	get(&l, "GET /snapshot?format=tmon HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.body, "#fOrTyTwO"));
+	reply_free(&r);
+	serve_stop(l.server);
+	collector_free(l.collector);
+	ring_destroy(l.ring);
+}
+
+/* A request still waiting out its seconds when the server stops gets what was profiled. */
+static void *long_wait(void *arg)
+{
+	struct live *l = arg;
+	struct reply r;
+
+	get(l, "GET /debug/pprof/profile?seconds=50&format=folded HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	reply_free(&r);
+	return NULL;
+}
+
+static void stop_answers_waiting(void **state)
+{
+	struct live l = { .ring = ring_create(1 << 20) };
+	struct serve_address a;
+	pthread_t prod, client;
+	char *message;
+
+	(void)state;
+	assert_int_equal(collector_new(&l.collector, l.ring, NULL, &config, NULL), 0);
+	collector_set_history(l.collector, 60);
+	assert_int_equal(collector_start(l.collector, NULL, 0), 0);
+	assert_int_equal(serve_parse_address("0", &a, &message), 0);
+	assert_int_equal(serve_start(&l.server, &a, l.collector, 60, &message), 0);
+	l.where = (struct sockaddr_in){ .sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+					.sin_port = htons((uint16_t)atoi(strchr(serve_where(l.server),
+										':') + 1)) };
+	assert_int_equal(pthread_create(&prod, NULL, producer, &l), 0);
+	assert_int_equal(pthread_create(&client, NULL, long_wait, &l), 0);
+	usleep(300000);
+	serve_stop(l.server); /* as the session does, before the collector ends */
+	pthread_join(client, NULL);
+	atomic_store(&l.done, true);
+	pthread_join(prod, NULL);
+	collector_finish(l.collector);
+	collector_free(l.collector);
+	ring_destroy(l.ring);
+}
+
+static void busy_port(void **state)
+{
+	struct serve_address a;
+	struct server *first, *second;
+	char *message, where[80];
+
+	(void)state;
+	assert_int_equal(serve_parse_address("0", &a, &message), 0);
+	assert_int_equal(serve_start(&first, &a, NULL, 0, &message), 0);
+	snprintf(where, sizeof(where), "%s", serve_where(first));
+	assert_int_equal(serve_parse_address(strchr(where, ':') + 1, &a, &message), 0);
+	assert_true(serve_start(&second, &a, NULL, 0, &message) < 0);
+	assert_non_null(strstr(message, where));
+	assert_non_null(strstr(message, "in use"));
+	free(message);
+	serve_stop(first);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(addresses),
+		cmocka_unit_test(requests),
+		cmocka_unit_test(live_server),
+		cmocka_unit_test(stop_answers_waiting),
+		cmocka_unit_test(busy_port),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
