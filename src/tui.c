@@ -565,13 +565,15 @@ int tui_run(struct session *session, const struct tui_options *o)
 		.leave = leave,
 	};
 	struct snapshot *baseline;
-	const char *label;
+	const char *label, *serving;
 	int status;
 
 	if (start(&t, o, session_describe(session)) < 0)
 		return -1;
 	t.session = session;
 	snprintf(t.screen.state, sizeof(t.screen.state), "%s", session_state(session));
+	serving = session_serving(session, &t.screen.serving_exposed);
+	snprintf(t.screen.serving, sizeof(t.screen.serving), "%s", serving ? serving : "");
 	baseline = session_baseline(session, &label); /* --baseline */
 	if (baseline)
 		tui_screen_set_baseline(&t.screen, baseline, label);

@@ -176,7 +176,12 @@ static void draw_title(struct tui_screen *s, int y)
 		 p ? p->fetching : "");
 	x = put(y, 0, COLS, a, text);
 	if (s->paused)
-		put(y, x + 2, COLS, s->attrs[THEME_WARNING], " PAUSED ");
+		x += 2 + put(y, x + 2, COLS, s->attrs[THEME_WARNING], " PAUSED ");
+	if (s->serving[0]) { /* --serve: where, and loudly when other machines can read it */
+		snprintf(text, sizeof(text), s->serving_exposed ? " serving %s to the network "
+				: "serving %s", s->serving);
+		put(y, x + 2, COLS, s->serving_exposed ? s->attrs[THEME_WARNING] : a, text);
+	}
 }
 
 static int counter(struct tui_screen *s, int y, int x, const char *label, uint64_t value, double rate,

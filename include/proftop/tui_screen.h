@@ -159,6 +159,8 @@ struct tui_screen {
 	/* The header. */
 	char *target;          /* the command line or the PIDs */
 	char state[96];        /* "running", "exited with status 3", ... */
+	char serving[80];      /* --serve's address ("" when not serving) */
+	bool serving_exposed;  /* ... which other machines reach */
 	bool ended;
 	double rate[TUI_NCOUNTERS]; /* per second, the counters in struct counters order */
 	char message[160];

@@ -541,6 +541,9 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->batch.asm_code == b->batch.asm_code &&
 	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
 	       same_string(a->input, b->input) && same_string(a->baseline, b->baseline) &&
+	       a->serving == b->serving &&
+	       (!a->serving || (a->serve.len == b->serve.len &&
+				!memcmp(&a->serve.sa, &b->serve.sa, a->serve.len))) &&
 	       !a->argv == !b->argv;
 }
 
@@ -552,7 +555,7 @@ static const char *const samples[][2] = {
 	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
 	{ "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
-	{ "history", "120" },
+	{ "history", "120" },     { "serve", "6060" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
 	{ "no-lines", NULL },
