@@ -184,6 +184,8 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->first_mode = sample_mode_family(config->mode, &c->nprofiles);
 	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
 		c->profiles[m] = profile_new(diag);
+		if (config->system_wide)
+			profile_set_by_process(c->profiles[m]);
 		/* The one function a profile interns by itself (when it folds): first, in all. */
 		if (c->nprofiles > 1)
 			profile_func(c->profiles[m], NULL, "[other]", 0);
@@ -630,6 +632,36 @@ static void forget_waiting(struct collector *c, pid_t tid)
 
 static void alloc_record(struct collector *c, const struct perf_event_header *h, size_t len);
 
+/* -a: a process's name in every profile (NULL: none known). */
+static void name_process(struct collector *c, pid_t pid, const char *comm)
+{
+	if (!comm)
+		return;
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_set_comm(c->profiles[m], pid, pid, comm);
+}
+
+/* -a: the name of a process that was running before profiling began (no COMM record will
+ * say it). */
+static void name_running_process(struct collector *c, pid_t pid)
+{
+	char path[64], comm[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	n = read(fd, comm, sizeof(comm) - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	name_process(c, pid, comm);
+}
+
 static void handle_record(struct collector *c, const void *data, size_t len)
 {
 	struct sample_record r;
@@ -667,8 +699,12 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 			profile_set_comm(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
 		break;
 	case SAMPLE_KIND_FORK:
-		if (r.pid != r.task.ppid) /* a new process, not a new thread */
+		if (r.pid != r.task.ppid) { /* a new process, not a new thread */
 			symbolizer_fork(c->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
+			if (c->config.system_wide) /* named as its parent until it execs */
+				name_process(c, (pid_t)r.pid,
+					     profile_comm(c->profiles[c->first_mode], (pid_t)r.task.ppid));
+		}
 		break;
 	case SAMPLE_KIND_EXIT:
 		forget_waiting(c, (pid_t)r.tid);
@@ -1095,7 +1131,10 @@ int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 
 	for (size_t i = 0; i < npids; i++) {
 		err = symbolizer_load_proc(c->symbolizer, pids[i]);
-		if (err)
+		if (c->config.system_wide)
+			name_running_process(c, pids[i]);
+		/* -a lists every process: some end meanwhile, kernel threads have no maps. */
+		if (err && !c->config.system_wide)
 			diag_report(c->diag, DIAG_WARNING, "cannot read /proc/%d/maps: %s; its functions "
 				    "are named from the mappings it makes from now on", (int)pids[i],
 				    strerror(-err));

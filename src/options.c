@@ -298,6 +298,13 @@ static char *set_kernel(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_all_cpus(struct options *o, const char *value)
+{
+	(void)value;
+	o->sample.system_wide = true;
+	return NULL;
+}
+
 static char *set_output(struct options *o, const char *value)
 {
 	if (!*value)
@@ -387,6 +394,24 @@ static const struct option_spec options_table[] = {
 		       "processes they create. Detaching leaves them running untouched. A kernel\n"
 		       "thread (kthreadd, a kworker) has no user space to profile: it is left out\n"
 		       "with a warning, or is the error when no other PID is given.",
+	},
+	{
+		.name = "all-cpus", .letter = 'a', .parse = set_all_cpus,
+		.help = "every process on the machine (root, CAP_PERFMON or\n"
+			"perf_event_paranoid <= 0); Threads becomes Processes",
+		.man = "Profile every process on the machine, as \\fBperf top\\fR does: an event\n"
+		       "per CPU, the processes running then and every one started later, their\n"
+		       "execs and exits followed as in launch mode (symbols of a process in another\n"
+		       "mount namespace are read through\n"
+		       ".IR /proc/PID/root ).\n"
+		       "Needs root, CAP_PERFMON, or\n"
+		       ".I /proc/sys/kernel/perf_event_paranoid\n"
+		       "at 0 or lower. The call trees are kept per process, not per thread: the\n"
+		       "screen's Threads view is then Processes (PID, COMMAND), and picking one\n"
+		       "shows only it in every view; \\fB\\-\\-per\\-thread\\fR writes a file per\n"
+		       "process. It runs until \\fB\\-d\\fR, \\fBq\\fR or a signal; give no command\n"
+		       "and no \\fB\\-p\\fR with it. The header's user and system times are the\n"
+		       "machine's.",
 	},
 	{
 		.name = "call-graph", .letter = 'g', .arg = "MODE", .parse = set_call_graph,
@@ -972,8 +997,14 @@ static char *check_target(const struct options *o)
 		return xstrdup("give either a command or -p PID, not both");
 	if (o->input && o->serving)
 		return xstrdup("--serve serves the profile of a run: not with -i");
-	if (!o->argv && !o->npids && !o->input)
-		return xstrdup("no command to profile and no -p PID");
+	if (o->sample.system_wide && (o->argv || o->npids || o->input))
+		return xstrdup("-a profiles every process on the machine: give no command, -p or -i "
+			       "with it (-d SEC stops it after a while)");
+	if (o->sample.system_wide && sample_mode_allocations(o->sample.mode))
+		return xasprintf("--mode %s sees allocations through a library preloaded into the "
+				 "command proftop starts: not with -a", sample_mode_name(o->sample.mode));
+	if (!o->argv && !o->npids && !o->input && !o->sample.system_wide)
+		return xstrdup("no command to profile, no -p PID and no -a");
 	if (sample_mode_switches(o->sample.mode) && o->sample.callgraph == CALLGRAPH_NONE)
 		return xasprintf("--mode %s needs a call graph (-g dwarf or fp): a context switch "
 				 "is sampled in the kernel's scheduler, and only the stack says where "
@@ -1166,6 +1197,7 @@ void options_write_help(FILE *out)
 {
 	fputs("Usage: proftop [options] [--] command [arg...]\n"
 	      "       proftop [options] -p PID[,PID...]\n"
+	      "       proftop [options] -a\n"
 	      "\n"
 	      "A live sampling profiler: shows where a program's CPU time goes while it runs.\n"
 	      "\n", out);

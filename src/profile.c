@@ -89,6 +89,7 @@ struct site_key {
 
 struct profile {
 	struct diag *diag;
+	bool by_process;           /* a tree per process, not per thread (-a) */
 	struct strpool *strings;   /* names, modules, comms; shared with the snapshots */
 
 	struct snapshot_func *funcs;
@@ -630,10 +631,12 @@ static uint32_t child_of(struct profile *p, uint32_t parent, uint32_t func)
 /* The thread's entry, made on first sight; NULL when no root can be made for it. */
 static struct snapshot_thread *thread_of(struct profile *p, pid_t pid, pid_t tid)
 {
-	uint32_t i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)tid);
 	struct snapshot_thread *t;
-	uint32_t root;
+	uint32_t i, root;
 
+	if (p->by_process)
+		tid = pid;
+	i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)tid);
 	if (i != IDMAP_MISSING)
 		return &p->threads[i];
 	if (p->nthreads >= PROFILE_MAX_THREADS || p->nnodes + 1 > PROFILE_MAX_NODES)
@@ -652,13 +655,23 @@ static struct snapshot_thread *thread_of(struct profile *p, pid_t pid, pid_t tid
 
 void profile_set_comm(struct profile *p, pid_t pid, pid_t tid, const char *comm)
 {
-	struct snapshot_thread *t = thread_of(p, pid, tid);
+	struct snapshot_thread *t;
 
+	if (p->by_process && tid != pid) /* a process is named by its main thread */
+		return;
+	t = thread_of(p, pid, tid);
 	if (!t)
 		return;
 	t->comm = intern(p, comm);
 	t->pid = pid;
 	log_change(p, LOG_THREADS, (uint32_t)(t - p->threads));
+}
+
+const char *profile_comm(const struct profile *p, pid_t tid)
+{
+	uint32_t i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)tid);
+
+	return i == IDMAP_MISSING ? NULL : p->threads[i].comm;
 }
 
 void profile_set_time(struct profile *p, uint64_t now_ns)
@@ -738,6 +751,11 @@ uint64_t profile_samples(const struct profile *p)
 }
 
 /* --- the history ------------------------------------------------------------------------------ */
+
+void profile_set_by_process(struct profile *p)
+{
+	p->by_process = true;
+}
 
 void profile_set_history(struct profile *p, unsigned seconds, uint64_t origin_ns)
 {
@@ -1143,6 +1161,7 @@ static void pooled_publish(const struct profile *p, struct pooled *e)
 	s->merged_root = 0;
 	s->samples = p->samples;
 	s->folded_nodes = p->folded_nodes;
+	s->by_process = p->by_process;
 	s->window_ns = 0;
 }
 
@@ -1311,6 +1330,7 @@ struct snapshot *profile_range_snapshot(struct profile *p, uint64_t from_s, uint
 	s->nthreads = p->nthreads;
 	s->merged_root = 0;
 	s->folded_nodes = p->folded_nodes;
+	s->by_process = p->by_process;
 	s->ranged = true;
 	snapshot_flat(s, 0, self, total);
 	s->func_self = self;

@@ -8,6 +8,8 @@
  * inherit=1 makes the kernel follow every thread and process the task creates after the event
  * was opened.
  *
+ * -a opens one event per CPU for every task (pid -1), which inherits nothing.
+ *
  * Attach mode opens an event on every thread of the processes: a thread created while proftop
  * opens them gets the event inherited from its creator and one of its own, and would be sampled
  * twice. Every record carries the id of the event proftop opened (an inherited event reports
@@ -253,6 +255,8 @@ static int open_event(struct sampler *s, struct perf_event_attr *attr, pid_t pid
 		quarter = WAKEUP_MAX_BYTES;
 	if (quarter > attr->wakeup_watermark)
 		attr->wakeup_watermark = (uint32_t)quarter;
+	if (pid == -1) /* every task on the CPU: the kernel inherits nothing into a CPU's event */
+		attr->inherit = 0;
 	for (int i = 0; i < ncpus; i++) {
 		int fd = perf_event_open(attr, pid, cpus[i], -1);
 		int err;
@@ -352,7 +356,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 
 	s->config = *config;
 	s->launched = launched;
-	s->dedupe = !launched;
+	s->dedupe = !launched && !config->system_wide; /* one event per CPU: nothing inherited */
 	s->diag = diag;
 	idmap_init(&s->event_owner);
 	idmap_init(&s->switched);
@@ -377,7 +381,9 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 		return err;
 	}
 	s->step = step_open;
-	if (launched) {
+	if (config->system_wide) {
+		err = open_task(s, -1, cpus, ncpus, false);
+	} else if (launched) {
 		err = open_task(s, pids[0], cpus, ncpus, true);
 	} else {
 		for (size_t i = 0; i < npids && !err; i++)
@@ -417,14 +423,19 @@ static char *mlock_advice(void)
 }
 
 /* perf_event_paranoid (Documentation/admin-guide/sysctl/kernel.rst): at 2 unprivileged users may
- * profile their own processes in user mode only, at 1 kernel mode too; -1 only adds CPU-wide
- * events and raw tracepoints, which proftop does not use. Some distributions' kernels refuse
- * everything above 2; mainline treats 3 as 2. */
+ * profile their own processes in user mode only, at 1 kernel mode too, at 0 CPU-wide events
+ * (-a) too; -1 adds raw tracepoints, which proftop does not use. Some distributions' kernels
+ * refuse everything above 2; mainline treats 3 as 2. */
 static char *permission_advice(const struct sample_config *config, bool attach)
 {
 	long paranoid = kernel_sysctl("perf_event_paranoid", 2);
 	bool switches = sample_mode_switches(config->mode);
 	int needed = config->kernel || switches ? 1 : 2;
+
+	if (config->system_wide)
+		return xasprintf("-a samples every process on every CPU: it needs root, CAP_PERFMON, "
+				 "or /proc/sys/kernel/perf_event_paranoid at 0 or lower (it is %ld: "
+				 "sysctl -w kernel.perf_event_paranoid=0)", paranoid);
 
 	if (switches && paranoid > 1 && geteuid() != 0)
 		return xasprintf("/proc/sys/kernel/perf_event_paranoid is %ld: --mode %s samples "
@@ -681,13 +692,22 @@ static bool switch_wanted(struct sampler *s, const struct perf_event_header *h)
 	return true;
 }
 
+/* -a: a sample of a CPU's idle task (pid 0), in the modes that sample kernel time for its
+ * weight against switches; without --kernel it has no stack to show. */
+static bool idle(const struct sampler *s, const struct perf_event_header *h)
+{
+	uint32_t tid;
+
+	return s->config.system_wide && !s->config.kernel && record_tid(s, h, &tid) && tid == 0;
+}
+
 static void handle_record(struct sampler *s, const struct perf_event_header *h)
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		/* The modes with switches weigh CPU samples as time against the switches' times:
 		 * none is thinned out (the +/- keys are refused there). */
-		if (counts(s, h) && (sample_mode_switches(s->config.mode) || !thin_out(s))) {
+		if (counts(s, h) && !idle(s, h) && (sample_mode_switches(s->config.mode) || !thin_out(s))) {
 			bool switched = is_switch_sample(s, h);
 
 			forward(s, h, switched ? SAMPLE_MISC_SWITCH_EVENT : 0);

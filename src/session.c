@@ -148,6 +148,13 @@ static int open_target(struct session *s, const struct session_options *o, char 
 {
 	int err;
 
+	if (o->sample.system_wide) {
+		err = target_system(&s->target);
+		if (err)
+			*message = xasprintf("-a: cannot list the processes in /proc: %s",
+					     strerror(-err));
+		return err;
+	}
 	if (o->argv) {
 		if (sample_mode_allocations(o->sample.mode)) {
 			if (allocrun_prepare(&s->alloc, o->argv[0], o->sample.alloc_rate, message))
@@ -299,7 +306,8 @@ int session_open(struct session **out, const struct session_options *o, char **m
 		return fail(s, 1, message, *message);
 	if (o->serve && open_server(s, o, message))
 		return fail(s, 1, message, *message);
-	snprintf(s->state, sizeof(s->state), o->argv ? "running" : "attached");
+	snprintf(s->state, sizeof(s->state), o->argv || o->sample.system_wide ? "running"
+									       : "attached");
 	if (o->argv && (status = start_command(s, o->argv[0], message))) {
 		session_free(s);
 		return status;
@@ -327,6 +335,8 @@ static void describe_end(struct session *s)
 
 	if (s->end == SESSION_END_DURATION && launched)
 		snprintf(s->state, sizeof(s->state), "stopped after %gs; status %d", seconds, code);
+	else if (s->end == SESSION_END_DURATION && target_system_wide(s->target))
+		snprintf(s->state, sizeof(s->state), "stopped after %gs", seconds);
 	else if (s->end == SESSION_END_DURATION)
 		snprintf(s->state, sizeof(s->state), "detached after %gs", seconds);
 	else if (launched)

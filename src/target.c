@@ -4,6 +4,7 @@
 
 #include "proftop/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -18,6 +19,7 @@
 
 struct target {
 	bool launched;          /* launch mode (else attach mode) */
+	bool system;            /* -a: every process; pids are those running when it began */
 	pid_t child;            /* launch mode: the command's pid */
 	pid_t *pids;            /* the command, or the processes named with -p */
 	size_t npids;
@@ -257,11 +259,39 @@ static uint64_t timeval_ns(const struct timeval *tv)
 	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000ull;
 }
 
+/* The machine's CPU time outside idle, user (with nice) and system (with irq, softirq), ns. */
+static int system_cpu_times(uint64_t ns[2])
+{
+	unsigned long long user, nice, system, idle, iowait, irq, softirq;
+	long tick = sysconf(_SC_CLK_TCK);
+	FILE *f = fopen("/proc/stat", "re");
+	int n;
+
+	if (!f)
+		return -errno;
+	n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu", &user, &nice, &system, &idle,
+		   &iowait, &irq, &softirq);
+	fclose(f);
+	if (n != 7 || tick <= 0)
+		return -EINVAL;
+	ns[0] = (user + nice) * (1000000000ull / (unsigned long long)tick);
+	ns[1] = (system + irq + softirq) * (1000000000ull / (unsigned long long)tick);
+	return 0;
+}
+
 void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system_ns)
 {
 	uint64_t ns[2] = { 0, 0 };
 
 	*user_ns = *system_ns = 0;
+	if (target->system) {
+		if (system_cpu_times(ns) == 0 && ns[0] >= target->cpu_first[0] &&
+		    ns[1] >= target->cpu_first[1]) {
+			*user_ns = ns[0] - target->cpu_first[0];
+			*system_ns = ns[1] - target->cpu_first[1];
+		}
+		return;
+	}
 	if (target->launched) {
 		if (target->exited) {
 			*user_ns = timeval_ns(&target->rusage.ru_utime);
@@ -364,6 +394,44 @@ int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *m
 	return 0;
 }
 
+int target_system(struct target **out)
+{
+	struct target *target = target_new();
+	size_t cap = 0;
+	DIR *dir = opendir("/proc");
+	struct dirent *de;
+
+	*out = NULL;
+	if (!dir) {
+		int err = -errno;
+
+		target_free(target);
+		return err;
+	}
+	while ((de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0)
+			continue;
+		xgrow((void **)&target->pids, &cap, target->npids + 1, sizeof(*target->pids));
+		target->pids[target->npids++] = (pid_t)pid;
+	}
+	closedir(dir);
+	target->system = true;
+	target->description = xstrdup("all CPUs");
+	target->cpu_first = xcalloc(2, sizeof(uint64_t));
+	target->cpu_last = xcalloc(2, sizeof(uint64_t));
+	system_cpu_times(target->cpu_first);
+	*out = target;
+	return 0;
+}
+
+bool target_system_wide(const struct target *target)
+{
+	return target->system;
+}
+
 bool target_poll(struct target *target)
 {
 	pid_t r;
@@ -445,6 +513,8 @@ bool target_pid_gone(pid_t pid)
 
 bool target_any_alive(const struct target *target)
 {
+	if (target->system) /* the machine runs on */
+		return true;
 	for (size_t i = 0; i < target->npids; i++)
 		if (!target_pid_gone(target->pids[i]))
 			return true;

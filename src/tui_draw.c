@@ -277,6 +277,12 @@ static void draw_counters(struct tui_screen *s, int y)
 		x = counter(s, y, x, "folded ", s->live->folded_nodes, 0, true);
 }
 
+/* -a: the profile's threads are processes. */
+static bool by_process(const struct tui_screen *s)
+{
+	return s->shown && s->shown->by_process;
+}
+
 static void draw_tabs(struct tui_screen *s, int y)
 {
 	char text[TUI_FILTER_MAX + 160];
@@ -286,7 +292,9 @@ static void draw_tabs(struct tui_screen *s, int y)
 	for (int v = 0; v < TUI_NVIEWS; v++) {
 		char tab[32];
 
-		snprintf(tab, sizeof(tab), " %d %s ", v + 1, tui_screen_view_name((enum tui_view)v));
+		snprintf(tab, sizeof(tab), " %d %s ", v + 1,
+			 v == TUI_THREADS && by_process(s) ? "Processes"
+							   : tui_screen_view_name((enum tui_view)v));
 		s->tab_x[v] = x;
 		x += put(y, x, COLS, s->attrs[v == (int)s->view ? THEME_TAB_ACTIVE : THEME_TAB], tab);
 		x += put(y, x, 1, s->attrs[THEME_TAB], " ");
@@ -294,7 +302,8 @@ static void draw_tabs(struct tui_screen *s, int y)
 	s->tab_x[TUI_NVIEWS] = x;
 	text[0] = 0;
 	if (s->thread)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, " thread %d", (int)s->thread);
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " %s %d",
+			      by_process(s) ? "process" : "thread", (int)s->thread);
 	if (s->view == TUI_CALLERS && s->lists[TUI_CALLERS].rows)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " callers of %s", s->callers[0].name);
 	if (s->view == TUI_LINES && s->shown && s->lines_func < tui_screen_lines_snapshot(s)->nfuncs)
@@ -541,10 +550,13 @@ static void draw_threads(struct tui_screen *s)
 	size_t first = first_shown(l, s->list_h);
 	uint64_t all = s->shown ? s->shown->samples : 0;
 
+	bool processes = by_process(s);
+
 	if (s->columns_y >= 0) {
 		fill(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS]);
-		put(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS],
-		    "  SAMPLES   SHARE%      TID      PID  COMMAND            SELF%  HOTTEST FUNCTION");
+		put(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS], processes
+		    ? "  SAMPLES   SHARE%      PID  COMMAND                     SELF%  HOTTEST FUNCTION"
+		    : "  SAMPLES   SHARE%      TID      PID  COMMAND            SELF%  HOTTEST FUNCTION");
 	}
 	for (int i = 0; i < s->list_h && first + (size_t)i < l->rows; i++) {
 		size_t row = first + (size_t)i;
@@ -555,15 +567,21 @@ static void draw_threads(struct tui_screen *s)
 		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
 		if (row == 0) {
 			snprintf(text, sizeof(text), "%c%8llu  %7.2f  %s", s->thread ? ' ' : '*',
-				 (unsigned long long)all, all ? 100.0 : 0.0, "all threads");
+				 (unsigned long long)all, all ? 100.0 : 0.0,
+				 processes ? "all processes" : "all threads");
 			put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
 			continue;
 		}
 		const struct view_thread_row *t = &s->threads[row - 1];
 
-		snprintf(text, sizeof(text), "%c%8llu  %7.2f %8d %8d  %-15.15s  ",
-			 s->thread == t->tid ? '*' : ' ', (unsigned long long)t->samples, t->pct,
-			 (int)t->tid, (int)t->pid, t->comm);
+		if (processes) /* tid is pid: the command gets the TID column's room */
+			snprintf(text, sizeof(text), "%c%8llu  %7.2f %8d  %-24.24s  ",
+				 s->thread == t->tid ? '*' : ' ', (unsigned long long)t->samples,
+				 t->pct, (int)t->pid, t->comm);
+		else
+			snprintf(text, sizeof(text), "%c%8llu  %7.2f %8d %8d  %-15.15s  ",
+				 s->thread == t->tid ? '*' : ' ', (unsigned long long)t->samples,
+				 t->pct, (int)t->tid, (int)t->pid, t->comm);
 		put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
 		snprintf(text, sizeof(text), "%6.2f%%  ", t->hot_pct);
 		put(y, 55, 9, sel ? sel : pct_attr(s, t->hot_pct), text);

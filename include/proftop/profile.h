@@ -66,6 +66,8 @@ uint32_t profile_site(struct profile *profile, uint32_t func, uint64_t addr, con
 /* Name a thread (from COMM records or /proc). */
 void profile_set_comm(struct profile *profile, pid_t pid, pid_t tid, const char *comm);
 /* Add one sample: funcs is the call stack, outermost first, leaf last. */
+/* The name of thread tid (of process tid, by process), NULL when none is known. */
+const char *profile_comm(const struct profile *profile, pid_t tid);
 void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth);
 /* The same, with each frame's site (sites[i] for funcs[i]; PROFILE_NO_SITE when unknown): the
  * leaf's counts a self sample, every site on the stack a total one, and the leaf's thread node
@@ -86,6 +88,9 @@ uint64_t profile_samples(const struct profile *profile);
 /* Keep the history, the newest seconds of it a second each (0, the default: keep none); its
  * second 0 began at origin_ns (CLOCK_MONOTONIC, like profile_set_time()'s clock). */
 void profile_set_history(struct profile *profile, unsigned seconds, uint64_t origin_ns);
+/* Before the first sample: one tree per process instead of per thread (the threads'
+ * samples all go to their process's, named by its main thread), for -a. */
+void profile_set_by_process(struct profile *profile);
 bool profile_has_history(const struct profile *profile);
 /* Bytes the history holds (outside the memory budget, which counts the call trees). */
 size_t profile_history_memory(const struct profile *profile);

@@ -137,6 +137,7 @@ struct snapshot {
 
 	uint64_t samples;          /* samples in the tree */
 	uint64_t folded_nodes;     /* nodes folded into "[other]" to stay within the memory budget */
+	bool by_process;           /* threads[] are processes (tid = pid): the run was -a */
 	size_t nfuncs;
 	const struct snapshot_func *funcs;
 	size_t nnodes;

@@ -1,5 +1,5 @@
-/* target.h — the processes being profiled: a command launched behind a start barrier, or PIDs
- * that already run.
+/* target.h — the processes being profiled: a command launched behind a start barrier, PIDs
+ * that already run, or every process on the machine.
  *
  * Launch: target_launch() forks a child that waits on a pipe until target_start() releases it, so
  * the sampler can arm its events (enable_on_exec) before the command's first instruction. The
@@ -25,6 +25,11 @@ int target_start(struct target *target);
 /* Attach mode: check every PID exists; each process is kept once, a thread id standing for its
  * process. Returns 0, or -ESRCH with *missing set. */
 int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *missing);
+/* -a: every process on the machine, those running now listed as target_pids() (for their
+ * maps); it never ends by itself, and its CPU times are the machine's (/proc/stat) since.
+ * Returns 0 or -errno. */
+int target_system(struct target **out);
+bool target_system_wide(const struct target *target);
 /* Whether pid is a kernel thread (kthreadd, a kworker): nothing proftop can profile, as it has no
  * user space. If so, its name goes to name. False also when pid does not exist. */
 bool target_kernel_thread(pid_t pid, char *name, size_t size);
