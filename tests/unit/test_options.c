@@ -351,6 +351,23 @@ static void command_line_errors(void **state)
 			   "preloaded into the command proftop starts: a running process (-p) cannot "
 			   "have it loaded; start the program under proftop");
 	expect_usage_error(5, alloc_tmon, NULL, EXPORT_TMON_NO_ALLOCATIONS);
+	/* -a is a target of its own. */
+	char *all_cmd[] = { "proftop", "-a", "cmd", NULL };
+	char *all_pid[] = { "proftop", "-a", "-p", "1", NULL };
+	char *all_alloc[] = { "proftop", "-a", "--mode=alloc", NULL };
+	char *serve_input[] = { "proftop", "--serve=6060", "-i", "tmon.out", NULL };
+	char *bad_serve[] = { "proftop", "--serve=host:6060", "cmd", NULL };
+	const char *all_alone = "-a profiles every process on the machine: give no command, -p or "
+				"-i with it (-d SEC stops it after a while)";
+
+	expect_usage_error(3, all_cmd, NULL, all_alone);
+	expect_usage_error(4, all_pid, NULL, all_alone);
+	expect_usage_error(3, all_alloc, NULL, "--mode alloc sees allocations through a library "
+			   "preloaded into the command proftop starts: not with -a");
+	expect_usage_error(4, serve_input, NULL, "--serve serves the profile of a run: not with -i");
+	expect_usage_error(3, bad_serve, NULL, "--serve: 'host:6060' is no [ADDRESS:]PORT (a port 0 "
+			   "to 65535, on 127.0.0.1 unless a numeric address is given: 0.0.0.0:6060, "
+			   "[::1]:6060)");
 }
 
 /* --- $PROFTOP --------------------------------------------------------------------------------- */
@@ -527,6 +544,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	return a->sample.freq == b->sample.freq && a->sample.kernel == b->sample.kernel &&
 	       a->sample.mode == b->sample.mode && a->sample.switch_period == b->sample.switch_period &&
 	       a->sample.alloc_rate == b->sample.alloc_rate &&
+	       a->sample.system_wide == b->sample.system_wide &&
 	       a->sample.callgraph == b->sample.callgraph &&
 	       a->sample.stack_size == b->sample.stack_size && a->run.duration == b->run.duration &&
 	       a->run.interval == b->run.interval && same_string(ea->output, eb->output) &&
@@ -551,6 +569,7 @@ static bool same_options(const struct options *a, const struct options *b)
  * does exactly what --name=value does, and something other than the default. */
 static const char *const samples[][2] = {
 	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
+	{ "all-cpus", NULL },
 	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },
 	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
 	{ "batch", NULL },
@@ -567,10 +586,10 @@ static const char *const samples[][2] = {
 
 static void env_same_as_command_line(const char *name, const char *value)
 {
-	/* pid and input are targets of their own; the others need one. --switch-period needs the
+	/* pid, input and all-cpus are targets of their own; the others need one. --switch-period needs the
 	 * off-CPU mode, --alloc-rate the allocation one, on both sides and in the defaults compared
 	 * with. */
-	bool target = strcmp(name, "pid") && strcmp(name, "input");
+	bool target = strcmp(name, "pid") && strcmp(name, "input") && strcmp(name, "all-cpus");
 	const char *mode = !strcmp(name, "switch-period") ? "offcpu"
 			   : !strcmp(name, "alloc-rate") ? "alloc" : NULL;
 	bool offcpu = mode != NULL;
