@@ -535,9 +535,14 @@ static void switch_sample(struct collector *c, const struct sample_record *r)
 {
 	struct sample_record user = *r;
 	uint32_t sites[SAMPLE_MAX_FRAMES];
-	struct waiting *w = waiting_of(c, r);
+	struct waiting *w;
 
-	if (!c->config.kernel && r->sample.regs_abi)
+	/* Without user registers there is no user stack to show: a kernel thread (-a), or a
+	 * thread's last switch out on its way out of exit(). Only --kernel shows such waits. */
+	if (!c->config.kernel && !r->sample.regs_abi)
+		return;
+	w = waiting_of(c, r);
+	if (!c->config.kernel)
 		user.sample.user = true;
 	w->pid = (pid_t)r->pid;
 	w->tid = (pid_t)r->tid;

@@ -436,7 +436,8 @@ int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t 
 		err = c.bad ? -EINVAL : 0;
 		break;
 	case PERF_RECORD_SWITCH:
-		if (h.size < sizeof(h) + trailer)
+	case PERF_RECORD_SWITCH_CPU_WIDE: /* -a: the other task's pid/tid first, then the same */
+		if (h.size < sizeof(h) + trailer + (h.type == PERF_RECORD_SWITCH ? 0 : 8))
 			return -EINVAL;
 		out->kind = SAMPLE_KIND_SWITCH;
 		out->switched.out = (h.misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;

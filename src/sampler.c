@@ -583,7 +583,8 @@ static void forward(struct sampler *s, const struct perf_event_header *h, uint16
 			atomic_fetch_add_explicit(&s->switches, 1, memory_order_relaxed);
 		return;
 	}
-	if (h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_SWITCH) {
+	if (h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_SWITCH ||
+	    h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
 		atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
 		return;
 	}
@@ -716,6 +717,7 @@ static void handle_record(struct sampler *s, const struct perf_event_header *h)
 		}
 		break;
 	case PERF_RECORD_SWITCH:
+	case PERF_RECORD_SWITCH_CPU_WIDE:
 		if (counts(s, h) && switch_wanted(s, h))
 			forward(s, h, 0);
 		break;
