@@ -45,12 +45,12 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped,
 			(unsigned long long)c->throttled, (unsigned long long)c->truncated);
-	/* The call tree outgrew --max-memory: cold paths are in [other] nodes. */
-	if (s->folded_nodes)
-		fprintf(out, "  folded %llu", (unsigned long long)s->folded_nodes);
 	/* proftop's own CPU share since since (the previous table) or over the run, and memory. */
 	if (selfcost_known(&s->cost))
 		fprintf(out, "  %s", selfcost_text(cost, sizeof(cost), &s->cost, since));
+	/* The call tree outgrew --max-memory: cold paths are in [other] nodes. */
+	if (s->folded_nodes)
+		fprintf(out, "  folded %llu", (unsigned long long)s->folded_nodes);
 	if (base) { /* the baseline's path as given: in visible form too */
 		fputs("  baseline ", out);
 		util_print_safe(out, diff_base_label(base));
