@@ -19,9 +19,10 @@
 #include <sys/stat.h>
 
 static void print_header(FILE *out, const struct snapshot *s, const struct diff_base *base,
-			 const char *title)
+			 const char *title, const struct selfcost *since)
 {
 	const struct counters *c = &s->counters;
+	char cost[64];
 
 	if (snapshot_allocations(s)) /* "alloc: bytes allocated  allocated N  in use N" */
 		fprintf(out, "%s  elapsed %.2fs  %s: %s  allocated %llu  in use %llu  rate %u  "
@@ -44,6 +45,9 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped,
 			(unsigned long long)c->throttled, (unsigned long long)c->truncated);
+	/* proftop's own CPU share since since (the previous table) or over the run, and memory. */
+	if (selfcost_known(&s->cost))
+		fprintf(out, "  %s", selfcost_text(cost, sizeof(cost), &s->cost, since));
 	/* The call tree outgrew --max-memory: cold paths are in [other] nodes. */
 	if (s->folded_nodes)
 		fprintf(out, "  folded %llu", (unsigned long long)s->folded_nodes);
@@ -340,10 +344,10 @@ static void print_histogram(FILE *out, const struct snapshot *s)
  * whose companion s is). */
 static int print_table(FILE *out, const struct snapshot *s, const struct snapshot *with,
 		       struct diff_base *base, const char *title, const struct batch_options *o,
-		       long max_rows)
+		       long max_rows, const struct selfcost *since)
 {
 	errno = 0;
-	print_header(out, s, base, title);
+	print_header(out, s, base, title, since);
 	if (base)
 		diff_base_match(base, s, 0);
 	if (o->tree)
@@ -362,7 +366,7 @@ static int print_table(FILE *out, const struct snapshot *s, const struct snapsho
 int batch_print_table(FILE *out, const struct snapshot *s, struct diff_base *base,
 		      const char *title, const struct batch_options *o, long max_rows)
 {
-	return print_table(out, s, s, base, title, o, max_rows);
+	return print_table(out, s, s, base, title, o, max_rows, NULL);
 }
 
 struct batch {
@@ -373,6 +377,7 @@ struct batch {
 	int pipe_fd;               /* its descriptor when it is a pipe's write end, else -1 */
 	int write_error;           /* errno of the first table that could not be written; 0: none */
 	struct diff_base *base;    /* --baseline's profile; NULL: none */
+	struct selfcost cost;      /* proftop's at the last periodic table (none before it) */
 };
 
 /* A table nobody can read ends the tables, and the run: the session then stops profiling as
@@ -394,7 +399,10 @@ static void write_failed(struct batch *b, int err)
 	free(why);
 }
 
-static void print_latest(struct batch *b, struct session *session, const char *title, long rows)
+/* A periodic table's header gives proftop's share since the previous one; the final table's,
+ * the whole run's. */
+static void print_latest(struct batch *b, struct session *session, const char *title, long rows,
+			 bool periodic)
 {
 	struct snapshot *s;
 	int err;
@@ -402,7 +410,9 @@ static void print_latest(struct batch *b, struct session *session, const char *t
 	if (b->write_error)
 		return;
 	s = session_snapshot(session);
-	err = batch_print_table(b->out, s, b->base, title, b->o, rows);
+	err = print_table(b->out, s, s, b->base, title, b->o, rows, periodic ? &b->cost : NULL);
+	if (periodic)
+		b->cost = s->cost;
 	snapshot_unref(s);
 	if (err)
 		write_failed(b, -err);
@@ -435,7 +445,7 @@ static void print_leaks(struct batch *b, struct session *session)
 	inuse = snapshot_companion(s, SAMPLE_MODE_INUSE);
 	if (inuse && inuse != s) {
 		err = print_table(b->out, inuse, s, NULL, "=== proftop in use at the end (leaks)",
-				  b->o, b->o->max_rows);
+				  b->o, b->o->max_rows, NULL);
 		if (err)
 			write_failed(b, -err);
 	}
@@ -457,14 +467,15 @@ static void refresh(void *arg, struct session *session)
 {
 	struct batch *b = arg;
 
-	print_latest(b, session, "--- proftop", b->o->max_rows < 0 ? BATCH_DEFAULT_ROWS : b->o->max_rows);
+	print_latest(b, session, "--- proftop", b->o->max_rows < 0 ? BATCH_DEFAULT_ROWS : b->o->max_rows,
+		     true);
 }
 
 static bool ended(void *arg, struct session *session)
 {
 	struct batch *b = arg;
 
-	print_latest(b, session, "=== proftop final", b->o->max_rows);
+	print_latest(b, session, "=== proftop final", b->o->max_rows, false);
 	print_leaks(b, session);
 	return false;
 }

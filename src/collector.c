@@ -157,6 +157,7 @@ struct collector {
 	uint64_t (*inuse_seconds)[2];
 	size_t ninuse_seconds, inuse_seconds_cap;
 	_Atomic uint64_t cpu_user_ns, cpu_system_ns; /* the target's, set by the session */
+	struct selfcost cost;      /* proftop's own, measured once per publication */
 };
 
 int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
@@ -914,6 +915,7 @@ static void stamp(struct collector *c, struct snapshot *s, enum sample_mode mode
 		s->freq = (unsigned)c->alloc_mean;
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
 	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
+	s->cost = c->cost;
 	if (c->fetcher) {
 		char name[48];
 		size_t waiting = fetcher_status(c->fetcher, name, sizeof(name));
@@ -990,6 +992,7 @@ static void publish(struct collector *c)
 	enum sample_mode mode = atomic_load_explicit(&c->shown, memory_order_relaxed);
 	struct profile *p = c->profiles[mode];
 
+	selfcost_measure(&c->cost);
 	if (c->profiles[SAMPLE_MODE_OFFCPU] && !c->end_ns)
 		count_waiting_so_far(c, now);
 	if (c->profiles[SAMPLE_MODE_ALLOC]) {

@@ -693,9 +693,10 @@ static void heap_samples(struct gz *g, struct pprof *p, struct pb *msg, struct p
 	p->s = s;
 }
 
-/* The Profile message's fields, in the order Go's writer uses. */
+/* The Profile message's fields, in the order Go's writer uses. comments[1] is proftop's own
+ * cost ("" when the snapshot has none: then no second comment). */
 static void write_profile(struct gz *g, struct pprof *p, const struct tree *trees, size_t ntrees,
-			  const char *comment)
+			  const char *const comments[2])
 {
 	const struct snapshot *s = p->s;
 	bool heap = snapshot_allocations(s);
@@ -722,7 +723,9 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 		for (size_t i = 0; i < ntrees && !g->err; i++)
 			samples_of(g, p, &trees[i], period, &msg, &tmp);
 	}
-	str_index(p, comment);
+	for (int i = 0; i < 2; i++)
+		if (comments[i][0])
+			str_index(p, comments[i]);
 	str_index(p, heap ? "space" : time_type); /* the period's type: strings go out next */
 	tables(g, p, &msg, &tmp);
 	snapshot_times(s, &real, &user, &system);
@@ -731,7 +734,9 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 	value_type(&msg, p, heap ? "space" : time_type, heap ? "bytes" : "nanoseconds");
 	gz_record(g, PPROF_PERIOD_TYPE, &msg);
 	gz_varint_field(g, PPROF_PERIOD, period);
-	gz_varint_field(g, PPROF_COMMENT, str_index(p, comment));
+	for (int i = 0; i < 2; i++)
+		if (comments[i][0])
+			gz_varint_field(g, PPROF_COMMENT, str_index(p, comments[i]));
 	if (shown)
 		gz_varint_field(g, PPROF_DEFAULT_SAMPLE_TYPE, shown);
 	free(msg.buf);
@@ -770,7 +775,8 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	struct gz *g = xcalloc(1, sizeof(*g));
 	struct tree *trees;
 	size_t ntrees = trees_of(s, scope, &trees);
-	char *comment = counters_comment(s);
+	char *comment = counters_comment(s), cost[128];
+	const char *comments[2] = { comment, selfcost_summary(cost, sizeof(cost), &s->cost) };
 	int err;
 
 	idmap_init(&p.string_index);
@@ -809,7 +815,7 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	/* The fastest level, as Go's runtime/pprof writes its profiles. */
 	if (deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		fatal("out of memory (zlib)");
-	write_profile(g, &p, trees, ntrees, comment);
+	write_profile(g, &p, trees, ntrees, comments);
 	if (!g->err)
 		gz_feed(g, NULL, 0, Z_FINISH);
 	deflateEnd(&g->z);

@@ -98,6 +98,7 @@ static void header(FILE *out, const struct snapshot *s, unsigned hz, uint64_t ma
 {
 	const struct counters *c = &s->counters;
 	uint64_t real, user, system;
+	char cost[128];
 
 	snapshot_times(s, &real, &user, &system);
 	fprintf(out, "#fOrTyTwO\n$hz=%u;\n$XS_VERSION='proftop %s';\n# All values are given in HZ\n",
@@ -113,6 +114,11 @@ static void header(FILE *out, const struct snapshot *s, unsigned hz, uint64_t ma
 		(unsigned long long)c->samples, (unsigned long long)c->overflow,
 		(unsigned long long)c->dropped, (unsigned long long)c->throttled,
 		(unsigned long long)c->truncated);
+	/* proftop's own cost, as a comment: $over_* is DProf's per-mark overhead inside the
+	 * profiled program, which dprofpp takes off every sub's time; proftop's runs in another
+	 * process and has taken nothing from the target's. */
+	if (selfcost_known(&s->cost))
+		fprintf(out, "# %s\n", selfcost_summary(cost, sizeof(cost), &s->cost));
 	/* A timed mode's ticks are microseconds of that time: proftop -i shows it as it was. */
 	if (snapshot_timed(s))
 		fprintf(out, "# proftop: mode %s switches %llu\n", sample_mode_name(s->mode),

@@ -54,6 +54,7 @@ void snapshot_unref(struct snapshot *s)
 static void copy_about(struct snapshot *out, const struct snapshot *s)
 {
 	out->counters = s->counters;
+	out->cost = s->cost;
 	out->elapsed_ns = s->elapsed_ns;
 	out->user_ns = s->user_ns;
 	out->system_ns = s->system_ns;

@@ -5,7 +5,7 @@
  * Layout, top to bottom, each line only when the terminal is tall enough for it:
  *   title (target, state, elapsed, frequency, stretch,    always
  *          the debug file being fetched)
- *   counters                                               7 lines or more
+ *   counters, proftop's own CPU share and memory           7 lines or more
  *   timeline (samples per second, the stretch shown)       12 or more (4 on the timeline),
  *                                                          when the profile keeps one
  *   the selected function's samples per second             16 or more
@@ -275,6 +275,14 @@ static void draw_counters(struct tui_screen *s, int y)
 	x = counter(s, y, x, "truncated ", c->truncated, s->rate[4], true);
 	if (s->live && s->live->folded_nodes) /* the tree outgrew --max-memory */
 		x = counter(s, y, x, "folded ", s->live->folded_nodes, 0, true);
+	/* proftop's own CPU share over the last refresh, and its memory: last, so a narrow
+	 * terminal clips it before the loss counters. None for a saved profile. */
+	if (s->live && selfcost_known(&s->live->cost)) {
+		char cost[64];
+
+		put(y, x, COLS, s->attrs[THEME_NORMAL],
+		    selfcost_text(cost, sizeof(cost), &s->live->cost, &s->cost_before));
+	}
 }
 
 /* -a: the profile's threads are processes. */

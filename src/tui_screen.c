@@ -74,13 +74,16 @@ void tui_screen_message(struct tui_screen *s, bool error, const char *fmt, ...)
 	s->message_ns = util_now_ns();
 }
 
-/* Rates per second, from the previous newest snapshot to this one. */
+/* Rates per second, from the previous newest snapshot to this one; and proftop's own cost then,
+ * for its share of the last refresh. */
 static void update_rates(struct tui_screen *s, const struct snapshot *next)
 {
 	const struct snapshot *prev = s->live;
 	const uint64_t *a, *b;
 	double dt;
 
+	if (prev && next->cost.wall_ns > prev->cost.wall_ns && selfcost_known(&prev->cost))
+		s->cost_before = prev->cost;
 	if (!prev || next->elapsed_ns <= prev->elapsed_ns || next->window_ns != prev->window_ns)
 		return;
 	dt = (double)(next->elapsed_ns - prev->elapsed_ns) / 1e9;

@@ -27,6 +27,7 @@
 
 #include "proftop/counters.h"
 #include "proftop/sample.h"
+#include "proftop/selfcost.h"
 
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -117,6 +118,7 @@ struct snapshot_range {
 struct snapshot {
 	atomic_int refs;
 	struct counters counters;  /* filled in by whoever publishes it */
+	struct selfcost cost;      /* proftop's own, when published (none: read from a file) */
 	uint64_t elapsed_ns;
 	uint64_t user_ns, system_ns; /* the target's CPU time as the kernel counts it (0: unknown) */
 	char fetching[80];         /* the module whose debug file debuginfod is asked for; "" */

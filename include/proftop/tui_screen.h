@@ -13,6 +13,7 @@
 #define PROFTOP_TUI_SCREEN_H
 
 #include "proftop/annotate.h"
+#include "proftop/selfcost.h"
 #include "proftop/theme.h"
 #include "proftop/view.h"
 #include "proftop/view_flame.h"
@@ -163,6 +164,7 @@ struct tui_screen {
 	bool serving_exposed;  /* ... which other machines reach */
 	bool ended;
 	double rate[TUI_NCOUNTERS]; /* per second, the counters in struct counters order */
+	struct selfcost cost_before; /* proftop's at the snapshot before live (none: whole run) */
 	char message[160];
 	bool message_is_error;
 	uint64_t message_ns;   /* when it was set (util_now_ns) */

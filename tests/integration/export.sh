@@ -42,6 +42,9 @@ check "tmon-written" has "$TMPD/split.tmon" '^PART2$'
 check "tmon-header-is-dprof" has "$TMPD/split.tmon" '^\$hz=999;$'
 # The Perl header dprofpp evaluates: only proftop's numbers, nothing of the target's.
 check "tmon-header-no-names" sh -c "! sed '/^PART2/q' '$TMPD/split.tmon' | grep -Eq 'split|burn|libc'"
+# proftop's own cost, a comment in the header (dprofpp reading the file is checked below).
+COST_RE='proftop itself: cpu [0-9]+\.[0-9]{3}s of [0-9]+\.[0-9]{3}s \([0-9]+\.[0-9]{2}%\), rss [0-9.]+[KMG], peak [0-9.]+[KMG]'
+check "tmon-own-cost-comment" sh -c "sed '/^PART2/q' '$TMPD/split.tmon' | grep -Eq '^# $COST_RE\$'"
 dprofpp -O 30 "$TMPD/split.tmon" >"$TMPD/split.dprofpp.out" 2>"$TMPD/split.dprofpp.err"
 check "dprofpp-reads-it" status $? 0 "$TMPD/split.dprofpp.err"
 D=$TMPD/split.dprofpp.out
@@ -58,6 +61,11 @@ check "dprofpp-main-cumulative-is-total" same_ticks "$(dprof_value "$D" split::m
 check "dprofpp-user-system-time" between \
 	"$(awk '/User\+System Time =/ { print $4 }' "$D")" 1.8 2.5
 check "dprofpp-elapsed" between "$(awk '/Total Elapsed Time =/ { print $5 }' "$D")" 1.8 4
+# Read back, the file is a past run: its table shows no cost of the proftop reading it.
+run_proftop saved -b -i "$TMPD/split.tmon"
+check "saved-exit-status-0" status $RC 0 "$ERR"
+check "saved-header" has "$OUT" '^=== proftop final .*samples [0-9]+'
+check "saved-no-own-cost" sh -c "! grep -q '% CPU' '$OUT'"
 
 # --- the call tree: paths (main → path_a → burn 60, main → path_b → mid_b → burn 30, solo 10) ---
 run_proftop paths -b -n 0 -o "$TMPD/paths.tmon" -- "$WL/paths" 2
@@ -162,6 +170,7 @@ console.log('total ' + total);
 console.log('cpu_ns ' + cpu);
 console.log('period ' + Number(p.period));
 console.log('types ' + p.sampleType.map((t) => str(t.type) + '/' + str(t.unit)).join(','));
+for (const c of p.comment) console.log('comment ' + str(c));
 for (const [k, v] of Object.entries(self)) console.log('self ' + k + ' ' + v);
 EOF
 	node "$TMPD/decode.js" "$TMPD/cpu.pb.gz" "$NPM_DIR" >"$TMPD/decoded.txt" 2>&1
@@ -171,6 +180,8 @@ EOF
 		"$(header_value "$OUT" samples)" 0
 	check "pprof-sample-types" has "$P" '^types samples/count,cpu/nanoseconds$'
 	check "pprof-period" has "$P" '^period 1001001$'
+	check "pprof-counters-comment" has "$P" '^comment proftop [^ ]+: samples [0-9]+ overflow 0 '
+	check "pprof-own-cost-comment" has "$P" "^comment $COST_RE\$"
 	for fn in burn_a burn_b burn_c; do
 		check "pprof-$fn-self" approx "$(awk -v f=$fn '$1 == "self" && $2 == f { print $3 }' "$P")" \
 			"$(row_value "$OUT" $fn split 3)" 0
@@ -206,6 +217,8 @@ else
 	check "go-pprof-reads-it" has "$TMPD/go-top.txt" '^ +flat +flat%' "go tool pprof's output ($(tail -n 3 "$TMPD/go-pprof.err"))"
 	check "go-pprof-hot-line-share" approx "$(pprof_line "$TMPD/go-top.txt" 2)" "$(annotated 1)" 3
 	check "go-pprof-hot-line-samples" approx "$(pprof_line "$TMPD/go-top.txt" 1)" "$(annotated 3)" 0
+	gopprof -comments "$TMPD/lines.pb.gz" >"$TMPD/go-comments.txt"
+	check "go-pprof-own-cost-comment" has "$TMPD/go-comments.txt" "^$COST_RE\$"
 	gopprof -raw "$TMPD/lines.pb.gz" >"$TMPD/go-raw.txt"
 	# The mapping of the lines file: "ID: 0xSTART/0xLIMIT/0xOFFSET PATH BUILDID [FLAGS]".
 	mapping_line=$(awk -v f="$WL/lines" '/^Mappings/ { on = 1; next } on && $3 == f' "$TMPD/go-raw.txt")

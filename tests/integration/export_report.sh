@@ -34,6 +34,8 @@ if perf_events_ok; then
 	need "$WL/paths" "$WL/split"
 	run_proftop own -b -n 0 -o "$TMPD/paths.tmon" -- "$WL/paths" 1
 	check "own-exit-status-0" status $RC 0 "$ERR"
+	# The header's comment of proftop's own cost, which both must read past.
+	check "own-cost-comment" has "$TMPD/paths.tmon" '^# proftop itself: cpu '
 	for o in $OPTS_LIST; do
 		check "own-$o" same_as_dprofpp "$TMPD/paths.tmon" "$o"
 	done

@@ -329,6 +329,20 @@ headers_well_formed()
 	END { if (!n) print "no table header"; exit bad || !n }' "$1"
 }
 
+# cost_in_headers FILE — every table header has proftop's own figures after its counters,
+# "proftop 1.3% CPU 35.0M": a share of at least 0 and some resident memory.
+cost_in_headers()
+{
+	awk '
+	/^(---|===) proftop/ {
+		n++
+		if (!match($0, /  proftop [0-9]+\.[0-9]% CPU [0-9.]+[BKMGT]( |$)/)) { print "no cost in: " $0; bad = 1; next }
+		split(substr($0, RSTART + 2), f, " ")
+		if (f[2] + 0 < 0 || f[4] + 0 <= 0) { print "bad cost in: " $0; bad = 1 }
+	}
+	END { if (!n) print "no table header"; exit bad || !n }' "$1"
+}
+
 # rows_well_formed FILE — each final row is printf("%7.2f %7.2f %8lu  FUNCTION  MODULE") (the
 # numbers are printed again and compared), with TOTAL% >= SELF%.
 rows_well_formed()

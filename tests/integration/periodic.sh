@@ -53,6 +53,7 @@ check "at-least-3-periodic-tables" between "$(grep -c '^--- proftop' "$f")" 3 10
 check "one-final-table-last" one_final "$f"
 check "headers-well-formed" headers_well_formed "$f"
 check "elapsed-increases" elapsed_increases "$f"
+check "own-cost-in-every-header" cost_in_headers "$f"
 check "periodic-at-most-25-rows" periodic_rows_at_most "$f" 25
 check "burn_a-60-in-every-table" periodic_share "$f" burn_a 60 8
 finish

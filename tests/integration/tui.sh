@@ -26,6 +26,8 @@ check "timeline-strip" line_has top 3 '^ [▁▂▃▄▅▆▇█]+ *$'
 check "top-hottest-first" line_has top 7 'burn_a'
 check "top-header-running" line_has top 1 'proftop .*split 30.*\[running\].*999 Hz'
 check "top-header-counters" line_has top 2 'samples [0-9]+.*overflow [0-9]+.*dropped [0-9]+.*throttled [0-9]+.*truncated [0-9]+'
+# proftop's own CPU share (of the last refresh) and resident memory, after the counters.
+check "top-header-own-cost" line_has top 2 'truncated [0-9]+  proftop [0-9]+\.[0-9]% CPU [0-9.]+[KMG] *$'
 check "top-tab-bar" line_has top 5 '1 Top +2 Tree +3 Callers +4 Threads'
 
 tm send-keys -t top / b u r n _ b
@@ -74,6 +76,13 @@ check "save-wrote-tmon" has "$TMPD/snap.tmon" '^& [0-9]+ split burn_a$'
 check "save-still-running" sh -c "[ ! -e '$TMPD/save.status' ]"
 tm send-keys -t save q
 check "save-q-ends" ended save
+# The snapshot read back shows its counters, and no cost: that was another proftop's.
+pane saved 100 30 -i "$TMPD/snap.tmon"
+check "saved-shows-rows" wait_screen saved '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
+check "saved-header-counters" line_has saved 2 'samples [0-9]+.*truncated [0-9]+'
+check "saved-no-own-cost" sh -c "! tmux -L '$SOCK' capture-pane -p -t saved | grep -q '% CPU'"
+tm send-keys -t saved q
+check "saved-q-ends" ended saved
 
 # --- the call tree ---------------------------------------------------------------------------------
 pane tree 100 30 -g fp -- "$WL/fptree" 30
