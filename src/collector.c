@@ -538,12 +538,13 @@ static void switch_sample(struct collector *c, const struct sample_record *r)
 	uint32_t sites[SAMPLE_MAX_FRAMES];
 	struct waiting *w;
 
-	/* Without user registers there is no user stack to show: a kernel thread (-a), or a
-	 * thread's last switch out on its way out of exit(). Only --kernel shows such waits. */
-	if (!c->config.kernel && !r->sample.regs_abi)
+	/* Dwarf stacks: without user registers there is no user stack to show: a kernel thread
+	 * (-a), or a thread's last switch out on its way out of exit(). Only --kernel shows such
+	 * waits. */
+	if (!c->config.kernel && c->regs_mask && !r->sample.regs_abi)
 		return;
 	w = waiting_of(c, r);
-	if (!c->config.kernel)
+	if (!c->config.kernel && r->sample.regs_abi)
 		user.sample.user = true;
 	w->pid = (pid_t)r->pid;
 	w->tid = (pid_t)r->tid;

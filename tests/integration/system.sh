@@ -4,9 +4,10 @@
 # split that starts and exits during the run. Batch with --per-thread writes a file per process:
 # each process's split is its own; the short one is there with its name; the header names the
 # machine's CPU times. The screen: Processes lists both with their commands, picking split shows
-# only split's functions in Top. Refusals: -a with a command, -a --mode alloc.
+# only split's functions in Top. --mode offcpu machine-wide: waits' blocked read() and nap, and
+# no wait without a user stack. Refusals: -a with a command, -a --mode alloc.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP_BIN" "$WL/split" "$WL/paths"
+need "$PROFTOP_BIN" "$WL/split" "$WL/paths" "$WL/waits"
 require_perf_events
 if [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -gt 0 ] && [ "$(id -u)" -ne 0 ]; then
 	skip "all" "-a needs root or perf_event_paranoid <= 0"
@@ -19,6 +20,22 @@ pct_of()
 	awk -v f="$2" '{ n = $NF; total += n; k = split($1, a, ";"); if (a[k] == f) mine += n }
 		END { printf "%.1f", total ? 100 * mine / total : 0 }' "$1"
 }
+
+# Off the CPU, machine-wide: waits (started apart) blocks 7 ms in read() and naps 3 ms in each
+# cycle; without --kernel no wait without a user stack (a kernel thread's, a dying thread's
+# last switch) is counted.
+"$WL/waits" 6 >/dev/null &
+waits_pid=$!
+BG_PIDS="$BG_PIDS $waits_pid"
+sleep 0.3
+run_proftop offcpu -a -b -n 0 -d 2 --mode offcpu --per-thread -o "$TMPD/off.folded"
+sum_of() { awk -v f="$2" 'index($0, f) { n += $NF } END { print n + 0 }' "$1" 2>/dev/null || echo 0; }
+check "offcpu-exit-0" status "$RC" 0 "$ERR"
+check "offcpu-waits-read" sh -c "[ $(sum_of "$TMPD/off.folded.$waits_pid" ';wait_on_pipe;') -gt $(sum_of "$TMPD/off.folded.$waits_pid" ';take_a_nap;') ] && [ $(sum_of "$TMPD/off.folded.$waits_pid" ';take_a_nap;') -gt 0 ] || { ls '$TMPD'; cat '$TMPD/off.folded.$waits_pid'; exit 1; }"
+check "offcpu-no-kernel-waits" sh -c "! cat '$TMPD'/off.folded.* | grep -E '(^|;)(schedule|do_task_dead|worker_thread|kthread)[; ]'"
+kill "$waits_pid" 2>/dev/null
+
+
 
 "$WL/split" 8 >/dev/null &
 split_pid=$!
