@@ -229,6 +229,39 @@ static void threads_merge_and_scope(void **state)
 	profile_free(p);
 }
 
+/* -a: a tree per process, named by its main thread; its threads' samples all go there. */
+static void trees_per_process(void **state)
+{
+	(void)state;
+	static const char m[] = "prog";
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = func(p, m, "main"), w1 = func(p, m, "worker_one"), other = func(p, m, "other");
+	uint32_t s1[] = { main_, w1 }, s2[] = { main_, other };
+
+	profile_set_by_process(p);
+	profile_set_comm(p, 10, 11, "a-thread"); /* not the process's name */
+	profile_set_comm(p, 10, 10, "server");
+	for (int i = 0; i < 30; i++)
+		profile_add(p, 10, 11, s1, 2);
+	for (int i = 0; i < 10; i++)
+		profile_add(p, 10, 12, s1, 2);
+	for (int i = 0; i < 5; i++)
+		profile_add(p, 20, 21, s2, 2);
+	assert_string_equal(profile_comm(p, 10), "server");
+	assert_null(profile_comm(p, 20));
+	struct snapshot *s = profile_snapshot(p);
+	assert_true(s->by_process);
+	assert_int_equal(s->nthreads, 2);
+	assert_int_equal(s->threads[0].pid, 10);
+	assert_int_equal(s->threads[0].tid, 10);
+	assert_string_equal(s->threads[0].comm, "server");
+	assert_int_equal(s->threads[0].samples, 40);
+	assert_int_equal(s->threads[1].tid, 20);
+	assert_int_equal(s->threads[1].samples, 5);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
 /* --- incremental snapshots and the memory budget ------------------------------------------------ */
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
@@ -471,6 +504,7 @@ int main(void)
 		cmocka_unit_test(tree_self_and_total),
 		cmocka_unit_test(recursion_counts_once),
 		cmocka_unit_test(threads_merge_and_scope),
+		cmocka_unit_test(trees_per_process),
 		cmocka_unit_test(incremental_snapshots_equal_full_copies),
 		cmocka_unit_test(folding_keeps_totals_exact),
 		cmocka_unit_test(fold_keeping_most_of_the_tree),
