@@ -830,18 +830,21 @@ static bool consumer_due(const struct sampler *s)
 	       ring_used(s->ring) >= ring_capacity(s->ring) / 4;
 }
 
-/* The allocation library's records, after the kernel's of this pass (so a process's exec and
- * mmap records come before its allocations'), as SAMPLE_RECORD_ALLOC records: the target writes
- * the shared slots, so each is copied out whole first and its length taken from the copy. A
- * full ring drops the record (overflow). */
-static bool drain_allocs(struct sampler *s)
+/* The allocation library's records reserved before this pass read the kernel's (up to), after
+ * those: an allocation made after an exec or an mmap then always follows its records, which the
+ * kernel wrote before the allocation was made; one reserved while the kernel rings were read
+ * waits for the next pass. As SAMPLE_RECORD_ALLOC records: the target writes the shared slots,
+ * so each is copied out whole first and its length taken from the copy. A full ring drops the
+ * record (overflow). */
+static bool drain_allocs(struct sampler *s, uint64_t up_to)
 {
 	const void *slot;
 	struct allocrec copy;
 	bool pushed = false;
 	uint64_t now = util_now_ns();
 
-	while (s->allocs && (slot = shmring_peek(&s->alloc_reader, now))) {
+	while (s->allocs && shmring_read(&s->alloc_reader) < up_to &&
+	       (slot = shmring_peek(&s->alloc_reader, now))) {
 		size_t frames, len;
 		struct perf_event_header *h;
 
@@ -865,9 +868,10 @@ static bool drain_allocs(struct sampler *s)
 static bool drain_all(struct sampler *s)
 {
 	bool pushed = flush_pending(s);
+	uint64_t allocs_up_to = s->allocs ? shmring_reserved(&s->alloc_reader) : 0;
 
 	pushed |= drain_rings(s);
-	pushed |= drain_allocs(s);
+	pushed |= drain_allocs(s, allocs_up_to);
 	s->unsignalled |= pushed;
 	if (s->unsignalled && s->wake_fd >= 0 && consumer_due(s)) {
 		uint64_t one = 1;
@@ -933,7 +937,9 @@ void sampler_stop(struct sampler *s)
 	}
 	util_join(s->thread);
 	s->running = false;
-	/* The thread is gone: what the kernel still holds is ours to drain here. */
+	/* The thread is gone: what the kernel still holds is ours to drain here; twice, for the
+	 * allocations reserved while the first pass read the kernel's rings. */
+	drain_all(s);
 	drain_all(s);
 	flush_pending(s);
 }

@@ -145,6 +145,16 @@ const void *shmring_peek(struct shmring_reader *r, uint64_t now_ns)
 	return shmring_peek(r, now_ns);
 }
 
+uint64_t shmring_reserved(const struct shmring_reader *r)
+{
+	return atomic_load_explicit(&r->h->head, memory_order_acquire);
+}
+
+uint64_t shmring_read(const struct shmring_reader *r)
+{
+	return r->tail;
+}
+
 void shmring_release(struct shmring_reader *r)
 {
 	struct slot_head *s = slot_at(r->h, r->nslots, r->slot_size, r->tail);

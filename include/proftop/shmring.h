@@ -85,6 +85,10 @@ void shmring_reader_init(struct shmring_reader *r, void *mem, uint32_t nslots, u
 /* The payload of the oldest ready record (slot_size bytes, to validate), or NULL when none is;
  * now_ns (CLOCK_MONOTONIC) times a stalled slot. */
 const void *shmring_peek(struct shmring_reader *r, uint64_t now_ns);
+/* Records reserved so far (the producers' head: as the target wrote it, so only a bound) and
+ * read so far. */
+uint64_t shmring_reserved(const struct shmring_reader *r);
+uint64_t shmring_read(const struct shmring_reader *r);
 /* Hand the record shmring_peek() returned back to the producers. */
 void shmring_release(struct shmring_reader *r);
 /* Records producers dropped on a full ring (as the shared counter says: the target's to write). */
