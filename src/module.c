@@ -958,11 +958,8 @@ static void module_read_fde_starts(struct module *mod)
 	}
 }
 
-bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start)
+Dwarf_CFI *module_cfi(struct module *mod)
 {
-	Dwarf_Frame *frame;
-	size_t lo = 0, hi;
-
 	if (!mod->cfi_tried) {
 		mod->cfi_tried = true;
 		mod->cfi_elf = mod->image && mod->elf ? elf_memory((char *)mod->image, mod->size) : NULL;
@@ -970,9 +967,18 @@ bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start)
 		if (mod->cfi)
 			module_read_fde_starts(mod);
 	}
+	return mod->cfi;
+}
+
+bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start)
+{
+	Dwarf_CFI *cfi = module_cfi(mod);
+	Dwarf_Frame *frame;
+	size_t lo = 0, hi;
+
 	/* libdw says whether an FDE covers addr; the one that does starts at the last FDE start
 	 * at or below it, since FDEs do not overlap. */
-	if (!mod->nfde_starts || !mod->cfi || dwarf_cfi_addrframe(mod->cfi, addr, &frame))
+	if (!mod->nfde_starts || !cfi || dwarf_cfi_addrframe(cfi, addr, &frame))
 		return false;
 	free(frame);
 	hi = mod->nfde_starts;
