@@ -198,6 +198,11 @@ int collector_wake_fd(const struct collector *c)
 	return c->wake_fd;
 }
 
+void collector_set_unwind_rules(struct collector *c, bool rules)
+{
+	unwinder_set_rules(c->unwinder, rules);
+}
+
 void collector_set_source(struct collector *c, enum collector_source source)
 {
 	c->source = source;
