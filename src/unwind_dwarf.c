@@ -287,27 +287,45 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *a
 	return -UNW_ENOINFO;
 }
 
+/* The 8 bytes of the stack copy at addr; false outside it. */
+static bool stack_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *value)
+{
+	uint64_t size = ctx->sample->sample.stack_size;
+
+	if (addr < ctx->sp || size < sizeof(*value) || addr - ctx->sp > size - sizeof(*value))
+		return false;
+	memcpy(value, ctx->sample->sample.stack + (addr - ctx->sp), sizeof(*value));
+	return true;
+}
+
+/* A word of the process as far as the sample shows it: the stack copy, else (unwind tables and
+ * code) the file of a module this unwind already met, whose other segments (.eh_frame sits in
+ * the read-only one) need not be in our maps. */
+static bool ctx_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *value)
+{
+	if (stack_word(ctx, addr, value))
+		return true;
+	for (size_t i = ctx->nmodules; i-- > 0;)
+		if (symbolizer_read_module(&ctx->modules[i], addr, value, sizeof(*value)) == 0)
+			return true;
+	return false;
+}
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, int write,
 		      void *arg)
 {
 	struct unwind_ctx *ctx = arg;
-	const struct sample_record *r = ctx->sample;
+	uint64_t v;
 
 	(void)as;
 	if (write)
 		return -UNW_EINVAL;
 	if (addr >= SYNTH_BASE)
 		return synth_read(ctx->unwinder, addr, value);
-	if (addr >= ctx->sp && addr - ctx->sp + sizeof(*value) <= r->sample.stack_size) {
-		memcpy(value, r->sample.stack + (addr - ctx->sp), sizeof(*value));
-		return 0;
-	}
-	/* Unwind tables and code: from the file of a module this unwind already met, whose other
-	 * segments (.eh_frame sits in the read-only one) need not be in our maps. */
-	for (size_t i = ctx->nmodules; i-- > 0;)
-		if (symbolizer_read_module(&ctx->modules[i], addr, value, sizeof(*value)) == 0)
-			return 0;
-	return -UNW_EINVAL;
+	if (!ctx_word(ctx, addr, &v))
+		return -UNW_EINVAL;
+	*value = v;
+	return 0;
 }
 
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *value, int write,
@@ -367,21 +385,12 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
 
 enum walk_result { WALK_DONE, WALK_LIBUNWIND };
 
-/* The 8 bytes of the stack copy at addr; false outside it. */
-static bool stack_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *value)
-{
-	uint64_t size = ctx->sample->sample.stack_size;
-
-	if (addr < ctx->sp || size < sizeof(*value) || addr - ctx->sp > size - sizeof(*value))
-		return false;
-	memcpy(value, ctx->sample->sample.stack + (addr - ctx->sp), sizeof(*value));
-	return true;
-}
-
 /* The caller's registers by rule: the stack pointer is the CFA; callee-saved registers stay or
- * are loaded (unknown when lost, or saved outside the copy: libunwind would fail only if it needed
- * one, so we then hand the sample over); the others are the caller's own business (libunwind
- * keeps stale values for them, which no sane CFA uses: unknown here, for the same reason). */
+ * are loaded from the stack copy. A register is unknown when the row has it undefined (libdw
+ * cannot tell that from "not said", which libunwind takes as unchanged), when it was saved outside
+ * the copy (libunwind reads it only when used, from memory we cannot be sure to see the same way),
+ * and for the caller-saved ones (libunwind keeps stale values, which no sane CFA uses): a CFA
+ * that needs an unknown register hands the sample to libunwind. */
 static void walk_registers(const struct unwind_ctx *ctx, const struct unwind_rule *rule,
 			   uint64_t cfa, uint64_t *regs, uint32_t *known)
 {
@@ -439,7 +448,7 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 		cfa = regs[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_offset;
 		if (rule->where[UNWIND_RA] == UNWIND_UNDEFINED)
 			break; /* the outermost frame */
-		if (!stack_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[UNWIND_RA], &ra)) {
+		if (!ctx_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[UNWIND_RA], &ra)) {
 			*truncated = true; /* the copy ends before the frame does */
 			break;
 		}

@@ -144,7 +144,8 @@ const struct unwind_rule *unwind_rules_get(struct unwind_rules *rules, struct mo
 	if (e->mod == mod && e->addr == addr)
 		return &e->rule;
 	rules->misses++;
-	unwind_rule_read(module_cfi(mod), addr, &e->rule);
+	/* Another machine's file has another ABI's defaults for unsaid registers: libunwind's. */
+	unwind_rule_read(module_cfi_x86_64(mod) ? module_cfi(mod) : NULL, addr, &e->rule);
 	e->mod = mod;
 	e->addr = addr;
 	return &e->rule;

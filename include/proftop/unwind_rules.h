@@ -34,7 +34,10 @@ enum unwind_tracked {
 
 enum unwind_where {
 	UNWIND_SAME,           /* the caller's value is this frame's */
-	UNWIND_UNDEFINED,      /* lost (for the return address: the outermost frame) */
+	/* Lost (for the return address: the outermost frame; rbp lost ends the chain too, as the
+	 * x86-64 ABI has it). For rbx and r12-r15 it may also mean "not said": libdw gives its ABI
+	 * default then, which has rbx lost (elfutils 0.188), while libunwind keeps the value. */
+	UNWIND_UNDEFINED,
 	UNWIND_AT_CFA,         /* saved at CFA + offset */
 };
 
