@@ -596,9 +596,11 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 				*truncated = true;
 			return n;
 		}
-		/* From the start again; the modules met stay met. */
+		/* From the start again, as if the walk had not been: libunwind reads words outside
+		 * the stack copy from the modules met so far, which must be its own. */
 		*truncated = false;
 		ctx.lookup_failed = false;
+		ctx.nmodules = 0;
 		n = 0;
 	}
 	u->libunwind_samples++;
@@ -623,6 +625,10 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 			break;
 		}
 		ips[n++] = ip;
+		/* Met before the step: a row libunwind has cached is not looked up again, but a CFA
+		 * expression in it (a PLT entry's) is read from the module's .eh_frame, which
+		 * access_mem finds only in modules met. */
+		ctx_module(&ctx, n == 1 ? ip : ip - 1);
 		step = unw_step(&cursor);
 		/* Without unwind information libunwind guesses the caller from rbp, which code built
 		 * without frame pointers uses for anything: stop at the last frame we know. */
