@@ -6,11 +6,16 @@
  * every module (cold); the next ones reuse nothing, so they measure the same path again, with
  * the page cache warm.
  *
- * Replays alternate between source lookups on (lines and inlined frames, the default) and off
- * (functions only), so both meet the same machine. Each collector gets the recording twice: the
+ * Replays take turns between source lookups on (lines and inlined frames, the default), off
+ * (functions only), and on with frames unwound by libunwind alone instead of by cached CFI rows
+ * ("libunwind"), so all three meet the same machine. Each collector gets the recording twice: the
  * first pass ("fresh") loads modules and opens their DWARF, the second ("warm") finds them, and
- * the addresses, in its caches, as a long run does. */
+ * the addresses, in its caches, as a long run does.
+ *
+ * Last, the profiles of the recording unwound both ways are compared as folded stacks: the rows
+ * must give the stacks libunwind gives. */
 #include "proftop/collector.h"
+#include "proftop/export.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/target.h"
@@ -24,6 +29,9 @@
 #include <unistd.h>
 
 #define REPLAYS 7
+
+enum kind { LINES, NOLINES, LIBUNWIND, NKINDS };
+static const char *const kind_names[NKINDS] = { "lines", "nolines", "libunwind" };
 
 struct recording {
 	unsigned char *data;
@@ -55,6 +63,71 @@ static void feed(struct collector *collector, const struct recording *rec)
 		collector_process(collector, rec->data + off + sizeof(len), len);
 		off += sizeof(len) + len;
 	}
+}
+
+/* The recording's profile as folded stacks (malloc'd), unwound by rows or by libunwind alone. */
+static char *folded(struct ring *ring, const struct sample_config *config,
+		    const struct recording *rec, bool rules)
+{
+	struct collector *collector;
+	struct export_scope scope;
+	struct snapshot *snapshot;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out;
+
+	if (collector_new(&collector, ring, NULL, config, NULL))
+		fatal("cannot make a collector");
+	collector_set_unwind_rules(collector, rules);
+	feed(collector, rec);
+	collector_finish(collector);
+	snapshot = collector_snapshot(collector);
+	export_scope_merged(&scope, snapshot);
+	out = open_memstream(&text, &len);
+	if (!out || export_folded(out, snapshot, &scope) || fclose(out))
+		fatal("cannot write folded stacks");
+	snapshot_unref(snapshot);
+	collector_free(collector);
+	return text;
+}
+
+/* Stacks (folded lines) one way has that the other has not, or with another count. */
+static size_t missing_from(const char *text, const char *other)
+{
+	size_t n = 0;
+
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line + 1) : strlen(line);
+		bool found = false;
+
+		for (const char *o = other; *o && !found;) {
+			const char *oend = strchr(o, '\n');
+			size_t olen = oend ? (size_t)(oend - o + 1) : strlen(o);
+
+			found = olen == len && memcmp(o, line, len) == 0;
+			o += olen;
+		}
+		n += !found;
+		line += len;
+	}
+	return n;
+}
+
+static void compare(struct ring *ring, const struct sample_config *config,
+		    const struct recording *rec)
+{
+	char *by_rules = folded(ring, config, rec, true);
+	char *by_libunwind = folded(ring, config, rec, false);
+	size_t stacks = 0;
+
+	for (const char *p = by_libunwind; *p; p++)
+		stacks += *p == '\n';
+	printf("replay: stacks unwound by rows and by libunwind alone: %zu of %zu differ, %zu only "
+	       "by rows\n", missing_from(by_libunwind, by_rules), stacks,
+	       missing_from(by_rules, by_libunwind));
+	free(by_rules);
+	free(by_libunwind);
 }
 
 static double thread_cpu_seconds(void)
@@ -106,13 +179,15 @@ int main(int argc, char **argv)
 		       (unsigned long long)c.samples, (unsigned long long)c.overflow,
 		       (unsigned long long)c.dropped);
 	}
-	for (int i = 0; i < 2 * REPLAYS; i++) {
-		bool lines = i % 2 == 0;
+	for (int i = 0; i < NKINDS * REPLAYS; i++) {
+		enum kind kind = (enum kind)(i % NKINDS);
 		struct collector *collector;
 
 		if (collector_new(&collector, ring, NULL, &config, NULL))
 			fatal("cannot make a collector");
-		collector_set_source(collector, lines ? COLLECTOR_SOURCE_INLINE : COLLECTOR_SOURCE_OFF);
+		collector_set_source(collector, kind == NOLINES ? COLLECTOR_SOURCE_OFF
+								: COLLECTOR_SOURCE_INLINE);
+		collector_set_unwind_rules(collector, kind != LIBUNWIND);
 		for (int pass = 0; pass < 2; pass++) {
 			uint64_t before = collector_samples(collector);
 			double t0 = thread_cpu_seconds(), t;
@@ -120,13 +195,14 @@ int main(int argc, char **argv)
 			feed(collector, &rec);
 			t = thread_cpu_seconds() - t0;
 			printf("replay %d %s %s (%s): %llu samples in %.3f s of CPU: %.0f samples/s\n",
-			       i / 2 + 1, lines ? "lines" : "nolines", pass ? "warm" : "fresh",
-			       i < 2 ? "cold" : "page cache warm",
+			       i / NKINDS + 1, kind_names[kind], pass ? "warm" : "fresh",
+			       i < NKINDS ? "cold" : "page cache warm",
 			       (unsigned long long)(collector_samples(collector) - before), t,
 			       (double)(collector_samples(collector) - before) / t);
 		}
 		collector_free(collector);
 	}
+	compare(ring, &config, &rec);
 	sampler_free(sampler);
 	target_free(target);
 	ring_destroy(ring);

@@ -58,7 +58,8 @@ section_overhead() {
 section_replay() {
 	echo "== collector throughput: raw samples replayed through unwind -> symbols -> profile, one core"
 	echo "   (median of 6 replays each, page cache warm; lines = source lines and inlined frames on;"
-	echo "    fresh = a new collector's first pass, warm = its second pass over the same records)"
+	echo "    fresh = a new collector's first pass, warm = its second pass over the same records;"
+	echo "    libunwind = lines on, every frame unwound by libunwind instead of by cached CFI rows)"
 	local cc1 src
 	cc1=$(gcc -print-prog-name=cc1 2>/dev/null)
 	src=$here/src/profile.c
@@ -86,9 +87,12 @@ section_replay() {
 				for (p = 0; p < 2; p++) {
 					pass = p ? "warm" : "fresh"
 					on = median(v["lines " pass]); off = median(v["nolines " pass])
-					printf "  %-9s %-5s lines %8.0f samples/s, without %8.0f: %+.1f%%\n", w, pass, on, off, off ? 100 * (off - on) / off : 0
+					lu = median(v["libunwind " pass])
+					printf "  %-9s %-5s lines %8.0f samples/s, without %8.0f: %+.1f%%; libunwind alone %8.0f: x%.1f\n", w, pass, on, off, off ? 100 * (off - on) / off : 0, lu, lu ? on / lu : 0
 				}
-			}'
+			}
+			/^replay: stacks/ { sub(/^replay: /, ""); same = $0 }
+			END { print "  " w "       " same }'
 	done
 }
 

@@ -74,6 +74,20 @@ struct frame_cache_entry {
 	struct chain_frame chain[CHAIN_CACHED];
 };
 
+/* Behind it, the same chains by (module, link-time address): a chain in an ELF file depends on
+ * nothing else, so these outlive address-space changes (a build's compiler processes, a second
+ * each, all map the same cc1 and libc, and each one's mmaps empty the cache above). Forgotten
+ * only when modules' names change (a debug file arrived). */
+#define MODULE_FRAME_CACHE_SIZE 16384
+
+struct module_frame_entry {
+	const struct module *mod;  /* NULL: empty */
+	uint64_t addr;
+	uint32_t generation;
+	uint32_t depth;
+	struct chain_frame chain[CHAIN_CACHED];
+};
+
 struct exited {
 	pid_t pid;
 	uint64_t at_ns;
@@ -121,6 +135,8 @@ struct collector {
 	enum collector_source source;
 	struct frame_cache_entry *frames;
 	uint32_t frames_generation;
+	struct module_frame_entry *module_frames;
+	uint32_t module_frames_generation;
 	struct fetcher *fetcher;   /* debuginfod; NULL: not asked */
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
@@ -198,6 +214,8 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	idmap_init(&c->waiting_of);
 	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
 	c->frames_generation = 1; /* zeroed entries are of no generation */
+	c->module_frames = xcalloc(MODULE_FRAME_CACHE_SIZE, sizeof(*c->module_frames));
+	c->module_frames_generation = 1;
 	pthread_mutex_init(&c->publish_lock, NULL);
 	pthread_mutex_init(&c->late_lock, NULL);
 	pthread_condattr_init(&cond_clock);
@@ -212,6 +230,11 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 int collector_wake_fd(const struct collector *c)
 {
 	return c->wake_fd;
+}
+
+void collector_set_unwind_rules(struct collector *c, bool rules)
+{
+	unwinder_set_rules(c->unwinder, rules);
 }
 
 void collector_set_source(struct collector *c, enum collector_source source)
@@ -379,6 +402,7 @@ static void take_fetched(struct collector *c)
 		else if (symbolizer_add_debug_file(c->symbolizer, done.build_id, done.build_id_len,
 						   done.path, &why, module_named, c)) {
 			forget_frames(c);
+			c->module_frames_generation++;
 			diag_report(c->diag, DIAG_INFO, "debuginfod sent the debug file of %s: its "
 				    "functions and lines are named", done.name);
 		} else if (why) {
@@ -408,29 +432,66 @@ static void stop_fetching(struct collector *c)
 	c->fetcher = NULL;
 }
 
-/* The chain of addr in pid: from the cache, or made and cached. */
+/* The module cache's slot for addr in pid, with its key, when an ELF file with an image maps it
+ * (the symbolizer then resolves addr from that file alone); else NULL. */
+static struct module_frame_entry *module_frame(struct collector *c, pid_t pid, uint64_t addr,
+					       const struct module **mod, uint64_t *module_addr)
+{
+	struct unwind_info info;
+
+	if (symbolizer_unwind_info(c->symbolizer, pid, addr, &info) < 0)
+		return NULL;
+	*mod = info.module;
+	*module_addr = addr - info.bias;
+	return &c->module_frames[util_hash_u64(*module_addr ^ ((uint64_t)(uintptr_t)*mod << 16)) &
+				 (MODULE_FRAME_CACHE_SIZE - 1)];
+}
+
+static const struct chain_frame *cache_frame(struct collector *c, struct frame_cache_entry *e,
+					     pid_t pid, uint64_t addr,
+					     const struct chain_frame *chain, size_t depth)
+{
+	e->addr = addr;
+	e->pid = pid;
+	e->generation = c->frames_generation;
+	e->depth = (uint32_t)depth;
+	memcpy(e->chain, chain, depth * sizeof(*chain));
+	return e->chain;
+}
+
+/* The chain of addr in pid: from the caches, or made and cached. */
 static const struct chain_frame *resolve_frame(struct collector *c, pid_t pid, uint64_t addr,
 					       struct chain_frame *scratch, size_t *depth)
 {
 	struct frame_cache_entry *e =
 		&c->frames[util_hash_u64(addr ^ ((uint64_t)(uint32_t)pid << 40)) & (FRAME_CACHE_SIZE - 1)];
+	const struct module *mod = NULL;
+	struct module_frame_entry *me;
+	uint64_t module_addr = 0;
 	struct symbol sym;
 
 	if (e->generation == c->frames_generation && e->addr == addr && e->pid == pid) {
 		*depth = e->depth;
 		return e->chain;
 	}
+	me = module_frame(c, pid, addr, &mod, &module_addr);
+	if (me && me->generation == c->module_frames_generation && me->mod == mod &&
+	    me->addr == module_addr) {
+		*depth = me->depth;
+		return cache_frame(c, e, pid, addr, me->chain, me->depth);
+	}
 	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
 	*depth = make_chain(c, &sym, scratch);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
 	if ((!sym.function && !sym.bounded) || *depth > CHAIN_CACHED)
 		return scratch;
-	e->addr = addr;
-	e->pid = pid;
-	e->generation = c->frames_generation;
-	e->depth = (uint32_t)*depth;
-	memcpy(e->chain, scratch, *depth * sizeof(*scratch));
-	return e->chain;
+	if (me && sym.elf == mod) {
+		*me = (struct module_frame_entry){ .mod = mod, .addr = module_addr,
+						   .generation = c->module_frames_generation,
+						   .depth = (uint32_t)*depth };
+		memcpy(me->chain, scratch, *depth * sizeof(*scratch));
+	}
+	return cache_frame(c, e, pid, addr, scratch, *depth);
 }
 
 /* The call stack of the addresses ips[] of pid, innermost first (the first the instruction
@@ -1336,6 +1397,7 @@ void collector_free(struct collector *c)
 	symbolizer_free(c->symbolizer);
 	free(c->exited);
 	free(c->frames);
+	free(c->module_frames);
 	for (size_t i = 0; i < c->nwaiting; i++)
 		free(c->waiting[i]);
 	free(c->waiting);

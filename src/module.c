@@ -101,6 +101,7 @@ struct module {
 	struct lines_frame *memo_frames;
 	size_t memo_nframes, memo_frames_cap;
 	bool cfi_tried;		/* .eh_frame was opened for FDE bounds */
+	bool x86_64;		/* its e_machine, read with it */
 	Elf *cfi_elf;
 	Dwarf_CFI *cfi;		/* NULL: none */
 	uint64_t *fde_starts;	/* link-time starts of the FDEs, sorted */
@@ -958,21 +959,36 @@ static void module_read_fde_starts(struct module *mod)
 	}
 }
 
-bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start)
+Dwarf_CFI *module_cfi(struct module *mod)
 {
-	Dwarf_Frame *frame;
-	size_t lo = 0, hi;
-
 	if (!mod->cfi_tried) {
 		mod->cfi_tried = true;
 		mod->cfi_elf = mod->image && mod->elf ? elf_memory((char *)mod->image, mod->size) : NULL;
 		mod->cfi = mod->cfi_elf ? dwarf_getcfi_elf(mod->cfi_elf) : NULL;
-		if (mod->cfi)
+		if (mod->cfi) {
+			GElf_Ehdr ehdr;
+
 			module_read_fde_starts(mod);
+			mod->x86_64 = gelf_getehdr(mod->cfi_elf, &ehdr) && ehdr.e_machine == EM_X86_64;
+		}
 	}
+	return mod->cfi;
+}
+
+bool module_cfi_x86_64(struct module *mod)
+{
+	return module_cfi(mod) && mod->x86_64;
+}
+
+bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start)
+{
+	Dwarf_CFI *cfi = module_cfi(mod);
+	Dwarf_Frame *frame;
+	size_t lo = 0, hi;
+
 	/* libdw says whether an FDE covers addr; the one that does starts at the last FDE start
 	 * at or below it, since FDEs do not overlap. */
-	if (!mod->nfde_starts || !mod->cfi || dwarf_cfi_addrframe(mod->cfi, addr, &frame))
+	if (!mod->nfde_starts || !cfi || dwarf_cfi_addrframe(cfi, addr, &frame))
 		return false;
 	free(frame);
 	hi = mod->nfde_starts;

@@ -32,6 +32,12 @@ void unwinder_free(struct unwinder *u)
 	free(u);
 }
 
+void unwinder_set_rules(struct unwinder *u, bool rules)
+{
+	if (u->dwarf)
+		unwind_dwarf_set_fast(u->dwarf, rules);
+}
+
 void unwinder_forget(struct unwinder *u, pid_t pid)
 {
 	if (u->dwarf)

@@ -24,6 +24,7 @@
 #include "proftop/diag.h"
 #include "proftop/idmap.h"
 #include "proftop/symbols.h"
+#include "proftop/unwind_rules.h"
 #include "proftop/util.h"
 
 #include <asm/perf_regs.h>
@@ -41,6 +42,11 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define dwarf_search_unwind_table UNW_OBJ(dwarf_search_unwind_table)
 
 #define MODULES_PER_UNWIND 16
+/* Rows cached (unwind_rules.h): 2^15 of 48 bytes, 1.5 MiB, for the return addresses of a large
+ * program's many deep stacks. */
+#define RULES_LOG2 15
+#define DWARF_NREGS 17
+#define DWARF_RSP 7
 #define SYNTH_BASE 0x4000000000000000ull
 #define SYNTH_SLOT_SHIFT 32
 
@@ -61,6 +67,9 @@ struct unwind_dwarf {
 	size_t nspaces, spaces_cap;
 	struct synth_image *synths;
 	size_t nsynths, synths_cap;
+	struct unwind_rules *rules;
+	bool fast;                     /* step frames by rules, libunwind only where they cannot */
+	uint64_t fast_samples, libunwind_samples;
 };
 
 /* What the accessors see of one sample. */
@@ -278,27 +287,45 @@ static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *a
 	return -UNW_ENOINFO;
 }
 
+/* The 8 bytes of the stack copy at addr; false outside it. */
+static bool stack_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *value)
+{
+	uint64_t size = ctx->sample->sample.stack_size;
+
+	if (addr < ctx->sp || size < sizeof(*value) || addr - ctx->sp > size - sizeof(*value))
+		return false;
+	memcpy(value, ctx->sample->sample.stack + (addr - ctx->sp), sizeof(*value));
+	return true;
+}
+
+/* A word of the process as far as the sample shows it: the stack copy, else (unwind tables and
+ * code) the file of a module this unwind already met, whose other segments (.eh_frame sits in
+ * the read-only one) need not be in our maps. */
+static bool ctx_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *value)
+{
+	if (stack_word(ctx, addr, value))
+		return true;
+	for (size_t i = ctx->nmodules; i-- > 0;)
+		if (symbolizer_read_module(&ctx->modules[i], addr, value, sizeof(*value)) == 0)
+			return true;
+	return false;
+}
+
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, int write,
 		      void *arg)
 {
 	struct unwind_ctx *ctx = arg;
-	const struct sample_record *r = ctx->sample;
+	uint64_t v;
 
 	(void)as;
 	if (write)
 		return -UNW_EINVAL;
 	if (addr >= SYNTH_BASE)
 		return synth_read(ctx->unwinder, addr, value);
-	if (addr >= ctx->sp && addr - ctx->sp + sizeof(*value) <= r->sample.stack_size) {
-		memcpy(value, r->sample.stack + (addr - ctx->sp), sizeof(*value));
-		return 0;
-	}
-	/* Unwind tables and code: from the file of a module this unwind already met, whose other
-	 * segments (.eh_frame sits in the read-only one) need not be in our maps. */
-	for (size_t i = ctx->nmodules; i-- > 0;)
-		if (symbolizer_read_module(&ctx->modules[i], addr, value, sizeof(*value)) == 0)
-			return 0;
-	return -UNW_EINVAL;
+	if (!ctx_word(ctx, addr, &v))
+		return -UNW_EINVAL;
+	*value = v;
+	return 0;
 }
 
 static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *value, int write,
@@ -345,6 +372,100 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
 	return -UNW_ENOINFO; /* names come from the symbolizer */
 }
 
+/* ---- stepping by rules -------------------------------------------------------------------- */
+
+/* Most frames' CFI rows are "CFA = register + offset, return address and callee-saved registers at
+ * CFA + offsets" (unwind_rules.h). Stepping such a frame is a cached lookup by the module's
+ * link-time address and a load from the stack copy, where libunwind takes a binary search and a
+ * parse of the FDE through our accessors, a call per byte, for every frame its per-process cache
+ * has not seen. walk() follows libunwind's steps exactly (lookup at ip - 1 but in the first frame,
+ * CFA from the register's value in this frame, the same reasons to stop); the first frame whose
+ * row is not simple, a missing FDE (.debug_frame may have it) or a register it does not know
+ * hands the whole sample to libunwind, so the stacks are libunwind's. */
+
+enum walk_result { WALK_DONE, WALK_LIBUNWIND };
+
+/* The caller's registers by rule: the stack pointer is the CFA; callee-saved registers stay or
+ * are loaded from the stack copy. A register is unknown when the row has it undefined (libdw
+ * cannot tell that from "not said", which libunwind takes as unchanged), when it was saved outside
+ * the copy (libunwind reads it only when used, from memory we cannot be sure to see the same way),
+ * and for the caller-saved ones (libunwind keeps stale values, which no sane CFA uses): a CFA
+ * that needs an unknown register hands the sample to libunwind. */
+static void walk_registers(const struct unwind_ctx *ctx, const struct unwind_rule *rule,
+			   uint64_t cfa, uint64_t *regs, uint32_t *known)
+{
+	uint32_t kept = 0;
+
+	for (int t = 0; t < UNWIND_RA; t++) {
+		int reg = unwind_rule_dwarf[t];
+
+		if (rule->where[t] == UNWIND_SAME)
+			kept |= *known & (1u << reg);
+		else if (rule->where[t] == UNWIND_AT_CFA &&
+			 stack_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[t], &regs[reg]))
+			kept |= 1u << reg;
+	}
+	regs[DWARF_RSP] = cfa;
+	*known = kept | (1u << DWARF_RSP);
+}
+
+/* Unwind ctx's sample into ips by rules alone, or say that libunwind must. */
+static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, size_t *n,
+			     bool *truncated)
+{
+	uint64_t regs[DWARF_NREGS], ip;
+	uint32_t known = 0;
+
+	/* libunwind's register numbers on x86-64 are DWARF's. */
+	for (int reg = 0; reg < DWARF_NREGS; reg++)
+		if (sample_reg(ctx->sample, perf_reg_of(reg), &regs[reg]) == 0)
+			known |= 1u << reg;
+	if (!(known & (1u << UNW_X86_64_RIP)))
+		return WALK_LIBUNWIND;
+	ip = regs[UNW_X86_64_RIP];
+	regs[DWARF_RSP] = ctx->sp;
+	*n = 0;
+	while (ip) {
+		uint64_t lookup = *n ? ip - 1 : ip, cfa, ra;
+		const struct unwind_info *m;
+		const struct unwind_rule *rule;
+
+		if (*n == max) {
+			*truncated = true;
+			break;
+		}
+		ips[(*n)++] = ip;
+		m = ctx_module(ctx, lookup);
+		if (!m) { /* libunwind would find no unwind information: we stop here */
+			*truncated = true;
+			break;
+		}
+		if (!m->eh_frame_hdr)
+			return WALK_LIBUNWIND;
+		rule = unwind_rules_get(ctx->unwinder->rules, m->module, lookup - m->bias);
+		if (rule->kind != UNWIND_RULE_SIMPLE || !(known & (1u << rule->cfa_reg)))
+			return WALK_LIBUNWIND;
+		cfa = regs[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_offset;
+		if (rule->where[UNWIND_RA] == UNWIND_UNDEFINED)
+			break; /* the outermost frame */
+		if (!ctx_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[UNWIND_RA], &ra)) {
+			*truncated = true; /* the copy ends before the frame does */
+			break;
+		}
+		/* libunwind calls a frame that changes neither a bad one. */
+		if (ra == ip && cfa == regs[DWARF_RSP]) {
+			*truncated = true;
+			break;
+		}
+		/* The x86-64 ABI ends the chain where rbp is lost (libunwind's unw_step). */
+		if (rule->where[UNWIND_RBP] == UNWIND_UNDEFINED)
+			break;
+		walk_registers(ctx, rule, cfa, regs, &known);
+		ip = ra;
+	}
+	return WALK_DONE;
+}
+
 /* libunwind's locks (frame cache, memory pool) block every signal around each access, two
  * sigprocmask() calls per frame, so that a signal handler unwinding the same thread cannot
  * deadlock on them. proftop never unwinds in a signal handler, and those system calls were
@@ -388,7 +509,21 @@ struct unwind_dwarf *unwind_dwarf_new(struct symbolizer *symbolizer, struct diag
 		.get_proc_name = get_proc_name,
 	};
 	idmap_init(&u->spaces_by_pid);
+	u->rules = unwind_rules_new(RULES_LOG2);
+	u->fast = true;
 	return u;
+}
+
+void unwind_dwarf_set_fast(struct unwind_dwarf *u, bool fast)
+{
+	u->fast = fast;
+}
+
+void unwind_dwarf_stats(const struct unwind_dwarf *u, struct unwind_dwarf_stats *out)
+{
+	out->fast_samples = u->fast_samples;
+	out->libunwind_samples = u->libunwind_samples;
+	unwind_rules_stats(u->rules, &out->rule_lookups, &out->rule_misses);
 }
 
 static unw_addr_space_t space_of(struct unwind_dwarf *u, pid_t pid)
@@ -437,6 +572,7 @@ void unwind_dwarf_free(struct unwind_dwarf *u)
 	for (size_t i = 0; i < u->nsynths; i++)
 		debug_frame_free(&u->synths[i].image);
 	free(u->synths);
+	unwind_rules_free(u->rules);
 	idmap_free(&u->spaces_by_pid);
 	free(u);
 }
@@ -453,6 +589,21 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 	*truncated = false;
 	if (!r->sample.regs_abi || sample_reg(r, PERF_REG_X86_SP, &ctx.sp) < 0)
 		return 0;
+	if (u->fast) {
+		if (walk(&ctx, ips, max, &n, truncated) == WALK_DONE) {
+			u->fast_samples++;
+			if (n == 0)
+				*truncated = true;
+			return n;
+		}
+		/* From the start again, as if the walk had not been: libunwind reads words outside
+		 * the stack copy from the modules met so far, which must be its own. */
+		*truncated = false;
+		ctx.lookup_failed = false;
+		ctx.nmodules = 0;
+		n = 0;
+	}
+	u->libunwind_samples++;
 	as = space_of(u, ctx.pid);
 	if (!as) {
 		*truncated = true;
@@ -474,6 +625,10 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 			break;
 		}
 		ips[n++] = ip;
+		/* Met before the step: a row libunwind has cached is not looked up again, but a CFA
+		 * expression in it (a PLT entry's) is read from the module's .eh_frame, which
+		 * access_mem finds only in modules met. */
+		ctx_module(&ctx, n == 1 ? ip : ip - 1);
 		step = unw_step(&cursor);
 		/* Without unwind information libunwind guesses the caller from rbp, which code built
 		 * without frame pointers uses for anything: stop at the last frame we know. */

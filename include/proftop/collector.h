@@ -70,6 +70,9 @@ enum collector_source {
  * without symbols or DWARF from them in the background (fetch.h) and name their functions and
  * lines when they arrive. Returns whether it will. */
 bool collector_use_debuginfod(struct collector *collector);
+/* Before collector_start(): unwind by cached CFI rows where they can be (true, the default) or by
+ * libunwind alone (unwinder_set_rules(); benchmarks and tests compare the two). */
+void collector_set_unwind_rules(struct collector *collector, bool rules);
 /* Before collector_start(). */
 void collector_set_source(struct collector *collector, enum collector_source source);
 /* Select a stretch of the run (NULL: none): while one is, each publication also makes a snapshot

@@ -65,6 +65,11 @@ const struct module_unwind *module_unwind(const struct module *mod);
  * file range, and in the image. Returns 0 or -EFAULT. */
 int module_read(const struct module *mod, uint64_t addr, void *buf, size_t len);
 
+/* Its .eh_frame as libdw reads it (opened on the first call, kept until module_free()); NULL when
+ * it has none. Addresses in it are link-time ones. */
+struct Dwarf_CFI_s *module_cfi(struct module *mod);
+/* Whether it has one and is an x86-64 file: libdw then reads its rows with that ABI's defaults. */
+bool module_cfi_x86_64(struct module *mod);
 /* For an address no function symbol covers (a stripped file): where the .eh_frame FDE that
  * covers link-time address addr starts, in *start, which is where its function starts. Returns
  * false when no FDE covers it. */

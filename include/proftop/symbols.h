@@ -90,7 +90,7 @@ struct unwind_info {
 	uint64_t eh_frame_hdr_size;
 	const unsigned char *debug_frame; /* .debug_frame (the module's or its debug file's) or NULL */
 	size_t debug_frame_size;
-	const struct module *module; /* for symbolizer_read_module() */
+	struct module *module;       /* for symbolizer_read_module() and its CFI */
 };
 
 /* The unwind information of the module holding addr in pid. Returns 0, or -ENOENT when no ELF

@@ -20,6 +20,9 @@ struct unwinder;
 struct unwinder *unwinder_new(enum callgraph_mode mode, struct symbolizer *symbolizer,
 			      struct diag *diag);
 void unwinder_free(struct unwinder *unwinder);
+/* DWARF mode: step frames by cached CFI rows where they can be (true, the default), or by libunwind
+ * alone (for comparisons: both give the same stacks). */
+void unwinder_set_rules(struct unwinder *unwinder, bool rules);
 /* pid exec'd or exited: drop what was cached about its address space. */
 void unwinder_forget(struct unwinder *unwinder, pid_t pid);
 

@@ -2,7 +2,9 @@
  * vdso's image is: headers, segments, symbol tables, notes, unwind tables, .debug_frame compressed
  * or not. The loaded module is then looked up at many addresses, its unwind tables are touched and
  * reads of arbitrary ranges are asked of it, none of which may reach past the image (a copy of the
- * input of its exact size, so AddressSanitizer sees any read past it). Source lines are asked at
+ * input of its exact size, so AddressSanitizer sees any read past it). Its CFI rows
+ * (unwind_rules.h) are read through the cache at input words and across its code, and must be
+ * well formed. Source lines are asked at
  * some input words, which opens the image's DWARF, and what the module says is wrong with it
  * (or with the file's extent) is touched. No file, no process, no debug-file search is
  * involved.
@@ -15,6 +17,7 @@
  * compressed (objcopy --compress-debug-sections=zlib): no .eh_frame_hdr, a zlib .debug_frame. */
 #include "proftop/lines.h"
 #include "proftop/module.h"
+#include "proftop/unwind_rules.h"
 #include "proftop/util.h"
 
 #include <stddef.h>
@@ -92,6 +95,36 @@ static void check_reads(const struct module *mod, const uint8_t *data, size_t si
 	}
 }
 
+/* A row is NONE, COMPLEX, or SIMPLE with a register number and places that exist. */
+static void check_row(const struct unwind_rule *r)
+{
+	if (r->kind > UNWIND_RULE_SIMPLE)
+		abort();
+	if (r->kind != UNWIND_RULE_SIMPLE)
+		return;
+	if (r->cfa_reg > 16)
+		abort();
+	for (int t = 0; t < UNWIND_NTRACKED; t++)
+		if (r->where[t] > UNWIND_AT_CFA)
+			abort();
+}
+
+/* Rows at input words and through the code, twice through a small cache (hits and collisions). */
+static void check_rows(struct module *mod, const uint8_t *data, size_t size)
+{
+	const struct module_unwind *uw = module_unwind(mod);
+	struct unwind_rules *rules = unwind_rules_new(6);
+
+	for (int round = 0; round < 2; round++) {
+		for (size_t i = 0; i < size && i < 256 * 8; i += 8)
+			check_row(unwind_rules_get(rules, mod, word_at(data, size, i)));
+		for (uint64_t a = uw ? uw->code_start : 0; uw && a < uw->code_end && a - uw->code_start < 4096;
+		     a += 7)
+			check_row(unwind_rules_get(rules, mod, a));
+	}
+	unwind_rules_free(rules);
+}
+
 /* Source frames at the first input words; every string of theirs, and the module's word on what
  * is wrong with its DWARF or its extent, touched. */
 static void check_source(struct module *mod, const uint8_t *data, size_t size)
@@ -127,6 +160,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	module_load_image(mod, image, size);
 	check_lookups(mod, data, size);
 	check_reads(mod, data, size);
+	check_rows(mod, data, size);
 	check_source(mod, data, size);
 	module_free(mod);
 	return 0;
