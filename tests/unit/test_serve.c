@@ -163,6 +163,25 @@ static void *producer(void *arg)
 	return NULL;
 }
 
+/* A collector keeping 60 s of history, fed by producer on *prod, and a server over it on a
+ * loopback port of its own. */
+static void live_start(struct live *l, pthread_t *prod)
+{
+	struct serve_address a;
+	char *message;
+
+	assert_int_equal(collector_new(&l->collector, l->ring, NULL, &config, NULL), 0);
+	collector_set_history(l->collector, 60);
+	assert_int_equal(collector_start(l->collector, NULL, 0), 0);
+	assert_int_equal(serve_parse_address("0", &a, &message), 0);
+	assert_int_equal(serve_start(&l->server, &a, l->collector, 60, &message), 0);
+	l->where = (struct sockaddr_in){ .sin_family = AF_INET,
+					.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+					.sin_port = htons((uint16_t)atoi(strchr(serve_where(l->server),
+										':') + 1)) };
+	assert_int_equal(pthread_create(prod, NULL, producer, l), 0);
+}
+
 struct reply {
 	unsigned status;
 	char *headers;         /* the head, through the blank line */
@@ -242,22 +261,11 @@ static void *next_second(void *arg)
 static void live_server(void **state)
 {
 	struct live l = { .ring = ring_create(1 << 20) };
-	struct serve_address a;
 	pthread_t prod, clients[2];
 	struct reply r;
-	char *message;
 
 	(void)state;
-	assert_int_equal(collector_new(&l.collector, l.ring, NULL, &config, NULL), 0);
-	collector_set_history(l.collector, 60);
-	assert_int_equal(collector_start(l.collector, NULL, 0), 0);
-	assert_int_equal(serve_parse_address("0", &a, &message), 0);
-	assert_int_equal(serve_start(&l.server, &a, l.collector, 60, &message), 0);
-	l.where = (struct sockaddr_in){ .sin_family = AF_INET,
-					.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-					.sin_port = htons((uint16_t)atoi(strchr(serve_where(l.server),
-										':') + 1)) };
-	assert_int_equal(pthread_create(&prod, NULL, producer, &l), 0);
+	live_start(&l, &prod);
 
 	/* Two scrapes at once, and everything else meanwhile. */
 	for (int i = 0; i < 2; i++)
@@ -324,21 +332,10 @@ static void *long_wait(void *arg)
 static void stop_answers_waiting(void **state)
 {
 	struct live l = { .ring = ring_create(1 << 20) };
-	struct serve_address a;
 	pthread_t prod, client;
-	char *message;
 
 	(void)state;
-	assert_int_equal(collector_new(&l.collector, l.ring, NULL, &config, NULL), 0);
-	collector_set_history(l.collector, 60);
-	assert_int_equal(collector_start(l.collector, NULL, 0), 0);
-	assert_int_equal(serve_parse_address("0", &a, &message), 0);
-	assert_int_equal(serve_start(&l.server, &a, l.collector, 60, &message), 0);
-	l.where = (struct sockaddr_in){ .sin_family = AF_INET,
-					.sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-					.sin_port = htons((uint16_t)atoi(strchr(serve_where(l.server),
-										':') + 1)) };
-	assert_int_equal(pthread_create(&prod, NULL, producer, &l), 0);
+	live_start(&l, &prod);
 	assert_int_equal(pthread_create(&client, NULL, long_wait, &l), 0);
 	usleep(300000);
 	serve_stop(l.server); /* as the session does, before the collector ends */
