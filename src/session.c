@@ -262,11 +262,13 @@ static int open_baseline(struct session *s, const char *path, char **message)
 	return 0;
 }
 
-/* --serve: the HTTP endpoint over the collector (history is what the next seconds are cut
- * from). */
+/* --serve: the HTTP endpoint over the collector. The next seconds are cut from the history,
+ * whose oldest second merges into coarser stretches as a new one begins: a profile may be one
+ * second shorter than the history. */
 static int open_server(struct session *s, const struct session_options *o, char **message)
 {
-	int err = serve_start(&s->server, o->serve, s->collector, o->history, message);
+	int err = serve_start(&s->server, o->serve, s->collector, o->history ? o->history - 1 : 0,
+			      message);
 
 	if (err)
 		return err;
