@@ -539,6 +539,38 @@ static size_t sample_stack(struct collector *c, const struct sample_record *r, u
 	return stack_of(c, (pid_t)r->pid, ips, n, true, truncated, funcs, sites);
 }
 
+/* -a: a process's name in every profile (NULL: none known). */
+static void name_process(struct collector *c, pid_t pid, const char *comm)
+{
+	if (!comm)
+		return;
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_set_comm(c->profiles[m], pid, pid, comm);
+}
+
+/* -a: a process is named at its first sample (unless a COMM record, at an exec, named it):
+ * as /proc says then, which is its parent's name for a fork that did not exec; "" when it is
+ * gone already. Named lazily, so the processes never sampled (most of a machine's) cost
+ * nothing. */
+static void name_at_first_sample(struct collector *c, pid_t pid)
+{
+	char path[64], comm[32] = "";
+	ssize_t n;
+	int fd;
+
+	if (profile_comm(c->profiles[c->first_mode], pid))
+		return;
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, comm, sizeof(comm) - 1);
+		close(fd);
+		comm[n > 0 ? n : 0] = '\0';
+		comm[strcspn(comm, "\n")] = '\0';
+	}
+	name_process(c, pid, comm);
+}
+
 /* A CPU sample. Taken in the kernel without --kernel (the modes that sample switches take
  * them), its stack starts at the user registers the thread entered the kernel with: the system
  * call that spent the time. */
@@ -550,6 +582,8 @@ static void handle_sample(struct collector *c, const struct sample_record *r)
 
 	if (!c->profiles[SAMPLE_MODE_CPU]) /* not this run's */
 		return;
+	if (c->config.system_wide)
+		name_at_first_sample(c, (pid_t)r->pid);
 	if (!c->config.kernel && !r->sample.user && r->sample.regs_abi)
 		user.sample.user = true;
 	depth = sample_stack(c, &user, funcs, sites);
@@ -604,6 +638,8 @@ static void switch_sample(struct collector *c, const struct sample_record *r)
 	 * waits. */
 	if (!c->config.kernel && c->regs_mask && !r->sample.regs_abi)
 		return;
+	if (c->config.system_wide)
+		name_at_first_sample(c, (pid_t)r->pid);
 	w = waiting_of(c, r);
 	if (!c->config.kernel && r->sample.regs_abi)
 		user.sample.user = true;
@@ -700,36 +736,6 @@ static void forget_waiting(struct collector *c, pid_t tid)
 
 static void alloc_record(struct collector *c, const struct perf_event_header *h, size_t len);
 
-/* -a: a process's name in every profile (NULL: none known). */
-static void name_process(struct collector *c, pid_t pid, const char *comm)
-{
-	if (!comm)
-		return;
-	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
-		profile_set_comm(c->profiles[m], pid, pid, comm);
-}
-
-/* -a: the name of a process that was running before profiling began (no COMM record will
- * say it). */
-static void name_running_process(struct collector *c, pid_t pid)
-{
-	char path[64], comm[32];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	n = read(fd, comm, sizeof(comm) - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	comm[n] = '\0';
-	comm[strcspn(comm, "\n")] = '\0';
-	name_process(c, pid, comm);
-}
-
 static void handle_record(struct collector *c, const void *data, size_t len)
 {
 	struct sample_record r;
@@ -767,12 +773,8 @@ static void handle_record(struct collector *c, const void *data, size_t len)
 			profile_set_comm(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
 		break;
 	case SAMPLE_KIND_FORK:
-		if (r.pid != r.task.ppid) { /* a new process, not a new thread */
+		if (r.pid != r.task.ppid) /* a new process, not a new thread */
 			symbolizer_fork(c->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
-			if (c->config.system_wide) /* named as its parent until it execs */
-				name_process(c, (pid_t)r.pid,
-					     profile_comm(c->profiles[c->first_mode], (pid_t)r.task.ppid));
-		}
 		break;
 	case SAMPLE_KIND_EXIT:
 		forget_waiting(c, (pid_t)r.tid);
@@ -1201,15 +1203,17 @@ int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 
 	for (size_t i = 0; i < npids; i++) {
 		err = symbolizer_load_proc(c->symbolizer, pids[i]);
-		if (c->config.system_wide)
-			name_running_process(c, pids[i]);
 		/* -a lists every process: some end meanwhile, kernel threads have no maps. */
 		if (err && !c->config.system_wide)
 			diag_report(c->diag, DIAG_WARNING, "cannot read /proc/%d/maps: %s; its functions "
 				    "are named from the mappings it makes from now on", (int)pids[i],
 				    strerror(-err));
 	}
+	/* The run's clock starts now, after the maps were read (under -a, every process's): the
+	 * history's seconds count from here too, as collector_elapsed() does. */
 	c->start_ns = util_now_ns();
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_set_origin(c->profiles[m], c->start_ns);
 	publish(c);
 	pthread_mutex_lock(&c->publish_lock);
 	c->thread_live = true;
@@ -1232,12 +1236,16 @@ void collector_finish(struct collector *c)
 		wake(c);
 		util_join(c->thread);
 		c->running = false;
+		/* Readers waiting for a stretch make it themselves, under late_lock: after the
+		 * final drain below. */
+		pthread_mutex_lock(&c->late_lock);
 		pthread_mutex_lock(&c->publish_lock);
-		c->thread_live = false; /* readers waiting for a stretch make it themselves */
+		c->thread_live = false;
 		pthread_cond_broadcast(&c->published_cond);
 		pthread_mutex_unlock(&c->publish_lock);
+	} else {
+		pthread_mutex_lock(&c->late_lock);
 	}
-	pthread_mutex_lock(&c->late_lock);
 	drain(c);
 	if (!c->end_ns) {
 		uint64_t now = util_now_ns();

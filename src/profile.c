@@ -765,6 +765,11 @@ void profile_set_history(struct profile *p, unsigned seconds, uint64_t origin_ns
 	p->origin_ns = origin_ns;
 }
 
+void profile_set_origin(struct profile *p, uint64_t origin_ns)
+{
+	p->origin_ns = origin_ns;
+}
+
 bool profile_has_history(const struct profile *p)
 {
 	return p->history != NULL;

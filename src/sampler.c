@@ -843,11 +843,16 @@ static bool drain_allocs(struct sampler *s, uint64_t up_to)
 	bool pushed = false;
 	uint64_t now = util_now_ns();
 
-	while (s->allocs && shmring_read(&s->alloc_reader) < up_to &&
+	/* Address-space records still waiting for room (pending) go first: the allocations wait
+	 * in the shared ring meanwhile. */
+	while (s->allocs && !s->pending && shmring_read(&s->alloc_reader) < up_to &&
 	       (slot = shmring_peek(&s->alloc_reader, now))) {
 		size_t frames, len;
 		struct perf_event_header *h;
 
+		/* Past a dead producer's slot, peek may have gone beyond the bound. */
+		if (shmring_read(&s->alloc_reader) >= up_to)
+			break;
 		memcpy(&copy, slot, sizeof(copy));
 		shmring_release(&s->alloc_reader);
 		frames = copy.nframes < ALLOCREC_MAX_FRAMES ? copy.nframes : ALLOCREC_MAX_FRAMES;

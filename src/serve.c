@@ -9,8 +9,8 @@
  * for the samples of that second still on their way to the profile. When profiling ends first,
  * or the server stops, it answers with what the stretch holds then.
  *
- * Threads: the connection threads share `lock` (`waiting`, `answering`, `stopping`) and its
- * condition, which serve_stop() broadcasts; everything else in struct server is set before the
+ * Threads: the connection threads share `lock` (`waiting`, `answering`, `stopping`, `recent`)
+ * and its condition, which serve_stop() broadcasts; everything else in struct server is set before the
  * daemon starts and only read after. */
 #include "proftop/serve.h"
 
@@ -33,6 +33,8 @@
 /* Samples reach the profile tens of milliseconds after the kernel took them. */
 #define SERVE_LAG_NS 300000000ull
 #define NS 1000000000ull
+/* How long a /snapshot made for one request serves the next ones. */
+#define SERVE_SNAPSHOT_REUSE_NS (NS / 2)
 /* How long stopping waits for answers still going out. */
 #define SERVE_STOP_WAIT_NS (2 * NS)
 
@@ -46,6 +48,8 @@ struct server {
 	unsigned waiting;      /* requests waiting out their seconds */
 	unsigned answering;    /* requests being answered, until their answer is sent */
 	bool stopping;
+	struct snapshot *recent; /* the last /snapshot made, at recent_ns */
+	uint64_t recent_ns;
 };
 
 /* --- addresses -------------------------------------------------------------------------------- */
@@ -211,7 +215,8 @@ unsigned serve_parse_request(const char *method, const char *path, const struct 
 	r->format = EXPORT_PPROF;
 	r->seconds = SERVE_DEFAULT_SECONDS;
 	if (strcmp(method, "GET") && strcmp(method, "HEAD"))
-		return refuse(err, err_len, 405, "%s: only GET is served", shown(method, v, sizeof(v)));
+		return refuse(err, err_len, 405, "%s: only GET and HEAD are served",
+			      shown(method, v, sizeof(v)));
 	if (!strcmp(path, "/") || !strcmp(path, "/debug/pprof") || !strcmp(path, "/debug/pprof/"))
 		r->page = SERVE_INDEX;
 	else if (!strcmp(path, "/debug/pprof/profile"))
@@ -279,6 +284,8 @@ static enum MHD_Result answer(struct MHD_Connection *conn, unsigned status, char
 	}
 	if (status != MHD_HTTP_OK)
 		MHD_add_response_header(res, "X-Go-Pprof", "1");
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(res, "Allow", "GET, HEAD");
 	ok = MHD_queue_response(conn, status, res);
 	MHD_destroy_response(res);
 	return ok;
@@ -332,7 +339,10 @@ static enum MHD_Result answer_snapshot(struct MHD_Connection *conn, const struct
 	if (!out)
 		return answer_error(conn, 500, "out of memory");
 	err = export_stream(out, s, r->format, &message);
-	fclose(out);
+	if (fclose(out) && !err) { /* the body's last bytes could not be kept */
+		err = -ENOMEM;
+		message = xstrdup("out of memory writing the profile");
+	}
 	if (err) {
 		enum MHD_Result ok = answer_error(conn, err == -EINVAL ? 400 : 500, message);
 
@@ -395,6 +405,29 @@ static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection 
 	ok = answer_snapshot(conn, s, r);
 	snapshot_unref(s);
 	return ok;
+}
+
+/* Everything so far: a snapshot made for this request, unless one made for another is less
+ * than SERVE_SNAPSHOT_REUSE_NS old, so clients asking in a loop cost the collector at most a
+ * publication that often. */
+static struct snapshot *recent_snapshot(struct server *srv)
+{
+	uint64_t now = util_now_ns();
+	struct snapshot *s = NULL;
+
+	pthread_mutex_lock(&srv->lock);
+	if (srv->recent && now - srv->recent_ns < SERVE_SNAPSHOT_REUSE_NS)
+		s = snapshot_ref(srv->recent);
+	pthread_mutex_unlock(&srv->lock);
+	if (s)
+		return s;
+	s = collector_snapshot(srv->collector);
+	pthread_mutex_lock(&srv->lock);
+	snapshot_unref(srv->recent);
+	srv->recent = snapshot_ref(s);
+	srv->recent_ns = now;
+	pthread_mutex_unlock(&srv->lock);
+	return s;
 }
 
 struct arg_list {
@@ -466,9 +499,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		return answer_error(conn, status, err);
 	switch (r.page) {
 	case SERVE_PROFILE:
+		if (!strcmp(method, "HEAD")) /* the headers only: no N seconds, no profile made */
+			return answer(conn, MHD_HTTP_OK, NULL, 0, content_type(r.format),
+				      file_name(&r));
 		return answer_profile(srv, conn, &r);
 	case SERVE_SNAPSHOT: {
-		struct snapshot *s = collector_snapshot(srv->collector);
+		struct snapshot *s = recent_snapshot(srv);
 		enum MHD_Result ok = answer_snapshot(conn, s, &r);
 
 		snapshot_unref(s);
@@ -531,21 +567,20 @@ int serve_start(struct server **out, const struct serve_address *address,
 		pthread_cond_init(&srv->cond, &attr);
 		pthread_condattr_destroy(&attr);
 	}
-	srv->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD,
+	/* poll(), not select(): proftop holds an event fd per CPU (and per thread attached), past
+	 * FD_SETSIZE on a big machine. */
+	srv->daemon = MHD_start_daemon(MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD,
 				       0, NULL, NULL, handle, srv,
 				       MHD_OPTION_LISTEN_SOCKET, fd,
 				       MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
 				       MHD_OPTION_CONNECTION_TIMEOUT, 30u,
 				       MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
 				       MHD_OPTION_END);
-	if (!srv->daemon) {
-		int err = errno ? errno : EINVAL;
-
-		close(fd);
-		*message = xasprintf("--serve: cannot start the HTTP server on %s: %s", srv->where,
-				     strerror(err));
+	if (!srv->daemon) { /* the library closed fd; it says no errno */
+		*message = xasprintf("--serve: libmicrohttpd could not start its server on %s",
+				     srv->where);
 		serve_stop(srv);
-		return -err;
+		return -EINVAL;
 	}
 	*out = srv;
 	return 0;
@@ -576,6 +611,7 @@ void serve_stop(struct server *srv)
 	pthread_mutex_unlock(&srv->lock);
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon); /* joins the connection threads; closes the socket */
+	snapshot_unref(srv->recent);
 	pthread_cond_destroy(&srv->cond);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);

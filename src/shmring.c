@@ -81,8 +81,10 @@ void *shmring_reserve(void *mem, uint64_t *pos)
 
 		if (q == p) {
 			/* On failure p becomes the head the CAS saw. */
+			/* Release: the consumer's acquire of the head (shmring_reserved()) then sees
+			 * what this thread saw before it reserved, its exec's records among them. */
 			if (atomic_compare_exchange_weak_explicit(&h->head, &p, p + 1,
-								  memory_order_relaxed,
+								  memory_order_release,
 								  memory_order_relaxed)) {
 				*pos = p;
 				return s + 1;

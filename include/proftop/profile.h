@@ -88,6 +88,8 @@ uint64_t profile_samples(const struct profile *profile);
 /* Keep the history, the newest seconds of it a second each (0, the default: keep none); its
  * second 0 began at origin_ns (CLOCK_MONOTONIC, like profile_set_time()'s clock). */
 void profile_set_history(struct profile *profile, unsigned seconds, uint64_t origin_ns);
+/* Before the first sample: when second 0 of the run begins. */
+void profile_set_origin(struct profile *profile, uint64_t origin_ns);
 /* Before the first sample: one tree per process instead of per thread (the threads'
  * samples all go to their process's, named by its main thread), for -a. */
 void profile_set_by_process(struct profile *profile);

@@ -84,7 +84,9 @@ check "too-long-400" sh -c "[ \$(curl -s -m 10 -o /dev/null -w '%{http_code}' '$
 check "unknown-parameter-400" sh -c "[ \$(curl -s -m 10 -o '$TMPD/u.body' -w '%{http_code}' '$base/snapshot?seconds=3') = 400 ] && grep -q seconds '$TMPD/u.body'"
 check "bad-format-400" sh -c "[ \$(curl -s -m 10 -o /dev/null -w '%{http_code}' '$base/snapshot?format=svg') = 400 ]"
 check "no-files-404" sh -c "[ \$(curl -s -m 10 --path-as-is -o /dev/null -w '%{http_code}' '$base/../../etc/passwd') = 404 ]"
-check "post-405" sh -c "[ \$(curl -s -m 10 -X POST -o /dev/null -w '%{http_code}' '$base/debug/pprof/profile') = 405 ]"
+check "post-405" sh -c "[ \$(curl -s -m 10 -X POST -D '$TMPD/m.head' -o /dev/null -w '%{http_code}' '$base/debug/pprof/profile') = 405 ] && grep -qi '^allow: GET, HEAD' '$TMPD/m.head'"
+# HEAD makes no profile: the headers at once, not after 30 s.
+check "head-at-once" sh -c "[ \$(curl -s -m 5 -I -o /dev/null -w '%{http_code}' '$base/debug/pprof/profile?seconds=30') = 200 ]"
 check "index-lists" sh -c "[ \$(curl -s -m 10 -o '$TMPD/i.html' -w '%{http_code}' '$base/debug/pprof/') = 200 ] && grep -q '/debug/pprof/profile' '$TMPD/i.html'"
 
 check "snapshot-folded" sh -c "[ \$(curl -s -m 10 -o '$TMPD/s.folded' -w '%{http_code}' '$base/snapshot?format=folded') = 200 ] &&

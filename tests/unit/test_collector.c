@@ -424,6 +424,33 @@ static void allocations_add_up(void **state)
 	ring_destroy(ring);
 }
 
+/* The run's seconds count from collector_start(), for the history too, however long reading
+ * the processes' maps before it took (-a reads every process's). */
+static void history_counts_from_the_start(void **state)
+{
+	struct ring *ring = ring_create(1 << 20);
+	struct collector *c;
+	struct snapshot *first, *second;
+	bool ended;
+
+	(void)state;
+	assert_int_equal(collector_new(&c, ring, NULL, &config, NULL), 0);
+	collector_set_history(c, 60);
+	usleep(1200000); /* the maps of a whole machine */
+	assert_int_equal(collector_start(c, NULL, 0), 0);
+	push_sample(ring, (uint64_t)(uintptr_t)leaf_one, (uint32_t)getpid(), util_now_ns());
+	assert_true(collector_elapsed(c, &ended) < 1000000000ull);
+	collector_finish(c); /* drains the ring */
+	first = collector_stretch(c, SAMPLE_MODE_CPU, 0, 1);
+	second = collector_stretch(c, SAMPLE_MODE_CPU, 1, 2);
+	assert_int_equal(first->samples, 1);
+	assert_int_equal(second->samples, 0);
+	snapshot_unref(first);
+	snapshot_unref(second);
+	collector_free(c);
+	ring_destroy(ring);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -433,6 +460,7 @@ int main(void)
 		cmocka_unit_test(cpu_run_has_no_other_modes),
 		cmocka_unit_test(allocations_add_up),
 		cmocka_unit_test(long_wait_shows_while_it_lasts),
+		cmocka_unit_test(history_counts_from_the_start),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
