@@ -708,7 +708,8 @@ static void handle_record(struct sampler *s, const struct perf_event_header *h)
 	case PERF_RECORD_SAMPLE:
 		/* The modes with switches weigh CPU samples as time against the switches' times:
 		 * none is thinned out (the +/- keys are refused there). */
-		if (counts(s, h) && !idle(s, h) && (sample_mode_switches(s->config.mode) || !thin_out(s))) {
+		if (counts(s, h) && !idle(s, h) &&
+		    (sample_mode_switches(s->config.mode) || !thin_out(s))) {
 			bool switched = is_switch_sample(s, h);
 
 			forward(s, h, switched ? SAMPLE_MISC_SWITCH_EVENT : 0);
