@@ -539,41 +539,23 @@ static size_t sample_stack(struct collector *c, const struct sample_record *r, u
 	return stack_of(c, (pid_t)r->pid, ips, n, true, truncated, funcs, sites);
 }
 
-/* -a: a process's name in every profile (NULL: none known). */
-static void name_process(struct collector *c, pid_t pid, const char *comm)
-{
-	if (!comm)
-		return;
-	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
-		profile_set_comm(c->profiles[m], pid, pid, comm);
-}
-
 /* -a: a process is named at its first sample (unless a COMM record, at an exec, named it):
  * as /proc says then, which is its parent's name for a fork that did not exec; "" when it is
  * gone already. Named lazily, so the processes never sampled (most of a machine's) cost
  * nothing. */
 static void name_at_first_sample(struct collector *c, pid_t pid)
 {
-	char path[64], comm[32] = "";
-	ssize_t n;
-	int fd;
+	char path[64], comm[32];
 
 	if (profile_comm(c->profiles[c->first_mode], pid))
 		return;
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, comm, sizeof(comm) - 1);
-		close(fd);
-		comm[n > 0 ? n : 0] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
-	}
-	name_process(c, pid, comm);
+	util_read_small(path, comm, sizeof(comm));
+	comm[strcspn(comm, "\n")] = '\0';
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_set_comm(c->profiles[m], pid, pid, comm);
 }
 
-/* A CPU sample. Taken in the kernel without --kernel (the modes that sample switches take
- * them), its stack starts at the user registers the thread entered the kernel with: the system
- * call that spent the time. */
 static void handle_sample(struct collector *c, const struct sample_record *r)
 {
 	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
@@ -1273,13 +1255,18 @@ uint64_t collector_elapsed(struct collector *c, bool *ended)
 	return (end ? end : util_now_ns()) - c->start_ns;
 }
 
+bool collector_keeps_stretches(const struct collector *c, enum sample_mode mode)
+{
+	return (unsigned)mode < SAMPLE_NMODES && c->profiles[mode] && !made_again(mode) &&
+	       profile_has_history(c->profiles[mode]);
+}
+
 struct snapshot *collector_stretch(struct collector *c, enum sample_mode mode, uint64_t from_s,
 				   uint64_t to_s)
 {
 	struct stretch_request req = { .mode = mode, .from_s = from_s, .to_s = to_s };
 
-	if ((unsigned)mode >= SAMPLE_NMODES || !c->profiles[mode] || made_again(mode) ||
-	    !profile_has_history(c->profiles[mode]))
+	if (!collector_keeps_stretches(c, mode))
 		return NULL;
 	pthread_mutex_lock(&c->publish_lock);
 	if (c->thread_live) {

@@ -110,6 +110,7 @@ struct sampler {
 	struct ring_cursor *cursors; /* one per ring, for drain_rings() */
 	bool launched;          /* the events arm at the command's exec */
 	bool dedupe;            /* attach mode: see the file's header */
+	bool drop_idle;         /* -a: samples of the idle task are dropped (idle()) */
 	struct idmap event_owner; /* event id → the tid proftop opened it for */
 	struct idmap authority; /* tid → the tid whose events count for it */
 	struct idmap switched;  /* tid → 1 while its last sampled switch is not back in */
@@ -357,6 +358,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	s->config = *config;
 	s->launched = launched;
 	s->dedupe = !launched && !config->system_wide; /* one event per CPU: nothing inherited */
+	s->drop_idle = config->system_wide && !config->kernel && sample_mode_switches(config->mode);
 	s->diag = diag;
 	idmap_init(&s->event_owner);
 	idmap_init(&s->switched);
@@ -693,13 +695,13 @@ static bool switch_wanted(struct sampler *s, const struct perf_event_header *h)
 	return true;
 }
 
-/* -a: a sample of a CPU's idle task (pid 0), in the modes that sample kernel time for its
- * weight against switches; without --kernel it has no stack to show. */
+/* -a in the modes that sample kernel time (for its weight against switches) without --kernel:
+ * a sample of a CPU's idle task (pid 0) has no stack to show. Other runs see no idle task. */
 static bool idle(const struct sampler *s, const struct perf_event_header *h)
 {
 	uint32_t tid;
 
-	return s->config.system_wide && !s->config.kernel && record_tid(s, h, &tid) && tid == 0;
+	return s->drop_idle && record_tid(s, h, &tid) && tid == 0;
 }
 
 static void handle_record(struct sampler *s, const struct perf_event_header *h)

@@ -10,29 +10,12 @@
 
 #include "proftop/util.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
-
-/* The first bytes of a /proc file, NUL-terminated; false when it cannot be read. */
-static bool read_small(const char *path, char *buf, size_t size)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		return false;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return true;
-}
 
 /* When the process started, in nanoseconds of CLOCK_BOOTTIME; 0: unknown. */
 static uint64_t started_ns(void)
@@ -43,7 +26,7 @@ static uint64_t started_ns(void)
 
 	/* The command name (field 2) may hold spaces and parentheses: fields are counted after
 	 * its last ')'. starttime is field 22, the 20th after it. */
-	if (tick <= 0 || !read_small("/proc/self/stat", buf, sizeof(buf)) || !(p = strrchr(buf, ')')))
+	if (tick <= 0 || !util_read_small("/proc/self/stat", buf, sizeof(buf)) || !(p = strrchr(buf, ')')))
 		return 0;
 	p++;
 	for (int field = 3; field < 22; field++) {
@@ -61,7 +44,7 @@ static uint64_t resident_bytes(void)
 	unsigned long long size, resident;
 	long page = sysconf(_SC_PAGESIZE);
 
-	if (page <= 0 || !read_small("/proc/self/statm", buf, sizeof(buf)) ||
+	if (page <= 0 || !util_read_small("/proc/self/statm", buf, sizeof(buf)) ||
 	    sscanf(buf, "%llu %llu", &size, &resident) != 2)
 		return 0;
 	return (uint64_t)resident * (uint64_t)page;

@@ -383,9 +383,9 @@ static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection 
 
 	if (ended)
 		return answer_error(conn, 500, "profiling has ended: GET /snapshot has the whole run");
-	if (mode == SAMPLE_MODE_INUSE || mode == SAMPLE_MODE_INUSE_OBJECTS)
-		return answer_error(conn, 400, "the in-use profile is of now, not of a stretch of "
-				    "time: GET /snapshot");
+	if (!collector_keeps_stretches(srv->collector, mode))
+		return answer_error(conn, 400, "the profile shown has no stretches of time (an in-use "
+				    "profile is of now): GET /snapshot");
 	pthread_mutex_lock(&srv->lock);
 	busy = srv->waiting >= SERVE_MAX_WAITING;
 	if (!busy)
@@ -400,8 +400,6 @@ static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection 
 	pthread_mutex_lock(&srv->lock);
 	srv->waiting--;
 	pthread_mutex_unlock(&srv->lock);
-	if (!s)
-		return answer_error(conn, 500, "this run keeps no history of its profile");
 	ok = answer_snapshot(conn, s, r);
 	snapshot_unref(s);
 	return ok;

@@ -223,16 +223,10 @@ void target_abandon(struct target *target)
 static char *proc_stat(pid_t pid, char *buf, size_t size)
 {
 	char path[64];
-	FILE *f;
-	size_t n;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (!util_read_small(path, buf, size))
 		return NULL;
-	n = fread(buf, 1, size - 1, f);
-	fclose(f);
-	buf[n] = '\0';
 	return strrchr(buf, ')');
 }
 
@@ -492,18 +486,10 @@ bool target_pid_gone(pid_t pid)
 {
 	char path[64], buf[2048];
 	const char *state, *threads;
-	ssize_t n;
-	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (!util_read_small(path, buf, sizeof(buf)))
 		return true;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return true;
-	buf[n] = '\0';
 	state = strstr(buf, "\nState:\t");
 	threads = strstr(buf, "\nThreads:\t");
 	if (!state || (state[8] != 'Z' && state[8] != 'X'))

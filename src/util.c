@@ -8,6 +8,7 @@
 #include "proftop/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -160,6 +161,22 @@ void xgrow(void **array, size_t *capacity, size_t needed, size_t elem_size)
 		fatal("out of memory (array of %zu)", cap);
 	*array = xrealloc(*array, cap * elem_size);
 	*capacity = cap;
+}
+
+size_t util_read_small(const char *path, char *buf, size_t size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	buf[0] = '\0';
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, size - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return (size_t)n;
 }
 
 const char *util_bytes_text(char *out, size_t size, uint64_t bytes)

@@ -41,11 +41,13 @@ struct snapshot *collector_snapshot(struct collector *collector);
 
 /* Nanoseconds since profiling began (to its end once it ended, *ended then true). Any thread. */
 uint64_t collector_elapsed(struct collector *collector, bool *ended);
+/* Whether collector_stretch() can make stretches of mode: it is one of this run's profiles,
+ * with history kept, and not an in-use one (those are of now). Any thread. */
+bool collector_keeps_stretches(const struct collector *collector, enum sample_mode mode);
 /* A snapshot of the run's seconds [from_s, to_s) in mode (collector_elapsed()'s clock), made
  * for this call, with a reference for the caller. Any thread: while the collector thread runs
- * it makes it (the caller waits until it does), after that the caller does. NULL when the run
- * keeps no history of mode (not one of its profiles, --history 0, an in-use mode: those are
- * of now, not of a stretch). */
+ * it makes it (the caller waits until it does), after that the caller does. NULL when
+ * collector_keeps_stretches() says no. */
 struct snapshot *collector_stretch(struct collector *collector, enum sample_mode mode,
 				   uint64_t from_s, uint64_t to_s);
 

@@ -36,6 +36,10 @@ void util_fatal_check(void);
 /* pthread_join() that runs util_fatal_check() while it waits. Returns 0 or -errno. */
 int util_join(pthread_t thread);
 
+/* The first size - 1 bytes of a small file (a /proc one), NUL-terminated in buf. Returns the
+ * bytes read, 0 when the file cannot be opened or read or is empty. */
+size_t util_read_small(const char *path, char *buf, size_t size);
+
 /* Monotonic clock in nanoseconds (CLOCK_MONOTONIC, the clock perf timestamps use). */
 uint64_t util_now_ns(void);
 
