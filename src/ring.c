@@ -1,5 +1,5 @@
-/* ring.c — the lock-free SPSC ring from the sampler thread to the collector thread. The contract
- * and the memory-ordering diagram are in ring.h; this file is the layout.
+/* ring.c — the lock-free ring from the sampler thread to the collector's thread or threads. The
+ * contract and the memory-ordering diagram are in ring.h; this file is the layout.
  *
  * data[] is size bytes, size a power of two. head and tail are free-running byte counters and a
  * counter's offset in data[] is (counter & mask). Bytes [tail, head) hold published records; bytes
@@ -29,8 +29,12 @@
  * full (producer) or empty (consumer). A stale copy can only under-report room or records, so the
  * pairing in ring.h holds, and the common case touches no cache line the other side writes.
  *
- * Threads: head, tail_cache and next_head belong to the producer; tail, head_cache and next_tail
- * to the consumer; data, size and mask are read-only after ring_create(). */
+ * With several readers each has its own tail (on a line of its own) and reads every record; the
+ * producer's room ends at the smallest tail, which it computes only when its cached one says full.
+ * A smaller tail than the real minimum only under-reports room, as above.
+ *
+ * Threads: head, tail_cache and next_head belong to the producer; reader i's tail, head_cache and
+ * next_tail to reader i; data, size, mask and nreaders are read-only after ring_create_readers(). */
 #include "proftop/ring.h"
 
 #include <stdatomic.h>
@@ -61,14 +65,19 @@ struct ring {
 	char pad0[CACHELINE];
 
 	_Atomic uint64_t head;	/* records before it are complete */
-	uint64_t tail_cache;	/* a tail the consumer has passed; may lag */
+	uint64_t tail_cache;	/* a tail every reader has passed; may lag */
 	uint64_t next_head;	/* head once the pending reservation is committed */
 	char pad1[CACHELINE];
 
-	_Atomic uint64_t tail;	/* bytes before it may be overwritten */
+	unsigned nreaders;
+	struct ring_reader *readers;
+};
+
+struct ring_reader {
+	_Atomic uint64_t tail;	/* bytes before it this reader has read */
 	uint64_t head_cache;	/* a head the producer has published; may lag */
 	uint64_t next_tail;	/* tail once the peeked record is released */
-	char pad2[CACHELINE];	/* keeps the next heap block off the consumer's line */
+	char pad[CACHELINE];	/* keeps the next reader (or heap block) off this one's line */
 };
 
 static inline uint64_t ring_align8(uint64_t len)
@@ -81,12 +90,12 @@ static inline struct rec_hdr *ring_hdr(const struct ring *ring, uint64_t pos)
 	return (struct rec_hdr *)(ring->data + (pos & ring->mask));
 }
 
-struct ring *ring_create(size_t capacity)
+struct ring *ring_create_readers(size_t capacity, unsigned readers)
 {
 	struct ring *ring;
 	uint64_t size = RING_MIN_SIZE;
 
-	if (capacity == 0 || capacity > RING_MAX_SIZE)
+	if (capacity == 0 || capacity > RING_MAX_SIZE || readers == 0 || readers > RING_MAX_READERS)
 		return NULL;
 	while (size < capacity)
 		size <<= 1;
@@ -95,17 +104,45 @@ struct ring *ring_create(size_t capacity)
 	ring->data = xmalloc(size);
 	ring->size = size;
 	ring->mask = size - 1;
+	ring->nreaders = readers;
+	ring->readers = xcalloc(readers, sizeof(*ring->readers));
 	atomic_init(&ring->head, 0);
-	atomic_init(&ring->tail, 0);
+	for (unsigned i = 0; i < readers; i++)
+		atomic_init(&ring->readers[i].tail, 0);
 	return ring;
+}
+
+struct ring *ring_create(size_t capacity)
+{
+	return ring_create_readers(capacity, 1);
 }
 
 void ring_destroy(struct ring *ring)
 {
 	if (!ring)
 		return;
+	free(ring->readers);
 	free(ring->data);
 	free(ring);
+}
+
+unsigned ring_readers(const struct ring *ring)
+{
+	return ring->nreaders;
+}
+
+/* The tail of the reader furthest behind: every byte before it has been read by all. */
+static uint64_t ring_min_tail(const struct ring *ring)
+{
+	uint64_t min = atomic_load_explicit(&ring->readers[0].tail, memory_order_acquire);
+
+	for (unsigned i = 1; i < ring->nreaders; i++) {
+		uint64_t t = atomic_load_explicit(&ring->readers[i].tail, memory_order_acquire);
+
+		if (t < min)
+			min = t;
+	}
+	return min;
 }
 
 size_t ring_capacity(const struct ring *ring)
@@ -113,13 +150,13 @@ size_t ring_capacity(const struct ring *ring)
 	return ring->size;
 }
 
-/* Can need bytes go at head? The real tail is read only when the cached one says no, since that
- * read is the cache miss the consumer's last release caused. */
+/* Can need bytes go at head? The real tails are read only when the cached one says no, since that
+ * read is the cache miss the readers' last releases caused. */
 static bool ring_has_room(struct ring *ring, uint64_t head, uint64_t need)
 {
 	if (head + need - ring->tail_cache <= ring->size)
 		return true;
-	ring->tail_cache = atomic_load_explicit(&ring->tail, memory_order_acquire);
+	ring->tail_cache = ring_min_tail(ring);
 	return head + need - ring->tail_cache <= ring->size;
 }
 
@@ -173,41 +210,55 @@ void ring_commit(struct ring *ring)
 
 /* Peeking twice without a release returns the same record. Pads are released as they are met,
  * so the producer gets their space back even if the ring then turns out empty. */
-const void *ring_peek(struct ring *ring, size_t *len)
+const void *ring_peek_reader(struct ring *ring, unsigned reader, size_t *len)
 {
-	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_relaxed);
+	struct ring_reader *r = &ring->readers[reader];
+	uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
 	const struct rec_hdr *hdr;
 
 	for (;;) {
-		if (tail == ring->head_cache) {
-			ring->head_cache = atomic_load_explicit(&ring->head, memory_order_acquire);
-			if (tail == ring->head_cache)
+		if (tail == r->head_cache) {
+			r->head_cache = atomic_load_explicit(&ring->head, memory_order_acquire);
+			if (tail == r->head_cache)
 				return NULL;
 		}
 		hdr = ring_hdr(ring, tail);
 		if (!(hdr->flags & REC_PAD))
 			break;
 		tail += sizeof(*hdr) + hdr->len;
-		ring->next_tail = tail;
-		atomic_store_explicit(&ring->tail, tail, memory_order_release);
+		r->next_tail = tail;
+		atomic_store_explicit(&r->tail, tail, memory_order_release);
 	}
 
-	ring->next_tail = tail + sizeof(*hdr) + hdr->len;
+	r->next_tail = tail + sizeof(*hdr) + hdr->len;
 	if (len)
 		*len = hdr->len;
 	return hdr + 1;
 }
 
-void ring_release(struct ring *ring)
+void ring_release_reader(struct ring *ring, unsigned reader)
 {
-	atomic_store_explicit(&ring->tail, ring->next_tail, memory_order_release);
+	struct ring_reader *r = &ring->readers[reader];
+
+	atomic_store_explicit(&r->tail, r->next_tail, memory_order_release);
 }
 
-/* Counts headers and pads too. tail is read first and with acquire: the consumer acquired a head at
- * least that large before storing it, so the head read after it cannot be smaller. */
+const void *ring_peek(struct ring *ring, size_t *len)
+{
+	return ring_peek_reader(ring, 0, len);
+}
+
+void ring_release(struct ring *ring)
+{
+	ring_release_reader(ring, 0);
+}
+
+/* Counts headers and pads too, up to the reader furthest behind. The tails are read first and with
+ * acquire: a reader acquired a head at least that large before storing its tail, so the head read
+ * after them cannot be smaller. */
 size_t ring_used(const struct ring *ring)
 {
-	uint64_t tail = atomic_load_explicit(&ring->tail, memory_order_acquire);
+	uint64_t tail = ring_min_tail(ring);
 	uint64_t head = atomic_load_explicit(&ring->head, memory_order_relaxed);
 	uint64_t used = head - tail;
 

@@ -28,6 +28,7 @@
 #define STRESS_RING	(64 * 1024)
 /* The consumer naps now and then so the producer surely meets a full ring. */
 #define STRESS_NAP_EVERY	(1u << 16)
+#define STRESS_MAX_READERS	3
 
 static size_t align8(size_t len)
 {
@@ -368,11 +369,16 @@ struct stress {
 	_Alignas(64) unsigned char scratch[512];
 	uint64_t overflow;
 	uint64_t committed;
-	/* consumer's */
-	_Alignas(64) uint64_t received;
-	uint64_t bad_len;
-	uint64_t bad_payload;
-	uint64_t bad_order;
+	unsigned nreaders;
+	struct stress_reader {
+		struct stress *s;
+		unsigned index;
+		/* this reader's */
+		_Alignas(64) uint64_t received;
+		uint64_t bad_len;
+		uint64_t bad_payload;
+		uint64_t bad_order;
+	} readers[STRESS_MAX_READERS];
 };
 
 /* 8..300 bytes, mostly not multiples of 8. */
@@ -417,19 +423,21 @@ static void stress_nap(void)
 	nanosleep(&ts, NULL);
 }
 
+/* Every reader reads every record. */
 static void *stress_consume(void *arg)
 {
-	struct stress *s = arg;
+	struct stress_reader *r = arg;
+	struct stress *s = r->s;
 	uint64_t next = 0;	/* the smallest sequence number still acceptable */
 	unsigned idle = 0;
 
 	for (;;) {
 		size_t len;
-		const void *p = ring_peek(s->ring, &len);
+		const void *p = ring_peek_reader(s->ring, r->index, &len);
 
 		if (!p && atomic_load_explicit(&s->done, memory_order_acquire)) {
 			/* done was set after the last commit: this peek sees everything. */
-			p = ring_peek(s->ring, &len);
+			p = ring_peek_reader(s->ring, r->index, &len);
 			if (!p)
 				break;
 		}
@@ -442,17 +450,17 @@ static void *stress_consume(void *arg)
 		uint64_t seq = record_seq(p);
 
 		if (seq < next || seq >= s->items)
-			s->bad_order++;
+			r->bad_order++;
 		else if (len != align8(stress_len(seq)))
-			s->bad_len++;
+			r->bad_len++;
 		else if (!record_check(p, stress_len(seq), seq))
-			s->bad_payload++;
+			r->bad_payload++;
 		next = seq + 1;
-		ring_release(s->ring);
+		ring_release_reader(s->ring, r->index);
 		/* More records than were produced: a broken ring is looping; fail, do not hang. */
-		if (++s->received > s->items)
+		if (++r->received > s->items)
 			break;
-		if (s->received % STRESS_NAP_EVERY == 0)
+		if (r->received % STRESS_NAP_EVERY == 0)
 			stress_nap();
 	}
 	return NULL;
@@ -485,6 +493,7 @@ static void stress_pin(pthread_attr_t *attr, int nth)
 
 	if (sched_getaffinity(0, sizeof(allowed), &allowed) || CPU_COUNT(&allowed) < 2)
 		return;
+	nth %= CPU_COUNT(&allowed); /* more threads than CPUs: they share */
 	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
 		if (CPU_ISSET(cpu, &allowed) && seen++ == nth)
 			break;
@@ -494,7 +503,7 @@ static void stress_pin(pthread_attr_t *attr, int nth)
 	pthread_attr_setaffinity_np(attr, sizeof(one), &one);
 }
 
-static void stress_start(pthread_t *thread, int nth, void *(*fn)(void *), struct stress *s)
+static void stress_start(pthread_t *thread, int nth, void *(*fn)(void *), void *s)
 {
 	pthread_attr_t attr;
 
@@ -504,33 +513,100 @@ static void stress_start(pthread_t *thread, int nth, void *(*fn)(void *), struct
 	pthread_attr_destroy(&attr);
 }
 
-static void test_stress_two_threads(void **state)
+/* One producer and nreaders readers, each checking every record. */
+static void stress_run(unsigned nreaders)
 {
-	struct stress s = { .items = stress_items() };
-	pthread_t producer, consumer;
+	struct stress s = { .items = stress_items(), .nreaders = nreaders };
+	pthread_t producer, consumers[STRESS_MAX_READERS];
 	uint64_t start, ns;
 
-	(void)state;
-	s.ring = ring_create(STRESS_RING);
+	s.ring = ring_create_readers(STRESS_RING, nreaders);
+	assert_non_null(s.ring);
 	atomic_init(&s.done, false);
 	start = util_now_ns();
-	stress_start(&consumer, 0, stress_consume, &s);
-	stress_start(&producer, 1, stress_produce, &s);
+	for (unsigned i = 0; i < nreaders; i++) {
+		s.readers[i].s = &s;
+		s.readers[i].index = i;
+		stress_start(&consumers[i], (int)i, stress_consume, &s.readers[i]);
+	}
+	stress_start(&producer, (int)nreaders, stress_produce, &s);
 	assert_int_equal(pthread_join(producer, NULL), 0);
-	assert_int_equal(pthread_join(consumer, NULL), 0);
+	for (unsigned i = 0; i < nreaders; i++)
+		assert_int_equal(pthread_join(consumers[i], NULL), 0);
 	ns = util_now_ns() - start;
 
-	printf("ring stress: %llu items in %.3f s: %llu received, %llu overflow; "
-	       "%.2f M items/s, %.2f M received/s\n",
-	       (unsigned long long)s.items, ns / 1e9, (unsigned long long)s.received,
-	       (unsigned long long)s.overflow, s.items * 1e3 / ns, s.received * 1e3 / ns);
-	assert_int_equal(s.bad_order, 0);
-	assert_int_equal(s.bad_len, 0);
-	assert_int_equal(s.bad_payload, 0);
-	assert_int_equal(s.received, s.committed);
-	assert_int_equal(s.received + s.overflow, s.items);
-	assert_empty(s.ring);
+	printf("ring stress, %u reader(s): %llu items in %.3f s: %llu received, %llu overflow; "
+	       "%.2f M items/s, %.2f M received/s\n", nreaders,
+	       (unsigned long long)s.items, ns / 1e9, (unsigned long long)s.readers[0].received,
+	       (unsigned long long)s.overflow, s.items * 1e3 / ns, s.readers[0].received * 1e3 / ns);
+	for (unsigned i = 0; i < nreaders; i++) {
+		assert_int_equal(s.readers[i].bad_order, 0);
+		assert_int_equal(s.readers[i].bad_len, 0);
+		assert_int_equal(s.readers[i].bad_payload, 0);
+		assert_int_equal(s.readers[i].received, s.committed);
+	}
+	assert_int_equal(s.committed + s.overflow, s.items);
+	for (unsigned i = 0; i < nreaders; i++)
+		assert_null(ring_peek_reader(s.ring, i, NULL));
+	assert_int_equal(ring_used(s.ring), 0);
 	ring_destroy(s.ring);
+}
+
+static void test_stress_two_threads(void **state)
+{
+	(void)state;
+	stress_run(1);
+}
+
+/* The collectors' unwinding threads: a byte is reused only after the slowest reader let go. */
+static void test_stress_three_readers(void **state)
+{
+	(void)state;
+	stress_run(3);
+}
+
+/* Two readers: each gets every record, and room comes back only when both released it. */
+static void test_readers_each_read_all(void **state)
+{
+	struct ring *ring = ring_create_readers(4096, 2);
+	size_t len, n = 0;
+	const void *p;
+
+	(void)state;
+	assert_null(ring_create_readers(4096, 0));
+	assert_null(ring_create_readers(4096, RING_MAX_READERS + 1));
+	assert_int_equal(ring_readers(ring), 2);
+	while ((p = ring_reserve(ring, 100))) {
+		record_fill((void *)p, 100, n++);
+		ring_commit(ring);
+	}
+	assert_true(n > 10);
+	/* Reader 0 reads everything: still full, reader 1 has not. */
+	for (size_t i = 0; i < n; i++) {
+		p = ring_peek_reader(ring, 0, &len);
+		assert_non_null(p);
+		assert_true(record_check(p, 100, i));
+		ring_release_reader(ring, 0);
+	}
+	assert_null(ring_peek_reader(ring, 0, &len));
+	assert_null(ring_reserve(ring, 100));
+	/* Reader 1 reads one: room for one more. */
+	p = ring_peek_reader(ring, 1, &len);
+	assert_non_null(p);
+	assert_true(record_check(p, 100, 0));
+	ring_release_reader(ring, 1);
+	assert_non_null(ring_reserve(ring, 100));
+	for (size_t i = 1; i < n; i++) {
+		p = ring_peek_reader(ring, 1, &len);
+		assert_non_null(p);
+		assert_true(record_check(p, 100, i));
+		ring_release_reader(ring, 1);
+	}
+	/* (a pad at the end is stepped over at the next peek) */
+	assert_null(ring_peek_reader(ring, 0, &len));
+	assert_null(ring_peek_reader(ring, 1, &len));
+	assert_int_equal(ring_used(ring), 0);
+	ring_destroy(ring);
 }
 
 int main(void)
@@ -545,7 +621,9 @@ int main(void)
 		cmocka_unit_test(test_wrap_many_laps),
 		cmocka_unit_test(test_reserve_too_large),
 		cmocka_unit_test(test_max_record_always_fits_eventually),
+		cmocka_unit_test(test_readers_each_read_all),
 		cmocka_unit_test(test_stress_two_threads),
+		cmocka_unit_test(test_stress_three_readers),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
