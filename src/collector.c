@@ -1,16 +1,36 @@
-/* collector.c — the collector thread: drains the ring, keeps the address spaces current, turns
- * samples into call stacks of function ids and adds them to the profile.
+/* collector.c — the collector: drains the ring, keeps the address spaces current, turns samples
+ * into call stacks of function ids and adds them to the profile.
  *
  * Snapshots are made on request only: a reader that wants a fresh one (collector_snapshot())
  * raises `requested`, wakes the thread and waits on `published_cond` for the next publication.
  * So a run nobody looks at (batch with -n 0) makes none until the end, and a screen makes one
  * per refresh; their cost follows what changed since the last one (profile.c).
  *
+ * Unwinding threads ("workers", --collectors N). Each worker owns a symbolizer (the address
+ * spaces and the modules), an unwinder and the frame caches, and is one reader of the ring: it
+ * reads every record in ring order, applies every address-space record (mmap, fork, exec, exit)
+ * itself, and takes its share of the rest: the CPU samples by their sequence number (the k-th
+ * goes to worker k % N), the context switches (samples and records) and exits of thread tid to
+ * worker tid % N (a thread's wait is followed by one worker), a process's COMM to pid % N. So a
+ * sample is always unwound against the maps of its own moment, with no lock on the way, and a
+ * single busy process is spread over every worker. The price is N copies of the modules (each
+ * worker reads the ELF and DWARF it needs itself: libdw's handles are not shared between
+ * threads) and every worker reading every address-space record.
+ *
+ * With one worker (the default on small machines, and always in the allocation modes, whose
+ * records need the one heap of blocks in use in order) the collector thread is that worker, and
+ * nothing is locked. With more, the collector thread only coordinates (wakes the workers, takes
+ * debuginfod's files, publishes, makes stretches), and `profile_lock` guards the profiles and
+ * the workers' waiting threads: a worker takes it to intern the functions of a frame it has not
+ * resolved before, and to add a sample; the collector thread to publish.
+ *
  * Threads: everything in struct collector but what publish_lock guards (`published`,
  * `published_range`, `range`, `ranged`, `publications`, `requested`, `thread_live`,
- * `stretches`, `end_ns`) and the atomics (`stop`, the CPU times) belongs to the collector thread
- * while it runs, and after it ended to whoever holds late_lock: the session's thread, or a
- * reader's (the HTTP endpoint's) making a stretch itself (collector_stretch()). */
+ * `stretches`, `end_ns`, `fetched`), what profile_lock guards (above) and the atomics (`stop`,
+ * the CPU times, a worker's `truncated`) belongs to the collector thread while it runs, a
+ * struct worker to its worker's thread, and after they ended everything belongs to whoever
+ * holds late_lock: the session's thread, or a reader's (the HTTP endpoint's) making a stretch
+ * itself (collector_stretch()). */
 #include "proftop/collector.h"
 
 #include "proftop/allocrec.h"
@@ -114,14 +134,42 @@ struct stretch_request {
 	struct stretch_request *next;
 };
 
+/* One unwinding thread's: see the file comment. */
+struct worker {
+	struct collector *c;
+	unsigned index;            /* its reader of the ring, and its share of the records */
+	struct symbolizer *symbolizer;
+	struct unwinder *unwinder;
+	struct frame_cache_entry *frames;
+	uint32_t frames_generation;
+	struct module_frame_entry *module_frames;
+	uint32_t module_frames_generation;
+	struct exited *exited;     /* processes to forget, oldest first */
+	size_t nexited, exited_cap;
+	_Atomic uint64_t truncated;
+	uint64_t samples_seen;     /* CPU samples read, its own and the others' */
+	size_t fetched_applied;    /* of the collector's fetched files */
+	/* Off-CPU mode (guarded by profile_lock when shared): tid → its struct waiting in waiting. */
+	struct idmap waiting_of;
+	struct waiting **waiting;  /* one per live thread seen switching (an exited one's is reused) */
+	size_t nwaiting, waiting_cap;
+	uint32_t *free_waiting;    /* indices of exited threads' */
+	size_t nfree_waiting, free_waiting_cap;
+	uint64_t record_ns;        /* when the record being handled was read */
+	int wake_fd;               /* its own thread's (-1 for the collector thread's worker) */
+	pthread_t thread;
+	bool running;
+};
+
 struct collector {
 	struct ring *ring;
 	struct sampler *sampler;
 	struct sample_config config;
 	struct diag *diag;
 	uint64_t sample_type, regs_mask;
-	struct symbolizer *symbolizer;
-	struct unwinder *unwinder;
+	struct worker *workers;
+	unsigned nworkers;
+	pthread_mutex_t profile_lock; /* with several workers: see the file comment */
 	/* One profile per mode (sample_mode) the run keeps (NULL for the others): the CPU's alone;
 	 * when the run samples the context switches, cpu to wall; in an allocation run the four
 	 * allocation ones, [first_mode, first_mode + nprofiles). Every function is interned in each,
@@ -133,19 +181,9 @@ struct collector {
 	uint64_t cpu_sample_us;    /* what a CPU sample stands for in the timed profiles */
 	_Atomic int shown;         /* the mode whose snapshots are published */
 	enum collector_source source;
-	struct frame_cache_entry *frames;
-	uint32_t frames_generation;
-	struct module_frame_entry *module_frames;
-	uint32_t module_frames_generation;
 	struct fetcher *fetcher;   /* debuginfod; NULL: not asked */
-	struct exited *exited;     /* processes to forget, oldest first */
-	size_t nexited, exited_cap;
-	uint64_t truncated;
-	struct idmap waiting_of;   /* off-CPU mode: tid → its struct waiting in waiting */
-	struct waiting **waiting;  /* one per live thread seen switching (an exited one's is reused) */
-	size_t nwaiting, waiting_cap;
-	uint32_t *free_waiting;    /* indices of exited threads' */
-	size_t nfree_waiting, free_waiting_cap;
+	struct fetched **fetched;  /* debug files sent so far, each worker's to take */
+	size_t nfetched, fetched_cap;
 	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	pthread_mutex_t late_lock; /* the profiles once the thread ended */
@@ -176,13 +214,63 @@ struct collector {
 	struct selfcost cost;      /* proftop's own, measured once per publication */
 };
 
+/* The profiles (and the workers' waiting threads), when several workers share them. */
+static void lock_profiles(struct collector *c)
+{
+	if (c->nworkers > 1)
+		pthread_mutex_lock(&c->profile_lock);
+}
+
+static void unlock_profiles(struct collector *c)
+{
+	if (c->nworkers > 1)
+		pthread_mutex_unlock(&c->profile_lock);
+}
+
+static void worker_init(struct collector *c, struct worker *w, unsigned index)
+{
+	w->c = c;
+	w->index = index;
+	w->symbolizer = symbolizer_new(c->diag);
+	w->unwinder = unwinder_new(c->config.callgraph, w->symbolizer, c->diag);
+	w->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*w->frames));
+	w->frames_generation = 1; /* zeroed entries are of no generation */
+	w->module_frames = xcalloc(MODULE_FRAME_CACHE_SIZE, sizeof(*w->module_frames));
+	w->module_frames_generation = 1;
+	atomic_init(&w->truncated, 0);
+	idmap_init(&w->waiting_of);
+	w->wake_fd = -1;
+}
+
+static void worker_free(struct worker *w)
+{
+	unwinder_free(w->unwinder);
+	symbolizer_free(w->symbolizer);
+	free(w->exited);
+	free(w->frames);
+	free(w->module_frames);
+	for (size_t i = 0; i < w->nwaiting; i++)
+		free(w->waiting[i]);
+	free(w->waiting);
+	free(w->free_waiting);
+	idmap_free(&w->waiting_of);
+	if (w->wake_fd >= 0)
+		close(w->wake_fd);
+}
+
 int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
 		  const struct sample_config *config, struct diag *diag)
 {
-	struct collector *c = xcalloc(1, sizeof(*c));
+	struct collector *c;
 	pthread_condattr_t cond_clock;
+	unsigned nworkers = config->collectors ? config->collectors : 1;
 
 	*out = NULL;
+	/* Each worker reads the ring; allocation records need the one heap, in order. */
+	if (nworkers != ring_readers(ring) || nworkers > COLLECTOR_MAX_WORKERS ||
+	    (nworkers > 1 && sample_mode_allocations(config->mode)))
+		return -EINVAL;
+	c = xcalloc(1, sizeof(*c));
 	c->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (c->wake_fd < 0) {
 		int err = -errno;
@@ -196,8 +284,10 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->config = *config;
 	c->sample_type = sample_type_for(config);
 	c->regs_mask = config->callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0;
-	c->symbolizer = symbolizer_new(diag);
-	c->unwinder = unwinder_new(config->callgraph, c->symbolizer, diag);
+	c->nworkers = nworkers;
+	c->workers = xcalloc(nworkers, sizeof(*c->workers));
+	for (unsigned i = 0; i < nworkers; i++)
+		worker_init(c, &c->workers[i], i);
 	c->first_mode = sample_mode_family(config->mode, &c->nprofiles);
 	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
 		c->profiles[m] = profile_new(diag);
@@ -211,11 +301,7 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	atomic_init(&c->shown, (int)config->mode);
 	heap_init(&c->heap);
 	c->alloc_mean = config->alloc_rate ? config->alloc_rate : ALLOCREC_DEFAULT_MEAN;
-	idmap_init(&c->waiting_of);
-	c->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*c->frames));
-	c->frames_generation = 1; /* zeroed entries are of no generation */
-	c->module_frames = xcalloc(MODULE_FRAME_CACHE_SIZE, sizeof(*c->module_frames));
-	c->module_frames_generation = 1;
+	pthread_mutex_init(&c->profile_lock, NULL);
 	pthread_mutex_init(&c->publish_lock, NULL);
 	pthread_mutex_init(&c->late_lock, NULL);
 	pthread_condattr_init(&cond_clock);
@@ -227,6 +313,14 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	return 0;
 }
 
+unsigned collector_default_workers(long cpus)
+{
+	long n = cpus / COLLECTOR_CPUS_PER_WORKER;
+
+	return n < 1 ? 1 : n > COLLECTOR_DEFAULT_MAX_WORKERS ? COLLECTOR_DEFAULT_MAX_WORKERS
+							     : (unsigned)n;
+}
+
 int collector_wake_fd(const struct collector *c)
 {
 	return c->wake_fd;
@@ -234,7 +328,8 @@ int collector_wake_fd(const struct collector *c)
 
 void collector_set_unwind_rules(struct collector *c, bool rules)
 {
-	unwinder_set_rules(c->unwinder, rules);
+	for (unsigned i = 0; i < c->nworkers; i++)
+		unwinder_set_rules(c->workers[i].unwinder, rules);
 }
 
 void collector_set_source(struct collector *c, enum collector_source source)
@@ -252,7 +347,9 @@ bool collector_use_debuginfod(struct collector *c)
 {
 	c->fetcher = fetcher_new(c->wake_fd);
 	if (c->fetcher)
-		symbolizer_want_debug_files(c->symbolizer, want_debug_file, c->fetcher);
+		for (unsigned i = 0; i < c->nworkers; i++)
+			symbolizer_want_debug_files(c->workers[i].symbolizer, want_debug_file,
+						    c->fetcher);
 	else if (errno)
 		diag_report(c->diag, DIAG_WARNING, "debuginfod: no debug files are fetched: %s",
 			    strerror(errno));
@@ -260,9 +357,9 @@ bool collector_use_debuginfod(struct collector *c)
 }
 
 /* An address space changed: what the cache says may no longer hold. */
-static void forget_frames(struct collector *c)
+static void forget_frames(struct worker *w)
 {
-	c->frames_generation++;
+	w->frames_generation++;
 }
 
 /* The profiles' clock (profile_set_time()), in all of them. */
@@ -316,27 +413,33 @@ static uint32_t site_of(struct collector *c, uint32_t func, uint64_t addr, const
 }
 
 /* The chain of the address sym describes into out[] (room for LINES_MAX_FRAMES): innermost
- * first, the function of the symbol last. Returns its length. */
-static size_t make_chain(struct collector *c, const struct symbol *sym, struct chain_frame *out)
+ * first, the function of the symbol last. Returns its length. The module's part (its line
+ * tables, the slow part the first time) is read before the profiles are locked. */
+static size_t make_chain(struct worker *w, const struct symbol *sym, struct chain_frame *out)
 {
+	struct collector *c = w->c;
 	struct lines_frame lf[LINES_MAX_FRAMES];
-	uint32_t func = intern_func(c, sym->module, sym->function,
-				    sym->function || sym->bounded ? sym->function_addr : sym->module_addr,
-				    false);
+	bool lines = c->source != COLLECTOR_SOURCE_OFF && sym->elf, whole, news = false;
+	const char *problem = NULL;
 	size_t n = 0, depth = 0;
-	const char *problem;
-	bool whole, news;
+	uint32_t func;
 
+	if (lines) {
+		n = module_source(sym->elf, sym->module_addr, lf, LINES_MAX_FRAMES - 1);
+		problem = module_source_problem(sym->elf, &news);
+		if (news)
+			diag_report(c->diag, DIAG_WARNING, "%s", problem);
+	}
+	lock_profiles(c);
+	func = intern_func(c, sym->module, sym->function,
+			   sym->function || sym->bounded ? sym->function_addr : sym->module_addr, false);
 	if (sym->function && sym->elf)
 		func_code(c, func, module_path(sym->elf), sym->function_addr, sym->function_end);
-	if (c->source == COLLECTOR_SOURCE_OFF || !sym->elf) {
-		out[0] = (struct chain_frame){ func, PROFILE_NO_SITE };
-		return 1;
+	if (!lines) {
+		out[depth++] = (struct chain_frame){ func, PROFILE_NO_SITE };
+		unlock_profiles(c);
+		return depth;
 	}
-	n = module_source(sym->elf, sym->module_addr, lf, LINES_MAX_FRAMES - 1);
-	problem = module_source_problem(sym->elf, &news);
-	if (news)
-		diag_report(c->diag, DIAG_WARNING, "%s", problem);
 	/* Unless the chain was cut, its last frame is the symbol's own function: its line is that
 	 * function's, and the frames before it were inlined into it. */
 	whole = n && !lf[n - 1].inlined;
@@ -358,6 +461,7 @@ static size_t make_chain(struct collector *c, const struct symbol *sym, struct c
 	};
 	if (problem && !(whole && lf[n - 1].file))
 		func_no_lines(c, func, problem);
+	unlock_profiles(c);
 	return depth;
 }
 
@@ -376,41 +480,91 @@ static const char *name_at(void *arg, uint64_t addr, uint64_t *end)
 	return name && start == addr ? name : NULL;
 }
 
+/* Worker 0's symbolizer tells (the others take the same file quietly). */
 static void module_named(void *arg, const char *module, struct module *mod)
 {
 	struct naming n = { arg, mod };
 
+	lock_profiles(n.c);
 	for (size_t m = n.c->first_mode; m < n.c->first_mode + n.c->nprofiles; m++)
 		profile_name_funcs(n.c->profiles[m], module, module_path(mod), name_at, &n);
+	unlock_profiles(n.c);
 }
 
-/* Debug files debuginfod sent, or could not: what was stripped is named from now on (and what
- * had only its start address is named where it stood), what had no lines gets them. */
+static void wake_fd_write(int fd)
+{
+	if (write(fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
+		/* saturated: the thread is awake already */
+	}
+}
+
+static void wake_workers(struct collector *c)
+{
+	for (unsigned i = 0; i < c->nworkers; i++)
+		if (c->workers[i].wake_fd >= 0)
+			wake_fd_write(c->workers[i].wake_fd);
+}
+
+/* Debug files debuginfod sent, or could not: the ones sent go to every worker
+ * (apply_fetched()); the collector thread reports the rest. */
 static void take_fetched(struct collector *c)
 {
 	struct fetched done;
-	char *why = NULL;
+	bool any = false;
 
 	while (c->fetcher && fetcher_take(c->fetcher, &done)) {
-		why = NULL;
-		if (done.err == -ENOENT)
+		if (done.err == -ENOENT) {
 			diag_report(c->diag, DIAG_INFO, "debuginfod has no debug file for %s", done.name);
-		else if (done.err)
+		} else if (done.err) {
 			diag_report(c->diag, DIAG_WARNING, "debuginfod: no debug file could be fetched from "
 				    "%s: %s; stripped files' functions show as module+0x...",
 				    fetcher_urls(c->fetcher), strerror(-done.err));
-		else if (symbolizer_add_debug_file(c->symbolizer, done.build_id, done.build_id_len,
-						   done.path, &why, module_named, c)) {
-			forget_frames(c);
-			c->module_frames_generation++;
-			diag_report(c->diag, DIAG_INFO, "debuginfod sent the debug file of %s: its "
-				    "functions and lines are named", done.name);
-		} else if (why) {
+		} else {
+			struct fetched *f = xmalloc(sizeof(*f));
+
+			*f = done; /* (its strings go with it) */
+			pthread_mutex_lock(&c->publish_lock);
+			xgrow((void **)&c->fetched, &c->fetched_cap, c->nfetched + 1, sizeof(*c->fetched));
+			c->fetched[c->nfetched++] = f;
+			pthread_mutex_unlock(&c->publish_lock);
+			any = true;
+			continue;
+		}
+		fetched_clear(&done);
+	}
+	if (any)
+		wake_workers(c);
+}
+
+/* The worker's symbolizer takes the debug files sent since it last looked: what was stripped is
+ * named from now on (and what had only its start address is named where it stood), what had no
+ * lines gets them. */
+static void apply_fetched(struct worker *w)
+{
+	struct collector *c = w->c;
+
+	for (;;) {
+		struct fetched *f = NULL;
+		char *why = NULL;
+
+		pthread_mutex_lock(&c->publish_lock);
+		if (w->fetched_applied < c->nfetched)
+			f = c->fetched[w->fetched_applied++];
+		pthread_mutex_unlock(&c->publish_lock);
+		if (!f)
+			return;
+		if (symbolizer_add_debug_file(w->symbolizer, f->build_id, f->build_id_len, f->path,
+					      &why, w->index ? NULL : module_named, c)) {
+			forget_frames(w);
+			w->module_frames_generation++;
+			if (!w->index)
+				diag_report(c->diag, DIAG_INFO, "debuginfod sent the debug file of %s: "
+					    "its functions and lines are named", f->name);
+		} else if (why && !w->index) {
 			diag_report(c->diag, DIAG_WARNING, "debuginfod sent for %s: %s; not used",
-				    done.name, why);
+				    f->name, why);
 		}
 		free(why);
-		fetched_clear(&done);
 	}
 }
 
@@ -427,77 +581,78 @@ static void stop_fetching(struct collector *c)
 		diag_report(c->diag, DIAG_WARNING, "debuginfod was still fetching the debug file of %s "
 			    "when profiling ended%s: not used", name,
 			    waiting ? " (more were waiting)" : "");
-	symbolizer_want_debug_files(c->symbolizer, NULL, NULL);
+	for (unsigned i = 0; i < c->nworkers; i++)
+		symbolizer_want_debug_files(c->workers[i].symbolizer, NULL, NULL);
 	fetcher_free(c->fetcher);
 	c->fetcher = NULL;
 }
 
 /* The module cache's slot for addr in pid, with its key, when an ELF file with an image maps it
  * (the symbolizer then resolves addr from that file alone); else NULL. */
-static struct module_frame_entry *module_frame(struct collector *c, pid_t pid, uint64_t addr,
+static struct module_frame_entry *module_frame(struct worker *w, pid_t pid, uint64_t addr,
 					       const struct module **mod, uint64_t *module_addr)
 {
 	struct unwind_info info;
 
-	if (symbolizer_unwind_info(c->symbolizer, pid, addr, &info) < 0)
+	if (symbolizer_unwind_info(w->symbolizer, pid, addr, &info) < 0)
 		return NULL;
 	*mod = info.module;
 	*module_addr = addr - info.bias;
-	return &c->module_frames[util_hash_u64(*module_addr ^ ((uint64_t)(uintptr_t)*mod << 16)) &
+	return &w->module_frames[util_hash_u64(*module_addr ^ ((uint64_t)(uintptr_t)*mod << 16)) &
 				 (MODULE_FRAME_CACHE_SIZE - 1)];
 }
 
-static const struct chain_frame *cache_frame(struct collector *c, struct frame_cache_entry *e,
+static const struct chain_frame *cache_frame(struct worker *w, struct frame_cache_entry *e,
 					     pid_t pid, uint64_t addr,
 					     const struct chain_frame *chain, size_t depth)
 {
 	e->addr = addr;
 	e->pid = pid;
-	e->generation = c->frames_generation;
+	e->generation = w->frames_generation;
 	e->depth = (uint32_t)depth;
 	memcpy(e->chain, chain, depth * sizeof(*chain));
 	return e->chain;
 }
 
 /* The chain of addr in pid: from the caches, or made and cached. */
-static const struct chain_frame *resolve_frame(struct collector *c, pid_t pid, uint64_t addr,
+static const struct chain_frame *resolve_frame(struct worker *w, pid_t pid, uint64_t addr,
 					       struct chain_frame *scratch, size_t *depth)
 {
 	struct frame_cache_entry *e =
-		&c->frames[util_hash_u64(addr ^ ((uint64_t)(uint32_t)pid << 40)) & (FRAME_CACHE_SIZE - 1)];
+		&w->frames[util_hash_u64(addr ^ ((uint64_t)(uint32_t)pid << 40)) & (FRAME_CACHE_SIZE - 1)];
 	const struct module *mod = NULL;
 	struct module_frame_entry *me;
 	uint64_t module_addr = 0;
 	struct symbol sym;
 
-	if (e->generation == c->frames_generation && e->addr == addr && e->pid == pid) {
+	if (e->generation == w->frames_generation && e->addr == addr && e->pid == pid) {
 		*depth = e->depth;
 		return e->chain;
 	}
-	me = module_frame(c, pid, addr, &mod, &module_addr);
-	if (me && me->generation == c->module_frames_generation && me->mod == mod &&
+	me = module_frame(w, pid, addr, &mod, &module_addr);
+	if (me && me->generation == w->module_frames_generation && me->mod == mod &&
 	    me->addr == module_addr) {
 		*depth = me->depth;
-		return cache_frame(c, e, pid, addr, me->chain, me->depth);
+		return cache_frame(w, e, pid, addr, me->chain, me->depth);
 	}
-	symbolizer_resolve(c->symbolizer, pid, addr, &sym);
-	*depth = make_chain(c, &sym, scratch);
+	symbolizer_resolve(w->symbolizer, pid, addr, &sym);
+	*depth = make_chain(w, &sym, scratch);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
 	if ((!sym.function && !sym.bounded) || *depth > CHAIN_CACHED)
 		return scratch;
 	if (me && sym.elf == mod) {
 		*me = (struct module_frame_entry){ .mod = mod, .addr = module_addr,
-						   .generation = c->module_frames_generation,
+						   .generation = w->module_frames_generation,
 						   .depth = (uint32_t)*depth };
 		memcpy(me->chain, scratch, *depth * sizeof(*scratch));
 	}
-	return cache_frame(c, e, pid, addr, scratch, *depth);
+	return cache_frame(w, e, pid, addr, scratch, *depth);
 }
 
 /* The call stack of the addresses ips[] of pid, innermost first (the first the instruction
  * itself when first_exact, else a return address like the others), as function ids and their
  * sites, outermost first; returns its depth. */
-static size_t stack_of(struct collector *c, pid_t pid, const uint64_t *ips, size_t n,
+static size_t stack_of(struct worker *w, pid_t pid, const uint64_t *ips, size_t n,
 		       bool first_exact, bool truncated, uint32_t *funcs, uint32_t *sites)
 {
 	struct chain_frame frames[SAMPLE_MAX_FRAMES], scratch[LINES_MAX_FRAMES];
@@ -509,7 +664,7 @@ static size_t stack_of(struct collector *c, pid_t pid, const uint64_t *ips, size
 	for (size_t i = 0; i < n; i++) {
 		size_t len;
 		const struct chain_frame *chain =
-			resolve_frame(c, pid, i == 0 && first_exact ? ips[i] : ips[i] - 1, scratch, &len);
+			resolve_frame(w, pid, i == 0 && first_exact ? ips[i] : ips[i] - 1, scratch, &len);
 
 		if (len > SAMPLE_MAX_FRAMES - depth) {
 			truncated = true;
@@ -519,7 +674,7 @@ static size_t stack_of(struct collector *c, pid_t pid, const uint64_t *ips, size
 		depth += len;
 	}
 	if (truncated)
-		c->truncated++;
+		atomic_fetch_add_explicit(&w->truncated, 1, memory_order_relaxed);
 	/* The profile wants the outermost frame first. */
 	for (size_t i = 0; i < depth; i++) {
 		funcs[depth - 1 - i] = frames[i].func;
@@ -529,20 +684,20 @@ static size_t stack_of(struct collector *c, pid_t pid, const uint64_t *ips, size
 }
 
 /* The sample's call stack as function ids and their sites, outermost first; returns its depth. */
-static size_t sample_stack(struct collector *c, const struct sample_record *r, uint32_t *funcs,
+static size_t sample_stack(struct worker *w, const struct sample_record *r, uint32_t *funcs,
 			   uint32_t *sites)
 {
 	uint64_t ips[UNWIND_MAX_FRAMES];
 	bool truncated;
-	size_t n = unwinder_unwind(c->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated);
+	size_t n = unwinder_unwind(w->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated);
 
-	return stack_of(c, (pid_t)r->pid, ips, n, true, truncated, funcs, sites);
+	return stack_of(w, (pid_t)r->pid, ips, n, true, truncated, funcs, sites);
 }
 
 /* -a: a process is named at its first sample (unless a COMM record, at an exec, named it):
  * as /proc says then, which is its parent's name for a fork that did not exec; "" when it is
  * gone already. Named lazily, so the processes never sampled (most of a machine's) cost
- * nothing. */
+ * nothing. Under profile_lock when shared. */
 static void name_at_first_sample(struct collector *c, pid_t pid)
 {
 	char path[64], comm[32];
@@ -556,79 +711,89 @@ static void name_at_first_sample(struct collector *c, pid_t pid)
 		profile_set_comm(c->profiles[m], pid, pid, comm);
 }
 
-static void handle_sample(struct collector *c, const struct sample_record *r)
+static void handle_sample(struct worker *w, const struct sample_record *r)
 {
+	struct collector *c = w->c;
 	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
 	struct sample_record user = *r;
 	size_t depth;
 
 	if (!c->profiles[SAMPLE_MODE_CPU]) /* not this run's */
 		return;
-	if (c->config.system_wide)
-		name_at_first_sample(c, (pid_t)r->pid);
 	if (!c->config.kernel && !r->sample.user && r->sample.regs_abi)
 		user.sample.user = true;
-	depth = sample_stack(c, &user, funcs, sites);
+	depth = sample_stack(w, &user, funcs, sites);
+	lock_profiles(c);
+	profiles_set_time(c, w->record_ns);
+	if (c->config.system_wide)
+		name_at_first_sample(c, (pid_t)r->pid);
 	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], (pid_t)r->pid, (pid_t)r->tid, funcs,
 			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
 	if (c->profiles[SAMPLE_MODE_WALL])
 		profile_add_n(c->profiles[SAMPLE_MODE_WALL], (pid_t)r->pid, (pid_t)r->tid, funcs, depth,
 			      c->cpu_sample_us);
+	unlock_profiles(c);
 }
 
 /* --- context switches ------------------------------------------------------------------------- */
 
 /* The thread's struct waiting, NULL when it has none (an index left by an exited thread of the
  * same tid belongs to another thread now, or to none). */
-static struct waiting *find_waiting(struct collector *c, uint32_t tid)
+static struct waiting *find_waiting(struct worker *w, uint32_t tid)
 {
-	uint32_t at = idmap_get(&c->waiting_of, tid);
+	uint32_t at = idmap_get(&w->waiting_of, tid);
 
-	return at != IDMAP_MISSING && c->waiting[at]->tid == (pid_t)tid ? c->waiting[at] : NULL;
+	return at != IDMAP_MISSING && w->waiting[at]->tid == (pid_t)tid ? w->waiting[at] : NULL;
 }
 
-static struct waiting *waiting_of(struct collector *c, const struct sample_record *r)
+static struct waiting *waiting_of(struct worker *w, const struct sample_record *r)
 {
-	struct waiting *w = find_waiting(c, r->tid);
+	struct waiting *wt = find_waiting(w, r->tid);
 	uint32_t at;
 
-	if (w)
-		return w;
-	if (c->nfree_waiting) {
-		at = c->free_waiting[--c->nfree_waiting];
+	if (wt)
+		return wt;
+	if (w->nfree_waiting) {
+		at = w->free_waiting[--w->nfree_waiting];
 	} else {
-		xgrow((void **)&c->waiting, &c->waiting_cap, c->nwaiting + 1, sizeof(*c->waiting));
-		c->waiting[c->nwaiting] = xcalloc(1, sizeof(struct waiting) +
+		xgrow((void **)&w->waiting, &w->waiting_cap, w->nwaiting + 1, sizeof(*w->waiting));
+		w->waiting[w->nwaiting] = xcalloc(1, sizeof(struct waiting) +
 						     SAMPLE_MAX_FRAMES * sizeof(uint32_t));
-		at = (uint32_t)c->nwaiting++;
+		at = (uint32_t)w->nwaiting++;
 	}
-	c->waiting[at]->tid = (pid_t)r->tid;
-	idmap_put(&c->waiting_of, r->tid, at);
-	return c->waiting[at];
+	w->waiting[at]->tid = (pid_t)r->tid;
+	idmap_put(&w->waiting_of, r->tid, at);
+	return w->waiting[at];
 }
 
 /* A context switch's sample: the stack the thread leaves the CPU with. The event fires in the
  * kernel; without --kernel the stack starts at the user registers the thread entered it with. */
-static void switch_sample(struct collector *c, const struct sample_record *r)
+static void switch_sample(struct worker *w, const struct sample_record *r)
 {
+	struct collector *c = w->c;
 	struct sample_record user = *r;
-	uint32_t sites[SAMPLE_MAX_FRAMES];
-	struct waiting *w;
+	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
+	struct waiting *wt;
+	size_t depth;
 
 	/* Dwarf stacks: without user registers there is no user stack to show: a kernel thread
 	 * (-a), or a thread's last switch out on its way out of exit(). Only --kernel shows such
 	 * waits. */
 	if (!c->config.kernel && c->regs_mask && !r->sample.regs_abi)
 		return;
-	if (c->config.system_wide)
-		name_at_first_sample(c, (pid_t)r->pid);
-	w = waiting_of(c, r);
 	if (!c->config.kernel && r->sample.regs_abi)
 		user.sample.user = true;
-	w->pid = (pid_t)r->pid;
-	w->tid = (pid_t)r->tid;
-	w->out_ns = 0;
-	w->depth = sample_stack(c, &user, w->funcs, sites);
+	depth = sample_stack(w, &user, funcs, sites);
+	lock_profiles(c);
+	if (c->config.system_wide)
+		name_at_first_sample(c, (pid_t)r->pid);
+	wt = waiting_of(w, r);
+	wt->pid = (pid_t)r->pid;
+	wt->tid = (pid_t)r->tid;
+	wt->out_ns = 0;
+	wt->depth = depth;
+	memcpy(wt->funcs, funcs, depth * sizeof(*funcs));
+	unlock_profiles(c);
 }
 
 /* The time w was switched out until now_ns counts on its stack, in microseconds: as blocked, or
@@ -651,119 +816,145 @@ static void count_waited(struct collector *c, struct waiting *w, uint64_t now_ns
 
 /* Out: when, and whether preempted. In: the time since counts (count_waited()). The switches
  * between samples have no stack: nothing is waiting for them. */
-static void switch_record(struct collector *c, const struct sample_record *r)
+static void switch_record(struct worker *w, const struct sample_record *r)
 {
-	struct waiting *w = find_waiting(c, r->tid);
+	struct collector *c = w->c;
+	struct waiting *wt;
 
-	if (!w || !w->depth)
-		return;
-	if (r->switched.out) {
-		if (!w->out_ns) { /* the switch the stack was taken at */
-			w->out_ns = r->time;
-			w->counted_us = 0;
-			w->preempted = r->switched.preempted;
+	lock_profiles(c);
+	wt = find_waiting(w, r->tid);
+	if (!wt || !wt->depth) {
+		/* a switch between samples */
+	} else if (r->switched.out) {
+		if (!wt->out_ns) { /* the switch the stack was taken at */
+			wt->out_ns = r->time;
+			wt->counted_us = 0;
+			wt->preempted = r->switched.preempted;
 		}
-		return;
+	} else {
+		if (wt->out_ns) {
+			profiles_set_time(c, w->record_ns);
+			count_waited(c, wt, r->time);
+		}
+		wt->depth = 0;
+		wt->out_ns = 0;
 	}
-	if (w->out_ns)
-		count_waited(c, w, r->time);
-	w->depth = 0;
-	w->out_ns = 0;
+	unlock_profiles(c);
 }
 
 /* Before a publication: the waits still going on count so far, so that a thread blocked for
  * minutes shows now, in the seconds it waited, not all at once when it wakes. Up to
  * WAIT_LAG_NS ago only: a thread back in since then may have its record still on the way,
- * and time counted is not taken back. */
+ * and time counted is not taken back. Under profile_lock when shared. */
 static void count_waiting_so_far(struct collector *c, uint64_t now_ns)
 {
 	if (now_ns < WAIT_LAG_NS)
 		return;
 	profiles_set_time(c, now_ns - WAIT_LAG_NS); /* (the seconds they fall in) */
-	for (size_t i = 0; i < c->nwaiting; i++) {
-		struct waiting *w = c->waiting[i];
+	for (unsigned k = 0; k < c->nworkers; k++)
+		for (size_t i = 0; i < c->workers[k].nwaiting; i++) {
+			struct waiting *w = c->workers[k].waiting[i];
 
-		if (w->tid && w->depth && w->out_ns && w->out_ns < now_ns - WAIT_LAG_NS)
-			count_waited(c, w, now_ns - WAIT_LAG_NS);
-	}
+			if (w->tid && w->depth && w->out_ns && w->out_ns < now_ns - WAIT_LAG_NS)
+				count_waited(c, w, now_ns - WAIT_LAG_NS);
+		}
 }
 
 /* Profiling ended: the threads still switched out waited until now (the switch records' clock
  * is CLOCK_MONOTONIC, as util_now_ns()'s). */
 static void count_still_waiting(struct collector *c, uint64_t now_ns)
 {
-	for (size_t i = 0; i < c->nwaiting; i++) {
-		struct waiting *w = c->waiting[i];
+	for (unsigned k = 0; k < c->nworkers; k++)
+		for (size_t i = 0; i < c->workers[k].nwaiting; i++) {
+			struct waiting *w = c->workers[k].waiting[i];
 
-		if (w->tid && w->depth && w->out_ns)
-			count_waited(c, w, now_ns);
-		w->depth = 0;
-		w->out_ns = 0;
-	}
+			if (w->tid && w->depth && w->out_ns)
+				count_waited(c, w, now_ns);
+			w->depth = 0;
+			w->out_ns = 0;
+		}
 }
 
 /* A thread that ended will not come back: its struct waiting is free for another. */
-static void forget_waiting(struct collector *c, pid_t tid)
+static void forget_waiting(struct worker *w, pid_t tid)
 {
-	struct waiting *w = find_waiting(c, (uint32_t)tid);
+	struct waiting *wt;
 
-	if (!w)
-		return;
-	w->tid = 0;
-	w->depth = 0;
-	xgrow((void **)&c->free_waiting, &c->free_waiting_cap, c->nfree_waiting + 1,
-	      sizeof(*c->free_waiting));
-	c->free_waiting[c->nfree_waiting++] = idmap_get(&c->waiting_of, (uint32_t)tid);
+	lock_profiles(w->c);
+	wt = find_waiting(w, (uint32_t)tid);
+	if (wt) {
+		wt->tid = 0;
+		wt->depth = 0;
+		xgrow((void **)&w->free_waiting, &w->free_waiting_cap, w->nfree_waiting + 1,
+		      sizeof(*w->free_waiting));
+		w->free_waiting[w->nfree_waiting++] = idmap_get(&w->waiting_of, (uint32_t)tid);
+	}
+	unlock_profiles(w->c);
 }
 
-static void alloc_record(struct collector *c, const struct perf_event_header *h, size_t len);
+static void alloc_record(struct worker *w, const struct perf_event_header *h, size_t len);
 
-static void handle_record(struct collector *c, const void *data, size_t len)
+/* Is the record of thread (or process) id this worker's share? */
+static bool owns_id(const struct worker *w, uint32_t id)
 {
+	return id % w->c->nworkers == w->index;
+}
+
+/* One record, in ring order (the file comment says which ones are this worker's). */
+static void handle_record(struct worker *w, const void *data, size_t len)
+{
+	struct collector *c = w->c;
 	struct sample_record r;
 	const struct perf_event_header *h = data;
 
 	if (len >= sizeof(*h) && h->type == SAMPLE_RECORD_ALLOC) {
-		alloc_record(c, h, len);
+		alloc_record(w, h, len); /* (one worker in the allocation modes) */
 		return;
 	}
 	if (sample_parse(data, len, c->sample_type, c->regs_mask, &r) < 0)
 		return;
 	switch (r.kind) {
 	case SAMPLE_KIND_SAMPLE:
-		if (r.sample.switch_event && c->profiles[SAMPLE_MODE_OFFCPU])
-			switch_sample(c, &r);
-		else
-			handle_sample(c, &r);
+		if (r.sample.switch_event && c->profiles[SAMPLE_MODE_OFFCPU]) {
+			if (owns_id(w, r.tid))
+				switch_sample(w, &r);
+		} else if (w->samples_seen++ % c->nworkers == w->index) {
+			handle_sample(w, &r);
+		}
 		break;
 	case SAMPLE_KIND_SWITCH:
-		if (c->profiles[SAMPLE_MODE_OFFCPU])
-			switch_record(c, &r);
+		if (c->profiles[SAMPLE_MODE_OFFCPU] && owns_id(w, r.tid))
+			switch_record(w, &r);
 		break;
 	case SAMPLE_KIND_MMAP:
-		forget_frames(c);
-		symbolizer_mmap(c->symbolizer, (pid_t)r.pid, r.mmap.start, r.mmap.len, r.mmap.pgoff,
+		forget_frames(w);
+		symbolizer_mmap(w->symbolizer, (pid_t)r.pid, r.mmap.start, r.mmap.len, r.mmap.pgoff,
 				r.mmap.maj, r.mmap.min, r.mmap.ino, r.mmap.prot, r.mmap.path);
 		break;
 	case SAMPLE_KIND_COMM:
 		if (r.comm.exec) {
-			forget_frames(c);
-			symbolizer_exec(c->symbolizer, (pid_t)r.pid);
-			unwinder_forget(c->unwinder, (pid_t)r.pid);
+			forget_frames(w);
+			symbolizer_exec(w->symbolizer, (pid_t)r.pid);
+			unwinder_forget(w->unwinder, (pid_t)r.pid);
 		}
+		if (!owns_id(w, r.pid))
+			break;
+		lock_profiles(c);
 		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 			profile_set_comm(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
+		unlock_profiles(c);
 		break;
 	case SAMPLE_KIND_FORK:
 		if (r.pid != r.task.ppid) /* a new process, not a new thread */
-			symbolizer_fork(c->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
+			symbolizer_fork(w->symbolizer, (pid_t)r.task.ppid, (pid_t)r.pid);
 		break;
 	case SAMPLE_KIND_EXIT:
-		forget_waiting(c, (pid_t)r.tid);
+		if (owns_id(w, r.tid))
+			forget_waiting(w, (pid_t)r.tid);
 		/* Any thread's exit may be its process's last (the main thread can end first). */
-		if (!c->nexited || c->exited[c->nexited - 1].pid != (pid_t)r.pid) {
-			xgrow((void **)&c->exited, &c->exited_cap, c->nexited + 1, sizeof(*c->exited));
-			c->exited[c->nexited++] = (struct exited){ (pid_t)r.pid, util_now_ns() };
+		if (!w->nexited || w->exited[w->nexited - 1].pid != (pid_t)r.pid) {
+			xgrow((void **)&w->exited, &w->exited_cap, w->nexited + 1, sizeof(*w->exited));
+			w->exited[w->nexited++] = (struct exited){ (pid_t)r.pid, w->record_ns };
 		}
 		break;
 	default:
@@ -805,8 +996,9 @@ static void note_inuse(struct collector *c, uint64_t now_ns)
 
 /* A sampled allocation: counted in the allocated profiles, and kept until its free. The record
  * comes from the target's memory: everything in it is checked. */
-static void handle_alloc(struct collector *c, const struct allocrec *a)
+static void handle_alloc(struct worker *w, const struct allocrec *a)
 {
+	struct collector *c = w->c;
 	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
 	uint32_t nframes = a->nframes;
 	double scale, objects;
@@ -816,7 +1008,7 @@ static void handle_alloc(struct collector *c, const struct allocrec *a)
 	if (!a->pid || !a->tid || a->pid > INT32_MAX || a->tid > INT32_MAX || !a->addr ||
 	    nframes > ALLOCREC_MAX_FRAMES || a->size > ((uint64_t)1 << 48))
 		return;
-	depth = stack_of(c, (pid_t)a->pid, a->frames, nframes, false, false, funcs, sites);
+	depth = stack_of(w, (pid_t)a->pid, a->frames, nframes, false, false, funcs, sites);
 	/* C++'s operator new is the allocator's caller, not the program's: its caller is. */
 	while (depth > 1 &&
 	       !strncmp(profile_func_name(c->profiles[SAMPLE_MODE_ALLOC], funcs[depth - 1]),
@@ -838,8 +1030,10 @@ static void handle_alloc(struct collector *c, const struct allocrec *a)
 			 (uint32_t)depth);
 }
 
-static void handle_allocrec(struct collector *c, const struct allocrec *a, uint64_t now_ns)
+static void handle_allocrec(struct worker *w, const struct allocrec *a, uint64_t now_ns)
 {
+	struct collector *c = w->c;
+
 	/* Counted in the second it was made (the target's clock is ours, CLOCK_MONOTONIC; a time
 	 * out of the run is taken as now). */
 	profiles_set_time(c, a->time_ns >= c->start_ns && a->time_ns <= now_ns ? a->time_ns : now_ns);
@@ -847,7 +1041,7 @@ static void handle_allocrec(struct collector *c, const struct allocrec *a, uint6
 	switch (a->kind) {
 	case ALLOCREC_ALLOC:
 	case ALLOCREC_UNTRACKED:
-		handle_alloc(c, a);
+		handle_alloc(w, a);
 		break;
 	case ALLOCREC_FREE:
 		if (a->pid <= INT32_MAX)
@@ -861,8 +1055,9 @@ static void handle_allocrec(struct collector *c, const struct allocrec *a, uint6
 
 /* A SAMPLE_RECORD_ALLOC record of len bytes: the struct allocrec after the header, up to its
  * frames (the sampler cut it there; what is missing reads as 0). */
-static void alloc_record(struct collector *c, const struct perf_event_header *h, size_t len)
+static void alloc_record(struct worker *w, const struct perf_event_header *h, size_t len)
 {
+	struct collector *c = w->c;
 	struct allocrec a;
 	size_t body = len - sizeof(*h);
 
@@ -872,7 +1067,7 @@ static void alloc_record(struct collector *c, const struct perf_event_header *h,
 	memcpy(&a, h + 1, body < sizeof(a) ? body : sizeof(a));
 	if ((size_t)a.nframes * sizeof(uint64_t) > body - offsetof(struct allocrec, frames))
 		return;
-	handle_allocrec(c, &a, util_now_ns());
+	handle_allocrec(w, &a, util_now_ns());
 }
 
 /* The in-use profiles made again from the blocks in use now. */
@@ -918,7 +1113,9 @@ static void inuse_timeline(struct collector *c, struct snapshot *s, const struct
 
 void collector_process(struct collector *c, const void *record, size_t len)
 {
-	handle_record(c, record, len);
+	c->workers[0].record_ns = util_now_ns();
+	profiles_set_time(c, c->workers[0].record_ns);
+	handle_record(&c->workers[0], record, len);
 }
 
 uint64_t collector_samples(const struct collector *c)
@@ -926,27 +1123,35 @@ uint64_t collector_samples(const struct collector *c)
 	return profile_samples(c->profiles[c->first_mode]);
 }
 
-/* Consume what the ring holds now; returns true if anything was there. */
-static bool drain(struct collector *c)
+/* The worker reads what the ring holds now. */
+static void drain(struct worker *w)
 {
 	const void *data;
 	size_t len;
-	bool any = false;
 
-	while ((data = ring_peek(c->ring, &len))) {
-		profiles_set_time(c, util_now_ns());
-		handle_record(c, data, len);
-		ring_release(c->ring);
-		any = true;
+	while ((data = ring_peek_reader(w->c->ring, w->index, &len))) {
+		w->record_ns = util_now_ns();
+		if (w->c->nworkers == 1) /* (shared profiles get it as they are locked) */
+			profiles_set_time(w->c, w->record_ns);
+		handle_record(w, data, len);
+		ring_release_reader(w->c->ring, w->index);
 	}
-	return any;
+}
+
+static uint64_t truncated_stacks(struct collector *c)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < c->nworkers; i++)
+		n += atomic_load_explicit(&c->workers[i].truncated, memory_order_relaxed);
+	return n;
 }
 
 static void stamp(struct collector *c, struct snapshot *s, enum sample_mode mode, uint64_t now)
 {
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
-	s->counters.truncated = c->truncated;
+	s->counters.truncated = truncated_stacks(c);
 	if (c->profiles[SAMPLE_MODE_ALLOC]) {
 		s->counters.samples = c->alloc_records;
 		s->counters.allocated = profile_samples(c->profiles[SAMPLE_MODE_ALLOC]);
@@ -1039,6 +1244,7 @@ static void publish(struct collector *c)
 	struct profile *p = c->profiles[mode];
 
 	selfcost_measure(&c->cost);
+	lock_profiles(c);
 	if (c->profiles[SAMPLE_MODE_OFFCPU] && !c->end_ns)
 		count_waiting_so_far(c, now);
 	if (c->profiles[SAMPLE_MODE_ALLOC]) {
@@ -1058,6 +1264,7 @@ static void publish(struct collector *c)
 		range = range_snapshot(c, p, &selected, now);
 		stamp(c, range, mode, now);
 	}
+	unlock_profiles(c);
 	pthread_mutex_lock(&c->publish_lock);
 	old = c->published;
 	c->published = s;
@@ -1075,9 +1282,12 @@ static void publish(struct collector *c)
 static struct snapshot *make_stretch(struct collector *c, enum sample_mode mode, uint64_t from_s,
 				     uint64_t to_s)
 {
-	struct snapshot *s = profile_range_snapshot(c->profiles[mode], from_s, to_s);
+	struct snapshot *s;
 
+	lock_profiles(c);
+	s = profile_range_snapshot(c->profiles[mode], from_s, to_s);
 	stamp(c, s, mode, c->end_ns ? c->end_ns : util_now_ns());
+	unlock_profiles(c);
 	return s;
 }
 
@@ -1114,9 +1324,7 @@ static bool publish_requested(struct collector *c)
 
 static void wake(struct collector *c)
 {
-	if (write(c->wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
-		/* saturated: the thread is awake already */
-	}
+	wake_fd_write(c->wake_fd);
 }
 
 /* Ask the thread for a snapshot and wait (a bounded time) until one is published. Nothing to
@@ -1139,24 +1347,56 @@ static void request_fresh(struct collector *c)
 
 /* Forget the processes that had a thread exit more than the grace period ago and are gone; one
  * still running gets checked again at its next thread's exit. */
-static void forget_exited(struct collector *c, uint64_t now)
+static void forget_exited(struct worker *w, uint64_t now)
 {
 	size_t done = 0;
 
-	while (done < c->nexited && now - c->exited[done].at_ns >= EXIT_GRACE_NS) {
-		if (target_pid_gone(c->exited[done].pid)) {
-			forget_frames(c);
-			symbolizer_exit(c->symbolizer, c->exited[done].pid);
-			unwinder_forget(c->unwinder, c->exited[done].pid);
+	while (done < w->nexited && now - w->exited[done].at_ns >= EXIT_GRACE_NS) {
+		if (target_pid_gone(w->exited[done].pid)) {
+			forget_frames(w);
+			symbolizer_exit(w->symbolizer, w->exited[done].pid);
+			unwinder_forget(w->unwinder, w->exited[done].pid);
 		}
 		done++;
 	}
 	if (done) {
-		memmove(c->exited, c->exited + done, (c->nexited - done) * sizeof(*c->exited));
-		c->nexited -= done;
+		memmove(w->exited, w->exited + done, (w->nexited - done) * sizeof(*w->exited));
+		w->nexited -= done;
 	}
 }
 
+/* A worker's round: the debug files sent, the records, the processes gone. */
+static void work(struct worker *w)
+{
+	apply_fetched(w);
+	drain(w);
+	forget_exited(w, util_now_ns());
+}
+
+/* A worker's thread (several workers). It owns its struct worker, reads the ring as reader
+ * w->index, and takes profile_lock for what it adds (file comment). It ends when the collector
+ * stops it, after reading everything the ring holds then. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct pollfd pfd = { .fd = w->wake_fd, .events = POLLIN };
+
+	while (!atomic_load_explicit(&w->c->stop, memory_order_acquire)) {
+		uint64_t count;
+
+		poll(&pfd, 1, 50);
+		if (read(w->wake_fd, &count, sizeof(count)) < 0) {
+			/* nothing signalled: the poll timed out */
+		}
+		work(w);
+	}
+	work(w);
+	return NULL;
+}
+
+/* The collector thread. With one worker it is that worker too (and owns it); with several it
+ * wakes theirs when the sampler wakes it. Either way it takes debuginfod's files, makes the
+ * stretches asked for and publishes. */
 static void *collector_main(void *arg)
 {
 	struct collector *c = arg;
@@ -1169,9 +1409,11 @@ static void *collector_main(void *arg)
 		if (read(c->wake_fd, &count, sizeof(count)) < 0) {
 			/* nothing signalled: the poll timed out */
 		}
-		drain(c);
 		take_fetched(c);
-		forget_exited(c, util_now_ns());
+		if (c->nworkers == 1)
+			work(&c->workers[0]);
+		else
+			wake_workers(c);
 		make_stretches(c);
 		if (publish_requested(c))
 			publish(c);
@@ -1179,17 +1421,54 @@ static void *collector_main(void *arg)
 	return NULL;
 }
 
+/* Stop and join the workers' threads (they read the ring to its end first). */
+static void stop_workers(struct collector *c)
+{
+	wake_workers(c);
+	for (unsigned i = 0; i < c->nworkers; i++)
+		if (c->workers[i].running) {
+			util_join(c->workers[i].thread);
+			c->workers[i].running = false;
+		}
+}
+
+/* The threads of workers 1.. (worker 0's too when there are several). */
+static int start_workers(struct collector *c)
+{
+	if (c->nworkers == 1)
+		return 0;
+	for (unsigned i = 0; i < c->nworkers; i++) {
+		struct worker *w = &c->workers[i];
+		int err;
+
+		w->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		if (w->wake_fd < 0)
+			err = errno;
+		else
+			err = pthread_create(&w->thread, NULL, worker_main, w);
+		if (err) {
+			atomic_store_explicit(&c->stop, true, memory_order_release);
+			stop_workers(c);
+			return -err;
+		}
+		w->running = true;
+	}
+	return 0;
+}
+
 int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 {
 	int err;
 
 	for (size_t i = 0; i < npids; i++) {
-		err = symbolizer_load_proc(c->symbolizer, pids[i]);
-		/* -a lists every process: some end meanwhile, kernel threads have no maps. */
-		if (err && !c->config.system_wide)
-			diag_report(c->diag, DIAG_WARNING, "cannot read /proc/%d/maps: %s; its functions "
-				    "are named from the mappings it makes from now on", (int)pids[i],
-				    strerror(-err));
+		for (unsigned k = 0; k < c->nworkers; k++) {
+			err = symbolizer_load_proc(c->workers[k].symbolizer, pids[i]);
+			/* -a lists every process: some end meanwhile, kernel threads have no maps. */
+			if (err && !k && !c->config.system_wide)
+				diag_report(c->diag, DIAG_WARNING, "cannot read /proc/%d/maps: %s; its "
+					    "functions are named from the mappings it makes from now on",
+					    (int)pids[i], strerror(-err));
+		}
 	}
 	/* The run's clock starts now, after the maps were read (under -a, every process's): the
 	 * history's seconds count from here too, as collector_elapsed() does. */
@@ -1197,6 +1476,9 @@ int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 		profile_set_origin(c->profiles[m], c->start_ns);
 	publish(c);
+	err = start_workers(c);
+	if (err)
+		return err;
 	pthread_mutex_lock(&c->publish_lock);
 	c->thread_live = true;
 	pthread_mutex_unlock(&c->publish_lock);
@@ -1205,6 +1487,8 @@ int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 		pthread_mutex_lock(&c->publish_lock);
 		c->thread_live = false;
 		pthread_mutex_unlock(&c->publish_lock);
+		atomic_store_explicit(&c->stop, true, memory_order_release);
+		stop_workers(c);
 		return -err;
 	}
 	c->running = true;
@@ -1218,6 +1502,7 @@ void collector_finish(struct collector *c)
 		wake(c);
 		util_join(c->thread);
 		c->running = false;
+		stop_workers(c);
 		/* Readers waiting for a stretch make it themselves, under late_lock: after the
 		 * final drain below. */
 		pthread_mutex_lock(&c->late_lock);
@@ -1228,7 +1513,9 @@ void collector_finish(struct collector *c)
 	} else {
 		pthread_mutex_lock(&c->late_lock);
 	}
-	drain(c);
+	/* The threads have ended: every worker is this thread's now. */
+	for (unsigned i = 0; i < c->nworkers; i++)
+		drain(&c->workers[i]);
 	if (!c->end_ns) {
 		uint64_t now = util_now_ns();
 
@@ -1239,6 +1526,8 @@ void collector_finish(struct collector *c)
 			count_still_waiting(c, c->end_ns);
 	}
 	take_fetched(c);
+	for (unsigned i = 0; i < c->nworkers; i++)
+		apply_fetched(&c->workers[i]);
 	stop_fetching(c);
 	publish(c);
 	pthread_mutex_unlock(&c->late_lock);
@@ -1388,20 +1677,19 @@ void collector_free(struct collector *c)
 	snapshot_unref(c->published_range);
 	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 		profile_free(c->profiles[m]);
-	unwinder_free(c->unwinder);
-	symbolizer_free(c->symbolizer);
-	free(c->exited);
-	free(c->frames);
-	free(c->module_frames);
-	for (size_t i = 0; i < c->nwaiting; i++)
-		free(c->waiting[i]);
-	free(c->waiting);
-	free(c->free_waiting);
-	idmap_free(&c->waiting_of);
+	for (unsigned i = 0; i < c->nworkers; i++)
+		worker_free(&c->workers[i]);
+	free(c->workers);
+	for (size_t i = 0; i < c->nfetched; i++) {
+		fetched_clear(c->fetched[i]);
+		free(c->fetched[i]);
+	}
+	free(c->fetched);
 	heap_free(&c->heap);
 	free(c->inuse_seconds);
 	close(c->wake_fd);
 	pthread_mutex_destroy(&c->publish_lock);
+	pthread_mutex_destroy(&c->profile_lock);
 	pthread_mutex_destroy(&c->late_lock);
 	pthread_cond_destroy(&c->published_cond);
 	free(c);

@@ -2,7 +2,8 @@
  *
  * Threads: fetch_main() is the fetcher's thread. It owns `client`; `queue`, `done`, `current` and
  * `stop` are under `lock` (stop is also read without it, as an atomic, by the progress callback
- * libdebuginfod calls during a transfer). `asked` and the rest are the owner's. */
+ * libdebuginfod calls during a transfer), and so is `asked` (the collector's workers each ask).
+ * The rest is the owner's. */
 #include "proftop/fetch.h"
 
 #include <elfutils/debuginfod.h>
@@ -244,12 +245,17 @@ void fetcher_want(struct fetcher *f, const unsigned char *build_id, size_t len, 
 	uint64_t h = util_hash_bytes(build_id, len, 0);
 	struct fetched job = { .build_id_len = len };
 
-	if (!len || len > sizeof(job.build_id) || idmap_get(&f->asked, h) != IDMAP_MISSING)
+	if (!len || len > sizeof(job.build_id))
 		return;
+	/* (the collector's workers each ask for the modules they load: once is enough) */
+	pthread_mutex_lock(&f->lock);
+	if (idmap_get(&f->asked, h) != IDMAP_MISSING) {
+		pthread_mutex_unlock(&f->lock);
+		return;
+	}
 	idmap_put(&f->asked, h, 1);
 	memcpy(job.build_id, build_id, len);
 	job.name = xstrdup(name);
-	pthread_mutex_lock(&f->lock);
 	fetch_push(&f->queue, &f->nqueue, &f->queue_cap, &job);
 	pthread_cond_signal(&f->cond);
 	pthread_mutex_unlock(&f->lock);

@@ -12,6 +12,7 @@
  * (parse_report) and ignores $PROFTOP. */
 #include "proftop/options.h"
 
+#include "proftop/collector.h"
 #include "proftop/util.h"
 
 #include <ctype.h>
@@ -208,6 +209,18 @@ static char *set_history(struct options *o, const char *value)
 	if (!parse_number(value, OPTIONS_MAX_HISTORY, &seconds) || seconds != (unsigned)seconds)
 		return bad("history (whole seconds, 0 to " OPTIONS_MAX_HISTORY_TEXT ")", value);
 	o->history = (unsigned)seconds;
+	return NULL;
+}
+
+_Static_assert(COLLECTOR_MAX_WORKERS == 64, "OPTIONS_MAX_COLLECTORS_TEXT says 64");
+
+static char *set_collectors(struct options *o, const char *value)
+{
+	long n;
+
+	if (!parse_long(value, 1, COLLECTOR_MAX_WORKERS, &n))
+		return bad("collector count (1 to " OPTIONS_MAX_COLLECTORS_TEXT ")", value);
+	o->sample.collectors = (unsigned)n;
 	return NULL;
 }
 
@@ -560,6 +573,19 @@ static const struct option_spec options_table[] = {
 		       "stretches (at most 64 of them), so its memory does not grow with the\n"
 		       "run and no sample leaves it. 0 keeps none: no timeline and no time\n"
 		       "window.",
+	},
+	{
+		.name = "collectors", .arg = "N", .parse = set_collectors,
+		.help = "unwind samples on N threads (default: one per 16 CPUs, at most 8;\n"
+			"one in the allocation modes)",
+		.man = "Unwind and name the samples on \\fIN\\fR threads (1 to "
+		       OPTIONS_MAX_COLLECTORS_TEXT "). Each follows\n"
+		       "every process's mappings itself and takes every \\fIN\\fRth sample, so\n"
+		       "one busy process is spread over all of them; each also reads the ELF\n"
+		       "and DWARF files it needs itself, so memory for them grows \\fIN\\fR times.\n"
+		       "The default is one per 16 CPUs, at most 8: one collector keeps up with\n"
+		       "a machine's samples once it knows their programs, and more help while\n"
+		       "it meets new ones (see doc/scaling.md). The allocation modes use one.",
 	},
 	{
 		.name = "serve", .arg = "[ADDR:]PORT", .parse = set_serve,
@@ -1020,6 +1046,9 @@ static char *check_target(const struct options *o)
 	     (o->run.export.format == EXPORT_AUTO && o->run.export.output &&
 	      export_format_of_path(o->run.export.output) == EXPORT_TMON)))
 		return xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
+	if (o->sample.collectors > 1 && sample_mode_allocations(o->sample.mode))
+		return xasprintf("--mode %s uses one collector: its records need the one table of "
+				 "blocks in use, in order; give no --collectors", sample_mode_name(o->sample.mode));
 	if (o->sample.alloc_rate && !sample_mode_allocations(o->sample.mode))
 		return xstrdup("--alloc-rate sets how often allocations are sampled: it needs "
 			       "--mode alloc");

@@ -178,9 +178,16 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	size_t npids;
 	const pid_t *pids = target_pids(s->target, &npids);
 	bool launched = target_launched(s->target);
+	struct sample_config config = o->sample;
 	int err;
 
-	s->ring = ring_create(o->ring_size);
+	/* The collector's workers: as asked, else from the machine's size; one in the allocation
+	 * modes (collector.h). Each is a reader of the ring. */
+	if (sample_mode_allocations(config.mode))
+		config.collectors = 1;
+	else if (!config.collectors)
+		config.collectors = collector_default_workers(sysconf(_SC_NPROCESSORS_ONLN));
+	s->ring = ring_create_readers(o->ring_size, config.collectors);
 	if (!s->ring) {
 		*message = xasprintf("cannot create a ring of %zu bytes", o->ring_size);
 		return -EINVAL;
@@ -196,9 +203,9 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	}
 	if (err)
 		return err;
-	err = collector_new(&s->collector, s->ring, s->sampler, &o->sample, s->diag);
+	err = collector_new(&s->collector, s->ring, s->sampler, &config, s->diag);
 	if (err) {
-		*message = xasprintf("eventfd: %s", strerror(-err));
+		*message = xasprintf("collector: %s", strerror(-err));
 		return err;
 	}
 	if (s->alloc.ring)

@@ -1,9 +1,11 @@
 /* collector.h — the consumer of the sampler's ring: records → call stacks → symbols → profile.
  *
- * The collector thread owns the symbolizer, the unwinder and the profile. It makes an immutable
- * snapshot when a reader asks for one (and a final one at the end); readers take a reference
- * under a mutex that only the collector and the readers use (never the sampler), so a slow reader
- * delays nothing but its own frame. */
+ * The collector thread owns the profile; the unwinding (with the symbolizer and the unwinder) is
+ * done by config->collectors workers: the collector thread itself when there is one, else that
+ * many threads, each a reader of the ring (collector.c says who owns what and in which order
+ * records are seen). It makes an immutable snapshot when a reader asks for one (and a final one
+ * at the end); readers take a reference under a mutex that only the collector and the readers
+ * use (never the sampler), so a slow reader delays nothing but its own frame. */
 #ifndef PROFTOP_COLLECTOR_H
 #define PROFTOP_COLLECTOR_H
 
@@ -19,11 +21,19 @@ struct diag;
 struct ring;
 struct sampler;
 
+/* The most workers (--collectors), and the default's rule: one per this many CPUs, up to a cap. */
+#define COLLECTOR_MAX_WORKERS 64
+#define COLLECTOR_CPUS_PER_WORKER 16
+#define COLLECTOR_DEFAULT_MAX_WORKERS 8
+
 /* A collector of ring's records, reporting what goes wrong to diag. sampler may be NULL (a replay:
- * no counters). Returns 0 or -errno. */
+ * no counters). The ring has one reader per worker (config->collectors, 0 meaning 1); more than
+ * one worker is refused (-EINVAL) in the allocation modes. Returns 0 or -errno. */
 int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
 		  const struct sample_config *config, struct diag *diag);
 void collector_free(struct collector *collector);
+/* The default number of workers on a machine of cpus CPUs. */
+unsigned collector_default_workers(long cpus);
 /* The eventfd the sampler signals when it pushed records. */
 int collector_wake_fd(const struct collector *collector);
 /* Start the thread; processes already running (attach mode) have their maps read first. */
@@ -52,7 +62,7 @@ struct snapshot *collector_stretch(struct collector *collector, enum sample_mode
 				   uint64_t from_s, uint64_t to_s);
 
 /* Process one ring record synchronously, as the thread would: for replaying recorded records
- * (benchmarks, tests) on a collector whose thread was never started. */
+ * (benchmarks, tests) on a collector of one worker whose thread was never started. */
 void collector_process(struct collector *collector, const void *record, size_t len);
 /* Samples that reached the profile so far (same caveat). */
 uint64_t collector_samples(const struct collector *collector);

@@ -42,7 +42,7 @@ void fetcher_free(struct fetcher *f);
 /* The servers asked, as DEBUGINFOD_URLS names them (for messages). */
 const char *fetcher_urls(const struct fetcher *f);
 /* Queue a fetch of the debug file of build_id[0..len) for the module called name; a build-id
- * asked for before is not asked again. Never blocks on the network. */
+ * asked for before is not asked again. Never blocks on the network. Any thread. */
 void fetcher_want(struct fetcher *f, const unsigned char *build_id, size_t len, const char *name);
 /* Take the oldest fetch that ended into *out (free with fetched_clear()). Returns false when
  * none did. */

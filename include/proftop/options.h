@@ -44,6 +44,8 @@ struct options {
 #define OPTIONS_DEFAULT_HISTORY 600
 #define OPTIONS_MAX_HISTORY 86400
 #define OPTIONS_MAX_HISTORY_TEXT "86400"
+/* COLLECTOR_MAX_WORKERS, as text for the messages */
+#define OPTIONS_MAX_COLLECTORS_TEXT "64"
 /* -d and -n: 115 days, far past any run, and in ns still far from overflowing a uint64_t. */
 #define OPTIONS_MAX_SECONDS 10000000
 #define OPTIONS_MAX_SECONDS_TEXT "10000000"

@@ -18,6 +18,7 @@
 #include "proftop/util.h"
 #include "unit_records.h"
 
+#include <errno.h>
 #include <linux/perf_event.h>
 #include <math.h>
 #include <pthread.h>
@@ -150,7 +151,8 @@ static void *stretch_reader(void *arg)
 
 static void handoff(const struct sample_config *cfg)
 {
-	struct handoff h = { .ring = ring_create(1 << 20), .flip_modes = cfg->mode != SAMPLE_MODE_CPU };
+	struct handoff h = { .ring = ring_create_readers(1 << 20, cfg->collectors ? cfg->collectors : 1),
+			     .flip_modes = cfg->mode != SAMPLE_MODE_CPU };
 	pthread_t prod, readers[READERS], stretches;
 	struct snapshot *last, *whole;
 
@@ -195,6 +197,103 @@ static void ring_to_readers_changing_modes(void **state)
 {
 	(void)state;
 	handoff(&wall_config);
+}
+
+/* The same with three unwinding threads: each reads every record and takes every third sample,
+ * interning new functions into the shared profiles while readers read them. */
+static void ring_to_three_workers(void **state)
+{
+	struct sample_config three = wall_config;
+
+	(void)state;
+	three.collectors = 3;
+	handoff(&three);
+}
+
+/* A stream of every kind of record the workers route: CPU samples of several threads, the
+ * switches of threads waiting (blocked and preempted), new threads' names, an exit. */
+static void push_mixed(struct ring *ring, uint32_t base_tid)
+{
+	uint64_t one = (uint64_t)(uintptr_t)leaf_one, two = (uint64_t)(uintptr_t)leaf_two;
+	uint64_t t = 1000000000ull;
+
+	for (uint32_t i = 0; i < 3000; i++) {
+		uint32_t tid = base_tid + i % 7;
+
+		t += 1000000;
+		if (i % 500 == 0) {
+			char name[16];
+
+			snprintf(name, sizeof(name), "t%u", i);
+			push_comm(ring, tid, name, t);
+		}
+		push_sample(ring, i % 3 ? one : i % 64 ? two : 0x10000000000ull + i, tid, t);
+		if (i % 5 == 0) { /* tid waits (i/5 % 3 + 1) ms, preempted one time in four */
+			push_sample_marked(ring, SAMPLE_MISC_SWITCH_EVENT, i % 2 ? one : two, tid, t);
+			push_switch(ring, tid, true, i % 4 == 0, t);
+			push_switch(ring, tid, false, false, t + (i / 5 % 3 + 1) * 1000000);
+		}
+	}
+}
+
+static struct snapshot *shown(struct collector *c, enum sample_mode mode);
+
+/* The self count of the function named exactly name (its total when it has several ids). */
+static uint64_t self_named(const struct snapshot *s, const char *name)
+{
+	uint64_t n = 0;
+
+	for (size_t f = 0; f < s->nfuncs; f++)
+		if (!strcmp(s->funcs[f].name, name))
+			n += s->func_self[f];
+	return n;
+}
+
+static void expect_same_modes(struct collector *a, struct collector *b)
+{
+	for (enum sample_mode m = SAMPLE_MODE_CPU; m <= SAMPLE_MODE_WALL; m++) {
+		struct snapshot *sa = shown(a, m), *sb = shown(b, m);
+
+		assert_int_equal(sa->samples, sb->samples);
+		assert_int_equal(sa->nfuncs, sb->nfuncs);
+		for (size_t f = 0; f < sa->nfuncs; f++)
+			assert_int_equal(self_named(sa, sa->funcs[f].name),
+					 self_named(sb, sa->funcs[f].name));
+		snapshot_unref(sa);
+		snapshot_unref(sb);
+	}
+}
+
+/* Three workers make the profiles one makes: every sample counted once, every wait on the
+ * thread that waited, whichever worker read them. */
+static void workers_agree_with_one(void **state)
+{
+	struct sample_config three = wall_config;
+	struct ring *ring = ring_create(1 << 22), *shared = ring_create_readers(1 << 16, 3);
+	uint32_t tid = (uint32_t)getpid() + 10;
+	struct collector *one, *many;
+	const void *rec;
+	size_t len;
+
+	(void)state;
+	three.collectors = 3;
+	assert_int_equal(collector_new(&many, ring, NULL, &three, NULL), -EINVAL); /* 1 reader */
+	assert_int_equal(collector_new(&one, ring, NULL, &wall_config, NULL), 0);
+	push_mixed(ring, tid);
+	while ((rec = ring_peek(ring, &len))) {
+		collector_process(one, rec, len);
+		ring_release(ring);
+	}
+	collector_finish(one);
+	assert_int_equal(collector_new(&many, shared, NULL, &three, NULL), 0);
+	assert_int_equal(collector_start(many, NULL, 0), 0);
+	push_mixed(shared, tid); /* (a ring smaller than the stream: the workers keep up) */
+	collector_finish(many);
+	expect_same_modes(one, many);
+	collector_free(one);
+	collector_free(many);
+	ring_destroy(ring);
+	ring_destroy(shared);
 }
 
 /* The snapshot of mode, after the end (made on this thread). */
@@ -456,6 +555,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(ring_to_readers),
 		cmocka_unit_test(ring_to_readers_changing_modes),
+		cmocka_unit_test(ring_to_three_workers),
+		cmocka_unit_test(workers_agree_with_one),
 		cmocka_unit_test(modes_add_up),
 		cmocka_unit_test(cpu_run_has_no_other_modes),
 		cmocka_unit_test(allocations_add_up),

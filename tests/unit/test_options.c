@@ -325,6 +325,8 @@ static void command_line_errors(void **state)
 		{ "--alloc-rate", "0", "invalid allocation sampling rate (1 byte to 1G): '0'" },
 		{ "--alloc-rate", "2G", "invalid allocation sampling rate (1 byte to 1G): '2G'" },
 		{ "--switch-period", "0", "invalid switch period (1 to 1000000): '0'" },
+		{ "--collectors", "0", "invalid collector count (1 to 64): '0'" },
+		{ "--collectors", "65", "invalid collector count (1 to 64): '65'" },
 		{ "--baseline", "", "invalid baseline file '': give the file name of a saved tmon.out" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -351,6 +353,10 @@ static void command_line_errors(void **state)
 			   "preloaded into the command proftop starts: a running process (-p) cannot "
 			   "have it loaded; start the program under proftop");
 	expect_usage_error(5, alloc_tmon, NULL, EXPORT_TMON_NO_ALLOCATIONS);
+	char *alloc_collectors[] = { "proftop", "--mode=inuse", "--collectors=2", "cmd", NULL };
+
+	expect_usage_error(4, alloc_collectors, NULL, "--mode inuse uses one collector: its records "
+			   "need the one table of blocks in use, in order; give no --collectors");
 	/* -a is a target of its own. */
 	char *all_cmd[] = { "proftop", "-a", "cmd", NULL };
 	char *all_pid[] = { "proftop", "-a", "-p", "1", NULL };
@@ -545,6 +551,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->sample.mode == b->sample.mode && a->sample.switch_period == b->sample.switch_period &&
 	       a->sample.alloc_rate == b->sample.alloc_rate &&
 	       a->sample.system_wide == b->sample.system_wide &&
+	       a->sample.collectors == b->sample.collectors &&
 	       a->sample.callgraph == b->sample.callgraph &&
 	       a->sample.stack_size == b->sample.stack_size && a->run.duration == b->run.duration &&
 	       a->run.interval == b->run.interval && same_string(ea->output, eb->output) &&
@@ -574,7 +581,7 @@ static const char *const samples[][2] = {
 	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
 	{ "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
-	{ "history", "120" },     { "serve", "6060" },
+	{ "history", "120" },     { "serve", "6060" },     { "collectors", "3" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
 	{ "no-lines", NULL },
