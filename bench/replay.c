@@ -12,6 +12,12 @@
  * first pass ("fresh") loads modules and opens their DWARF, the second ("warm") finds them, and
  * the addresses, in its caches, as a long run does.
  *
+ * Then the collector's threads (--collectors): the recording is put into a ring that holds it
+ * many times over (at least THREADED_WARM_SAMPLES samples after the first copy), and collectors
+ * of 1 and 2 workers (taking turns) read it on their own threads: the time from their start until
+ * every worker read the first copy is "fresh", the rest "warm", in samples per second of
+ * wall-clock time. Where the machine has fewer idle CPUs than workers, they share them.
+ *
  * Last, the profiles of the recording unwound both ways are compared as folded stacks: the rows
  * must give the stacks libunwind gives. */
 #include "proftop/collector.h"
@@ -21,6 +27,7 @@
 #include "proftop/target.h"
 #include "proftop/util.h"
 
+#include <linux/perf_event.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +36,9 @@
 #include <unistd.h>
 
 #define REPLAYS 7
+#define THREADED_ROUNDS 3
+#define THREADED_WARM_SAMPLES 100000
+#define THREADED_MAX_RING (1ull << 30)
 
 enum kind { LINES, NOLINES, LIBUNWIND, NKINDS };
 static const char *const kind_names[NKINDS] = { "lines", "nolines", "libunwind" };
@@ -112,6 +122,91 @@ static size_t missing_from(const char *text, const char *other)
 		line += len;
 	}
 	return n;
+}
+
+/* The recording's CPU samples. */
+static uint64_t samples_in(const struct recording *rec)
+{
+	uint64_t n = 0;
+
+	for (size_t off = 0; off < rec->len;) {
+		size_t len;
+		struct perf_event_header h;
+
+		memcpy(&len, rec->data + off, sizeof(len));
+		memcpy(&h, rec->data + off + sizeof(len), sizeof(h));
+		n += h.type == PERF_RECORD_SAMPLE;
+		off += sizeof(len) + len;
+	}
+	return n;
+}
+
+static void put(struct ring *ring, const struct recording *rec)
+{
+	for (size_t off = 0; off < rec->len;) {
+		size_t len;
+		void *dst;
+
+		memcpy(&len, rec->data + off, sizeof(len));
+		dst = ring_reserve(ring, len);
+		if (!dst)
+			fatal("the threaded replay's ring is too small");
+		memcpy(dst, rec->data + off + sizeof(len), len);
+		ring_commit(ring);
+		off += sizeof(len) + len;
+	}
+}
+
+/* One threaded replay: the recording copies times, read by a collector of workers threads. */
+static void threaded(const struct sample_config *base, const struct recording *rec, unsigned workers,
+		     int round)
+{
+	struct sample_config config = *base;
+	uint64_t samples = samples_in(rec), start, fresh_ns = 0, warm_ns;
+	uint64_t copies = samples ? 1 + (THREADED_WARM_SAMPLES + samples - 1) / samples : 2;
+	uint64_t size = 1, bytes = rec->len + rec->records * 8;
+	struct collector *collector;
+	struct ring *ring;
+	size_t second;
+
+	if (copies * bytes > THREADED_MAX_RING / 2)
+		copies = THREADED_MAX_RING / 2 / bytes > 2 ? THREADED_MAX_RING / 2 / bytes : 2;
+	while (size < copies * bytes + (1u << 20))
+		size <<= 1;
+	ring = ring_create_readers(size, workers);
+	if (!ring)
+		fatal("cannot make a ring of %llu bytes", (unsigned long long)size);
+	put(ring, rec);
+	second = ring_used(ring);
+	for (uint64_t i = 1; i < copies; i++)
+		put(ring, rec);
+	second = ring_used(ring) - second; /* the copies after the first */
+	config.collectors = workers;
+	if (collector_new(&collector, ring, NULL, &config, NULL))
+		fatal("cannot make a collector");
+	start = util_now_ns();
+	if (collector_start(collector, NULL, 0))
+		fatal("cannot start a collector");
+	if (write(collector_wake_fd(collector), &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
+		fatal("cannot wake the collector");
+	for (size_t used; (used = ring_used(ring));) {
+		if (!fresh_ns && used <= second)
+			fresh_ns = util_now_ns() - start;
+		usleep(200);
+	}
+	warm_ns = util_now_ns() - start - fresh_ns;
+	collector_finish(collector);
+	printf("replay threads %d: %u collector(s) fresh: %llu samples in %.3f s: %.0f samples/s\n",
+	       round, workers, (unsigned long long)samples, fresh_ns / 1e9, samples * 1e9 / fresh_ns);
+	printf("replay threads %d: %u collector(s) warm: %llu samples in %.3f s: %.0f samples/s\n",
+	       round, workers, (unsigned long long)((copies - 1) * samples), warm_ns / 1e9,
+	       (copies - 1) * samples * 1e9 / warm_ns);
+	if (collector_samples(collector) != copies * samples)
+		fatal("%u collectors counted %llu samples of %llu", workers,
+		      (unsigned long long)collector_samples(collector),
+		      (unsigned long long)(copies * samples));
+	collector_free(collector);
+	ring_destroy(ring);
 }
 
 static void compare(struct ring *ring, const struct sample_config *config,
@@ -202,6 +297,8 @@ int main(int argc, char **argv)
 		}
 		collector_free(collector);
 	}
+	for (int i = 0; i < 2 * THREADED_ROUNDS; i++)
+		threaded(&config, &rec, 1 + (unsigned)(i % 2), i / 2 + 1);
 	compare(ring, &config, &rec);
 	sampler_free(sampler);
 	target_free(target);

@@ -134,6 +134,16 @@ struct stretch_request {
 	struct stretch_request *next;
 };
 
+/* A CPU sample unwound, waiting for the profiles (flush_batch()); its functions and then its
+ * sites are in the worker's batch_frames. */
+struct batched {
+	pid_t pid, tid;
+	size_t depth;
+	uint64_t when_ns;
+};
+
+#define BATCH_SAMPLES 64
+
 /* One unwinding thread's: see the file comment. */
 struct worker {
 	struct collector *c;
@@ -156,6 +166,10 @@ struct worker {
 	uint32_t *free_waiting;    /* indices of exited threads' */
 	size_t nfree_waiting, free_waiting_cap;
 	uint64_t record_ns;        /* when the record being handled was read */
+	struct batched *batched;   /* several workers: BATCH_SAMPLES */
+	size_t nbatched;
+	uint32_t *batch_frames;    /* BATCH_SAMPLES * 2 * SAMPLE_MAX_FRAMES */
+	size_t nbatch_frames;
 	int wake_fd;               /* its own thread's (-1 for the collector thread's worker) */
 	pthread_t thread;
 	bool running;
@@ -240,6 +254,11 @@ static void worker_init(struct collector *c, struct worker *w, unsigned index)
 	atomic_init(&w->truncated, 0);
 	idmap_init(&w->waiting_of);
 	w->wake_fd = -1;
+	if (c->nworkers > 1) {
+		w->batched = xcalloc(BATCH_SAMPLES, sizeof(*w->batched));
+		w->batch_frames = xcalloc(BATCH_SAMPLES * 2 * SAMPLE_MAX_FRAMES,
+					  sizeof(*w->batch_frames));
+	}
 }
 
 static void worker_free(struct worker *w)
@@ -254,6 +273,8 @@ static void worker_free(struct worker *w)
 	free(w->waiting);
 	free(w->free_waiting);
 	idmap_free(&w->waiting_of);
+	free(w->batched);
+	free(w->batch_frames);
 	if (w->wake_fd >= 0)
 		close(w->wake_fd);
 }
@@ -711,6 +732,42 @@ static void name_at_first_sample(struct collector *c, pid_t pid)
 		profile_set_comm(c->profiles[m], pid, pid, comm);
 }
 
+/* A CPU sample's stack into the profiles (under profile_lock when shared). */
+static void add_sample(struct collector *c, pid_t pid, pid_t tid, const uint32_t *funcs,
+		       const uint32_t *sites, size_t depth, uint64_t when_ns)
+{
+	profiles_set_time(c, when_ns);
+	if (c->config.system_wide)
+		name_at_first_sample(c, pid);
+	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], pid, tid, funcs,
+			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
+	if (c->profiles[SAMPLE_MODE_WALL])
+		profile_add_n(c->profiles[SAMPLE_MODE_WALL], pid, tid, funcs, depth, c->cpu_sample_us);
+}
+
+/* Several workers: the samples a worker unwound wait in its batch, and go into the profiles
+ * together, under one hold of the lock (one per sample had two workers slower than one: the
+ * lock and the profile's lines going back and forth between their CPUs). */
+static void flush_batch(struct worker *w)
+{
+	struct collector *c = w->c;
+	size_t at = 0;
+
+	if (!w->nbatched)
+		return;
+	lock_profiles(c);
+	for (size_t i = 0; i < w->nbatched; i++) {
+		const struct batched *b = &w->batched[i];
+
+		add_sample(c, b->pid, b->tid, w->batch_frames + at, w->batch_frames + at + b->depth,
+			   b->depth, b->when_ns);
+		at += 2 * b->depth;
+	}
+	unlock_profiles(c);
+	w->nbatched = 0;
+	w->nbatch_frames = 0;
+}
+
 static void handle_sample(struct worker *w, const struct sample_record *r)
 {
 	struct collector *c = w->c;
@@ -723,16 +780,18 @@ static void handle_sample(struct worker *w, const struct sample_record *r)
 	if (!c->config.kernel && !r->sample.user && r->sample.regs_abi)
 		user.sample.user = true;
 	depth = sample_stack(w, &user, funcs, sites);
-	lock_profiles(c);
-	profiles_set_time(c, w->record_ns);
-	if (c->config.system_wide)
-		name_at_first_sample(c, (pid_t)r->pid);
-	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], (pid_t)r->pid, (pid_t)r->tid, funcs,
-			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
-	if (c->profiles[SAMPLE_MODE_WALL])
-		profile_add_n(c->profiles[SAMPLE_MODE_WALL], (pid_t)r->pid, (pid_t)r->tid, funcs, depth,
-			      c->cpu_sample_us);
-	unlock_profiles(c);
+	if (c->nworkers == 1) {
+		add_sample(c, (pid_t)r->pid, (pid_t)r->tid, funcs, sites, depth, w->record_ns);
+		return;
+	}
+	if (w->nbatched == BATCH_SAMPLES ||
+	    w->nbatch_frames + 2 * depth > BATCH_SAMPLES * 2 * SAMPLE_MAX_FRAMES)
+		flush_batch(w);
+	w->batched[w->nbatched++] = (struct batched){ (pid_t)r->pid, (pid_t)r->tid, depth,
+						       w->record_ns };
+	memcpy(w->batch_frames + w->nbatch_frames, funcs, depth * sizeof(*funcs));
+	memcpy(w->batch_frames + w->nbatch_frames + depth, sites, depth * sizeof(*sites));
+	w->nbatch_frames += 2 * depth;
 }
 
 /* --- context switches ------------------------------------------------------------------------- */
@@ -1136,6 +1195,7 @@ static void drain(struct worker *w)
 		handle_record(w, data, len);
 		ring_release_reader(w->c->ring, w->index);
 	}
+	flush_batch(w);
 }
 
 static uint64_t truncated_stacks(struct collector *c)
