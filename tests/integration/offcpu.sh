@@ -6,7 +6,7 @@
 # the CPU as long as it timed its sleeps, all in sleep_half; mutex4's four threads wait for one mutex in
 # pthread_mutex_lock() under their function; the stacks end in the C library's wrappers; the exports
 # carry the unit (pprof offcpu/nanoseconds read by go tool pprof, dprofpp's seconds, callgrind's
-# event); the screen says offcpu and shows seconds. The permission message at paranoid 2 is in
+# event); the screen says offcpu and shows seconds; three collectors time the waits the same. The permission message at paranoid 2 is in
 # permissions.sh.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/waits" "$WL/halfsleep" "$WL/mutex4"
@@ -42,6 +42,18 @@ check "waits-blocked-twice-elapsed" between "$(awk -v b="$(blocked "$OUT")" -v e
 # The wrappers of the calls that blocked are the leaves (no --kernel).
 check "waits-leaf-read" has "$OUT" '^ +[0-9.]+ +[0-9.]+ +[0-9.]+  (__GI___libc_read|read|__libc_read)'
 check "waits-leaf-nanosleep" has "$OUT" '^ +[1-9][0-9.]* +[0-9.]+ +[0-9.]+  (clock_nanosleep|__clock_nanosleep)'
+
+# Three collectors: each thread's switches go to one of them, whichever read its CPU samples.
+run_proftop waits-collectors -b -n 0 --mode offcpu --collectors 3 -- "$WL/waits" 2
+check "collectors-exit-0" status $RC 0 "$ERR"
+pipe=$(first_total "$OUT" wait_on_pipe)
+nap=$(first_total "$OUT" take_a_nap)
+check "collectors-reader-as-it-timed" approx "$(awk -v p="$pipe" -v n="$nap" \
+	'BEGIN { if (p + n > 0) printf "%.2f\n", 100 * p / (p + n) }')" \
+	"$(awk '/^read / { if ($2 + $5 > 0) printf "%.2f\n", 100 * $2 / ($2 + $5) }' "$OUT")" 3
+elapsed=$(awk '/^=== proftop final/ { v = $5; sub(/s$/, "", v); print v }' "$OUT")
+check "collectors-blocked-twice-elapsed" between "$(awk -v b="$(blocked "$OUT")" -v e="$elapsed" \
+	'BEGIN { printf "%.2f\n", b / e }')" 1.8 2.05
 
 # perf in the same run: its switch times, per stack.
 if command -v perf >/dev/null 2>&1 &&

@@ -1,7 +1,7 @@
 #!/bin/sh
 # split.sh — accuracy and layout of the final table on `split`, which burns CPU 60/30/10 in
 # burn_a/burn_b/burn_c: the shares, the sample count at the default 999 Hz and at -F 200, no
-# overflow, the header and row layout, --max-rows and --kernel.
+# overflow, the header and row layout, --max-rows and --kernel; --collectors 3 gives the same.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/split"
 require_perf_events
@@ -75,6 +75,20 @@ check "header-freq-999" has "$f" '^=== proftop final.*freq 999 Hz'
 check "headers-well-formed" headers_well_formed "$f"
 check "rows-well-formed" rows_well_formed "$f"
 samples999=$(header_value "$f" samples)
+
+# --- --collectors 3: three unwinding threads, each taking a third of the samples, give the same --
+steal=$(steal_mark)
+run_proftop split-collectors -b --collectors 3 -- "$WL/split" 2
+check "collectors-exit-status-0" status $RC 0 "$ERR"
+check "collectors-burn_a-60" approx "$(self_pct "$OUT" burn_a)" 60 5
+check "collectors-burn_b-30" approx "$(self_pct "$OUT" burn_b)" 30 5
+check "collectors-burn_c-10" approx "$(self_pct "$OUT" burn_c)" 10 5
+check "collectors-module-is-split" modules_are_split "$OUT"
+check_cpu "collectors-samples-2s-999Hz" "$steal" between "$(header_value "$OUT" samples)" 1698 2298
+check "collectors-no-overflow" approx "$(header_value "$OUT" overflow)" 0 0
+check "collectors-few-truncated" few_truncated "$OUT"
+run_proftop split-collectors-folded -b -n 0 --collectors 2 -o "$TMPD/collectors.folded" -- "$WL/split" 1
+check "collectors-call-paths" has "$TMPD/collectors.folded" '^_start;__libc_start_main;__libc_start_call_main;main;burn_a [0-9]+$' 
 
 # --- -F 200: the same work, about a fifth of the samples -----------------------------------------
 run_proftop split-F200 -b -F 200 -- "$WL/split" 2

@@ -1,7 +1,7 @@
 #!/bin/sh
 # system.sh — -a, every process on the machine: split (burn_a/b/c 60/30/10) and paths (burn 90,
 # solo 10) started independently of proftop, one of them before it and one after, and a short
-# split that starts and exits during the run. Batch with --per-thread writes a file per process:
+# split that starts and exits during the run, unwound by two collectors. Batch with --per-thread writes a file per process:
 # each process's split is its own; the short one is there with its name; the header names the
 # machine's CPU times. The screen: Processes lists both with their commands, picking split shows
 # only split's functions in Top. --mode offcpu machine-wide: waits' blocked read() and nap, and
@@ -47,7 +47,7 @@ BG_PIDS="$BG_PIDS $paths_pid"
 ( sleep 2; exec "$WL/split" 0.4 ) >/dev/null &
 short_pid=$!
 BG_PIDS="$BG_PIDS $short_pid"
-run_proftop all -a -b -n 0 -d 5 --per-thread -o "$TMPD/sys.folded"
+run_proftop all -a -b -n 0 -d 5 --collectors 2 --per-thread -o "$TMPD/sys.folded"
 wait "$short_pid"
 check "exit-0" status "$RC" 0 "$ERR"
 check "header-state" has "$OUT" '^=== proftop final  elapsed [0-9.]+s'
