@@ -966,20 +966,26 @@ static void handle_record(struct worker *w, const void *data, size_t len)
 	struct sample_record r;
 	const struct perf_event_header *h = data;
 
-	if (len >= sizeof(*h) && h->type == SAMPLE_RECORD_ALLOC) {
+	if (len < sizeof(*h))
+		return;
+	if (h->type == SAMPLE_RECORD_ALLOC) {
 		alloc_record(w, h, len); /* (one worker in the allocation modes) */
+		return;
+	}
+	/* A CPU sample, told by its header: another worker's is not even parsed. */
+	if (h->type == PERF_RECORD_SAMPLE &&
+	    !((h->misc & SAMPLE_MISC_SWITCH_EVENT) && c->profiles[SAMPLE_MODE_OFFCPU])) {
+		if (w->samples_seen++ % c->nworkers == w->index &&
+		    sample_parse(data, len, c->sample_type, c->regs_mask, &r) == 0)
+			handle_sample(w, &r);
 		return;
 	}
 	if (sample_parse(data, len, c->sample_type, c->regs_mask, &r) < 0)
 		return;
 	switch (r.kind) {
-	case SAMPLE_KIND_SAMPLE:
-		if (r.sample.switch_event && c->profiles[SAMPLE_MODE_OFFCPU]) {
-			if (owns_id(w, r.tid))
-				switch_sample(w, &r);
-		} else if (w->samples_seen++ % c->nworkers == w->index) {
-			handle_sample(w, &r);
-		}
+	case SAMPLE_KIND_SAMPLE: /* a context switch's */
+		if (owns_id(w, r.tid))
+			switch_sample(w, &r);
 		break;
 	case SAMPLE_KIND_SWITCH:
 		if (c->profiles[SAMPLE_MODE_OFFCPU] && owns_id(w, r.tid))
