@@ -59,7 +59,9 @@ section_replay() {
 	echo "== collector throughput: raw samples replayed through unwind -> symbols -> profile, one core"
 	echo "   (median of 6 replays each, page cache warm; lines = source lines and inlined frames on;"
 	echo "    fresh = a new collector's first pass, warm = its second pass over the same records;"
-	echo "    libunwind = lines on, every frame unwound by libunwind instead of by cached CFI rows)"
+	echo "    libunwind = lines on, every frame unwound by libunwind instead of by cached CFI rows;"
+	echo "    collectors = 1 and 2 unwinding threads reading the records from a ring, samples/s of"
+	echo "    wall-clock time, median of 3: fresh = the first copy, warm = many more after it)"
 	local cc1 src
 	cc1=$(gcc -print-prog-name=cc1 2>/dev/null)
 	src=$here/src/profile.c
@@ -78,6 +80,7 @@ section_replay() {
 		fi
 		"$build/bench/replay" "$@" | awk -v w="$name" '
 			/^replay [2-9] / { v[$3 " " $4] = v[$3 " " $4] " " $(NF-1) }
+			/^replay threads / { t[$4 " " $6] = t[$4 " " $6] " " $(NF-1) }
 			function median(list,   a, n, i, j, t) {
 				n = split(list, a, " ")
 				for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
@@ -89,6 +92,8 @@ section_replay() {
 					on = median(v["lines " pass]); off = median(v["nolines " pass])
 					lu = median(v["libunwind " pass])
 					printf "  %-9s %-5s lines %8.0f samples/s, without %8.0f: %+.1f%%; libunwind alone %8.0f: x%.1f\n", w, pass, on, off, off ? 100 * (off - on) / off : 0, lu, lu ? on / lu : 0
+					one = median(t["1 " pass ":"]); two = median(t["2 " pass ":"])
+					printf "  %-9s %-5s collectors: 1 %8.0f samples/s, 2 %8.0f: x%.2f\n", w, pass, one, two, one ? two / one : 0
 				}
 			}
 			/^replay: stacks/ { sub(/^replay: /, ""); same = $0 }

@@ -581,11 +581,10 @@ static const struct option_spec options_table[] = {
 		.man = "Unwind and name the samples on \\fIN\\fR threads (1 to "
 		       OPTIONS_MAX_COLLECTORS_TEXT "). Each follows\n"
 		       "every process's mappings itself and takes every \\fIN\\fRth sample, so\n"
-		       "one busy process is spread over all of them; each also reads the ELF\n"
-		       "and DWARF files it needs itself, so memory for them grows \\fIN\\fR times.\n"
-		       "The default is one per 16 CPUs, at most 8: one collector keeps up with\n"
-		       "a machine's samples once it knows their programs, and more help while\n"
-		       "it meets new ones (see doc/scaling.md). The allocation modes use one.",
+		       "one busy process is spread over all of them. Each also reads the ELF\n"
+		       "and DWARF files it needs itself: memory for them grows \\fIN\\fR times,\n"
+		       "and the first sight of a program is no faster. The default is one per\n"
+		       "16 CPUs, at most 8 (see doc/scaling.md). The allocation modes use one.",
 	},
 	{
 		.name = "serve", .arg = "[ADDR:]PORT", .parse = set_serve,
