@@ -194,7 +194,11 @@ static void threaded(const struct sample_config *base, const struct recording *r
 			fresh_ns = util_now_ns() - start;
 		usleep(200);
 	}
+	if (!fresh_ns) /* both read between two looks: no telling them apart */
+		fresh_ns = util_now_ns() - start;
 	warm_ns = util_now_ns() - start - fresh_ns;
+	if (!warm_ns)
+		warm_ns = 1;
 	collector_finish(collector);
 	printf("replay threads %d: %u collector(s) fresh: %llu samples in %.3f s: %.0f samples/s\n",
 	       round, workers, (unsigned long long)samples, fresh_ns / 1e9, samples * 1e9 / fresh_ns);

@@ -17,12 +17,14 @@
  * worker reads the ELF and DWARF it needs itself: libdw's handles are not shared between
  * threads) and every worker reading every address-space record.
  *
- * With one worker (the default on small machines, and always in the allocation modes, whose
- * records need the one heap of blocks in use in order) the collector thread is that worker, and
+ * With one worker (the default, but under -a on 32 CPUs or more; always in the allocation modes,
+ * whose records need the one heap of blocks in use, in order) the collector thread is that worker, and
  * nothing is locked. With more, the collector thread only coordinates (wakes the workers, takes
  * debuginfod's files, publishes, makes stretches), and `profile_lock` guards the profiles and
  * the workers' waiting threads: a worker takes it to intern the functions of a frame it has not
- * resolved before, and to add a sample; the collector thread to publish.
+ * resolved before, and to add its samples (a batch at a time); the collector thread to publish.
+ * A snapshot then misses what the workers have not added yet: the records of their current
+ * round and their batches (milliseconds); the final one misses nothing.
  *
  * Threads: everything in struct collector but what publish_lock guards (`published`,
  * `published_range`, `range`, `ranged`, `publications`, `requested`, `thread_live`,
@@ -159,6 +161,7 @@ struct worker {
 	_Atomic uint64_t truncated;
 	uint64_t samples_seen;     /* CPU samples read, its own and the others' */
 	size_t fetched_applied;    /* of the collector's fetched files */
+	bool fetched_again;        /* a module loaded since wants one of them */
 	/* Off-CPU mode (guarded by profile_lock when shared): tid → its struct waiting in waiting. */
 	struct idmap waiting_of;
 	struct waiting **waiting;  /* one per live thread seen switching (an exited one's is reused) */
@@ -200,7 +203,7 @@ struct collector {
 	size_t nfetched, fetched_cap;
 	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
-	pthread_mutex_t late_lock; /* the profiles once the thread ended */
+	pthread_mutex_t late_lock; /* everything once the threads ended */
 	struct stretch_request *stretches; /* asked for, not yet taken by the thread */
 	int wake_fd;
 	pthread_t thread;
@@ -358,10 +361,25 @@ void collector_set_source(struct collector *c, enum collector_source source)
 	c->source = source;
 }
 
+/* A module of the worker's symbolizer lacks symbols or DWARF: ask debuginfod, unless it sent
+ * that build-id's file already (to another worker, or for another module of the same build-id):
+ * then the worker takes the files sent again, once the module is in place (drain()). */
 static void want_debug_file(void *arg, const unsigned char *build_id, size_t len,
 			    const char *module)
 {
-	fetcher_want(arg, build_id, len, module);
+	struct worker *w = arg;
+	struct collector *c = w->c;
+	bool sent = false;
+
+	pthread_mutex_lock(&c->publish_lock);
+	for (size_t i = 0; i < c->nfetched && !sent; i++)
+		sent = c->fetched[i]->build_id_len == len &&
+		       !memcmp(c->fetched[i]->build_id, build_id, len);
+	pthread_mutex_unlock(&c->publish_lock);
+	if (sent)
+		w->fetched_again = true;
+	else
+		fetcher_want(c->fetcher, build_id, len, module);
 }
 
 bool collector_use_debuginfod(struct collector *c)
@@ -370,7 +388,7 @@ bool collector_use_debuginfod(struct collector *c)
 	if (c->fetcher)
 		for (unsigned i = 0; i < c->nworkers; i++)
 			symbolizer_want_debug_files(c->workers[i].symbolizer, want_debug_file,
-						    c->fetcher);
+						    &c->workers[i]);
 	else if (errno)
 		diag_report(c->diag, DIAG_WARNING, "debuginfod: no debug files are fetched: %s",
 			    strerror(errno));
@@ -501,7 +519,6 @@ static const char *name_at(void *arg, uint64_t addr, uint64_t *end)
 	return name && start == addr ? name : NULL;
 }
 
-/* Worker 0's symbolizer tells (the others take the same file quietly). */
 static void module_named(void *arg, const char *module, struct module *mod)
 {
 	struct naming n = { arg, mod };
@@ -574,14 +591,15 @@ static void apply_fetched(struct worker *w)
 		pthread_mutex_unlock(&c->publish_lock);
 		if (!f)
 			return;
+		/* (every worker reports and names: the channel says a text once, and naming
+		 * what is named already changes nothing) */
 		if (symbolizer_add_debug_file(w->symbolizer, f->build_id, f->build_id_len, f->path,
-					      &why, w->index ? NULL : module_named, c)) {
+					      &why, module_named, c)) {
 			forget_frames(w);
 			w->module_frames_generation++;
-			if (!w->index)
-				diag_report(c->diag, DIAG_INFO, "debuginfod sent the debug file of %s: "
-					    "its functions and lines are named", f->name);
-		} else if (why && !w->index) {
+			diag_report(c->diag, DIAG_INFO, "debuginfod sent the debug file of %s: its "
+				    "functions and lines are named", f->name);
+		} else if (why) {
 			diag_report(c->diag, DIAG_WARNING, "debuginfod sent for %s: %s; not used",
 				    f->name, why);
 		}
@@ -1178,9 +1196,14 @@ static void inuse_timeline(struct collector *c, struct snapshot *s, const struct
 
 void collector_process(struct collector *c, const void *record, size_t len)
 {
-	c->workers[0].record_ns = util_now_ns();
-	profiles_set_time(c, c->workers[0].record_ns);
-	handle_record(&c->workers[0], record, len);
+	uint64_t now = util_now_ns();
+
+	profiles_set_time(c, now);
+	for (unsigned i = 0; i < c->nworkers; i++) {
+		c->workers[i].record_ns = now;
+		handle_record(&c->workers[i], record, len);
+		flush_batch(&c->workers[i]);
+	}
 }
 
 uint64_t collector_samples(const struct collector *c)
@@ -1200,6 +1223,11 @@ static void drain(struct worker *w)
 			profiles_set_time(w->c, w->record_ns);
 		handle_record(w, data, len);
 		ring_release_reader(w->c->ring, w->index);
+		if (w->fetched_again) { /* the module that wants a file sent is in place now */
+			w->fetched_again = false;
+			w->fetched_applied = 0;
+			apply_fetched(w);
+		}
 	}
 	flush_batch(w);
 }
@@ -1344,7 +1372,7 @@ static void publish(struct collector *c)
 	snapshot_unref(old_range);
 }
 
-/* A stretch of the run in mode, on the thread that owns the profiles. */
+/* A stretch of the run in mode: on the collector thread, or after the end under late_lock. */
 static struct snapshot *make_stretch(struct collector *c, enum sample_mode mode, uint64_t from_s,
 				     uint64_t to_s)
 {
@@ -1498,7 +1526,7 @@ static void stop_workers(struct collector *c)
 		}
 }
 
-/* The threads of workers 1.. (worker 0's too when there are several). */
+/* Several workers: a thread for each (one worker is the collector thread itself). */
 static int start_workers(struct collector *c)
 {
 	if (c->nworkers == 1)

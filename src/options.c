@@ -576,15 +576,16 @@ static const struct option_spec options_table[] = {
 	},
 	{
 		.name = "collectors", .arg = "N", .parse = set_collectors,
-		.help = "unwind samples on N threads (default: one per 16 CPUs, at most 8;\n"
-			"one in the allocation modes)",
+		.help = "unwind samples on N threads (default 1; with -a one per 16 CPUs,\n"
+			"at most 8; the allocation modes use one)",
 		.man = "Unwind and name the samples on \\fIN\\fR threads (1 to "
 		       OPTIONS_MAX_COLLECTORS_TEXT "). Each follows\n"
 		       "every process's mappings itself and takes every \\fIN\\fRth sample, so\n"
 		       "one busy process is spread over all of them. Each also reads the ELF\n"
 		       "and DWARF files it needs itself: memory for them grows \\fIN\\fR times,\n"
-		       "and the first sight of a program is no faster. The default is one per\n"
-		       "16 CPUs, at most 8 (see doc/scaling.md). The allocation modes use one.",
+		       "and the first sight of a program is no faster. The default is one; with\n"
+		       "\\fB\\-a\\fR, one per 16 CPUs proftop may run on, at most 8 (see\n"
+		       "doc/scaling.md). The allocation modes use one, whatever is asked.",
 	},
 	{
 		.name = "serve", .arg = "[ADDR:]PORT", .parse = set_serve,
@@ -1045,9 +1046,6 @@ static char *check_target(const struct options *o)
 	     (o->run.export.format == EXPORT_AUTO && o->run.export.output &&
 	      export_format_of_path(o->run.export.output) == EXPORT_TMON)))
 		return xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
-	if (o->sample.collectors > 1 && sample_mode_allocations(o->sample.mode))
-		return xasprintf("--mode %s uses one collector: its records need the one table of "
-				 "blocks in use, in order; give no --collectors", sample_mode_name(o->sample.mode));
 	if (o->sample.alloc_rate && !sample_mode_allocations(o->sample.mode))
 		return xstrdup("--alloc-rate sets how often allocations are sampled: it needs "
 			       "--mode alloc");

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -172,6 +173,16 @@ static int open_target(struct session *s, const struct session_options *o, char 
 }
 
 /* The engine: events on the target, the ring, the collector, their threads. */
+/* The CPUs this process may run on (its affinity), not the machine's. */
+static long usable_cpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set))
+		return sysconf(_SC_NPROCESSORS_ONLN);
+	return CPU_COUNT(&set);
+}
+
 static int open_engine(struct session *s, const struct session_options *o, char **message)
 {
 	const char *what = NULL;
@@ -181,12 +192,13 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	struct sample_config config = o->sample;
 	int err;
 
-	/* The collector's workers: as asked, else from the machine's size; one in the allocation
-	 * modes (collector.h). Each is a reader of the ring. */
+	/* The collector's workers, each a reader of the ring: as asked; by default one, and under -a
+	 * as many as the CPUs proftop may run on call for (collector.h); one in the allocation
+	 * modes, whatever was asked. */
 	if (sample_mode_allocations(config.mode))
 		config.collectors = 1;
 	else if (!config.collectors)
-		config.collectors = collector_default_workers(sysconf(_SC_NPROCESSORS_ONLN));
+		config.collectors = config.system_wide ? collector_default_workers(usable_cpus()) : 1;
 	s->ring = ring_create_readers(o->ring_size, config.collectors);
 	if (!s->ring) {
 		*message = xasprintf("cannot create a ring of %zu bytes", o->ring_size);

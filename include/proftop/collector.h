@@ -1,6 +1,6 @@
 /* collector.h — the consumer of the sampler's ring: records → call stacks → symbols → profile.
  *
- * The collector thread owns the profile; the unwinding (with the symbolizer and the unwinder) is
+ * The collector owns the profiles; the unwinding (with the symbolizer and the unwinder) is
  * done by config->collectors workers: the collector thread itself when there is one, else that
  * many threads, each a reader of the ring (collector.c says who owns what and in which order
  * records are seen). It makes an immutable snapshot when a reader asks for one (and a final one
@@ -21,7 +21,7 @@ struct diag;
 struct ring;
 struct sampler;
 
-/* The most workers (--collectors), and the default's rule: one per this many CPUs, up to a cap. */
+/* The most workers (--collectors), and -a's default: one per this many CPUs, up to a cap. */
 #define COLLECTOR_MAX_WORKERS 64
 #define COLLECTOR_CPUS_PER_WORKER 16
 #define COLLECTOR_DEFAULT_MAX_WORKERS 8
@@ -32,7 +32,7 @@ struct sampler;
 int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
 		  const struct sample_config *config, struct diag *diag);
 void collector_free(struct collector *collector);
-/* The default number of workers on a machine of cpus CPUs. */
+/* -a's default number of workers when proftop may run on cpus CPUs. */
 unsigned collector_default_workers(long cpus);
 /* The eventfd the sampler signals when it pushed records. */
 int collector_wake_fd(const struct collector *collector);

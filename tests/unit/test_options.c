@@ -353,10 +353,7 @@ static void command_line_errors(void **state)
 			   "preloaded into the command proftop starts: a running process (-p) cannot "
 			   "have it loaded; start the program under proftop");
 	expect_usage_error(5, alloc_tmon, NULL, EXPORT_TMON_NO_ALLOCATIONS);
-	char *alloc_collectors[] = { "proftop", "--mode=inuse", "--collectors=2", "cmd", NULL };
 
-	expect_usage_error(4, alloc_collectors, NULL, "--mode inuse uses one collector: its records "
-			   "need the one table of blocks in use, in order; give no --collectors");
 	/* -a is a target of its own. */
 	char *all_cmd[] = { "proftop", "-a", "cmd", NULL };
 	char *all_pid[] = { "proftop", "-a", "-p", "1", NULL };
