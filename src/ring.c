@@ -8,25 +8,25 @@
  *	+---------+-----------+----------------------------------+
  *	| len u32 | flags u32 | len bytes: reserved length, to 8 |
  *	+---------+-----------+----------------------------------+
- *	^ 8-aligned           ^ what ring_reserve()/ring_peek() hand out
+ *	^ 8-aligned           ^ what ring_reserve()/ring_peek_reader() hand out
  *
  * Invariants:
- *  - 0 <= head - tail <= size, and both are multiples of 8. So every header is 8-aligned, and the
+ *  - 0 <= head - tail <= size for every reader's tail, and all are multiples of 8. So every header is 8-aligned, and the
  *    space left before the end of data[] is either none or room for at least a header.
  *  - A record never wraps. When the next one would, the producer first writes a pad record
- *    (REC_PAD) that runs to the end of data[]. The consumer steps over pads: ring_peek() never
- *    returns one.
+ *    (REC_PAD) that runs to the end of data[]. Each reader steps over pads: ring_peek_reader()
+ *    never returns one.
  *  - next_head == head unless a reservation is pending; next_tail == tail unless a record is
  *    peeked. So a stray ring_commit() or ring_release() stores the value already there.
  *
  * The producer publishes the pad as soon as it sees the record will not fit before the end, even
  * when the record will not fit at offset 0 yet either. Waiting until both fit could wait forever:
  * in an empty ring whose head is at size/2, a size/2 record fits neither before the end nor (with
- * the pad counted) at 0, and with nothing to consume no counter would ever move. Once the consumer
- * skips the early pad the ring is empty at offset 0, where anything ring_reserve() accepts fits.
+ * the pad counted) at 0, and with nothing to consume no counter would ever move. Once the readers
+ * skip the early pad the ring is empty at offset 0, where anything ring_reserve() accepts fits.
  *
  * Each side caches the other's counter and rereads it (acquire) only when the cached value says
- * full (producer) or empty (consumer). A stale copy can only under-report room or records, so the
+ * full (producer) or empty (a reader). A stale copy can only under-report room or records, so the
  * pairing in ring.h holds, and the common case touches no cache line the other side writes.
  *
  * With several readers each has its own tail (on a line of its own) and reads every record; the

@@ -10,8 +10,9 @@
  * thread for at most FETCH_STOP_WAIT_NS.
  *
  * Threads: the fetcher's thread owns the libdebuginfod client; the queue, the finished list and
- * the name being fetched are shared under the fetcher's lock. Everything else is the owner's (one
- * thread: the collector). */
+ * the name being fetched are shared under the fetcher's lock, and so is what was asked for
+ * (fetcher_want() is called by any collector worker). Everything else is the owner's (the
+ * collector thread). */
 #ifndef PROFTOP_FETCH_H
 #define PROFTOP_FETCH_H
 

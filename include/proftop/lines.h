@@ -9,8 +9,8 @@
  * addr2line -i read the same.
  *
  * Addresses are link-time addresses of the file (the symbolizer's module addresses). Every string
- * returned stays valid until lines_free(). Nothing here is thread-safe: one thread (the
- * collector) owns a lines object. A file without DWARF, or with DWARF libdw refuses, is no
+ * returned stays valid until lines_free(). Nothing here is thread-safe: one thread (a
+ * collector worker, through its symbolizer's module) owns a lines object. A file without DWARF, or with DWARF libdw refuses, is no
  * error: lookups then find nothing (lines_error() says what was refused). A lookup costs two
  * binary searches once the unit of its address is indexed, whatever the size of its
  * functions. */

@@ -13,7 +13,8 @@
  * functions and threads as a cumulative snapshot, counted over that stretch's samples only
  * (nodes without any there have zero counts). Every snapshot carries the timeline.
  *
- * Only the collector thread touches a profile. */
+ * One thread at a time touches a profile: the collector's, or with several collector workers
+ * whichever holds the collector's profile_lock (collector.c). */
 #ifndef PROFTOP_PROFILE_H
 #define PROFTOP_PROFILE_H
 

@@ -3,12 +3,12 @@
  *
  * It carries variable-length records (each a perf_event_header-style blob, 8-byte aligned) in a
  * power-of-two byte buffer. The producer never waits: ring_reserve() returns NULL when the record
- * does not fit, and the caller counts that as overflow. The consumer never writes the data.
+ * does not fit, and the caller counts that as overflow. The readers never write the data.
  *
  * Memory ordering (head and tail are free-running 64-bit byte counters, never wrapped):
  *
- *      producer (sampler)                         consumer (collector)
- *      ------------------                         --------------------
+ *      producer (sampler)                         each reader (a collector worker)
+ *      ------------------                         --------------------------------
  *      t = load_acquire(tail)   ---------+        h = load_acquire(head) ----+
  *      if head + len - t > size: full    |        if h == tail: empty        |
  *      write record bytes at head        |        read record bytes at tail  |

@@ -10,7 +10,8 @@
  * What costs the user names (a file proftop cannot open or read, a stripped one, a JIT's perf map
  * it refuses) is reported once as a warning to the diagnostics channel given to symbolizer_new().
  *
- * Only the collector thread uses a symbolizer: nothing here is thread-safe. */
+ * Nothing here is thread-safe: a symbolizer belongs to one collector worker (collector.c), and
+ * each worker has its own. */
 #ifndef PROFTOP_SYMBOLS_H
 #define PROFTOP_SYMBOLS_H
 

@@ -44,7 +44,7 @@ check "waits-leaf-read" has "$OUT" '^ +[0-9.]+ +[0-9.]+ +[0-9.]+  (__GI___libc_r
 check "waits-leaf-nanosleep" has "$OUT" '^ +[1-9][0-9.]* +[0-9.]+ +[0-9.]+  (clock_nanosleep|__clock_nanosleep)'
 
 # Three collectors: each thread's switches go to one of them, whichever read its CPU samples.
-run_proftop waits-collectors -b -n 0 --mode offcpu --collectors 3 -- "$WL/waits" 2
+run_proftop waits-collectors -b -n 0 --mode offcpu --collectors 3 -- "$WL/waits" 3
 check "collectors-exit-0" status $RC 0 "$ERR"
 pipe=$(first_total "$OUT" wait_on_pipe)
 nap=$(first_total "$OUT" take_a_nap)

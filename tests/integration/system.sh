@@ -1,7 +1,7 @@
 #!/bin/sh
 # system.sh — -a, every process on the machine: split (burn_a/b/c 60/30/10) and paths (burn 90,
 # solo 10) started independently of proftop, one of them before it and one after, and a short
-# split that starts and exits during the run, unwound by two collectors. Batch with --per-thread writes a file per process:
+# split that starts and exits during the run, unwound by one collector and by two. Batch with --per-thread writes a file per process:
 # each process's split is its own; the short one is there with its name; the header names the
 # machine's CPU times. The screen: Processes lists both with their commands, picking split shows
 # only split's functions in Top. --mode offcpu machine-wide: waits' blocked read() and nap, and
@@ -37,31 +37,38 @@ kill "$waits_pid" 2>/dev/null
 
 
 
-"$WL/split" 8 >/dev/null &
-split_pid=$!
-BG_PIDS="$BG_PIDS $split_pid"
-sleep 0.3
-( sleep 1; exec "$WL/paths" 5 ) >/dev/null &
-paths_pid=$!
-BG_PIDS="$BG_PIDS $paths_pid"
-( sleep 2; exec "$WL/split" 0.4 ) >/dev/null &
-short_pid=$!
-BG_PIDS="$BG_PIDS $short_pid"
-run_proftop all -a -b -n 0 -d 5 --collectors 2 --per-thread -o "$TMPD/sys.folded"
-wait "$short_pid"
-check "exit-0" status "$RC" 0 "$ERR"
-check "header-state" has "$OUT" '^=== proftop final  elapsed [0-9.]+s'
-check "split-file" test -s "$TMPD/sys.folded.$split_pid"
-check "split-burn_a" approx "$(pct_of "$TMPD/sys.folded.$split_pid" burn_a)" 60 5
-check "split-burn_b" approx "$(pct_of "$TMPD/sys.folded.$split_pid" burn_b)" 30 5
-check "split-burn_c" approx "$(pct_of "$TMPD/sys.folded.$split_pid" burn_c)" 10 5
-check "split-alone" sh -c "! grep -q ';solo ' '$TMPD/sys.folded.$split_pid'"
-check "paths-file" test -s "$TMPD/sys.folded.$paths_pid"
-check "paths-burn" approx "$(pct_of "$TMPD/sys.folded.$paths_pid" burn)" 90 5
-check "paths-solo" approx "$(pct_of "$TMPD/sys.folded.$paths_pid" solo)" 10 5
-check "paths-call-paths" has "$TMPD/sys.folded.$paths_pid" 'main;path_b;mid_b;burn [0-9]+$'
-check "short-lived" has "$TMPD/sys.folded.$short_pid" ';burn_a [0-9]+$'
-check "no-sanitizer-report" sh -c "! grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' '$ERR'"
+# The same with one collector (the default here) and with two.
+for collectors in 1 2; do
+	[ "$collectors" = 1 ] && c="" || c="collectors$collectors-"
+	"$WL/split" 8 >/dev/null &
+	split_pid=$!
+	BG_PIDS="$BG_PIDS $split_pid"
+	sleep 0.3
+	( sleep 1; exec "$WL/paths" 5 ) >/dev/null &
+	paths_pid=$!
+	BG_PIDS="$BG_PIDS $paths_pid"
+	( sleep 2; exec "$WL/split" 0.4 ) >/dev/null &
+	short_pid=$!
+	BG_PIDS="$BG_PIDS $short_pid"
+	run_proftop "${c}all" -a -b -n 0 -d 5 --collectors "$collectors" --per-thread \
+		-o "$TMPD/sys$collectors.folded"
+	wait "$short_pid"
+	check "${c}exit-0" status "$RC" 0 "$ERR"
+	check "${c}header-state" has "$OUT" '^=== proftop final  elapsed [0-9.]+s'
+	check "${c}split-file" test -s "$TMPD/sys$collectors.folded.$split_pid"
+	check "${c}split-burn_a" approx "$(pct_of "$TMPD/sys$collectors.folded.$split_pid" burn_a)" 60 5
+	check "${c}split-burn_b" approx "$(pct_of "$TMPD/sys$collectors.folded.$split_pid" burn_b)" 30 5
+	check "${c}split-burn_c" approx "$(pct_of "$TMPD/sys$collectors.folded.$split_pid" burn_c)" 10 5
+	check "${c}split-alone" sh -c "! grep -q ';solo ' '$TMPD/sys$collectors.folded.$split_pid'"
+	check "${c}paths-file" test -s "$TMPD/sys$collectors.folded.$paths_pid"
+	check "${c}paths-burn" approx "$(pct_of "$TMPD/sys$collectors.folded.$paths_pid" burn)" 90 5
+	check "${c}paths-solo" approx "$(pct_of "$TMPD/sys$collectors.folded.$paths_pid" solo)" 10 5
+	check "${c}paths-call-paths" has "$TMPD/sys$collectors.folded.$paths_pid" 'main;path_b;mid_b;burn [0-9]+$'
+	check "${c}short-lived" has "$TMPD/sys$collectors.folded.$short_pid" ';burn_a [0-9]+$'
+	check "${c}no-sanitizer-report" sh -c "! grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' '$ERR'"
+	kill "$split_pid" "$paths_pid" 2>/dev/null
+	wait "$split_pid" "$paths_pid" 2>/dev/null
+done
 
 run_proftop withcmd -a -b -- "$WL/split" 1
 check "refuses-command" sh -c "[ $RC = 2 ] && grep -q -- '-a profiles every process' '$ERR'"

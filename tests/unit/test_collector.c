@@ -211,7 +211,8 @@ static void ring_to_three_workers(void **state)
 }
 
 /* A stream of every kind of record the workers route: CPU samples of several threads, the
- * switches of threads waiting (blocked and preempted), new threads' names, an exit. */
+ * switches of threads waiting (blocked and preempted), threads' names, a thread's exit (and its
+ * tid reused after it), every thread's exit at the end. */
 static void push_mixed(struct ring *ring, uint32_t base_tid)
 {
 	uint64_t one = (uint64_t)(uintptr_t)leaf_one, two = (uint64_t)(uintptr_t)leaf_two;
@@ -233,7 +234,11 @@ static void push_mixed(struct ring *ring, uint32_t base_tid)
 			push_switch(ring, tid, true, i % 4 == 0, t);
 			push_switch(ring, tid, false, false, t + (i / 5 % 3 + 1) * 1000000);
 		}
+		if (i == 1500)
+			push_exit(ring, base_tid + 3, t);
 	}
+	for (uint32_t k = 0; k < 7; k++)
+		push_exit(ring, base_tid + k, t + 10000000);
 }
 
 static struct snapshot *shown(struct collector *c, enum sample_mode mode);
@@ -255,6 +260,17 @@ static void expect_same_modes(struct collector *a, struct collector *b)
 		struct snapshot *sa = shown(a, m), *sb = shown(b, m);
 
 		assert_int_equal(sa->samples, sb->samples);
+		assert_int_equal(sa->nthreads, sb->nthreads);
+		for (size_t t = 0; t < sa->nthreads; t++) { /* the same names, on the same threads */
+			size_t u = 0;
+
+			while (u < sb->nthreads && sb->threads[u].tid != sa->threads[t].tid)
+				u++;
+			assert_true(u < sb->nthreads);
+			assert_int_equal(sa->threads[t].samples, sb->threads[u].samples);
+			assert_string_equal(sa->threads[t].comm ? sa->threads[t].comm : "",
+					    sb->threads[u].comm ? sb->threads[u].comm : "");
+		}
 		assert_int_equal(sa->nfuncs, sb->nfuncs);
 		for (size_t f = 0; f < sa->nfuncs; f++)
 			assert_int_equal(self_named(sa, sa->funcs[f].name),
@@ -270,8 +286,9 @@ static void workers_agree_with_one(void **state)
 {
 	struct sample_config three = wall_config;
 	struct ring *ring = ring_create(1 << 22), *shared = ring_create_readers(1 << 16, 3);
+	struct ring *unread = ring_create_readers(4096, 3);
 	uint32_t tid = (uint32_t)getpid() + 10;
-	struct collector *one, *many;
+	struct collector *one, *many, *replayed;
 	const void *rec;
 	size_t len;
 
@@ -279,12 +296,17 @@ static void workers_agree_with_one(void **state)
 	three.collectors = 3;
 	assert_int_equal(collector_new(&many, ring, NULL, &three, NULL), -EINVAL); /* 1 reader */
 	assert_int_equal(collector_new(&one, ring, NULL, &wall_config, NULL), 0);
+	/* (three workers replaying on this thread, as a benchmark would) */
+	assert_int_equal(collector_new(&replayed, unread, NULL, &three, NULL), 0);
 	push_mixed(ring, tid);
 	while ((rec = ring_peek(ring, &len))) {
 		collector_process(one, rec, len);
+		collector_process(replayed, rec, len);
 		ring_release(ring);
 	}
 	collector_finish(one);
+	collector_finish(replayed);
+	expect_same_modes(one, replayed);
 	assert_int_equal(collector_new(&many, shared, NULL, &three, NULL), 0);
 	assert_int_equal(collector_start(many, NULL, 0), 0);
 	push_mixed(shared, tid); /* (a ring smaller than the stream: the workers keep up) */
@@ -292,8 +314,10 @@ static void workers_agree_with_one(void **state)
 	expect_same_modes(one, many);
 	collector_free(one);
 	collector_free(many);
+	collector_free(replayed);
 	ring_destroy(ring);
 	ring_destroy(shared);
+	ring_destroy(unread);
 }
 
 /* The snapshot of mode, after the end (made on this thread). */

@@ -1,4 +1,5 @@
-/* test_ring.c — the SPSC ring: single-thread edge cases, then a two-thread stress test.
+/* test_ring.c — the ring: single-thread edge cases, two readers, then stress tests of a producer
+ * and one reader, and of a producer and three readers, on threads of their own.
  *
  * Every record the tests push is filled from a seed (its sequence number) so the consumer can
  * recompute its length and every payload byte and so detect a torn, shifted or reused record.
@@ -483,7 +484,7 @@ static uint64_t stress_items(void)
 	return n;
 }
 
-/* Put the two threads on two different CPUs when there are two. Left to itself the scheduler
+/* Spread the threads over the CPUs (the nth on the nth, round the CPUs when there are more). Left to itself the scheduler
  * may keep a new thread on its creator's CPU for a good part of a second: then the producer
  * overflows for whole time slices and the test checks few records and measures nothing. */
 static void stress_pin(pthread_attr_t *attr, int nth)

@@ -76,4 +76,19 @@ static inline void push_comm(struct ring *ring, uint32_t tid, const char *name, 
 	push(ring, &r, sizeof(r));
 }
 
+/* An EXIT record of thread tid of this process, with the sample_id trailer. */
+static inline void push_exit(struct ring *ring, uint32_t tid, uint64_t time)
+{
+	struct {
+		struct perf_event_header h;
+		uint32_t pid, ppid, tid, ptid;
+		uint64_t time;
+		uint32_t tpid, ttid;
+		uint64_t stime, id;
+	} r = { { PERF_RECORD_EXIT, 0, sizeof(r) }, (uint32_t)getpid(), (uint32_t)getppid(), tid,
+		(uint32_t)getpid(), time, (uint32_t)getpid(), tid, time, 1 };
+
+	push(ring, &r, sizeof(r));
+}
+
 #endif
