@@ -201,6 +201,7 @@ struct collector {
 	struct fetcher *fetcher;   /* debuginfod; NULL: not asked */
 	struct fetched **fetched;  /* debug files sent so far, each worker's to take */
 	size_t nfetched, fetched_cap;
+	_Atomic size_t fetched_count; /* nfetched, for a look without the lock */
 	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	pthread_mutex_t late_lock; /* everything once the threads ended */
@@ -323,6 +324,7 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	}
 	c->cpu_sample_us = (sample_period_ns(config->freq) + 500) / 1000;
 	atomic_init(&c->shown, (int)config->mode);
+	atomic_init(&c->fetched_count, 0);
 	heap_init(&c->heap);
 	c->alloc_mean = config->alloc_rate ? config->alloc_rate : ALLOCREC_DEFAULT_MEAN;
 	pthread_mutex_init(&c->profile_lock, NULL);
@@ -564,6 +566,7 @@ static void take_fetched(struct collector *c)
 			pthread_mutex_lock(&c->publish_lock);
 			xgrow((void **)&c->fetched, &c->fetched_cap, c->nfetched + 1, sizeof(*c->fetched));
 			c->fetched[c->nfetched++] = f;
+			atomic_store_explicit(&c->fetched_count, c->nfetched, memory_order_relaxed);
 			pthread_mutex_unlock(&c->publish_lock);
 			any = true;
 			continue;
@@ -1218,6 +1221,11 @@ static void drain(struct worker *w)
 	size_t len;
 
 	while ((data = ring_peek_reader(w->c->ring, w->index, &len))) {
+		/* A file sent while this worker was busy: taken before the next record, so that
+		 * few of its addresses are interned unnamed after another worker named them. */
+		if (atomic_load_explicit(&w->c->fetched_count, memory_order_relaxed) >
+		    w->fetched_applied)
+			apply_fetched(w);
 		w->record_ns = util_now_ns();
 		if (w->c->nworkers == 1) /* (shared profiles get it as they are locked) */
 			profiles_set_time(w->c, w->record_ns);

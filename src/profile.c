@@ -98,6 +98,8 @@ struct profile {
 	uint64_t *func_seen;       /* the sample that last counted the function's total */
 	size_t nfuncs, funcs_cap;
 	struct idmap func_index;   /* hash of func_key -> id (verified on lookup) */
+	struct idmap renamed_index; /* hash of (module, addr) -> an id named after it was interned
+				     * unnamed there (profile_name_funcs(); verified on lookup) */
 
 	struct snapshot_node *nodes;
 	uint32_t *merged_of;
@@ -215,7 +217,8 @@ size_t profile_memory(const struct profile *p)
 	size_t bytes = p->nodes_cap * (sizeof(*p->nodes) + sizeof(*p->merged_of)) +
 		       p->child_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->funcs_cap * (sizeof(*p->funcs) + sizeof(*p->func_keys) + 3 * sizeof(uint64_t)) +
-		       p->func_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
+		       (p->func_index.capacity + p->renamed_index.capacity) *
+			       (sizeof(uint64_t) + sizeof(uint32_t)) +
 		       p->threads_cap * sizeof(*p->threads) +
 		       p->sites_cap * (sizeof(*p->sites) + sizeof(*p->site_seen)) +
 		       p->site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
@@ -336,6 +339,7 @@ struct profile *profile_new(struct diag *diag)
 	p->strings = strpool_new();
 	p->gen = 1;
 	idmap_init(&p->func_index);
+	idmap_init(&p->renamed_index);
 	idmap_init(&p->child_index);
 	idmap_init(&p->thread_index);
 	idmap_init(&p->site_index);
@@ -377,6 +381,7 @@ void profile_free(struct profile *p)
 		free(p->logs[l].items);
 	}
 	idmap_free(&p->func_index);
+	idmap_free(&p->renamed_index);
 	idmap_free(&p->child_index);
 	idmap_free(&p->thread_index);
 	idmap_free(&p->site_index);
@@ -427,7 +432,14 @@ static uint32_t find_func(const struct profile *p, const struct func_key *keyp, 
 	}
 }
 
-/* The function of key, interned on first sight. */
+static uint64_t renamed_hash(const char *module, uint64_t addr)
+{
+	return util_hash_u64((uint64_t)(uintptr_t)module ^ util_hash_u64(addr));
+}
+
+/* The function of key, interned on first sight. An unnamed one named since is that function:
+ * with several collector workers, one whose symbolizer has not taken the debug file yet still
+ * finds the address unnamed. */
 static uint32_t func_of_key(struct profile *p, const struct func_key *key)
 {
 	uint64_t h;
@@ -436,6 +448,13 @@ static uint32_t func_of_key(struct profile *p, const struct func_key *key)
 
 	if (id != IDMAP_MISSING)
 		return id;
+	if (!key->name && !key->inlined) {
+		uint32_t named = idmap_get(&p->renamed_index, renamed_hash(key->module, key->addr));
+
+		if (named != IDMAP_MISSING && p->func_keys[named].module == key->module &&
+		    p->func_keys[named].addr == key->addr && !p->func_keys[named].inlined)
+			return named;
+	}
 	/* Shown as perf shows them: an inlined instance "name (inlined)". */
 	shown = !key->name ? xasprintf("%s+0x%llx", key->module, (unsigned long long)key->addr) :
 		key->inlined ? xasprintf("%s (inlined)", key->name) : NULL;
@@ -460,14 +479,15 @@ size_t profile_name_funcs(struct profile *p, const char *module, const char *pat
 		    !(name = namer(arg, key.addr, &end)))
 			continue;
 		key.name = intern(p, name);
-		/* Its old key no longer matches what the index finds under it: nothing will look up
-		 * "module+0xaddr" at a named address again, and a new one would get a new id. */
+		/* Its old key no longer matches what the index finds under it; a lookup of it
+		 * (a symbolizer without the debug file yet) finds it through renamed_index. */
 		if (find_func(p, &key, &h) != IDMAP_MISSING)
 			continue;
 		p->func_keys[id] = key;
 		p->funcs[id].name = key.name;
 		p->funcs[id].no_lines = NULL;
 		idmap_put(&p->func_index, h, id);
+		idmap_put(&p->renamed_index, renamed_hash(key.module, key.addr), id);
 		log_change(p, LOG_FUNCS, id);
 		profile_func_code(p, id, path, key.addr, end);
 		renamed++;

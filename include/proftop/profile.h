@@ -46,8 +46,8 @@ uint32_t profile_inlined_func(struct profile *profile, const char *module, const
 /* A debug file arrived for module (at path, as the process mapped it): each of its functions
  * known only by where it starts (profile_func() with a NULL name) takes the name namer gives for
  * that address, with where the function ends in *end; NULL leaves it as it is. The id stays, so
- * its counts and paths do; one whose new name another id already has stays unnamed. Returns how
- * many were named. */
+ * its counts and paths do, and profile_func() with a NULL name finds it at that address from now
+ * on; one whose new name another id already has stays unnamed. Returns how many were named. */
 typedef const char *profile_namer_fn(void *arg, uint64_t addr, uint64_t *end);
 size_t profile_name_funcs(struct profile *profile, const char *module, const char *path,
 			  profile_namer_fn *namer, void *arg);

@@ -2,7 +2,8 @@
 # debuginfod.sh — debug files fetched from debuginfod servers while proftop runs (DEBUGINFOD_URLS):
 #   - a real `debuginfod` serving the debug file of a stripped copy of the lines workload: the
 #     profile, its lines and every row known before by its address alone are named, as with the
-#     unstripped binary; libdebuginfod's cache then serves a second run without the server;
+#     unstripped binary; libdebuginfod's cache then serves a second run without the server, and
+#     a third with three collectors;
 #   - servers that are down (a closed port), answer garbage (with escapes in it), send the debug
 #     file of another build, or never answer: the run ends as it would without them, rows stay
 #     module+0x..., one warning says what happened, and nothing from the server reaches stderr raw;
@@ -168,6 +169,14 @@ fetched_run cached "http://127.0.0.1:$DPORT" "$TMPD/cache" -b -n 0 --annotate tw
 check "cached-exit-0" status $RC 0 "$ERR"
 check "cached-named" approx "$(self_pct "$OUT" two_lines stripped)" 100 2
 check "cached-hot-line" approx "$(hot_line "$OUT")" 75 10
+# Three collectors, each with its own symbolizer: every one names the stripped file's functions,
+# whether it loaded the file before its debug file came or after.
+fetched_run cached-collectors "http://127.0.0.1:$DPORT" "$TMPD/cache" -b -n 0 --collectors 3 \
+	--annotate two_lines -- "$TMPD/stripped" 1
+check "cached-collectors-exit-0" status $RC 0 "$ERR"
+check "cached-collectors-named" approx "$(self_pct "$OUT" two_lines stripped)" 100 2
+check "cached-collectors-no-address-rows" no_address_rows "$OUT"
+check "cached-collectors-hot-line" approx "$(hot_line "$OUT")" 75 10
 
 # Without DEBUGINFOD_URLS nothing is asked.
 run_proftop unset -b -n 3 -- "$TMPD/stripped" 0.3
