@@ -167,7 +167,7 @@ static void threaded(const struct sample_config *base, const struct recording *r
 	uint64_t size = 1, bytes = rec->len + rec->records * 8;
 	struct collector *collector;
 	struct ring *ring;
-	size_t second;
+	size_t rest; /* bytes of the copies after the first */
 
 	if (copies * bytes > THREADED_MAX_RING / 2)
 		copies = THREADED_MAX_RING / 2 / bytes > 2 ? THREADED_MAX_RING / 2 / bytes : 2;
@@ -177,10 +177,10 @@ static void threaded(const struct sample_config *base, const struct recording *r
 	if (!ring)
 		fatal("cannot make a ring of %llu bytes", (unsigned long long)size);
 	put(ring, rec);
-	second = ring_used(ring);
+	rest = ring_used(ring);
 	for (uint64_t i = 1; i < copies; i++)
 		put(ring, rec);
-	second = ring_used(ring) - second; /* the copies after the first */
+	rest = ring_used(ring) - rest;
 	config.collectors = workers;
 	if (collector_new(&collector, ring, NULL, &config, NULL))
 		fatal("cannot make a collector");
@@ -190,7 +190,7 @@ static void threaded(const struct sample_config *base, const struct recording *r
 	if (write(collector_wake_fd(collector), &(uint64_t){ 1 }, sizeof(uint64_t)) < 0)
 		fatal("cannot wake the collector");
 	for (size_t used; (used = ring_used(ring));) {
-		if (!fresh_ns && used <= second)
+		if (!fresh_ns && used <= rest)
 			fresh_ns = util_now_ns() - start;
 		usleep(200);
 	}

@@ -160,8 +160,7 @@ struct worker {
 	size_t nexited, exited_cap;
 	_Atomic uint64_t truncated;
 	uint64_t samples_seen;     /* CPU samples read, its own and the others' */
-	size_t fetched_applied;    /* of the collector's fetched files */
-	bool fetched_again;        /* a module loaded since wants one of them */
+	size_t fetched_applied;    /* of the collector's fetched files (0 again: take them again) */
 	/* Off-CPU mode (guarded by profile_lock when shared): tid → its struct waiting in waiting. */
 	struct idmap waiting_of;
 	struct waiting **waiting;  /* one per live thread seen switching (an exited one's is reused) */
@@ -365,7 +364,8 @@ void collector_set_source(struct collector *c, enum collector_source source)
 
 /* A module of the worker's symbolizer lacks symbols or DWARF: ask debuginfod, unless it sent
  * that build-id's file already (to another worker, or for another module of the same build-id):
- * then the worker takes the files sent again, once the module is in place (drain()). */
+ * then the worker takes the files sent again, before its next record (drain()), when the module
+ * is in place. */
 static void want_debug_file(void *arg, const unsigned char *build_id, size_t len,
 			    const char *module)
 {
@@ -379,7 +379,7 @@ static void want_debug_file(void *arg, const unsigned char *build_id, size_t len
 		       !memcmp(c->fetched[i]->build_id, build_id, len);
 	pthread_mutex_unlock(&c->publish_lock);
 	if (sent)
-		w->fetched_again = true;
+		w->fetched_applied = 0;
 	else
 		fetcher_want(c->fetcher, build_id, len, module);
 }
@@ -944,6 +944,7 @@ static void count_waiting_so_far(struct collector *c, uint64_t now_ns)
  * is CLOCK_MONOTONIC, as util_now_ns()'s). */
 static void count_still_waiting(struct collector *c, uint64_t now_ns)
 {
+	profiles_set_time(c, now_ns);
 	for (unsigned k = 0; k < c->nworkers; k++)
 		for (size_t i = 0; i < c->workers[k].nwaiting; i++) {
 			struct waiting *w = c->workers[k].waiting[i];
@@ -1201,7 +1202,6 @@ void collector_process(struct collector *c, const void *record, size_t len)
 {
 	uint64_t now = util_now_ns();
 
-	profiles_set_time(c, now);
 	for (unsigned i = 0; i < c->nworkers; i++) {
 		c->workers[i].record_ns = now;
 		handle_record(&c->workers[i], record, len);
@@ -1221,21 +1221,15 @@ static void drain(struct worker *w)
 	size_t len;
 
 	while ((data = ring_peek_reader(w->c->ring, w->index, &len))) {
-		/* A file sent while this worker was busy: taken before the next record, so that
-		 * few of its addresses are interned unnamed after another worker named them. */
+		/* A file sent while this worker was busy, or one a module it loaded since wants:
+		 * taken before the next record, so that few of its addresses are interned unnamed
+		 * after another worker named them. */
 		if (atomic_load_explicit(&w->c->fetched_count, memory_order_relaxed) >
 		    w->fetched_applied)
 			apply_fetched(w);
-		w->record_ns = util_now_ns();
-		if (w->c->nworkers == 1) /* (shared profiles get it as they are locked) */
-			profiles_set_time(w->c, w->record_ns);
+		w->record_ns = util_now_ns(); /* (the profiles' clock, set where they are added to) */
 		handle_record(w, data, len);
 		ring_release_reader(w->c->ring, w->index);
-		if (w->fetched_again) { /* the module that wants a file sent is in place now */
-			w->fetched_again = false;
-			w->fetched_applied = 0;
-			apply_fetched(w);
-		}
 	}
 	flush_batch(w);
 }
