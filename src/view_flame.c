@@ -71,6 +71,14 @@ static uint64_t flame_matched(const struct view_tree *t, uint32_t top, const boo
 	return sum;
 }
 
+/* The cell edge nearest to `offset` samples: a frame gets a cell when it covers a cell's middle,
+ * so a frame narrower than half a cell gets none, wherever it lies. (Rounding down would give one
+ * to any sliver ending at the top's right edge, the last cell being always crossed there.) */
+static int flame_cell(uint64_t offset, int width, uint64_t top_total)
+{
+	return (int)((offset * (uint64_t)width + top_total / 2) / top_total);
+}
+
 /* Lay out the children of frames[i], which starts `start` samples from the top's left edge. */
 static size_t flame_children(const struct view_tree *t, const struct view_flame_query *q,
 			     const bool *match, uint64_t top_total, struct view_flame_frame **frames,
@@ -92,8 +100,8 @@ static size_t flame_children(const struct view_tree *t, const struct view_flame_
 	for (size_t k = 0; k < nkids; k++) {
 		const struct snapshot_node *node = &t->nodes[(*kids)[k].node];
 		const struct snapshot_func *f = &t->funcs[node->func];
-		int x = (int)(start * (uint64_t)q->width / top_total);
-		int end = (int)((start + node->total) * (uint64_t)q->width / top_total);
+		int x = flame_cell(start, q->width, top_total);
+		int end = flame_cell(start + node->total, q->width, top_total);
 
 		if (end > x) {
 			struct view_flame_frame frame = {

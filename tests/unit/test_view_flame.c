@@ -138,6 +138,26 @@ static void narrow_frames_left_out(void **state)
 	drop(&f);
 }
 
+/* A sliver sorting last under the top: rounding down gave it the last cell, whatever its share. */
+static void sliver_at_right_edge_left_out(void **state)
+{
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = profile_func(p, "prog", "main", 0x10);
+	uint32_t big = profile_func(p, "prog", "big", 0x20);
+	uint32_t sliver = profile_func(p, "prog", "sliver", 0x30);
+	struct fixture f = { .p = p };
+
+	(void)state;
+	unit_add(p, 1, 999, 2, main_, big);
+	unit_add(p, 1, 1, 2, main_, sliver);
+	f.s = profile_snapshot(p);
+	view_tree_of(&f.tree, f.s, SNAPSHOT_NO_NODE);
+	layout(&f, f.tree.root, 80, 10, NULL);
+	assert_null(named(&f, "sliver"));
+	assert_int_equal(named(&f, "big")->width, 80);
+	drop(&f);
+}
+
 static void zoom_and_search(void **state)
 {
 	struct fixture f;
@@ -178,6 +198,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(widths_follow_shares),
+		cmocka_unit_test(sliver_at_right_edge_left_out),
 		cmocka_unit_test(narrow_frames_left_out),
 		cmocka_unit_test(zoom_and_search),
 	};
