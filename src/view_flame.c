@@ -72,11 +72,12 @@ static uint64_t flame_matched(const struct view_tree *t, uint32_t top, const boo
 }
 
 /* The cell edge nearest to `offset` samples: a frame gets a cell when it covers a cell's middle,
- * so a frame narrower than half a cell gets none, wherever it lies. (Rounding down would give one
- * to any sliver ending at the top's right edge, the last cell being always crossed there.) */
+ * so a sliver gets one only as often as its share says, wherever it lies. (Rounding down gave one
+ * to any sliver that sorted last under the top: the edge at its right end is always crossed.)
+ * 128 bits: a snapshot read from a file may hold up to 2^62 samples. */
 static int flame_cell(uint64_t offset, int width, uint64_t top_total)
 {
-	return (int)((offset * (uint64_t)width + top_total / 2) / top_total);
+	return (int)(((unsigned __int128)offset * (unsigned)width + top_total / 2) / top_total);
 }
 
 /* Lay out the children of frames[i], which starts `start` samples from the top's left edge. */

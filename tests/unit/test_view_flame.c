@@ -158,6 +158,26 @@ static void sliver_at_right_edge_left_out(void **state)
 	drop(&f);
 }
 
+/* A snapshot read from a file holds up to 2^62 samples: samples × cells must not overflow. */
+static void huge_counts(void **state)
+{
+	struct profile *p = profile_new(NULL);
+	uint32_t a[] = { profile_func(p, "prog", "main", 0x10), profile_func(p, "prog", "a", 0x20) };
+	uint32_t b[] = { a[0], profile_func(p, "prog", "b", 0x30) };
+	struct fixture f = { .p = p };
+
+	(void)state;
+	profile_add_n(p, 7, 1, a, 2, 3ull << 59);
+	profile_add_n(p, 7, 1, b, 2, 1ull << 59);
+	f.s = profile_snapshot(p);
+	view_tree_of(&f.tree, f.s, SNAPSHOT_NO_NODE);
+	layout(&f, f.tree.root, 200, 10, NULL);
+	assert_int_equal(named(&f, "a")->width, 150);
+	assert_int_equal(named(&f, "b")->x, 150);
+	assert_int_equal(named(&f, "b")->width, 50);
+	drop(&f);
+}
+
 static void zoom_and_search(void **state)
 {
 	struct fixture f;
@@ -199,6 +219,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(widths_follow_shares),
 		cmocka_unit_test(sliver_at_right_edge_left_out),
+		cmocka_unit_test(huge_counts),
 		cmocka_unit_test(narrow_frames_left_out),
 		cmocka_unit_test(zoom_and_search),
 	};
