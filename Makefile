@@ -35,7 +35,7 @@ WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
 # The allocation-sampling library --mode alloc preloads (preload/alloc.c). Never built with the
 # sanitizers' flags: it goes into programs that are not.
 ALLOC_LIB := $(BUILD)/libproftop-alloc.so
-ALLOC_LIB_SRCS := preload/alloc.c src/shmring.c src/allocrec.c
+ALLOC_LIB_SRCS := preload/alloc.c preload/alloc_env.c src/shmring.c src/allocrec.c
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%)
 
@@ -45,9 +45,9 @@ WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
 PROFTOP_BIN ?= proftop
 all: $(PROFTOP_BIN) $(ALLOC_LIB)
 
-$(ALLOC_LIB): $(ALLOC_LIB_SRCS) include/proftop/shmring.h include/proftop/allocrec.h | $(BUILD)
+$(ALLOC_LIB): $(ALLOC_LIB_SRCS) preload/alloc_env.h include/proftop/shmring.h include/proftop/allocrec.h | $(BUILD)
 	$(CC) -Iinclude -D_GNU_SOURCE -std=gnu11 $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden \
-	    -ftls-model=initial-exec -pthread -o $@ $(ALLOC_LIB_SRCS) -lunwind -lm
+	    -ftls-model=initial-exec -fasynchronous-unwind-tables -pthread -o $@ $(ALLOC_LIB_SRCS) -ldl -lm
 
 $(PROFTOP_BIN): $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -3,6 +3,7 @@
  * command ends; then say what came through. The command's own output (its rate) is left as is,
  * so the bench script can compare it with the bare command's. */
 #include "proftop/allocrec.h"
+#include "proftop/allocrun.h"
 #include "proftop/shmring.h"
 #include "proftop/util.h"
 
@@ -13,16 +14,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define SLOTS 4096
+/* proftop's ring, read as often as its sampler reads it. */
+#define SLOTS ALLOCRUN_SLOTS
+#define READ_EVERY_US 5000
 
 int main(int argc, char **argv)
 {
-	uint32_t slot = (sizeof(struct allocrec) + 7) & ~7u;
-	size_t bytes = shmring_bytes(SLOTS, slot);
-	int fd = memfd_create("proftop-alloc-bench", 0), status;
+	uint32_t slot = ALLOCRUN_SLOT_SIZE;
+	size_t bytes = shmring_bytes(SLOTS, slot), len;
+	int fd = memfd_create("proftop-alloc-bench", MFD_CLOEXEC), status;
 	struct shmring_reader rd;
-	uint64_t records = 0, frees = 0;
-	char fdtext[16];
+	uint64_t records = 0, frees = 0, stack_bytes = 0;
+	char ringtext[64];
 	void *mem;
 	pid_t child;
 
@@ -37,11 +40,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	shmring_reader_init(&rd, mem, SLOTS, slot);
-	snprintf(fdtext, sizeof(fdtext), "%d", fd);
+	snprintf(ringtext, sizeof(ringtext), "/proc/%d/fd/%d", (int)getpid(), fd);
 	child = fork();
 	if (child == 0) {
 		setenv("LD_PRELOAD", argv[1], 1);
-		setenv("PROFTOP_ALLOC_FD", fdtext, 1);
+		setenv("PROFTOP_ALLOC_RING", ringtext, 1);
 		setenv("PROFTOP_ALLOC_MEAN", argv[2], 1);
 		execvp(argv[3], argv + 3);
 		_exit(127);
@@ -50,17 +53,20 @@ int main(int argc, char **argv)
 		const struct allocrec *r;
 		int done = waitpid(child, &status, WNOHANG) == child;
 
-		while ((r = shmring_peek(&rd, util_now_ns()))) {
+		while ((r = shmring_peek(&rd, util_now_ns(), &len))) {
 			records++;
 			frees += r->kind == ALLOCREC_FREE;
+			stack_bytes += r->stack_size;
 			shmring_release(&rd);
 		}
 		if (done)
 			break;
-		usleep(10000); /* as the collector will: every 10 ms */
+		usleep(READ_EVERY_US);
 	}
-	fprintf(stderr, "alloc_bench: %llu records (%llu frees), %llu dropped on a full ring\n",
-		(unsigned long long)records, (unsigned long long)frees,
+	fprintf(stderr, "alloc_bench: %llu records (%llu frees, %.0f bytes of stack per allocation), "
+		"%llu dropped on a full ring\n", (unsigned long long)records,
+		(unsigned long long)frees,
+		records > frees ? (double)stack_bytes / (double)(records - frees) : 0.0,
 		(unsigned long long)shmring_overflow(&rd));
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }

@@ -177,10 +177,11 @@ int allocrun_prepare(struct allocrun *run, const char *command, uint64_t mean, c
 		return -1;
 	}
 	run->nslots = ALLOCRUN_SLOTS;
-	run->slot_size = (sizeof(struct allocrec) + 7) & ~7u;
+	run->slot_size = ALLOCRUN_SLOT_SIZE;
 	run->bytes = shmring_bytes(run->nslots, run->slot_size);
-	/* Inherited across exec: the library maps it from its descriptor number. */
-	run->fd = memfd_create("proftop-alloc", 0);
+	/* Not inherited: the library opens it by its /proc path (as proftop's processes, the
+	 * command's, may), maps it and closes it before the program runs. */
+	run->fd = memfd_create("proftop-alloc", MFD_CLOEXEC);
 	if (run->fd < 0 || ftruncate(run->fd, (off_t)run->bytes) < 0 ||
 	    (run->ring = mmap(NULL, run->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, run->fd, 0)) ==
 		    MAP_FAILED) {
@@ -196,23 +197,18 @@ int allocrun_prepare(struct allocrun *run, const char *command, uint64_t mean, c
 	/* The command's own preloads stay, after ours. */
 	run->env[0] = preload && *preload ? xasprintf("LD_PRELOAD=%s:%s", lib, preload)
 					  : xasprintf("LD_PRELOAD=%s", lib);
-	run->env[1] = xasprintf("PROFTOP_ALLOC_FD=%d", run->fd);
+	run->env[1] = xasprintf("PROFTOP_ALLOC_RING=/proc/%d/fd/%d", (int)getpid(), run->fd);
 	run->env[2] = xasprintf("PROFTOP_ALLOC_MEAN=%llu",
 				(unsigned long long)(mean ? mean : ALLOCREC_DEFAULT_MEAN));
 	free(lib);
 	return 0;
 }
 
-void allocrun_launched(struct allocrun *run)
+void allocrun_release(struct allocrun *run)
 {
 	if (run->fd >= 0)
 		close(run->fd);
 	run->fd = -1;
-}
-
-void allocrun_release(struct allocrun *run)
-{
-	allocrun_launched(run);
 	if (run->ring)
 		munmap(run->ring, run->bytes);
 	run->ring = NULL;

@@ -249,7 +249,10 @@ static void worker_init(struct collector *c, struct worker *w, unsigned index)
 	w->c = c;
 	w->index = index;
 	w->symbolizer = symbolizer_new(c->diag);
-	w->unwinder = unwinder_new(c->config.callgraph, w->symbolizer, c->diag);
+	/* Allocations come with registers and a stack copy, whatever -g says. */
+	w->unwinder = unwinder_new(sample_mode_allocations(c->config.mode) ? CALLGRAPH_DWARF
+									    : c->config.callgraph,
+				   w->symbolizer, c->diag);
 	w->frames = xcalloc(FRAME_CACHE_SIZE, sizeof(*w->frames));
 	w->frames_generation = 1; /* zeroed entries are of no generation */
 	w->module_frames = xcalloc(MODULE_FRAME_CACHE_SIZE, sizeof(*w->module_frames));
@@ -1081,21 +1084,36 @@ static void note_inuse(struct collector *c, uint64_t now_ns)
 	c->inuse_seconds[second][1] = c->heap.objects;
 }
 
+/* The allocation's call stack, unwound from the registers and the stack its record carries (r),
+ * without the allocation library's frames, where the unwinding starts; as function ids and
+ * their sites, outermost first; returns its depth. */
+static size_t alloc_stack(struct worker *w, const struct allocrec *a, const struct sample_record *r,
+			  uint32_t *funcs, uint32_t *sites)
+{
+	uint64_t ips[UNWIND_MAX_FRAMES];
+	bool truncated;
+	size_t n = unwinder_unwind(w->unwinder, r, ips, UNWIND_MAX_FRAMES, &truncated), skip = 0;
+
+	while (skip < n && ips[skip] >= a->code_start && ips[skip] < a->code_end)
+		skip++;
+	/* The first frame left is the allocator's caller: a return address like the others. */
+	return stack_of(w, (pid_t)a->pid, ips + skip, n - skip, false, truncated || skip == n,
+			funcs, sites);
+}
+
 /* A sampled allocation: counted in the allocated profiles, and kept until its free. The record
- * comes from the target's memory: everything in it is checked. */
-static void handle_alloc(struct worker *w, const struct allocrec *a)
+ * comes from the target's memory: sample_parse_alloc() checked its bounds, the rest here. */
+static void handle_alloc(struct worker *w, const struct allocrec *a, const struct sample_record *r)
 {
 	struct collector *c = w->c;
 	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
-	uint32_t nframes = a->nframes;
 	double scale, objects;
 	uint64_t bytes, whole;
 	size_t depth;
 
-	if (!a->pid || !a->tid || a->pid > INT32_MAX || a->tid > INT32_MAX || !a->addr ||
-	    nframes > ALLOCREC_MAX_FRAMES || a->size > ((uint64_t)1 << 48))
+	if (!a->addr || a->size > ((uint64_t)1 << 48))
 		return;
-	depth = stack_of(w, (pid_t)a->pid, a->frames, nframes, false, false, funcs, sites);
+	depth = alloc_stack(w, a, r, funcs, sites);
 	/* C++'s operator new is the allocator's caller, not the program's: its caller is. */
 	while (depth > 1 &&
 	       !strncmp(profile_func_name(c->profiles[SAMPLE_MODE_ALLOC], funcs[depth - 1]),
@@ -1117,44 +1135,25 @@ static void handle_alloc(struct worker *w, const struct allocrec *a)
 			 (uint32_t)depth);
 }
 
-static void handle_allocrec(struct worker *w, const struct allocrec *a, uint64_t now_ns)
-{
-	struct collector *c = w->c;
-
-	/* Counted in the second it was made (the target's clock is ours, CLOCK_MONOTONIC; a time
-	 * out of the run is taken as now). */
-	profiles_set_time(c, a->time_ns >= c->start_ns && a->time_ns <= now_ns ? a->time_ns : now_ns);
-	c->alloc_records++;
-	switch (a->kind) {
-	case ALLOCREC_ALLOC:
-	case ALLOCREC_UNTRACKED:
-		handle_alloc(w, a);
-		break;
-	case ALLOCREC_FREE:
-		if (a->pid <= INT32_MAX)
-			heap_remove(&c->heap, (pid_t)a->pid, a->addr);
-		break;
-	default:
-		return;
-	}
-	note_inuse(c, now_ns);
-}
-
-/* A SAMPLE_RECORD_ALLOC record of len bytes: the struct allocrec after the header, up to its
- * frames (the sampler cut it there; what is missing reads as 0). */
+/* A SAMPLE_RECORD_ALLOC record of len bytes (sample.h). */
 static void alloc_record(struct worker *w, const struct perf_event_header *h, size_t len)
 {
 	struct collector *c = w->c;
+	struct sample_record r;
 	struct allocrec a;
-	size_t body = len - sizeof(*h);
+	uint64_t now_ns = util_now_ns();
 
-	if (!c->profiles[SAMPLE_MODE_ALLOC] || body < offsetof(struct allocrec, frames))
+	if (!c->profiles[SAMPLE_MODE_ALLOC] || sample_parse_alloc(h, len, &a, &r))
 		return;
-	memset(&a, 0, sizeof(a));
-	memcpy(&a, h + 1, body < sizeof(a) ? body : sizeof(a));
-	if ((size_t)a.nframes * sizeof(uint64_t) > body - offsetof(struct allocrec, frames))
-		return;
-	handle_allocrec(w, &a, util_now_ns());
+	/* Counted in the second it was made (the target's clock is ours, CLOCK_MONOTONIC; a time
+	 * out of the run is taken as now). */
+	profiles_set_time(c, a.time_ns >= c->start_ns && a.time_ns <= now_ns ? a.time_ns : now_ns);
+	c->alloc_records++;
+	if (a.kind == ALLOCREC_FREE)
+		heap_remove(&c->heap, (pid_t)a.pid, a.addr);
+	else
+		handle_alloc(w, &a, &r);
+	note_inuse(c, now_ns);
 }
 
 /* The in-use profiles made again from the blocks in use now. */

@@ -502,7 +502,7 @@ static const struct option_spec options_table[] = {
 		       "tcmalloc and Go's heap profiler do: each byte has the same chance, so a\n"
 		       "block of \\fIBYTES\\fR or more is nearly always sampled, a small one seldom\n"
 		       "(and then counts for the many it stands for). Each sample costs the program\n"
-		       "a stack walk of a few microseconds.",
+		       "a copy of the top of its stack (a few KiB, at most 16) into shared memory.",
 	},
 	{
 		.name = "switch-period", .arg = "N", .parse = set_switch_period,

@@ -5,6 +5,8 @@
  * read out of bounds. */
 #include "proftop/sample.h"
 
+#include "proftop/allocrec.h"
+
 #include <asm/perf_regs.h>
 #include <errno.h>
 #include <string.h>
@@ -455,4 +457,46 @@ int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t 
 	if (!err)
 		parse_sample_id(bytes, h.size, sample_type, out);
 	return err;
+}
+
+/* The perf register each of an allocation record's registers is (allocrec_reg's order). */
+static const int alloc_perf_regs[ALLOCREC_NREGS] = {
+	PERF_REG_X86_IP,  PERF_REG_X86_SP,  PERF_REG_X86_BX,  PERF_REG_X86_BP,
+	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+};
+
+int sample_parse_alloc(const void *record, size_t len, struct allocrec *alloc,
+		       struct sample_record *out)
+{
+	const unsigned char *bytes = record;
+	struct perf_event_header h;
+	uint64_t mask = sample_regs_mask();
+
+	memset(out, 0, sizeof(*out));
+	memset(alloc, 0, sizeof(*alloc));
+	if (len < sizeof(h))
+		return -EINVAL;
+	memcpy(&h, record, sizeof(h));
+	if (h.type != SAMPLE_RECORD_ALLOC || h.size > len || h.size < sizeof(h) + sizeof(*alloc))
+		return -EINVAL;
+	memcpy(alloc, bytes + sizeof(h), sizeof(*alloc));
+	if (alloc->kind < ALLOCREC_ALLOC || alloc->kind > ALLOCREC_UNTRACKED || !alloc->pid ||
+	    !alloc->tid || alloc->pid > INT32_MAX || alloc->tid > INT32_MAX ||
+	    alloc->stack_size > ALLOCREC_STACK_MAX ||
+	    alloc->stack_size > h.size - sizeof(h) - sizeof(*alloc))
+		return -EINVAL;
+	out->kind = SAMPLE_KIND_SAMPLE;
+	out->pid = alloc->pid;
+	out->tid = alloc->tid;
+	out->time = alloc->time_ns;
+	out->sample.ip = alloc->regs[ALLOCREC_REG_IP];
+	out->sample.user = true;
+	out->sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	out->sample.nregs = (unsigned)__builtin_popcountll(mask);
+	for (int i = 0; i < ALLOCREC_NREGS; i++)
+		out->sample.regs[__builtin_popcountll(mask & ((1ull << alloc_perf_regs[i]) - 1))] =
+			alloc->regs[i];
+	out->sample.stack_size = alloc->stack_size;
+	out->sample.stack = bytes + sizeof(h) + sizeof(*alloc);
+	return 0;
 }

@@ -52,8 +52,10 @@
  * falls back to smaller rings. */
 #define KERNEL_RING_PAGES 1024
 #define POLL_MS 20
-/* 16384 records (allocrun.h's ring) every 5 ms: the ring overflows past 3 million a second. */
+/* The allocation ring (allocrun.h) is read every ALLOC_POLL_MS. */
 #define ALLOC_POLL_MS 5
+/* At the end, how long the allocations left in the shared ring wait for the collector. */
+#define FINAL_ALLOCS_WAIT_NS 5000000000ull
 #define CONSUMER_WAKE_NS 10000000ull
 #define WAKEUP_MAX_BYTES (512u * 1024)
 /* The smallest kernel ring tried: 32 KiB holds two dwarf samples of the largest stack copy. */
@@ -118,6 +120,7 @@ struct sampler {
 	_Atomic uint64_t samples, switches, overflow, dropped, throttled;
 	struct shmring_reader alloc_reader; /* an allocation run's shared ring */
 	bool allocs;            /* alloc_reader is set */
+	bool allocs_waiting;    /* the last pass left records there: no room in the ring */
 };
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group)
@@ -837,40 +840,77 @@ static bool consumer_due(const struct sampler *s)
  * those: an allocation made after an exec or an mmap then always follows its records, which the
  * kernel wrote before the allocation was made; one reserved while the kernel rings were read
  * waits for the next pass. As SAMPLE_RECORD_ALLOC records: the target writes the shared slots,
- * so each is copied out whole first and its length taken from the copy. A full ring drops the
- * record (overflow). */
+ * so a record's length is taken once, bounded by what the ring says the record holds, and what
+ * is copied says that length (the collector validates the rest). A record the ring has no room
+ * for stays in the shared ring for the next pass (allocs_waiting): the two rings together
+ * buffer a collector that is busy, say reading the program's debug information at its start;
+ * the library's drops what that cannot hold (overflow). */
 static bool drain_allocs(struct sampler *s, uint64_t up_to)
 {
-	const void *slot;
-	struct allocrec copy;
+	const unsigned char *slot;
 	bool pushed = false;
 	uint64_t now = util_now_ns();
+	size_t bytes;
 
+	s->allocs_waiting = false;
 	/* Address-space records still waiting for room (pending) go first: the allocations wait
 	 * in the shared ring meanwhile. */
 	while (s->allocs && !s->pending && shmring_read(&s->alloc_reader) < up_to &&
-	       (slot = shmring_peek(&s->alloc_reader, now))) {
-		size_t frames, len;
+	       (slot = shmring_peek(&s->alloc_reader, now, &bytes))) {
+		uint32_t stack;
+		size_t len;
 		struct perf_event_header *h;
 
 		/* Past a dead producer's slot, peek may have gone beyond the bound. */
 		if (shmring_read(&s->alloc_reader) >= up_to)
 			break;
-		memcpy(&copy, slot, sizeof(copy));
-		shmring_release(&s->alloc_reader);
-		frames = copy.nframes < ALLOCREC_MAX_FRAMES ? copy.nframes : ALLOCREC_MAX_FRAMES;
-		len = sizeof(*h) + offsetof(struct allocrec, frames) + frames * sizeof(uint64_t);
-		h = ring_reserve(s->ring, len);
-		if (!h) {
-			atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+		if (bytes < sizeof(struct allocrec)) {
+			shmring_release(&s->alloc_reader);
 			continue;
 		}
+		memcpy(&stack, slot + offsetof(struct allocrec, stack_size), sizeof(stack));
+		if (stack > ALLOCREC_STACK_MAX || stack > bytes - sizeof(struct allocrec))
+			stack = 0;
+		len = sizeof(*h) + sizeof(struct allocrec) + stack;
+		h = ring_reserve(s->ring, len);
+		if (!h) {
+			s->allocs_waiting = true;
+			break;
+		}
 		*h = (struct perf_event_header){ SAMPLE_RECORD_ALLOC, 0, (uint16_t)len };
-		memcpy(h + 1, &copy, len - sizeof(*h));
+		memcpy(h + 1, slot, len - sizeof(*h));
+		memcpy((unsigned char *)(h + 1) + offsetof(struct allocrec, stack_size), &stack,
+		       sizeof(stack));
+		shmring_release(&s->alloc_reader);
 		ring_commit(s->ring);
 		pushed = true;
 	}
 	return pushed;
+}
+
+/* The allocation records left in the shared ring once the sampler thread ended, dropped and
+ * counted: the collector did not make room for them in time. */
+static void drop_allocs(struct sampler *s)
+{
+	size_t bytes;
+
+	while (s->allocs && shmring_peek(&s->alloc_reader, util_now_ns(), &bytes)) {
+		shmring_release(&s->alloc_reader);
+		atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+	}
+}
+
+static void wake_consumer(struct sampler *s)
+{
+	uint64_t one = 1;
+
+	if (s->wake_fd < 0)
+		return;
+	if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+		/* the counter is saturated: the consumer is awake anyway */
+	}
+	s->unsignalled = false;
+	s->signalled_ns = util_now_ns();
 }
 
 static bool drain_all(struct sampler *s)
@@ -881,15 +921,8 @@ static bool drain_all(struct sampler *s)
 	pushed |= drain_rings(s);
 	pushed |= drain_allocs(s, allocs_up_to);
 	s->unsignalled |= pushed;
-	if (s->unsignalled && s->wake_fd >= 0 && consumer_due(s)) {
-		uint64_t one = 1;
-
-		if (write(s->wake_fd, &one, sizeof(one)) < 0) {
-			/* the counter is saturated: the consumer is awake anyway */
-		}
-		s->unsignalled = false;
-		s->signalled_ns = util_now_ns();
-	}
+	if (s->unsignalled && consumer_due(s))
+		wake_consumer(s);
 	return pushed;
 }
 
@@ -946,9 +979,17 @@ void sampler_stop(struct sampler *s)
 	util_join(s->thread);
 	s->running = false;
 	/* The thread is gone: what the kernel still holds is ours to drain here; twice, for the
-	 * allocations reserved while the first pass read the kernel's rings. */
+	 * allocations reserved while the first pass read the kernel's rings, and again while the
+	 * allocations wait for the collector (running still) to make room, for a while. */
 	drain_all(s);
 	drain_all(s);
+	for (uint64_t until = util_now_ns() + FINAL_ALLOCS_WAIT_NS;
+	     s->allocs_waiting && util_now_ns() < until;) {
+		wake_consumer(s);
+		usleep(1000);
+		drain_all(s);
+	}
+	drop_allocs(s);
 	flush_pending(s);
 }
 

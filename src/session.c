@@ -165,8 +165,6 @@ static int open_target(struct session *s, const struct session_options *o, char 
 				    s->alloc.ring ? s->alloc.env : NULL);
 		if (err)
 			*message = xasprintf("cannot start '%s': %s", o->argv[0], strerror(-err));
-		if (s->alloc.ring)
-			allocrun_launched(&s->alloc);
 		return err;
 	}
 	return open_attach(s, o, message);

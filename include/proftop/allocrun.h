@@ -8,15 +8,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ALLOCRUN_SLOTS 16384u      /* records the ring holds (about 9 MiB) */
+/* The ring: 16 MiB of 256-byte slots. A free takes one slot; an allocation one and its stack
+ * copy's (a few hundred bytes to 16 KiB: 2 to 65 slots). With the sampler's ring behind it, it
+ * holds the records of a program allocating at --alloc-rate 64K while the collector reads its
+ * debug information at the start (allocsplit: 40,000 records a second, 0.45 s; 8 MiB
+ * overflowed). */
+#define ALLOCRUN_SLOTS 65536u
+#define ALLOCRUN_SLOT_SIZE 256u
 #define ALLOCRUN_LIBRARY "libproftop-alloc.so"
 
 struct allocrun {
 	void *ring;                /* the ring, mapped shared */
 	size_t bytes;
 	uint32_t nslots, slot_size;
-	int fd;                    /* its memfd, inherited by the command; -1 once closed */
-	char *env[4];              /* LD_PRELOAD=, PROFTOP_ALLOC_FD=, PROFTOP_ALLOC_MEAN=, NULL */
+	int fd;                    /* its memfd (close-on-exec: the command opens it by its
+				    * /proc path, and so do the programs it executes); -1: none */
+	char *env[4];              /* LD_PRELOAD=, PROFTOP_ALLOC_RING=, PROFTOP_ALLOC_MEAN=, NULL */
 };
 
 /* Whether the library can go into command (found as execvp() would): not a static executable
@@ -30,8 +37,7 @@ char *allocrun_find_library(const char *libdir, char **why);
 /* Check command, find the library, make the ring and the environment for a sample every mean
  * bytes. Returns 0, or -1 with *why (malloc'd). */
 int allocrun_prepare(struct allocrun *run, const char *command, uint64_t mean, char **why);
-/* The command has its copy of the ring's descriptor: close proftop's. */
-void allocrun_launched(struct allocrun *run);
+/* The ring unmapped and its descriptor closed: after the command ended. */
 void allocrun_release(struct allocrun *run);
 
 #endif

@@ -79,8 +79,8 @@ void sample_switch_attr_init(struct perf_event_attr *attr, const struct sample_c
 
 /* An allocation run's records from the preloaded library (allocrec.h), which the sampler moves
  * from the shared ring into its own, after the kernel's records of the same pass: a
- * perf_event_header of this type (one no kernel writes), then the struct allocrec up to its
- * nframes frames. */
+ * perf_event_header of this type (one no kernel writes), then the struct allocrec and its
+ * stack_size bytes of stack. */
 #define SAMPLE_RECORD_ALLOC 0x7f00u
 
 /* The sampler marks the samples of the context-switch event with this bit of the header's misc
@@ -170,5 +170,14 @@ int sample_layout(uint64_t sample_type, const struct perf_event_header *h,
  * a path without its terminator, ...). Records of types proftop does not use parse as OTHER. */
 int sample_parse(const void *record, size_t len, uint64_t sample_type, uint64_t regs_mask,
 		 struct sample_record *out);
+
+struct allocrec;
+/* Parse a SAMPLE_RECORD_ALLOC record of len bytes (the header's size): its fixed part into
+ * *alloc, and, for a record with a stack, *out as the CPU sample of a DWARF run it would be
+ * (registers in sample_regs_mask() order, the ones the record lacks 0; the stack pointing into
+ * the record). Returns 0, or -EINVAL for a record too short for its fields or its stack, a kind
+ * no library sends, or ids that are no process's. */
+int sample_parse_alloc(const void *record, size_t len, struct allocrec *alloc,
+		       struct sample_record *out);
 
 #endif

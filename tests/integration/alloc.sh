@@ -123,10 +123,13 @@ if [ -e "$lib" ]; then
 	LD_PRELOAD=$lib "$WL/allocsplit" fork >"$TMPD/noring.out" 2>&1
 	check "library-without-ring" status "$?" 0 "$TMPD/noring.out"
 	check "library-without-ring-runs" has "$TMPD/noring.out" '^leak 103886080$'
-	LD_PRELOAD=$lib PROFTOP_ALLOC_FD=5 PROFTOP_ALLOC_MEAN=1 "$WL/allocsplit" 5</dev/null \
-		>"$TMPD/notring.out" 2>&1
+	LD_PRELOAD=$lib PROFTOP_ALLOC_RING=/proc/self/fd/0 PROFTOP_ALLOC_MEAN=1 "$WL/allocsplit" 5 \
+		</dev/null >"$TMPD/notring.out" 2>&1
 	check "library-with-no-ring" status "$?" 0 "$TMPD/notring.out"
 	check "library-with-no-ring-runs" has "$TMPD/notring.out" '^leak 103886080$'
+	LD_PRELOAD=$lib PROFTOP_ALLOC_RING=/etc/passwd "$WL/allocsplit" 5 </dev/null \
+		>"$TMPD/notproc.out" 2>&1
+	check "library-with-a-file-no-ring" status "$?" 0 "$TMPD/notproc.out"
 else
 	skip "library-alone" "$lib is not built"
 fi

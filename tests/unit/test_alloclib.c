@@ -14,8 +14,11 @@
 #include <cmocka.h>
 
 #include "proftop/allocrec.h"
+#include "proftop/allocrun.h"
+#include "proftop/sample.h"
 #include "proftop/shmring.h"
 #include "proftop/symbols.h"
+#include "proftop/unwind.h"
 #include "proftop/util.h"
 
 #include <errno.h>
@@ -31,7 +34,8 @@
 #include <unistd.h>
 
 #define MEAN 65536
-#define SLOTS 16384 /* (a burst of leaks with the reader starved by a loaded machine: 1,600 records) */
+/* (a burst of leaks with the reader starved by a loaded machine: 1,600 records) */
+#define SLOTS (4 * ALLOCRUN_SLOTS)
 #define SMALL 64
 #define BIG 4096
 #define CHURN (400ull << 20)      /* bytes allocated and freed by the two sites */
@@ -116,7 +120,6 @@ __attribute__((noinline)) static void site_others(void)
 		free(r);
 	}
 	check(posix_memalign(&(void *){ NULL }, 3, 64) == EINVAL);
-	check(aligned_alloc(3, 64) == NULL);
 	free(NULL);
 }
 
@@ -220,12 +223,33 @@ static const char *const site_names[] = { "site_small", "site_big", "site_leak",
 					   "cxx_objects", "cxx_arrays", "cxx_leak" };
 #define NSITES 7
 
-static int site_of(struct symbolizer *sym, pid_t pid, const struct allocrec *r)
+/* The site among the first frames of the record's stack (unwound as proftop's collector does:
+ * from the registers and stack copy the record carries, past the library's own frames). */
+static int site_of(struct symbolizer *sym, struct unwinder *unw, pid_t pid, const struct allocrec *r)
 {
-	for (uint32_t f = 0; f < r->nframes && f < 6; f++) {
+	static unsigned char record[sizeof(struct perf_event_header) + sizeof(struct allocrec) +
+				    ALLOCREC_STACK_MAX];
+	size_t len = sizeof(struct perf_event_header) + sizeof(*r) + r->stack_size;
+	struct perf_event_header h = { SAMPLE_RECORD_ALLOC, 0, (uint16_t)len };
+	struct sample_record sample;
+	struct allocrec fixed;
+	uint64_t ips[64];
+	bool truncated;
+	size_t n, skip = 0;
+
+	if (r->stack_size > ALLOCREC_STACK_MAX)
+		return -2;
+	memcpy(record, &h, sizeof(h));
+	memcpy(record + sizeof(h), r, sizeof(*r) + r->stack_size);
+	if (sample_parse_alloc(record, len, &fixed, &sample))
+		return -2;
+	n = unwinder_unwind(unw, &sample, ips, 64, &truncated);
+	while (skip < n && ips[skip] >= r->code_start && ips[skip] < r->code_end)
+		skip++;
+	for (size_t f = skip; f < n && f < skip + 6; f++) {
 		struct symbol s;
 
-		symbolizer_resolve(sym, pid, r->frames[f] - 1, &s);
+		symbolizer_resolve(sym, pid, ips[f] - 1, &s);
 		for (int i = 0; s.function && i < NSITES; i++)
 			if (!strcmp(s.function, site_names[i]))
 				return i;
@@ -233,9 +257,12 @@ static int site_of(struct symbolizer *sym, pid_t pid, const struct allocrec *r)
 	return -1;
 }
 
-static void take(struct tally *t, struct symbolizer *sym, pid_t child, const struct allocrec *r)
+static void take(struct tally *t, struct symbolizer *sym, struct unwinder *unw, pid_t child,
+		 const struct allocrec *r, size_t bytes)
 {
-	if (r->nframes > ALLOCREC_MAX_FRAMES) {
+	int site;
+
+	if (bytes < sizeof(*r) || r->stack_size > bytes - sizeof(*r)) {
 		t->bad++;
 		return;
 	}
@@ -264,8 +291,11 @@ static void take(struct tally *t, struct symbolizer *sym, pid_t child, const str
 	t->untracked += r->kind == ALLOCREC_UNTRACKED;
 	if (!t->named) /* a record: the child runs the program it exec'd, mapped as it stays */
 		t->named = symbolizer_load_proc(sym, child) == 0;
-	int site = site_of(sym, child, r);
-
+	site = site_of(sym, unw, child, r);
+	if (site == -2) {
+		t->bad++;
+		return;
+	}
 	if (site >= 0)
 		t->bytes[site] += (double)r->size * allocrec_scale(r->size, MEAN);
 	xgrow((void **)&t->live, &t->cap, t->nlive + 1, sizeof(*t->live));
@@ -274,12 +304,14 @@ static void take(struct tally *t, struct symbolizer *sym, pid_t child, const str
 	t->live_site[t->nlive++] = (uint32_t)site; /* (UINT32_MAX: another site) */
 }
 
-static void drain(struct shmring_reader *rd, struct tally *t, struct symbolizer *sym, pid_t child)
+static void drain(struct shmring_reader *rd, struct tally *t, struct symbolizer *sym,
+		  struct unwinder *unw, pid_t child)
 {
 	const struct allocrec *r;
+	size_t bytes;
 
-	while ((r = shmring_peek(rd, util_now_ns()))) {
-		take(t, sym, child, r);
+	while ((r = shmring_peek(rd, util_now_ns(), &bytes))) {
+		take(t, sym, unw, child, r, bytes);
 		shmring_release(rd);
 	}
 }
@@ -289,12 +321,13 @@ static void drain(struct shmring_reader *rd, struct tally *t, struct symbolizer 
  * end: it must end well, within a minute. */
 static void run_preloaded(const char *program, struct tally *t)
 {
-	uint32_t slot = (sizeof(struct allocrec) + 7) & ~7u;
+	uint32_t slot = ALLOCRUN_SLOT_SIZE;
 	size_t bytes = shmring_bytes(SLOTS, slot);
-	int fd = memfd_create("proftop-alloc-test", 0), report[2], wait_pipe[2], status;
+	int fd = memfd_create("proftop-alloc-test", MFD_CLOEXEC), report[2], wait_pipe[2], status;
 	struct symbolizer *sym = symbolizer_new(NULL);
+	struct unwinder *unw = unwinder_new(CALLGRAPH_DWARF, sym, NULL);
 	struct shmring_reader rd;
-	char c, fdtext[16], waittext[16], reporttext[16], lib[4200];
+	char c, ringtext[64], waittext[16], reporttext[16], lib[4200];
 	uint64_t deadline = util_now_ns() + 60ull * 1000000000ull;
 	pid_t child;
 	void *mem;
@@ -313,7 +346,7 @@ static void run_preloaded(const char *program, struct tally *t)
 	*strrchr(lib, '/') = '\0';
 	strcat(lib, "/libproftop-alloc.so");
 	assert_int_equal(access(lib, R_OK), 0);
-	snprintf(fdtext, sizeof(fdtext), "%d", fd);
+	snprintf(ringtext, sizeof(ringtext), "/proc/%d/fd/%d", (int)getpid(), fd);
 	snprintf(reporttext, sizeof(reporttext), "%d", report[1]);
 	snprintf(waittext, sizeof(waittext), "%d", wait_pipe[0]);
 	child = fork();
@@ -322,7 +355,7 @@ static void run_preloaded(const char *program, struct tally *t)
 		close(report[0]);
 		close(wait_pipe[1]); /* or its read would never see the end */
 		setenv("LD_PRELOAD", lib, 1);
-		setenv("PROFTOP_ALLOC_FD", fdtext, 1);
+		setenv("PROFTOP_ALLOC_RING", ringtext, 1);
 		setenv("PROFTOP_ALLOC_MEAN", "65536", 1);
 		if (program)
 			execl(program, program, reporttext, waittext, (char *)NULL);
@@ -337,7 +370,7 @@ static void run_preloaded(const char *program, struct tally *t)
 		struct timeval tv = { 0, 2000 };
 		fd_set set;
 
-		drain(&rd, t, sym, child);
+		drain(&rd, t, sym, unw, child);
 		FD_ZERO(&set);
 		FD_SET(report[0], &set);
 		if (select(report[0] + 1, &set, NULL, NULL, &tv) > 0)
@@ -345,11 +378,12 @@ static void run_preloaded(const char *program, struct tally *t)
 		assert_true(util_now_ns() < deadline); /* a deadlock in the library */
 	}
 	assert_int_equal(read(report[0], &c, 1), 1);
-	drain(&rd, t, sym, child);
+	drain(&rd, t, sym, unw, child);
 	close(wait_pipe[1]);
 	assert_int_equal(waitpid(child, &status, 0), child);
 	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	t->overflow = shmring_overflow(&rd);
+	unwinder_free(unw);
 	symbolizer_free(sym);
 	munmap(mem, bytes);
 	close(fd);

@@ -339,6 +339,14 @@ static uint64_t self_of(const struct snapshot *s, const char *name)
 	return 0;
 }
 
+static uint64_t total_of_func(const struct snapshot *s, const char *name)
+{
+	for (size_t f = 0; f < s->nfuncs; f++)
+		if (strstr(s->funcs[f].name, name))
+			return s->func_total[f];
+	return 0;
+}
+
 /* 10 CPU samples in leaf_one (each 1001 us at 999 Hz); leaf_two blocked 5 ms and preempted 3 ms;
  * leaf_one switched out blocked 7 ms before the end and not back: counted until the end. */
 static void modes_add_up(void **state)
@@ -456,26 +464,61 @@ static void cpu_run_has_no_other_modes(void **state)
 static const struct sample_config alloc_config = { 999, false, CALLGRAPH_NONE, 0, SAMPLE_MODE_ALLOC,
 						   1, 65536 };
 
-/* A record of the allocation library as the sampler forwards it: a header, the allocrec up to its
- * frames (nframes frames are claimed, min(nframes, the maximum) are there). */
-static void push_alloc(struct ring *ring, uint32_t kind, uint64_t addr, uint64_t size, uint64_t ip,
-		       uint32_t nframes)
+/* A record of the allocation library as the sampler forwards it: a header, the allocrec, and
+ * the stack. */
+struct alloc_record {
+	struct perf_event_header h;
+	struct allocrec a;
+	unsigned char stack[4096];
+};
+
+extern void *__libc_stack_end;
+
+/* The registers and up to sizeof(r->stack) bytes of stack of the function this is inlined into,
+ * as the library takes them. */
+__attribute__((always_inline)) static inline void capture_here(struct alloc_record *r)
 {
-	struct {
-		struct perf_event_header h;
-		struct allocrec a;
-	} r;
-	uint32_t there = nframes < ALLOCREC_MAX_FRAMES ? nframes : ALLOCREC_MAX_FRAMES;
+	uintptr_t sp;
+
+	__asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+			 "movq %%rax, 0(%0)\n\t"
+			 "movq %%rsp, 8(%0)\n\t"
+			 "movq %%rbx, 16(%0)\n\t"
+			 "movq %%rbp, 24(%0)\n\t"
+			 "movq %%r12, 32(%0)\n\t"
+			 "movq %%r13, 40(%0)\n\t"
+			 "movq %%r14, 48(%0)\n\t"
+			 "movq %%r15, 56(%0)\n\t"
+			 :
+			 : "r"(r->a.regs)
+			 : "rax", "memory");
+	sp = (uintptr_t)r->a.regs[ALLOCREC_REG_SP];
+	r->a.stack_size = (uintptr_t)__libc_stack_end - sp < sizeof(r->stack)
+				  ? (uint32_t)((uintptr_t)__libc_stack_end - sp)
+				  : (uint32_t)sizeof(r->stack);
+	memcpy(r->stack, (const void *)sp, r->a.stack_size);
+}
+
+/* Functions of this binary that allocate: their records' stacks are unwound from here. */
+__attribute__((noinline)) static void alloc_one(struct alloc_record *r) { capture_here(r); }
+__attribute__((noinline)) static void alloc_two(struct alloc_record *r) { capture_here(r); }
+
+/* Push a record of kind for the block addr of size bytes, made in at (alloc_one or alloc_two;
+ * NULL: a free, no stack); stack_size, when not 0, is what the record claims to hold. */
+static void push_alloc(struct ring *ring, uint32_t kind, uint64_t addr, uint64_t size,
+		       void (*at)(struct alloc_record *), uint32_t stack_size)
+{
+	static struct alloc_record r; /* (not on the stack it copies) */
 
 	memset(&r, 0, sizeof(r));
+	r.a = (struct allocrec){ kind, 0, (uint32_t)getpid(), (uint32_t)getpid(), addr, size,
+				 util_now_ns(), 0, 0, { 0 } };
+	if (at)
+		at(&r);
 	r.h = (struct perf_event_header){ SAMPLE_RECORD_ALLOC, 0,
-					  (uint16_t)(sizeof(r.h) + offsetof(struct allocrec, frames) +
-						     there * sizeof(uint64_t)) };
-	r.a = (struct allocrec){ kind, nframes, (uint32_t)getpid(), (uint32_t)getpid(), addr, size,
-				 util_now_ns(), { 0 } };
-	/* Return addresses: the byte after a call in the function. */
-	for (uint32_t i = 0; i < there; i++)
-		r.a.frames[i] = ip + 1;
+					  (uint16_t)(sizeof(r.h) + sizeof(r.a) + r.a.stack_size) };
+	if (stack_size)
+		r.a.stack_size = stack_size;
 	push(ring, &r, r.h.size);
 }
 
@@ -490,7 +533,6 @@ static uint64_t total_of(const struct snapshot *s)
 static void allocations_add_up(void **state)
 {
 	struct ring *ring = ring_create(1 << 16);
-	uint64_t one = (uint64_t)(uintptr_t)leaf_one, two = (uint64_t)(uintptr_t)leaf_two;
 	struct snapshot *alloc, *inuse, *objects;
 	double per_big = 1048576 * allocrec_scale(1048576, 65536);
 	struct collector *c;
@@ -499,15 +541,18 @@ static void allocations_add_up(void **state)
 
 	(void)state;
 	assert_int_equal(collector_new(&c, ring, NULL, &alloc_config, NULL), 0);
-	for (int i = 0; i < 10; i++) /* 10 MiB from leaf_one, 3 of them freed */
-		push_alloc(ring, ALLOCREC_ALLOC, 0x10000 + (uint64_t)i * 16, 1048576, one, 1);
+	for (int i = 0; i < 10; i++) /* 10 MiB from alloc_one, 3 of them freed */
+		push_alloc(ring, ALLOCREC_ALLOC, 0x10000 + (uint64_t)i * 16, 1048576, alloc_one, 0);
 	for (int i = 0; i < 3; i++)
-		push_alloc(ring, ALLOCREC_FREE, 0x10000 + (uint64_t)i * 16, 0, 0, 0);
-	push_alloc(ring, ALLOCREC_UNTRACKED, 0x20000, 1048576, two, 2); /* allocated, never in use */
-	push_alloc(ring, ALLOCREC_FREE, 0x999990, 0, 0, 0);   /* a block never sampled */
-	push_alloc(ring, 77, 0x30000, 1048576, two, 1);       /* no such kind */
-	push_alloc(ring, ALLOCREC_ALLOC, 0x30000, 1048576, two, ALLOCREC_MAX_FRAMES + 1);
-	push_alloc(ring, ALLOCREC_ALLOC, 0, 1048576, two, 1); /* no address */
+		push_alloc(ring, ALLOCREC_FREE, 0x10000 + (uint64_t)i * 16, 0, NULL, 0);
+	/* allocated, never in use */
+	push_alloc(ring, ALLOCREC_UNTRACKED, 0x20000, 1048576, alloc_two, 0);
+	push_alloc(ring, ALLOCREC_FREE, 0x999990, 0, NULL, 0);   /* a block never sampled */
+	push_alloc(ring, 77, 0x30000, 1048576, alloc_two, 0);    /* no such kind */
+	/* more stack than the record holds, or than the library sends */
+	push_alloc(ring, ALLOCREC_ALLOC, 0x30000, 1048576, alloc_two, 4097);
+	push_alloc(ring, ALLOCREC_ALLOC, 0x30000, 1048576, alloc_two, ALLOCREC_STACK_MAX + 8);
+	push_alloc(ring, ALLOCREC_ALLOC, 0, 1048576, alloc_two, 0); /* no address */
 	while ((rec = ring_peek(ring, &len))) {
 		collector_process(c, rec, len);
 		ring_release(ring);
@@ -524,13 +569,18 @@ static void allocations_add_up(void **state)
 	assert_int_equal(alloc->mode, SAMPLE_MODE_ALLOC);
 	assert_true(snapshot_bytes(alloc) && !snapshot_timed(alloc));
 	assert_string_equal(snapshot_unit(objects), "OBJECTS");
-	assert_true(fabs((double)self_of(alloc, "leaf_one") - 10 * per_big) < 10);
-	assert_true(fabs((double)self_of(alloc, "leaf_two") - per_big) < 2);
-	assert_true(fabs((double)self_of(inuse, "leaf_one") - 7 * per_big) < 10);
-	assert_int_equal(self_of(inuse, "leaf_two"), 0);
+	/* (Their records' stacks start in capture_here(), inlined into them.) */
+	assert_true(fabs((double)total_of_func(alloc, "alloc_one") - 10 * per_big) < 10);
+	assert_true(fabs((double)total_of_func(alloc, "alloc_two") - per_big) < 2);
+	assert_true(fabs((double)total_of_func(inuse, "alloc_one") - 7 * per_big) < 10);
+	assert_int_equal(total_of_func(inuse, "alloc_two"), 0);
+	/* Unwound from the registers and the stack: their caller is push_alloc(), whose caller is
+	 * this test. */
+	assert_int_equal(total_of_func(alloc, "push_alloc"), total_of(alloc));
+	assert_int_equal(total_of_func(alloc, "allocations_add_up"), total_of(alloc));
 	assert_int_equal(total_of(inuse), inuse->counters.in_use);
 	assert_int_equal(total_of(alloc), alloc->counters.allocated);
-	assert_int_equal(self_of(objects, "leaf_one") + self_of(objects, "leaf_two"), 11);
+	assert_int_equal(total_of_func(objects, "alloc_one") + total_of_func(objects, "alloc_two"), 11);
 	/* Companions: the other three, with the same function ids. */
 	for (enum sample_mode m = SAMPLE_MODE_ALLOC; m < SAMPLE_NMODES; m++) {
 		const struct snapshot *other = snapshot_companion(alloc, m);

@@ -1,7 +1,7 @@
-/* The shared-memory ring: its geometry, order and fullness on one thread; four producer threads
- * racing one consumer (make tsan runs this under ThreadSanitizer), every record intact, in each
- * producer's order, once, and every refusal of the full ring counted; producers in forked
- * processes; a slot whose
+/* The shared-memory ring: its geometry, order and fullness on one thread; records of one slot
+ * and of many, padded past the end of the slots; four producer threads racing one consumer (make
+ * tsan runs this under ThreadSanitizer), every record intact, in each producer's order, once,
+ * and every refusal of the full ring counted; producers in forked processes; a record whose
  * producer died while writing it; and a consumer that survives whatever the target writes into
  * the memory. */
 #include <stdarg.h>
@@ -24,15 +24,22 @@
 #define SLOT 64
 #define PRODUCERS 4
 #define PER_PRODUCER 100000
+#define MAX_FILL 600
 
 struct record {
-	uint64_t producer, seq, check;
-	unsigned char fill[SLOT - 24];
+	uint64_t producer, seq, check, len;
+	unsigned char fill[]; /* len bytes, each seq's low byte */
 };
 
 static uint64_t check_of(uint64_t producer, uint64_t seq)
 {
 	return (producer * 0x9e3779b97f4a7c15ull) ^ (seq * 0xbf58476d1ce4e5b9ull) ^ 0x5a;
+}
+
+/* The fill of record seq: from a few bytes to many slots. */
+static uint64_t fill_of(uint64_t seq)
+{
+	return (seq * 2654435761u) % MAX_FILL;
 }
 
 static void *ring_memory(uint32_t nslots, size_t *bytes)
@@ -46,30 +53,53 @@ static void *ring_memory(uint32_t nslots, size_t *bytes)
 	return mem;
 }
 
-static bool send(void *mem, uint64_t producer, uint64_t seq)
+static bool send_fill(void *mem, uint64_t producer, uint64_t seq, uint64_t fill)
 {
 	uint64_t pos;
-	struct record *r = shmring_reserve(mem, &pos);
+	struct record *r = shmring_reserve(mem, sizeof(*r) + fill, &pos);
 
 	if (!r)
 		return false;
 	r->producer = producer;
 	r->seq = seq;
 	r->check = check_of(producer, seq);
-	memset(r->fill, (int)(seq & 0xff), sizeof(r->fill));
+	r->len = fill;
+	memset(r->fill, (int)(seq & 0xff), fill);
 	shmring_publish(mem, pos);
 	return true;
+}
+
+static bool send(void *mem, uint64_t producer, uint64_t seq)
+{
+	return send_fill(mem, producer, seq, 8);
+}
+
+static const struct record *peek(struct shmring_reader *r, uint64_t now)
+{
+	size_t bytes;
+	const struct record *got = shmring_peek(r, now, &bytes);
+
+	if (got) {
+		assert_true(bytes >= sizeof(*got));
+		assert_true(got->len <= bytes - sizeof(*got));
+	}
+	return got;
 }
 
 static void geometry(void **state)
 {
 	(void)state;
 	assert_int_equal(shmring_bytes(0, 64), 0);
+	assert_int_equal(shmring_bytes(2, 64), 0);
 	assert_int_equal(shmring_bytes(3, 64), 0);
 	assert_int_equal(shmring_bytes(4, 0), 0);
 	assert_int_equal(shmring_bytes(4, 12), 0);
+	assert_int_equal(shmring_bytes(4, 8), 0);
 	assert_int_equal(shmring_bytes(1u << 25, 64), 0);
 	assert_true(shmring_bytes(4, 64) >= sizeof(struct shmring_header) + 4 * 72);
+	/* A record takes at most a quarter of the slots. */
+	assert_int_equal(shmring_max_payload(16, 64), 4 * 64 - 8);
+	assert_int_equal(shmring_max_payload(3, 64), 0);
 	/* Too small, misaligned: refused. */
 	static _Alignas(64) unsigned char buf[4096];
 
@@ -90,13 +120,13 @@ static void order_and_fullness(void **state)
 
 	(void)state;
 	shmring_reader_init(&r, mem, 8, SLOT);
-	assert_null(shmring_peek(&r, 1));
+	assert_null(peek(&r, 1));
 	for (uint64_t i = 0; i < 8; i++)
 		assert_true(send(mem, 1, i));
 	assert_false(send(mem, 1, 8)); /* full */
 	assert_int_equal(shmring_overflow(&r), 1);
 	for (uint64_t i = 0; i < 3; i++) {
-		got = shmring_peek(&r, 1);
+		got = peek(&r, 1);
 		assert_non_null(got);
 		assert_int_equal(got->seq, i);
 		shmring_release(&r);
@@ -104,13 +134,56 @@ static void order_and_fullness(void **state)
 	for (uint64_t i = 8; i < 11; i++) /* room again, a lap on */
 		assert_true(send(mem, 1, i));
 	for (uint64_t i = 3; i < 11; i++) {
-		got = shmring_peek(&r, 1);
+		got = peek(&r, 1);
 		assert_non_null(got);
 		assert_int_equal(got->seq, i);
 		assert_true(got->check == check_of(1, i));
 		shmring_release(&r);
 	}
-	assert_null(shmring_peek(&r, 1));
+	assert_null(peek(&r, 1));
+	assert_int_equal(shmring_read(&r), 11);
+	munmap(mem, bytes);
+}
+
+/* Records of several slots: contiguous, never across the end (padded there instead), refused
+ * beyond a quarter of the ring, and the ring full when the slots are, not the records. */
+static void many_slot_records(void **state)
+{
+	size_t bytes;
+	void *mem = ring_memory(16, &bytes);
+	struct shmring_reader r;
+	const struct record *got;
+	uint64_t pos;
+
+	(void)state;
+	shmring_reader_init(&r, mem, 16, SLOT);
+	assert_null(shmring_reserve(mem, 4 * SLOT, &pos)); /* more than a quarter: refused */
+	assert_int_equal(shmring_overflow(&r), 1);
+	/* 3 slots each (8 + 32 + 120 bytes): five of them take 15 slots, a sixth does not fit. */
+	for (uint64_t i = 0; i < 5; i++)
+		assert_true(send_fill(mem, 1, i, 120));
+	assert_false(send_fill(mem, 1, 5, 120));
+	for (uint64_t i = 0; i < 2; i++) {
+		got = peek(&r, 1);
+		assert_true(got && got->seq == i && got->len == 120);
+		shmring_release(&r);
+	}
+	/* Six slots free at the start, one at the end: a 3-slot record is padded there. */
+	assert_true(send_fill(mem, 1, 5, 120));
+	assert_int_equal(shmring_reserved(&r), 19);
+	for (uint64_t i = 2; i < 6; i++) {
+		got = peek(&r, 1);
+		assert_non_null(got);
+		assert_int_equal(got->seq, i);
+		assert_int_equal(got->len, 120);
+		for (uint64_t b = 0; b < got->len; b++)
+			assert_int_equal(got->fill[b], i & 0xff);
+		assert_true((const unsigned char *)got + sizeof(*got) + got->len <=
+			    (const unsigned char *)mem + bytes);
+		shmring_release(&r);
+	}
+	assert_null(peek(&r, 1));
+	assert_int_equal(r.skipped, 0);
 	munmap(mem, bytes);
 }
 
@@ -126,7 +199,7 @@ static void *producer(void *arg)
 	struct race *p = arg;
 
 	for (uint64_t i = 0; i < PER_PRODUCER; i++) {
-		while (!send(p->mem, p->producer, i)) {
+		while (!send_fill(p->mem, p->producer, i, fill_of(i))) {
 			p->refused++;
 			sched_yield();
 		}
@@ -144,7 +217,7 @@ static uint64_t consume(void *mem, uint32_t nslots, uint64_t expected_total)
 
 	shmring_reader_init(&r, mem, nslots, SLOT);
 	while (received < expected_total) {
-		const struct record *got = shmring_peek(&r, 1);
+		const struct record *got = peek(&r, 1);
 
 		if (!got) {
 			sched_yield();
@@ -152,7 +225,8 @@ static uint64_t consume(void *mem, uint32_t nslots, uint64_t expected_total)
 		}
 		assert_true(got->producer >= 1 && got->producer <= PRODUCERS);
 		assert_true(got->check == check_of(got->producer, got->seq));
-		for (size_t i = 0; i < sizeof(got->fill); i++)
+		assert_int_equal(got->len, fill_of(got->seq));
+		for (size_t i = 0; i < got->len; i++)
 			assert_int_equal(got->fill[i], got->seq & 0xff);
 		assert_int_equal(got->seq, next[got->producer]);
 		next[got->producer] = got->seq + 1;
@@ -211,33 +285,34 @@ static void processes_race(void **state)
 	munmap(mem, bytes);
 }
 
-/* A producer that reserved a slot and died: after SHMRING_STALL_NS the consumer goes past it;
- * the dead producer's late publish (were it only stopped) does not take the slot back. */
-static void stalled_slot(void **state)
+/* A producer that reserved a record and died: after SHMRING_STALL_NS the consumer goes past
+ * all its slots at once; the dead producer's late publish (were it only stopped) does not take
+ * them back. */
+static void stalled_record(void **state)
 {
 	size_t bytes;
-	void *mem = ring_memory(8, &bytes);
+	void *mem = ring_memory(16, &bytes);
 	struct shmring_reader r;
 	const struct record *got;
 	uint64_t dead;
 
 	(void)state;
-	shmring_reader_init(&r, mem, 8, SLOT);
-	assert_non_null(shmring_reserve(mem, &dead));
+	shmring_reader_init(&r, mem, 16, SLOT);
+	assert_non_null(shmring_reserve(mem, 150, &dead)); /* 3 slots */
 	assert_true(send(mem, 2, 7));
-	assert_null(shmring_peek(&r, 1000));
-	assert_null(shmring_peek(&r, 1000 + SHMRING_STALL_NS - 1));
-	got = shmring_peek(&r, 1000 + SHMRING_STALL_NS);
+	assert_null(peek(&r, 1000));
+	assert_null(peek(&r, 1000 + SHMRING_STALL_NS - 1));
+	got = peek(&r, 1000 + SHMRING_STALL_NS);
 	assert_non_null(got);
 	assert_int_equal(got->seq, 7);
-	assert_int_equal(r.skipped, 1);
+	assert_int_equal(r.skipped, 3);
 	shmring_release(&r);
-	shmring_publish(mem, dead); /* too late: the slot is the ring's again */
-	assert_null(shmring_peek(&r, 2 * SHMRING_STALL_NS));
-	for (uint64_t i = 0; i < 7; i++) /* a whole lap on the slot given back */
+	shmring_publish(mem, dead); /* too late: the slots are the ring's again */
+	assert_null(peek(&r, 2 * SHMRING_STALL_NS));
+	for (uint64_t i = 0; i < 12; i++) /* a whole lap on the slots given back */
 		assert_true(send(mem, 3, i));
-	for (uint64_t i = 0; i < 7; i++) {
-		got = shmring_peek(&r, 3 * SHMRING_STALL_NS);
+	for (uint64_t i = 0; i < 12; i++) {
+		got = peek(&r, 3 * SHMRING_STALL_NS);
 		assert_non_null(got);
 		assert_true(got->producer == 3 && got->seq == i);
 		shmring_release(&r);
@@ -245,8 +320,8 @@ static void stalled_slot(void **state)
 	munmap(mem, bytes);
 }
 
-/* The target owns the memory: garbage in the header and the sequences never takes the
- * consumer outside the ring, nor hangs it. */
+/* The target owns the memory: garbage in the header, the sequences and the records' starts
+ * never takes the consumer outside the ring, nor hangs it. */
 static void garbage_memory(void **state)
 {
 	size_t bytes;
@@ -256,16 +331,27 @@ static void garbage_memory(void **state)
 
 	(void)state;
 	shmring_reader_init(&r, mem, 16, SLOT);
-	for (int round = 0; round < 200; round++) {
+	for (int round = 0; round < 400; round++) {
 		unsigned char *b = mem;
 
 		for (size_t i = 0; i < bytes; i++)
 			b[i] = (unsigned char)rand_r(&seed);
+		/* Half the rounds: sequences that say ready, records that say few slots. */
+		for (uint32_t i = 0; round % 2 && i < 16; i++) {
+			struct shmring_record start = { rand_r(&seed) % 3 ? SHMRING_TAG_RECORD
+									  : SHMRING_TAG_PAD,
+							(uint32_t)(rand_r(&seed) % 6) };
+
+			((uint64_t *)(b + 64 * 3))[i] = r.tail + i + 1;
+			memcpy(b + 64 * 3 + 16 * 8 + i * SLOT, &start, sizeof(start));
+		}
 		for (int i = 0; i < 64; i++) {
-			const unsigned char *got = shmring_peek(&r, (uint64_t)round * SHMRING_STALL_NS + (uint64_t)i);
+			size_t len;
+			const unsigned char *got =
+				shmring_peek(&r, (uint64_t)round * SHMRING_STALL_NS + (uint64_t)i, &len);
 
 			if (got) {
-				assert_true(got >= b && got + SLOT <= b + bytes);
+				assert_true(got >= b && got + len <= b + bytes);
 				shmring_release(&r);
 			}
 		}
@@ -278,9 +364,10 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(geometry),
 		cmocka_unit_test(order_and_fullness),
+		cmocka_unit_test(many_slot_records),
 		cmocka_unit_test(threads_race),
 		cmocka_unit_test(processes_race),
-		cmocka_unit_test(stalled_slot),
+		cmocka_unit_test(stalled_record),
 		cmocka_unit_test(garbage_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,339 @@
+/* alloc_env.c — the allocation library's environment (alloc_env.h).
+ *
+ * proftop starts the command with LD_PRELOAD naming this library first and PROFTOP_ALLOC_RING
+ * and PROFTOP_ALLOC_MEAN set. The constructor takes them out of the environment the program
+ * reads (getenv, environ, the environment its children inherit), so that a program that prints
+ * or passes on its environment does what it does without proftop. To sample the programs it
+ * executes too, the exec functions a program calls (execve, execv, execvp, execvpe, execl,
+ * execle, execlp, fexecve, execveat, posix_spawn, posix_spawnp) are wrapped: each passes the
+ * environment it was given with the three put back (this library first in LD_PRELOAD, before
+ * the program's own preloads). system() and popen() start their shell inside glibc, with no
+ * call to wrap: what they run is not sampled. /proc/PID/environ keeps the environment the
+ * process started with: nothing can change that.
+ *
+ * The wrappers may run in a vfork()ed child, which shares its parent's memory: they allocate
+ * nothing (the new environment is built on the stack, bounded) and change no state. An
+ * environment too large for that is passed on as it is (the program it runs is not sampled). */
+#include "alloc_env.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+extern char **environ;
+
+#define RING_VAR "PROFTOP_ALLOC_RING="
+#define MEAN_VAR "PROFTOP_ALLOC_MEAN="
+#define PRELOAD_VAR "LD_PRELOAD="
+#define ENV_ROOM 512         /* entries of an environment the wrappers extend, at most */
+#define PRELOAD_ROOM 1536    /* bytes of the LD_PRELOAD they make */
+#define VALUE_ROOM 4096      /* bytes of a variable kept (this library's path among them) */
+
+/* What the constructor kept: whole "NAME=value" entries; empty when not set. */
+static char kept_ring[VALUE_ROOM], kept_mean[64], kept_library[VALUE_ROOM];
+
+typedef int execve_fn(const char *, char *const[], char *const[]);
+typedef int fexecve_fn(int, char *const[], char *const[]);
+typedef int execveat_fn(int, const char *, char *const[], char *const[], int);
+typedef int spawn_fn(pid_t *, const char *, const posix_spawn_file_actions_t *,
+		     const posix_spawnattr_t *, char *const[], char *const[]);
+
+/* The functions wrapped, as the next object defines them (NULL: not yet looked up). */
+enum wrapped { EXECVE, EXECVPE, FEXECVE, EXECVEAT, POSIX_SPAWN, POSIX_SPAWNP, NWRAPPED };
+
+static const char *const wrapped_names[NWRAPPED] = { "execve", "execvpe", "fexecve", "execveat",
+						      "posix_spawn", "posix_spawnp" };
+static void *_Atomic wrapped_fns[NWRAPPED];
+
+void alloc_env_resolve(void *(*lookup)(const char *name))
+{
+	for (int i = 0; i < NWRAPPED; i++)
+		atomic_store(&wrapped_fns[i], lookup(wrapped_names[i]));
+}
+
+/* The wrapped function, looked up now if the constructor has not run yet. */
+static void *real(enum wrapped which)
+{
+	void *fn = atomic_load(&wrapped_fns[which]);
+
+	if (!fn) {
+		fn = dlsym(RTLD_NEXT, wrapped_names[which]);
+		atomic_store(&wrapped_fns[which], fn);
+	}
+	return fn;
+}
+
+/* Keep "name=value" in into (room bytes); false when it does not fit. */
+static bool keep(char *into, size_t room, const char *name, const char *value)
+{
+	int n = snprintf(into, room, "%s%s", name, value);
+
+	if (n < 0 || (size_t)n >= room) {
+		into[0] = '\0';
+		return false;
+	}
+	return true;
+}
+
+/* This library's path, as the dynamic loader loaded it. */
+static const char *own_path(void)
+{
+	Dl_info info;
+
+	if (!dladdr((void *)(uintptr_t)&own_path, &info) || !info.dli_fname)
+		return NULL;
+	return info.dli_fname;
+}
+
+/* LD_PRELOAD without this library when it comes first, as proftop puts it (the program's own
+ * preloads stay); its separators are colons and spaces. */
+static void take_preload(void)
+{
+	const char *preload = getenv("LD_PRELOAD"), *self = own_path();
+	size_t len;
+
+	if (!preload || !self)
+		return;
+	len = strcspn(preload, ": ");
+	if (len != strlen(self) || strncmp(preload, self, len))
+		return;
+	if (!keep(kept_library, sizeof(kept_library), "", self))
+		return;
+	preload += len;
+	preload += strspn(preload, ": ");
+	if (*preload) {
+		char rest[VALUE_ROOM];
+
+		if (keep(rest, sizeof(rest), "", preload))
+			setenv("LD_PRELOAD", rest, 1);
+	} else {
+		unsetenv("LD_PRELOAD");
+	}
+}
+
+void alloc_env_take(struct alloc_env *env)
+{
+	const char *ring = getenv("PROFTOP_ALLOC_RING"), *mean = getenv("PROFTOP_ALLOC_MEAN");
+
+	env->ring = env->mean = NULL;
+	if (!ring)
+		return;
+	if (keep(kept_ring, sizeof(kept_ring), RING_VAR, ring))
+		env->ring = kept_ring + strlen(RING_VAR);
+	if (mean && keep(kept_mean, sizeof(kept_mean), MEAN_VAR, mean))
+		env->mean = kept_mean + strlen(MEAN_VAR);
+	unsetenv("PROFTOP_ALLOC_RING");
+	unsetenv("PROFTOP_ALLOC_MEAN");
+	take_preload();
+}
+
+static bool named(const char *entry, const char *var)
+{
+	return !strncmp(entry, var, strlen(var));
+}
+
+/* Whether the LD_PRELOAD value names path among its entries. */
+static bool preloads(const char *value, const char *path)
+{
+	size_t len = strlen(path);
+
+	while (*value) {
+		size_t n = strcspn(value, ": ");
+
+		if (n == len && !strncmp(value, path, len))
+			return true;
+		value += n;
+		value += strspn(value, ": ");
+	}
+	return false;
+}
+
+/* envp with this library's variables put back, in out (ENV_ROOM + 4 entries) and preload
+ * (PRELOAD_ROOM bytes); envp itself when there is nothing to put back or no room. */
+static char *const *with_ours(char *const *envp, char **out, char *preload)
+{
+	size_t n = 0, i = 0;
+	const char *theirs = NULL;
+	int len;
+
+	if (!kept_ring[0] || !kept_library[0])
+		return envp;
+	for (; envp && envp[n]; n++)
+		if (n >= ENV_ROOM)
+			return envp;
+	for (size_t k = 0; k < n; k++) {
+		if (named(envp[k], PRELOAD_VAR))
+			theirs = envp[k] + strlen(PRELOAD_VAR);
+		else if (!named(envp[k], RING_VAR) && !named(envp[k], MEAN_VAR))
+			out[i++] = envp[k];
+	}
+	if (theirs && preloads(theirs, kept_library))
+		len = snprintf(preload, PRELOAD_ROOM, "%s%s", PRELOAD_VAR, theirs);
+	else if (theirs && *theirs)
+		len = snprintf(preload, PRELOAD_ROOM, "%s%s:%s", PRELOAD_VAR, kept_library, theirs);
+	else
+		len = snprintf(preload, PRELOAD_ROOM, "%s%s", PRELOAD_VAR, kept_library);
+	if (len < 0 || len >= PRELOAD_ROOM)
+		return envp;
+	out[i++] = preload;
+	out[i++] = kept_ring;
+	if (kept_mean[0])
+		out[i++] = kept_mean;
+	out[i] = NULL;
+	return out;
+}
+
+static int no_function(void)
+{
+	errno = ENOSYS;
+	return -1;
+}
+
+static int exec_env(const char *path, char *const argv[], char *const envp[], bool search)
+{
+	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	execve_fn *fn = (execve_fn *)real(search ? EXECVPE : EXECVE);
+
+	return fn ? fn(path, argv, with_ours(envp, env, preload)) : no_function();
+}
+
+EXPORT int execve(const char *path, char *const argv[], char *const envp[])
+{
+	return exec_env(path, argv, envp, false);
+}
+
+EXPORT int execv(const char *path, char *const argv[])
+{
+	return exec_env(path, argv, environ, false);
+}
+
+EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+	return exec_env(file, argv, envp, true);
+}
+
+EXPORT int execvp(const char *file, char *const argv[])
+{
+	return exec_env(file, argv, environ, true);
+}
+
+EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
+{
+	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	fexecve_fn *fn = (fexecve_fn *)real(FEXECVE);
+
+	return fn ? fn(fd, argv, with_ours(envp, env, preload)) : no_function();
+}
+
+EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
+{
+	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	execveat_fn *fn = (execveat_fn *)real(EXECVEAT);
+
+	return fn ? fn(dirfd, path, argv, with_ours(envp, env, preload), flags) : no_function();
+}
+
+static int spawn_env(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+		     const posix_spawnattr_t *attr, char *const argv[], char *const envp[],
+		     bool search)
+{
+	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	spawn_fn *fn = (spawn_fn *)real(search ? POSIX_SPAWNP : POSIX_SPAWN);
+
+	return fn ? fn(pid, path, actions, attr, argv, with_ours(envp, env, preload)) : ENOSYS;
+}
+
+EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_env(pid, path, actions, attr, argv, envp, false);
+}
+
+EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+	return spawn_env(pid, file, actions, attr, argv, envp, true);
+}
+
+/* How many arguments the execl family was given: first and those after it up to the NULL. */
+static size_t count_args(const char *first, va_list args)
+{
+	size_t n = 1;
+
+	if (!first)
+		return 0;
+	while (va_arg(args, char *))
+		n++;
+	return n;
+}
+
+/* The argc arguments counted (first, then those in *args), and a NULL, into argv; *args is
+ * left past the NULL that ended them. */
+static void collect_args(const char *first, va_list *args, char **argv, size_t argc)
+{
+	for (size_t i = 0; i < argc; i++)
+		argv[i] = i ? va_arg(*args, char *) : (char *)first;
+	argv[argc] = NULL;
+	if (argc)
+		(void)va_arg(*args, char *);
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list args, counting;
+	size_t argc;
+
+	va_start(args, arg);
+	va_copy(counting, args);
+	argc = count_args(arg, counting);
+	va_end(counting);
+	char *argv[argc + 1];
+
+	collect_args(arg, &args, argv, argc);
+	va_end(args);
+	return exec_env(path, argv, environ, false);
+}
+
+EXPORT int execlp(const char *file, const char *arg, ...)
+{
+	va_list args, counting;
+	size_t argc;
+
+	va_start(args, arg);
+	va_copy(counting, args);
+	argc = count_args(arg, counting);
+	va_end(counting);
+	char *argv[argc + 1];
+
+	collect_args(arg, &args, argv, argc);
+	va_end(args);
+	return exec_env(file, argv, environ, true);
+}
+
+EXPORT int execle(const char *path, const char *arg, ...)
+{
+	va_list args, counting;
+	size_t argc;
+	char *const *envp;
+
+	va_start(args, arg);
+	va_copy(counting, args);
+	argc = count_args(arg, counting);
+	va_end(counting);
+	char *argv[argc + 1];
+
+	collect_args(arg, &args, argv, argc);
+	envp = va_arg(args, char *const *);
+	va_end(args);
+	return exec_env(path, argv, envp, false);
+}
