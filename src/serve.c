@@ -7,11 +7,22 @@
  * of the run (collector_stretch(), from its history): from is the second boundary nearest the
  * request, and the answer waits until the stretch's last second ended and SERVE_LAG_NS more,
  * for the samples of that second still on their way to the profile. When profiling ends first,
- * or the server stops, it answers with what the stretch holds then.
+ * or the server stops, it answers with what the stretch holds then; when the client goes (it
+ * closed, or shut its side: Go's server cancels a request then too), at once, with nothing.
  *
- * Threads: the connection threads share `lock` (`waiting`, `answering`, `stopping`, `recent`)
- * and its condition, which serve_stop() broadcasts; everything else in struct server is set before the
- * daemon starts and only read after. */
+ * A connection has SERVE_REQUEST_NS to send a whole request, from its start or from its last
+ * answer, or the watcher closes it (so clients trickling headers hold no connection for long);
+ * a request being answered, a profile waiting out its seconds included, has no such time. The
+ * library's idle timeout cannot be that: a byte a few seconds keeps it from firing. It bounds
+ * the idleness of an answer going out, and never fires on a profile waiting: the library checks
+ * it on the connection's own thread, which waits in handle(), and MHD_queue_response() restarts
+ * its clock.
+ *
+ * Threads: libmicrohttpd's (the listening thread, a thread per connection) and the watcher.
+ * They share `lock` (`waiting`, `answering`, `peers`, `recent`) and its condition, which
+ * completed() broadcasts; serve_stop() makes stop_fd readable, which wakes the waiting
+ * requests and the watcher at once. Everything else in struct server is set before the daemon
+ * starts and only read after. */
 #include "proftop/serve.h"
 
 #include "proftop/collector.h"
@@ -22,11 +33,13 @@
 #include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,17 +50,34 @@
 #define SERVE_SNAPSHOT_REUSE_NS (NS / 2)
 /* How long stopping waits for answers still going out. */
 #define SERVE_STOP_WAIT_NS (2 * NS)
+/* How long a connection has to send a whole request. */
+#define SERVE_REQUEST_NS ((uint64_t)SERVE_REQUEST_SECONDS * NS)
+/* How long a connection may stay idle while its answer goes out. */
+#define SERVE_IDLE_SECONDS 30u
+
+/* A connection, from the library's notice that it started to the one that it closed (its
+ * socket context). The library closes fd only after that last notice took the peer off
+ * srv->peers under srv->lock, so a shutdown() under that lock cannot reach another socket that
+ * got the same number. */
+struct peer {
+	struct peer *next;
+	int fd;
+	uint64_t request_by;   /* while a request comes in: when it must have come whole; else 0 */
+};
 
 struct server {
 	struct MHD_Daemon *daemon;
 	struct collector *collector;
 	unsigned max_seconds;
 	char where[80];
+	int stop_fd;           /* eventfd, readable once serve_stop() began */
+	pthread_t watcher;
+	bool watching;         /* watcher started */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned waiting;      /* requests waiting out their seconds */
 	unsigned answering;    /* requests being answered, until their answer is sent */
-	bool stopping;
+	struct peer *peers;    /* the open connections */
 	struct snapshot *recent; /* the last /snapshot made, at recent_ns */
 	uint64_t recent_ns;
 };
@@ -204,6 +234,33 @@ static unsigned parse_format(const char *value, enum export_format *format, char
 	return 200;
 }
 
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = (char)(c | 0x20);
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+size_t serve_unescape(char *text)
+{
+	char *out = text;
+	const char *in = text;
+
+	while (*in) {
+		int hi = in[0] == '%' ? hex_value(in[1]) : -1, lo = hi >= 0 ? hex_value(in[2]) : -1;
+
+		if (lo >= 0 && (hi | lo)) { /* hex_value('\0') is -1: never past the end */
+			*out++ = (char)(hi << 4 | lo);
+			in += 3;
+		} else {
+			*out++ = *in++;
+		}
+	}
+	*out = '\0';
+	return (size_t)(out - text);
+}
+
 unsigned serve_parse_request(const char *method, const char *path, const struct serve_arg *args,
 			     size_t nargs, unsigned max_seconds, struct serve_request *r, char *err,
 			     size_t err_len)
@@ -353,30 +410,41 @@ static enum MHD_Result answer_snapshot(struct MHD_Connection *conn, const struct
 	return answer(conn, MHD_HTTP_OK, body, len, content_type(r->format), file_name(r));
 }
 
-/* Wait until the stretch [from_s, to_s) is in the profile, profiling ended or the server
- * stops. */
-static void wait_for(struct server *srv, uint64_t to_s)
+/* The peer of conn, which the library's notice of its start made. */
+static struct peer *peer_of(struct MHD_Connection *conn)
 {
+	return MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT)->socket_context;
+}
+
+/* Wait until the stretch ending at to_s is in the profile, profiling ended or the server stops
+ * (true), or until the client is gone (false): it closed, reset, or shut its side down (poll's
+ * POLLRDHUP; bytes of a next request do not count). The collector says nothing when a second
+ * ends, hence the tenth of a second between looks. */
+static bool wait_for(struct server *srv, int fd, uint64_t to_s)
+{
+	struct pollfd p[2] = { { .fd = fd, .events = POLLRDHUP },
+			       { .fd = srv->stop_fd, .events = POLLIN } };
 	bool ended;
 
-	pthread_mutex_lock(&srv->lock);
-	while (!srv->stopping) {
+	for (;;) {
 		uint64_t elapsed = collector_elapsed(srv->collector, &ended);
-		uint64_t until = util_now_ns() + 100000000u;
-		struct timespec ts = { (time_t)(until / NS), (long)(until % NS) };
 
 		if (ended || elapsed >= to_s * NS + SERVE_LAG_NS)
-			break;
-		pthread_cond_timedwait(&srv->cond, &srv->lock, &ts);
+			return true;
+		if (poll(p, 2, 100) <= 0)
+			continue;
+		if (p[1].revents)
+			return true;
+		if (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL))
+			return false;
 	}
-	pthread_mutex_unlock(&srv->lock);
 }
 
 static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection *conn,
 				      const struct serve_request *r)
 {
 	enum sample_mode mode = collector_shown(srv->collector);
-	bool ended, busy;
+	bool ended, busy, here;
 	uint64_t elapsed = collector_elapsed(srv->collector, &ended), from_s;
 	struct snapshot *s;
 	enum MHD_Result ok;
@@ -395,11 +463,13 @@ static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection 
 		return answer_error(conn, 500, "proftop is making as many profiles as it will at "
 				    "once; try again later");
 	from_s = (elapsed + NS / 2) / NS;
-	wait_for(srv, from_s + r->seconds);
-	s = collector_stretch(srv->collector, mode, from_s, from_s + r->seconds);
+	here = wait_for(srv, peer_of(conn)->fd, from_s + r->seconds);
 	pthread_mutex_lock(&srv->lock);
 	srv->waiting--;
 	pthread_mutex_unlock(&srv->lock);
+	if (!here)
+		return MHD_NO; /* the library closes the connection: nobody to answer */
+	s = collector_stretch(srv->collector, mode, from_s, from_s + r->seconds);
 	ok = answer_snapshot(conn, s, r);
 	snapshot_unref(s);
 	return ok;
@@ -428,6 +498,13 @@ static struct snapshot *recent_snapshot(struct server *srv)
 	return s;
 }
 
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *text)
+{
+	(void)cls;
+	(void)conn;
+	return serve_unescape(text);
+}
+
 struct arg_list {
 	struct serve_arg args[SERVE_MAX_ARGS + 1];
 	size_t n;
@@ -445,8 +522,9 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
 	return MHD_YES;
 }
 
-/* A request's state (the library's per-request pointer): its headers came; it is being
- * answered, and counted in `answering` until completed() runs. */
+/* A request's state (the library's per-request pointer): its headers came; it came whole and
+ * is being answered, counted in `answering` and free of the request time until completed()
+ * runs, which starts the time of the connection's next request. */
 static int started, counted;
 
 static void completed(void *cls, struct MHD_Connection *conn, void **state,
@@ -454,12 +532,12 @@ static void completed(void *cls, struct MHD_Connection *conn, void **state,
 {
 	struct server *srv = cls;
 
-	(void)conn;
 	(void)why;
 	if (*state != &counted)
 		return;
 	pthread_mutex_lock(&srv->lock);
 	srv->answering--;
+	peer_of(conn)->request_by = util_now_ns() + SERVE_REQUEST_NS;
 	pthread_cond_broadcast(&srv->cond);
 	pthread_mutex_unlock(&srv->lock);
 }
@@ -488,6 +566,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 		*state = &counted;
 		pthread_mutex_lock(&srv->lock);
 		srv->answering++;
+		peer_of(conn)->request_by = 0;
 		pthread_mutex_unlock(&srv->lock);
 	}
 	MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, collect_arg, &args);
@@ -510,6 +589,72 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 	}
 	default:
 		return answer_index(srv, conn);
+	}
+}
+
+/* --- connections ----------------------------------------------------------------------------- */
+
+/* The library's notices of a connection's start (before its thread reads a byte) and of its
+ * close (after that thread ended, before the socket is closed). */
+static void connection_event(void *cls, struct MHD_Connection *conn, void **context,
+			     enum MHD_ConnectionNotificationCode what)
+{
+	struct server *srv = cls;
+	struct peer *p = *context, **link;
+
+	if (what == MHD_CONNECTION_NOTIFY_STARTED) {
+		p = xcalloc(1, sizeof(*p));
+		p->fd = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
+		p->request_by = util_now_ns() + SERVE_REQUEST_NS;
+		pthread_mutex_lock(&srv->lock);
+		p->next = srv->peers;
+		srv->peers = p;
+		pthread_mutex_unlock(&srv->lock);
+		*context = p;
+		return;
+	}
+	pthread_mutex_lock(&srv->lock);
+	for (link = &srv->peers; *link != p; link = &(*link)->next)
+		;
+	*link = p->next;
+	pthread_mutex_unlock(&srv->lock);
+	free(p);
+}
+
+/* Close the connections whose request is late: shutdown() ends the connection's reads, and the
+ * library closes it. Returns when the next request falls due, no later than SERVE_REQUEST_NS
+ * from now, so the requests of connections starting meanwhile (due later) are not missed. */
+static uint64_t close_late(struct server *srv)
+{
+	uint64_t now = util_now_ns(), next = now + SERVE_REQUEST_NS;
+
+	pthread_mutex_lock(&srv->lock);
+	for (struct peer *p = srv->peers; p; p = p->next) {
+		if (!p->request_by)
+			continue;
+		if (p->request_by <= now) {
+			shutdown(p->fd, SHUT_RDWR);
+			p->request_by = 0;
+		} else if (p->request_by < next) {
+			next = p->request_by;
+		}
+	}
+	pthread_mutex_unlock(&srv->lock);
+	return next;
+}
+
+/* The watcher thread: close_late() at each due time, until serve_stop(). */
+static void *watch(void *arg)
+{
+	struct server *srv = arg;
+	struct pollfd stop = { .fd = srv->stop_fd, .events = POLLIN };
+
+	for (;;) {
+		uint64_t next = close_late(srv), now = util_now_ns();
+		int ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+
+		if (poll(&stop, 1, ms) > 0)
+			return NULL;
 	}
 }
 
@@ -545,7 +690,7 @@ int serve_start(struct server **out, const struct serve_address *address,
 {
 	struct server *srv;
 	struct serve_address bound;
-	int fd;
+	int fd, err;
 
 	*out = NULL;
 	*message = NULL;
@@ -553,6 +698,14 @@ int serve_start(struct server **out, const struct serve_address *address,
 	if (fd < 0)
 		return fd;
 	srv = xcalloc(1, sizeof(*srv));
+	srv->stop_fd = eventfd(0, EFD_CLOEXEC);
+	if (srv->stop_fd < 0) {
+		err = errno;
+		close(fd);
+		free(srv);
+		*message = xasprintf("--serve: cannot make an event fd: %s", strerror(err));
+		return -err;
+	}
 	srv->collector = collector;
 	srv->max_seconds = max_seconds < SERVE_MAX_SECONDS ? max_seconds : SERVE_MAX_SECONDS;
 	serve_address_text(&bound, srv->where, sizeof(srv->where));
@@ -571,8 +724,10 @@ int serve_start(struct server **out, const struct serve_address *address,
 				       0, NULL, NULL, handle, srv,
 				       MHD_OPTION_LISTEN_SOCKET, fd,
 				       MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_MAX_CONNECTIONS,
-				       MHD_OPTION_CONNECTION_TIMEOUT, 30u,
+				       MHD_OPTION_CONNECTION_TIMEOUT, SERVE_IDLE_SECONDS,
 				       MHD_OPTION_NOTIFY_COMPLETED, completed, srv,
+				       MHD_OPTION_NOTIFY_CONNECTION, connection_event, srv,
+				       MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL,
 				       MHD_OPTION_END);
 	if (!srv->daemon) { /* the library closed fd; it says no errno */
 		*message = xasprintf("--serve: libmicrohttpd could not start its server on %s",
@@ -580,6 +735,13 @@ int serve_start(struct server **out, const struct serve_address *address,
 		serve_stop(srv);
 		return -EINVAL;
 	}
+	err = pthread_create(&srv->watcher, NULL, watch, srv);
+	if (err) {
+		*message = xasprintf("--serve: cannot start a thread: %s", strerror(err));
+		serve_stop(srv);
+		return -err;
+	}
+	srv->watching = true;
 	*out = srv;
 	return 0;
 }
@@ -595,9 +757,10 @@ void serve_stop(struct server *srv)
 
 	if (!srv)
 		return;
+	eventfd_write(srv->stop_fd, 1); /* the first write to it: cannot overflow */
+	if (srv->watching)
+		pthread_join(srv->watcher, NULL);
 	pthread_mutex_lock(&srv->lock);
-	srv->stopping = true;
-	pthread_cond_broadcast(&srv->cond);
 	/* Waiting requests now answer with what was profiled: let their answers go out (stopping
 	 * the library closes every connection at once), for a bounded time. */
 	deadline = util_now_ns() + SERVE_STOP_WAIT_NS;
@@ -610,6 +773,7 @@ void serve_stop(struct server *srv)
 	if (srv->daemon)
 		MHD_stop_daemon(srv->daemon); /* joins the connection threads; closes the socket */
 	snapshot_unref(srv->recent);
+	close(srv->stop_fd);
 	pthread_cond_destroy(&srv->cond);
 	pthread_mutex_destroy(&srv->lock);
 	free(srv);

@@ -11,8 +11,10 @@
  * or 500 (proftop cannot make it), as Go's. No path serves a file.
  *
  * The server is libmicrohttpd's, a thread per connection; at most SERVE_MAX_CONNECTIONS
- * connections, and SERVE_MAX_WAITING of them waiting out their seconds. A handler only reads
- * the collector through its thread-safe calls (collector_snapshot(), collector_stretch()). */
+ * connections, and SERVE_MAX_WAITING of them waiting out their seconds, each until its client
+ * goes. A connection that has not sent a whole request SERVE_REQUEST_SECONDS after it opened
+ * (or after its last answer) is closed. A handler only reads the collector through its
+ * thread-safe calls (collector_snapshot(), collector_stretch()). */
 #ifndef PROFTOP_SERVE_H
 #define PROFTOP_SERVE_H
 
@@ -27,6 +29,7 @@
 #define SERVE_MAX_CONNECTIONS 16
 #define SERVE_MAX_WAITING 4
 #define SERVE_MAX_ARGS 8
+#define SERVE_REQUEST_SECONDS 5
 
 /* Where to listen: --serve [ADDR:]PORT. */
 struct serve_address {
@@ -56,7 +59,13 @@ struct serve_request {
 	enum export_format format;
 };
 
-/* One query parameter as the HTTP library decoded it; value NULL for a bare "?key". */
+/* Decode a path or a query's key or value in place, as the server does: each %XX (two hex
+ * digits) becomes its byte, except %00, which stays as it is. No path or parameter holds a NUL,
+ * and decoded, one would hide what follows it ("seconds=5%00junk" read as 5): left as text, it
+ * is refused as what it is. Returns the length of the result, which holds no NUL. */
+size_t serve_unescape(char *text);
+
+/* One query parameter as serve_unescape() decoded it; value NULL for a bare "?key". */
 struct serve_arg {
 	const char *key, *value;
 };

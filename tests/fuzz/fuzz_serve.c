@@ -1,10 +1,10 @@
 /* libFuzzer target: an HTTP request's method, path and query as --serve receives them from any
  * client. The input is METHOD, a newline, then the request target (path?query); the query is
- * split and %-decoded as libmicrohttpd does (its own MHD_http_unescape()), then checked by
- * serve_parse_request(). Also addresses for --serve, the part after the first newline. */
+ * split as libmicrohttpd does and %-decoded by serve_unescape(), the decoder the server gives
+ * the library, then checked by serve_parse_request(). Also addresses for --serve, the part
+ * after the first newline. */
 #include "proftop/serve.h"
 
-#include <microhttpd.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -28,6 +28,16 @@ static void check_answer(unsigned status, const struct serve_request *r, const c
 	for (const char *p = err; *p; p++)
 		if ((unsigned char)*p < 0x20 || *p == 0x7f)
 			__builtin_trap();
+}
+
+/* serve_unescape(), whose result holds no NUL (what it decodes is what the parser sees) and is
+ * no longer than its input. */
+static void decode(char *text)
+{
+	size_t before = strlen(text), after = serve_unescape(text);
+
+	if (after != strlen(text) || after > before)
+		__builtin_trap();
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -65,16 +75,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	query = strchr(nl + 1, '?');
 	if (query)
 		*query++ = '\0';
-	MHD_http_unescape(nl + 1);
+	decode(nl + 1);
 	for (char *kv = query ? strtok_r(query, "&", &save) : NULL; kv && n < SERVE_MAX_ARGS + 2;
 	     kv = strtok_r(NULL, "&", &save)) {
 		char *eq = strchr(kv, '=');
 
 		if (eq) {
 			*eq = '\0';
-			MHD_http_unescape(eq + 1);
+			decode(eq + 1);
 		}
-		MHD_http_unescape(kv);
+		decode(kv);
 		args[n++] = (struct serve_arg){ kv, eq ? eq + 1 : NULL };
 	}
 	memset(err, 0x55, sizeof(err));

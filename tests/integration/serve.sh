@@ -5,8 +5,10 @@
 # answering keys; curl for everything else: Go's error answers (400, 404, 405 as text/plain with
 # X-Go-Pprof), /snapshot in each format read by the tool that reads it (proftop report,
 # callgrind_annotate, the folded sum), a request still waiting when proftop ends, --history 0;
-# and the option's own errors (a bad address, a port in use, -i) and the warning for an address
-# other machines reach.
+# a NUL (%00) refused, clients that go while their profile waits (their slots free at once),
+# slowloris (connections trickling a request closed after 5 s, a waiting profile not); and the
+# option's own errors (a bad address, a port in use, -i) and the warning for an address other
+# machines reach.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/split"
 require_perf_events
@@ -62,9 +64,56 @@ split_right()
 		approx "$(pprof_pct "$1" burn_c)" 10 5
 }
 
+# code_when_free URL — the status of GET URL, asked again while it is 500 (every profile slot
+# taken), ten times at most.
+code_when_free()
+{
+	local code i
+	i=0
+	while :; do
+		code=$(curl -s -m 10 -o /dev/null -w '%{http_code}' "$1")
+		i=$((i + 1))
+		[ "$code" != 500 ] || [ $i -ge 10 ] && break
+		sleep 0.3
+	done
+	echo "$code"
+}
+
+# slowloris PORT N — a profile of 7 s with format=folded, then N connections that trickle a
+# request header that never ends, a byte every 0.2 s, until proftop closed them all (30 s at
+# most). Prints "closed C profile STATUS" and whether the profile holds burn_a ("burn_a").
+slowloris()
+{
+	perl -e '
+		use strict; use IO::Socket::INET; use IO::Select;
+		$SIG{PIPE} = "IGNORE";
+		my ($port, $n) = @ARGV;
+		sub conn { IO::Socket::INET->new(PeerAddr => "127.0.0.1", PeerPort => $port) or die "connect: $!\n" }
+		my $profile = conn();
+		syswrite($profile, "GET /debug/pprof/profile?seconds=7&format=folded HTTP/1.0\r\n\r\n");
+		my @slow = map { my $s = conn(); syswrite($s, "GET / HTTP/1.1\r\nHost: x\r\nX-Slow: "); $s } 1 .. $n;
+		my %closed;
+		my $end = time + 30;
+		while (keys(%closed) < $n && time < $end) {
+			select(undef, undef, undef, 0.2);
+			for my $i (0 .. $n - 1) {
+				next if $closed{$i};
+				my $buf;
+				$closed{$i} = 1 if IO::Select->new($slow[$i])->can_read(0) && !sysread($slow[$i], $buf, 64);
+				$closed{$i} = 1 if !$closed{$i} && !defined(syswrite($slow[$i], "a"));
+			}
+		}
+		my ($all, $buf) = ("");
+		$all .= $buf while sysread($profile, $buf, 65536);
+		my ($status) = $all =~ m{^HTTP/1\.\d (\d+)};
+		printf "closed %d profile %s%s\n", scalar(keys %closed), $status // "none",
+			$all =~ /;burn_a \d/ ? " burn_a" : "";
+	' "$1" "$2"
+}
+
 # --- batch mode, serving alone --------------------------------------------------------------------
 
-serve_in_background alone -b -n 0 --serve 0 -- "$WL/split" 30
+serve_in_background alone -b -n 0 --serve 0 -- "$WL/split" 40
 check "announces-where" test -n "$PORT"
 base=http://127.0.0.1:$PORT
 check "go-tool-pprof" sh -c "go tool pprof -top '$base/debug/pprof/profile?seconds=2' >'$TMPD/g.top' 2>&1 || { cat '$TMPD/g.top'; exit 1; }"
@@ -95,6 +144,33 @@ check "snapshot-tmon-report" sh -c "[ \$(curl -s -m 10 -o '$TMPD/s.tmon' -w '%{h
 	'$PROFTOP_BIN' report '$TMPD/s.tmon' | grep -q 'burn_a'"
 check "snapshot-callgrind" sh -c "[ \$(curl -s -m 10 -o '$TMPD/s.callgrind' -w '%{http_code}' '$base/snapshot?format=callgrind') = 200 ] &&
 	callgrind_annotate '$TMPD/s.callgrind' | grep -q 'burn_a'"
+
+# A NUL (%00) hides nothing after it: the parameter, or the page, is refused as sent.
+check "nul-seconds-400" sh -c "[ \$(curl -s -m 10 -o '$TMPD/n1.body' -w '%{http_code}' '$base/debug/pprof/profile?seconds=5%00') = 400 ] &&
+	grep -q \"'5%00'\" '$TMPD/n1.body'"
+check "nul-format-400" sh -c "[ \$(curl -s -m 10 -o '$TMPD/n2.body' -w '%{http_code}' '$base/debug/pprof/profile?seconds=1&format=pprof%00') = 400 ] &&
+	grep -q \"'pprof%00'\" '$TMPD/n2.body'"
+check "nul-junk-400" sh -c "[ \$(curl -s -m 10 -o /dev/null -w '%{http_code}' '$base/snapshot?format=folded%00junk') = 400 ]"
+check "nul-path-404" sh -c "[ \$(curl -s -m 10 -o /dev/null -w '%{http_code}' '$base/snapshot%00.html') = 404 ]"
+
+# Six clients (more than the four profile slots) ask for 25 s and leave after one: their slots
+# are free at once (they were held the 25 s: 500 for everyone meanwhile).
+gone=""
+for i in 1 2 3 4 5 6; do
+	curl -s -m 1 -o /dev/null "$base/debug/pprof/profile?seconds=25" &
+	gone="$gone $!"
+done
+wait $gone
+code=$(code_when_free "$base/debug/pprof/profile?seconds=1")
+check "gone-clients-free-slots" sh -c "[ '$code' = 200 ] || { echo 'got $code'; exit 1; }"
+
+# Slowloris: 15 connections trickling a request fill the 16 with a profile waiting 7 s: proftop
+# closes them 5 s after they opened (before, they held theirs as long as they trickled), and the
+# profile, which sent its request whole, is answered.
+slowloris "$PORT" 15 >"$TMPD/slow.out" 2>&1
+check "slowloris-closed" has "$TMPD/slow.out" '^closed 15 '
+check "slowloris-profile-answered" has "$TMPD/slow.out" ' profile 200 burn_a$'
+check "served-after-slowloris" sh -c "[ \$(curl -s -m 10 -o /dev/null -w '%{http_code}' '$base/debug/pprof/') = 200 ]"
 
 # A request that waits when proftop ends gets what was profiled.
 curl -s -m 30 -o "$TMPD/w.body" -w '%{http_code}' "$base/debug/pprof/profile?seconds=20&format=folded" >"$TMPD/w.code" &

@@ -1,7 +1,8 @@
 /* The HTTP endpoint: its addresses and requests, and the real server (libmicrohttpd on a
  * loopback port) over a running collector fed records on another thread, asked by several
  * clients at once — the profile of the next second, everything so far, bad requests — and
- * stopped while a request still waits. make tsan runs this under ThreadSanitizer. */
+ * stopped while a request still waits; clients that go while their profile waits, and clients
+ * trickling a request that never ends. make tsan runs this under ThreadSanitizer. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -17,6 +18,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -66,22 +68,53 @@ static void addresses(void **state)
 
 /* --- requests --------------------------------------------------------------------------------- */
 
+/* The request as the server parses it: path, keys and values decoded by serve_unescape(). */
 static unsigned parse(const char *method, const char *path, const char *query,
 		      struct serve_request *r, char *err)
 {
 	struct serve_arg args[16];
-	char buf[256], *save = NULL;
+	char buf[256], where[256], *save = NULL;
 	size_t n = 0;
 
+	snprintf(where, sizeof(where), "%s", path);
+	serve_unescape(where);
 	snprintf(buf, sizeof(buf), "%s", query ? query : "");
 	for (char *kv = strtok_r(buf, "&", &save); kv && n < 16; kv = strtok_r(NULL, "&", &save)) {
 		char *eq = strchr(kv, '=');
 
-		if (eq)
+		if (eq) {
 			*eq = '\0';
+			serve_unescape(eq + 1);
+		}
+		serve_unescape(kv);
 		args[n++] = (struct serve_arg){ kv, eq ? eq + 1 : NULL };
 	}
-	return serve_parse_request(method, path, args, n, 600, r, err, 256);
+	return serve_parse_request(method, where, args, n, 600, r, err, 256);
+}
+
+static void check_unescape(const char *text, const char *want)
+{
+	char buf[64];
+
+	snprintf(buf, sizeof(buf), "%s", text);
+	assert_int_equal(serve_unescape(buf), strlen(want));
+	assert_string_equal(buf, want);
+}
+
+/* %XX decodes, but for %00: a NUL would hide the bytes after it. */
+static void unescape(void **state)
+{
+	(void)state;
+	check_unescape("", "");
+	check_unescape("fold%65d", "folded");
+	check_unescape("%2F%2fa%41%7e", "//aA~");
+	check_unescape("5%00", "5%00");
+	check_unescape("%00%000", "%00%000");
+	check_unescape("%0", "%0");
+	check_unescape("%", "%");
+	check_unescape("a%zz%4", "a%zz%4");
+	check_unescape("%01%ff", "\x01\xff");
+	check_unescape("%2500", "%00"); /* decoded once, as every server does */
 }
 
 static void requests(void **state)
@@ -127,6 +160,20 @@ static void requests(void **state)
 	assert_int_equal(parse("POST", "/debug/pprof/profile", NULL, &r, err), 405);
 	assert_int_equal(parse("GET", "/etc/passwd", NULL, &r, err), 404);
 	assert_int_equal(parse("GET", "/debug/pprof/heap", NULL, &r, err), 404);
+	/* A NUL (%00) hides no bytes: the parameter, or the page, is refused as sent. */
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=5%00", &r, err), 400);
+	assert_non_null(strstr(err, "'5%00'"));
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=5%00junk", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "format=pprof%00", &r, err), 400);
+	assert_non_null(strstr(err, "'pprof%00'"));
+	assert_int_equal(parse("GET", "/snapshot", "format=folded%00x", &r, err), 400);
+	assert_int_equal(parse("GET", "/snapshot", "format%00=folded", &r, err), 400);
+	assert_int_equal(parse("GET", "/snapshot%00.html", NULL, &r, err), 404);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=5%20", &r, err), 400);
+	assert_int_equal(parse("GET", "/debug/pprof/profile", "seconds=%35", &r, err), 200);
+	assert_int_equal(r.seconds, 5);
+	assert_int_equal(parse("GET", "/snapshot", "format=fold%65d", &r, err), 200);
+	assert_int_equal(r.format, EXPORT_FOLDED);
 	/* A client's bytes come back visible. */
 	assert_int_equal(parse("GET", "/\x1b[2J", NULL, &r, err), 404);
 	assert_null(strchr(err, '\x1b'));
@@ -189,17 +236,25 @@ struct reply {
 	size_t body_len;
 };
 
-/* request is the whole request line and headers; HTTP/1.0 closes after the answer. */
-static void get(const struct live *l, const char *request, struct reply *r)
+/* A connection to the server with text sent on it. */
+static int send_to(const struct live *l, const char *text)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (const struct sockaddr *)&l->where, sizeof(l->where)), 0);
+	assert_int_equal(send(fd, text, strlen(text), MSG_NOSIGNAL), (ssize_t)strlen(text));
+	return fd;
+}
+
+/* The answer on fd, read to its end; fd is closed. Returns false when it is no HTTP answer
+ * (the server closed the connection without one). */
+static bool receive(int fd, struct reply *r)
+{
 	char *all = NULL, *end;
 	size_t len = 0, cap = 0;
 	ssize_t n;
 
-	assert_true(fd >= 0);
-	assert_int_equal(connect(fd, (const struct sockaddr *)&l->where, sizeof(l->where)), 0);
-	assert_int_equal(write(fd, request, strlen(request)), (ssize_t)strlen(request));
 	do {
 		xgrow((void **)&all, &cap, len + 4097, 1);
 		n = read(fd, all + len, 4096);
@@ -208,14 +263,23 @@ static void get(const struct live *l, const char *request, struct reply *r)
 	} while (n > 0);
 	close(fd);
 	all[len] = '\0';
-	assert_int_equal(sscanf(all, "HTTP/1.%*d %u", &r->status), 1);
 	end = strstr(all, "\r\n\r\n");
-	assert_non_null(end);
+	if (sscanf(all, "HTTP/1.%*d %u", &r->status) != 1 || !end) {
+		free(all);
+		return false;
+	}
 	r->body_len = len - (size_t)(end + 4 - all);
 	r->body = xmalloc(r->body_len + 1);
 	memcpy(r->body, end + 4, r->body_len + 1);
 	end[2] = '\0';
 	r->headers = all;
+	return true;
+}
+
+/* request is the whole request line and headers; HTTP/1.0 closes after the answer. */
+static void get(const struct live *l, const char *request, struct reply *r)
+{
+	assert_true(receive(send_to(l, request), r));
 }
 
 static void reply_free(struct reply *r)
@@ -297,6 +361,22 @@ static void live_server(void **state)
 	assert_int_equal(r.status, 200);
 	assert_non_null(strstr(r.body, "/debug/pprof/profile"));
 	reply_free(&r);
+	/* A NUL hides no bytes after it (the library would decode %00 and cut the text there). */
+	get(&l, "GET /debug/pprof/profile?seconds=1%00&format=folded HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "'1%00'"));
+	reply_free(&r);
+	get(&l, "GET /snapshot?format=folded%00junk HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 400);
+	assert_non_null(strstr(r.body, "'folded%00junk'"));
+	reply_free(&r);
+	get(&l, "GET /snapshot%00x HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 404);
+	reply_free(&r);
+	get(&l, "GET /snapshot?fo%72mat=fold%65d HTTP/1.0\r\n\r\n", &r);
+	assert_int_equal(r.status, 200);
+	assert_non_null(strstr(r.headers, "text/plain")); /* folded, not pprof */
+	reply_free(&r);
 	for (int i = 0; i < 2; i++)
 		pthread_join(clients[i], NULL);
 
@@ -347,6 +427,169 @@ static void stop_answers_waiting(void **state)
 	ring_destroy(l.ring);
 }
 
+static void live_end(struct live *l, pthread_t prod)
+{
+	serve_stop(l->server);
+	atomic_store(&l->done, true);
+	pthread_join(prod, NULL);
+	collector_finish(l->collector);
+	collector_free(l->collector);
+	ring_destroy(l->ring);
+}
+
+/* request on a new connection until the server answers it other than 500 (every profile slot
+ * taken) or refused (every connection taken), at most give_up_s seconds (a bound for a failing
+ * server, never reached by a working one). Returns whether it answered. */
+static bool get_when_free(const struct live *l, const char *request, unsigned give_up_s,
+			  struct reply *r)
+{
+	uint64_t end = util_now_ns() + give_up_s * 1000000000ull;
+
+	while (util_now_ns() < end) {
+		if (receive(send_to(l, request), r)) {
+			if (r->status != 500)
+				return true;
+			reply_free(r);
+		}
+		usleep(50000);
+	}
+	return false;
+}
+
+/* Clients that ask for a profile of many seconds and go while it waits give its slot back at
+ * once, however they go: more of them than there are slots, and then a profile is made. */
+static void gone_clients_free_slots(void **state)
+{
+	struct live l = { .ring = ring_create(1 << 20) };
+	enum { CLIENTS = SERVE_MAX_WAITING + 2 };
+	struct pollfd p[CLIENTS];
+	pthread_t prod;
+	struct reply r;
+	int refused = 0;
+
+	(void)state;
+	live_start(&l, &prod);
+	for (int i = 0; i < CLIENTS; i++) {
+		p[i] = (struct pollfd){ send_to(&l, "GET /debug/pprof/profile?seconds=50 "
+					      "HTTP/1.0\r\n\r\n"), POLLIN, 0 };
+	}
+	/* The slots are all taken once as many clients as are left over were refused (500). */
+	while (refused < CLIENTS - SERVE_MAX_WAITING) {
+		assert_true(poll(p, CLIENTS, -1) > 0);
+		for (int i = 0; i < CLIENTS; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			assert_true(receive(p[i].fd, &r));
+			assert_int_equal(r.status, 500);
+			reply_free(&r);
+			p[i].fd = -1;
+			refused++;
+		}
+	}
+	/* The waiting ones go: two close, two reset the connection (a client killed, a proxy). */
+	for (int i = 0, n = 0; i < CLIENTS; i++) {
+		if (p[i].fd < 0)
+			continue;
+		if (n++ % 2) {
+			struct linger reset = { 1, 0 };
+
+			setsockopt(p[i].fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+		}
+		close(p[i].fd);
+	}
+	/* Each held its slot for 50 s before. */
+	assert_true(get_when_free(&l, "GET /debug/pprof/profile?seconds=1&format=folded "
+				  "HTTP/1.0\r\n\r\n", 20, &r));
+	assert_int_equal(r.status, 200);
+	assert_true(folded_count(r.body, "served_hot") > 0);
+	reply_free(&r);
+	live_end(&l, prod);
+}
+
+/* Connections that trickle a request header that never ends, a byte every 0.2 s, until the
+ * server closed them all or 30 s passed (a bound for a failing server). */
+struct trickle {
+	int fd[SERVE_MAX_CONNECTIONS];
+	int n;
+	bool closed[SERVE_MAX_CONNECTIONS]; /* by the server */
+};
+
+static void *trickle(void *arg)
+{
+	struct trickle *t = arg;
+	uint64_t end = util_now_ns() + 30000000000ull;
+	int open = t->n;
+
+	while (open && util_now_ns() < end) {
+		usleep(200000);
+		for (int i = 0; i < t->n; i++) {
+			struct pollfd p = { t->fd[i], POLLIN | POLLRDHUP, 0 };
+			char c;
+
+			if (t->closed[i])
+				continue;
+			if ((poll(&p, 1, 0) > 0 && recv(t->fd[i], &c, 1, MSG_DONTWAIT) <= 0) ||
+			    send(t->fd[i], "a", 1, MSG_NOSIGNAL) < 0) {
+				t->closed[i] = true;
+				open--;
+			}
+		}
+	}
+	return NULL;
+}
+
+struct waited {
+	int fd;
+	struct reply reply;
+	bool answered;
+};
+
+static void *wait_answer(void *arg)
+{
+	struct waited *w = arg;
+
+	w->answered = receive(w->fd, &w->reply);
+	return NULL;
+}
+
+/* Slowloris: connections trickling their request fill every connection but one, where a profile
+ * waits longer than a request may take. They are closed SERVE_REQUEST_SECONDS after they
+ * opened (before, they were held as long as they trickled), and a new client is served; the
+ * profile is not closed, and is answered in full. */
+static void late_requests_closed(void **state)
+{
+	struct live l = { .ring = ring_create(1 << 20) };
+	struct trickle t = { .n = SERVE_MAX_CONNECTIONS - 1 };
+	struct waited profile;
+	pthread_t prod, trickler, waiter;
+	char request[128];
+	struct reply r;
+
+	(void)state;
+	live_start(&l, &prod);
+	snprintf(request, sizeof(request), "GET /debug/pprof/profile?seconds=%d&format=folded "
+		 "HTTP/1.0\r\n\r\n", SERVE_REQUEST_SECONDS + 1);
+	profile.fd = send_to(&l, request);
+	assert_int_equal(pthread_create(&waiter, NULL, wait_answer, &profile), 0);
+	for (int i = 0; i < t.n; i++)
+		t.fd[i] = send_to(&l, "GET /debug/pprof/ HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ");
+	assert_int_equal(pthread_create(&trickler, NULL, trickle, &t), 0);
+	pthread_join(trickler, NULL);
+	for (int i = 0; i < t.n; i++) {
+		assert_true(t.closed[i]);
+		close(t.fd[i]);
+	}
+	assert_true(get_when_free(&l, "GET /debug/pprof/ HTTP/1.0\r\n\r\n", 20, &r));
+	assert_int_equal(r.status, 200);
+	reply_free(&r);
+	pthread_join(waiter, NULL);
+	assert_true(profile.answered);
+	assert_int_equal(profile.reply.status, 200);
+	assert_true(folded_count(profile.reply.body, "served_hot") > 0);
+	reply_free(&profile.reply);
+	live_end(&l, prod);
+}
+
 static void busy_port(void **state)
 {
 	struct serve_address a;
@@ -370,8 +613,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(addresses),
 		cmocka_unit_test(requests),
+		cmocka_unit_test(unescape),
 		cmocka_unit_test(live_server),
 		cmocka_unit_test(stop_answers_waiting),
+		cmocka_unit_test(gone_clients_free_slots),
+		cmocka_unit_test(late_requests_closed),
 		cmocka_unit_test(busy_port),
 	};
 
