@@ -9,8 +9,8 @@
  * to, the allocator the program chose, which answers its errors as it would. Each thread
  * samples by bytes (allocrec.h): an allocation that covers the thread's gap to its next sampled
  * byte sends its registers and the top of its stack to proftop through the shared ring
- * (shmring.h); its free is sent too (a sampled block is known by a header, or, from the aligned
- * allocators, by a set: "sampled blocks" below).
+ * (shmring.h); its free is sent too (a sampled block is known by a set of their addresses, or a
+ * small one by a header: "sampled blocks" below).
  *
  * What it must not do: change what the program sees. It walks no stack, opens no descriptor
  * once the program runs, does no I/O, and gives errno back as it found it; a failing call
@@ -176,18 +176,24 @@ static TLS uintptr_t stack_lo, stack_hi; /* the thread's stack; hi 0: not looked
 
 /* --- the live set ------------------------------------------------------------------------------
  *
- * Sampled blocks that a header cannot tell: the aligned allocators' (they cannot move their
- * start), and a header block whose header free() may not read (below). Open addressing on their
- * addresses (0: empty, 1: a block was here), a block's address with LIVE_HEADER when it has a
- * header. free() looks at the set only while it holds any, and a counting filter in front keeps
- * most of those looks at one load. */
+ * Sampled blocks without a header (below: "sampled blocks"), and a header block whose header
+ * free() may not read. Open addressing on their addresses (0: empty, 1: a block was here), a
+ * block's address with LIVE_HEADER when it has a header. free() looks at the set only while it
+ * holds any, and a counting filter in front keeps most of those looks at one load. It holds
+ * about as many blocks as the program's heap has bytes in use over the sampling mean (32 GiB at
+ * 512 KiB, 256 MiB at --alloc-rate 4K); past that a sampled block that needs the set is not
+ * told at its free (ALLOCREC_UNTRACKED), or takes a header. */
 #define LIVE_SLOTS (1u << 16)
 #define LIVE_PROBES 64
 #define FILTER_SLOTS (1u << 14)    /* 32 KiB: the free of a block never sampled stays in cache */
 #define GONE 1u
 #define LIVE_HEADER 2u             /* (addresses are 16-byte aligned: the low bits are free) */
 
-enum block_kind { BLOCK_PLAIN, BLOCK_HEADER, BLOCK_ALIGNED };
+enum block_kind {
+	BLOCK_PLAIN,   /* not sampled */
+	BLOCK_HEADER,  /* sampled, behind a header */
+	BLOCK_LISTED,  /* sampled, in the live set as it is */
+};
 
 static _Atomic uint64_t live[LIVE_SLOTS];
 static _Atomic uint16_t filter[FILTER_SLOTS];
@@ -234,7 +240,7 @@ static enum block_kind live_find(uint64_t addr, bool remove)
 	for (unsigned i = 0; i < LIVE_PROBES; i++) {
 		_Atomic uint64_t *slot = &live[(h + i) & (LIVE_SLOTS - 1)];
 		uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
-		enum block_kind kind = v & LIVE_HEADER ? BLOCK_HEADER : BLOCK_ALIGNED;
+		enum block_kind kind = v & LIVE_HEADER ? BLOCK_HEADER : BLOCK_LISTED;
 
 		if (v == 0)
 			return BLOCK_PLAIN;
@@ -380,16 +386,21 @@ static void report(uint32_t kind, uint64_t addr, uint64_t size, bool stack)
 
 /* --- sampled blocks ----------------------------------------------------------------------------
  *
- * A block from malloc, calloc or realloc that is sampled is made HEADER bytes larger and
- * returned past a header: a tag (the block's address mixed with a secret drawn at start). free()
- * tells a sampled block by its tag, one load just before the block (a block never sampled has
- * its allocator's chunk header or its neighbour's bytes there, which match the tag only by a
- * 2^-64 chance), so the frees of the other blocks, nearly all, cost a compare. The tag is read
- * only when it is in the block's own page: a block at the start of a page may have nothing
- * mapped before it, so a sampled block whose header would be there (or that is not 16-byte
- * aligned) goes in the live set instead, like the aligned allocations (memalign and the like),
- * which cannot move their start. */
+ * A sampled block of LISTED_MIN bytes or more is the next allocator's block as it is, its
+ * address in the live set: its size class, its usable size and how realloc() grows it are the
+ * allocator's own. So are the aligned allocators' (memalign and the like). A smaller one is
+ * made HEADER bytes larger and returned past a header: a tag (the block's address mixed with a
+ * secret drawn at start). free() tells it by its tag, one load just before the block (a block
+ * never sampled has its allocator's chunk header or its neighbour's bytes there, which match
+ * the tag only by a 2^-64 chance), so the frees of the other blocks, nearly all, cost a compare
+ * while the live set is empty, and a load of its filter while it is not. The 16 bytes more may
+ * take a small block into the allocator's next size class; a sampled small block is rare, and
+ * its usable size is the larger block's less the header. The tag is read only when it is in the
+ * block's own page: a block at the start of a page may have nothing mapped before it, so a
+ * header block whose header would be there (or that is not 16-byte aligned) goes in the live
+ * set too. */
 
+#define LISTED_MIN 1024
 #define HEADER 16
 #define PAGE 4096
 
@@ -420,7 +431,7 @@ static bool has_header(const void *user)
 	       ((const struct header *)user - 1)->tag == tag_of(user);
 }
 
-/* What user is: a plain block, a sampled one with a header, or an aligned sampled one. */
+/* What user is: a plain block, a sampled one behind a header, or one in the live set. */
 static enum block_kind block_of(const void *user, bool remove)
 {
 	if (__builtin_expect(has_header(user), 0))
@@ -463,13 +474,22 @@ static inline bool due(size_t size)
 	return due_now(size);
 }
 
-/* A sampled block of size bytes for the caller: the next allocator's block with a header. A
- * size with no room for the header is not sampled: the allocator refuses it as it would. */
+/* A sampled block of size bytes for the caller (zeroed when zero), reported. */
 __attribute__((noinline, cold)) static void *sampled(size_t size, bool zero)
 {
 	unsigned char *b;
 	void *user;
 
+	if (size >= LISTED_MIN) {
+		b = zero ? next.calloc(1, size) : next.malloc(size);
+		if (!b || live_add((uint64_t)(uintptr_t)b, BLOCK_LISTED)) {
+			if (b)
+				report(ALLOCREC_ALLOC, (uint64_t)(uintptr_t)b, size, true);
+			return b;
+		}
+		next.free(b); /* the set is full: with a header, then */
+	}
+	/* A size with no room for the header is not sampled: the allocator refuses it. */
 	if (size > PTRDIFF_MAX - HEADER)
 		return zero ? next.calloc(1, size) : next.malloc(size);
 	b = zero ? next.calloc(1, size + HEADER) : next.malloc(size + HEADER);
@@ -486,10 +506,11 @@ __attribute__((noinline, cold)) static void *sampled(size_t size, bool zero)
 	return user;
 }
 
-/* An aligned allocation at p that was sampled: it goes in the live set. */
-__attribute__((noinline, cold)) static void sampled_aligned(void *p, size_t size)
+/* A block p of size bytes that the allocator made and the gap samples, as it is (an aligned
+ * one, or one realloc() moved): in the live set. */
+__attribute__((noinline, cold)) static void sampled_listed(void *p, size_t size)
 {
-	report(live_add((uint64_t)(uintptr_t)p, BLOCK_ALIGNED) ? ALLOCREC_ALLOC : ALLOCREC_UNTRACKED,
+	report(live_add((uint64_t)(uintptr_t)p, BLOCK_LISTED) ? ALLOCREC_ALLOC : ALLOCREC_UNTRACKED,
 	       (uint64_t)(uintptr_t)p, size, true);
 }
 
@@ -565,13 +586,69 @@ EXPORT size_t malloc_usable_size(void *p)
 	return usable(p, block_of(p, false));
 }
 
-/* A sampled block moves to a new block (sampled or not, as the gap says), by copying; another
- * one that the gap samples does too, to get its header; an aligned sampled one is not sampled
- * once moved (its free is sent). */
+/* realloc() of a block without a header (plain or listed) by the allocator's own realloc():
+ * the block grows in place as it would. A listed block is no more a sampled one once moved (its
+ * free is sent); the block it becomes is one allocation of size bytes, sampled as the gap says
+ * (as it is when it is large; by moving it behind a header when it is small). */
+static void *realloc_as_is(void *p, size_t size, enum block_kind kind)
+{
+	void *q;
+
+	if (kind == BLOCK_PLAIN && (!size || !due(size)))
+		return next.realloc(p, size);
+	if (kind == BLOCK_PLAIN && size < LISTED_MIN) { /* due: moved behind a header */
+		size_t old = usable(p, kind);
+
+		q = sampled(size, false);
+		if (!q)
+			return NULL;
+		memcpy(q, p, old < size ? old : size);
+		next.free(p);
+		return q;
+	}
+	if (kind == BLOCK_LISTED)
+		block_of(p, true);
+	q = next.realloc(p, size);
+	if (kind == BLOCK_LISTED) {
+		if (!q && size) { /* failed: p is as it was */
+			live_add((uint64_t)(uintptr_t)p, BLOCK_LISTED);
+			return NULL;
+		}
+		if (!busy)
+			report(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
+		if (q && size && !due(size))
+			return q;
+	}
+	if (q && size)
+		sampled_listed(q, size);
+	return q;
+}
+
+/* realloc() of a block behind a header: moved, by copying, to a block sampled or not as the gap
+ * says; to nothing, as the allocator's realloc(p, 0) does. */
+static void *realloc_header(void *p, size_t size)
+{
+	size_t old = usable(p, BLOCK_HEADER);
+	void *q;
+
+	if (!size) {
+		block_of(p, true);
+		((struct header *)p - 1)->tag = 0;
+		if (!busy)
+			report(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
+		return next.realloc((unsigned char *)p - HEADER, 0);
+	}
+	q = malloc(size);
+	if (!q)
+		return NULL;
+	memcpy(q, p, old < size ? old : size);
+	release(p);
+	return q;
+}
+
 EXPORT void *realloc(void *p, size_t size)
 {
 	enum block_kind kind;
-	size_t old;
 	void *q;
 
 	if (!p)
@@ -585,32 +662,7 @@ EXPORT void *realloc(void *p, size_t size)
 		return q;
 	}
 	kind = block_of(p, false);
-	if (kind == BLOCK_ALIGNED || (kind == BLOCK_PLAIN && !due(size))) {
-		if (kind == BLOCK_PLAIN)
-			return next.realloc(p, size);
-		q = next.realloc(p, size);
-		if (q || !size) { /* moved (or freed): no more a sampled block */
-			block_of(p, true);
-			if (!busy)
-				report(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
-		}
-		return q;
-	}
-	if (!size) { /* as the allocator's realloc(p, 0) would: asked of it, the header gone */
-		block_of(p, true);
-		if (kind == BLOCK_HEADER)
-			((struct header *)p - 1)->tag = 0;
-		if (!busy)
-			report(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
-		return next.realloc((unsigned char *)p - (kind == BLOCK_HEADER ? HEADER : 0), 0);
-	}
-	old = usable(p, kind);
-	q = kind == BLOCK_HEADER ? malloc(size) : sampled(size, false);
-	if (!q)
-		return NULL;
-	memcpy(q, p, old < size ? old : size);
-	release(p);
-	return q;
+	return kind == BLOCK_HEADER ? realloc_header(p, size) : realloc_as_is(p, size, kind);
 }
 
 EXPORT void *memalign(size_t alignment, size_t size)
@@ -621,7 +673,7 @@ EXPORT void *memalign(size_t alignment, size_t size)
 		return arena_alloc(size, alignment);
 	p = next.memalign ? next.memalign(alignment, size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_aligned(p, size);
+		sampled_listed(p, size);
 	return p;
 }
 
@@ -637,7 +689,7 @@ EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 		return ENOMEM;
 	err = next.posix_memalign(out, alignment, size);
 	if (!err && __builtin_expect(due(size), 0))
-		sampled_aligned(*out, size);
+		sampled_listed(*out, size);
 	return err;
 }
 
@@ -649,7 +701,7 @@ EXPORT void *aligned_alloc(size_t alignment, size_t size)
 		return arena_alloc(size, alignment);
 	p = next.aligned_alloc ? next.aligned_alloc(alignment, size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_aligned(p, size);
+		sampled_listed(p, size);
 	return p;
 }
 
@@ -661,7 +713,7 @@ EXPORT void *valloc(size_t size)
 		return arena_alloc(size, PAGE);
 	p = next.valloc ? next.valloc(size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_aligned(p, size);
+		sampled_listed(p, size);
 	return p;
 }
 
@@ -673,7 +725,7 @@ EXPORT void *pvalloc(size_t size)
 		return arena_alloc((size + PAGE - 1) & ~(size_t)(PAGE - 1), PAGE);
 	p = next.pvalloc ? next.pvalloc(size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_aligned(p, size);
+		sampled_listed(p, size);
 	return p;
 }
 
