@@ -152,10 +152,16 @@ $(BUILD)/gen_options: doc/gen_options.c $(LIB_OBJS) | $(BUILD)
 fuzz: $(FUZZ_TARGETS)
 	@sh tests/run_fuzz.sh $${FUZZ_SECONDS:-60} $(FUZZ_TARGETS)
 
-build-fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/proftop/*.h)
-	@mkdir -p build-fuzz
-	clang $(CPPFLAGS) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -pthread \
-	    $(shell pkg-config --cflags $(PKGS)) -o $@ $< $(LIB_SRCS) $(LDLIBS)
+# proftop's sources are instrumented once (coverage, ASan, UBSan) and linked into every target.
+FUZZ_CFLAGS := $(CPPFLAGS) -std=gnu11 -g -O1 -pthread $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZ_OBJS := $(LIB_SRCS:src/%.c=build-fuzz/obj/%.o)
+
+build-fuzz/obj/%.o: src/%.c $(wildcard include/proftop/*.h)
+	@mkdir -p build-fuzz/obj
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
 
 install: proftop $(ALLOC_LIB)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(THEMEDIR) $(DESTDIR)$(ALLOCLIBDIR)
