@@ -126,14 +126,16 @@ static void *lookup(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-static void resolve(void)
+/* Look the next allocator up, unless another thread does (the arena serves this one meanwhile);
+ * whether it is known now. Out of line: the entry points' common path saves no register. */
+__attribute__((noinline, cold)) static bool resolve(void)
 {
-	int state = UNRESOLVED;
+	int state = UNRESOLVED, saved = errno;
 	struct next_allocator found;
 
 	if (!atomic_compare_exchange_strong_explicit(&next_state, &state, RESOLVING,
 						     memory_order_acquire, memory_order_acquire))
-		return; /* another thread looks: the arena serves this one meanwhile */
+		return state == RESOLVED;
 	found.malloc = (void *(*)(size_t))lookup("malloc");
 	found.calloc = (void *(*)(size_t, size_t))lookup("calloc");
 	found.realloc = (void *(*)(void *, size_t))lookup("realloc");
@@ -147,6 +149,8 @@ static void resolve(void)
 	next = found;
 	alloc_env_resolve(lookup);
 	atomic_store_explicit(&next_state, RESOLVED, memory_order_release);
+	errno = saved;
+	return true;
 }
 
 /* Whether the next allocator is known; looked up now if it is not, and not by this thread
@@ -155,8 +159,7 @@ static inline bool ready(void)
 {
 	if (__builtin_expect(atomic_load_explicit(&next_state, memory_order_acquire) == RESOLVED, 1))
 		return true;
-	resolve();
-	return atomic_load_explicit(&next_state, memory_order_acquire) == RESOLVED;
+	return resolve();
 }
 
 /* --- sampling state ---------------------------------------------------------------------------- */
@@ -425,14 +428,14 @@ static bool header_readable(const void *user)
 }
 
 /* (No secret, no ring: nothing was sampled, and nothing is looked at.) */
-static bool has_header(const void *user)
+static inline bool has_header(const void *user)
 {
 	return secret && user && header_readable(user) &&
 	       ((const struct header *)user - 1)->tag == tag_of(user);
 }
 
 /* What user is: a plain block, a sampled one behind a header, or one in the live set. */
-static enum block_kind block_of(const void *user, bool remove)
+static inline enum block_kind block_of(const void *user, bool remove)
 {
 	if (__builtin_expect(has_header(user), 0))
 		return BLOCK_HEADER;
@@ -514,20 +517,25 @@ __attribute__((noinline, cold)) static void sampled_listed(void *p, size_t size)
 	       (uint64_t)(uintptr_t)p, size, true);
 }
 
+/* The free of a sampled block of kind, out of the set already: sent, the header's tag undone. */
+__attribute__((noinline, cold)) static void release_sampled(void *user, enum block_kind kind)
+{
+	if (kind == BLOCK_HEADER)
+		((struct header *)user - 1)->tag = 0;
+	if (!busy)
+		report(ALLOCREC_FREE, (uint64_t)(uintptr_t)user, 0, false);
+	next.free(kind == BLOCK_HEADER ? (unsigned char *)user - HEADER : user);
+}
+
 /* Free user, a block of the caller's: a plain one, or a sampled one (whose free is sent). */
-static void release(void *user)
+static inline void release(void *user)
 {
 	enum block_kind kind = block_of(user, true);
 
-	if (__builtin_expect(kind != BLOCK_PLAIN, 0)) {
-		if (kind == BLOCK_HEADER)
-			((struct header *)user - 1)->tag = 0;
-		if (!busy)
-			report(ALLOCREC_FREE, (uint64_t)(uintptr_t)user, 0, false);
-		next.free(kind == BLOCK_HEADER ? (unsigned char *)user - HEADER : user);
-		return;
-	}
-	next.free(user);
+	if (__builtin_expect(kind != BLOCK_PLAIN, 0))
+		release_sampled(user, kind);
+	else
+		next.free(user);
 }
 
 /* The bytes the caller may use in user: its allocator's, less the header of a sampled block. */
@@ -568,12 +576,11 @@ EXPORT void *calloc(size_t n, size_t size)
 	return __builtin_expect(due(bytes), 0) ? sampled(bytes, true) : next.calloc(n, size);
 }
 
+/* (A block that is not the arena's came from the next allocator, after it was known.) */
 EXPORT void free(void *p)
 {
-	if (__builtin_expect(in_arena(p), 0) || !p)
+	if (__builtin_expect(!p || in_arena(p), 0))
 		return;
-	if (__builtin_expect(!ready(), 0))
-		return; /* (a block from the next allocator before it was known: none) */
 	release(p);
 }
 
