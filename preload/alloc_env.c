@@ -158,13 +158,43 @@ static bool preloads(const char *value, const char *path)
 	return false;
 }
 
+/* Append text to buf (room bytes, *at used so far, kept terminated); false when it does not
+ * fit. (Not snprintf: the exec functions may be called from a signal handler.) */
+static bool append(char *buf, size_t room, size_t *at, const char *text)
+{
+	size_t len = strlen(text);
+
+	if (len >= room - *at)
+		return false;
+	memcpy(buf + *at, text, len + 1);
+	*at += len;
+	return true;
+}
+
+/* The LD_PRELOAD entry the programs executed get, into preload (PRELOAD_ROOM bytes): this
+ * library, then theirs (the value of the one in their environment, NULL: none), unless it is
+ * there already. */
+static bool make_preload(char *preload, const char *theirs)
+{
+	size_t at = 0;
+
+	preload[0] = '\0';
+	if (theirs && preloads(theirs, kept_library))
+		return append(preload, PRELOAD_ROOM, &at, PRELOAD_VAR) &&
+		       append(preload, PRELOAD_ROOM, &at, theirs);
+	return append(preload, PRELOAD_ROOM, &at, PRELOAD_VAR) &&
+	       append(preload, PRELOAD_ROOM, &at, kept_library) &&
+	       (!theirs || !*theirs ||
+		(append(preload, PRELOAD_ROOM, &at, ":") &&
+		 append(preload, PRELOAD_ROOM, &at, theirs)));
+}
+
 /* envp with this library's variables put back, in out (ENV_ROOM + 4 entries) and preload
  * (PRELOAD_ROOM bytes); envp itself when there is nothing to put back or no room. */
 static char *const *with_ours(char *const *envp, char **out, char *preload)
 {
 	size_t n = 0, i = 0;
 	const char *theirs = NULL;
-	int len;
 
 	if (!kept_ring[0] || !kept_library[0])
 		return envp;
@@ -177,13 +207,7 @@ static char *const *with_ours(char *const *envp, char **out, char *preload)
 		else if (!named(envp[k], RING_VAR) && !named(envp[k], MEAN_VAR))
 			out[i++] = envp[k];
 	}
-	if (theirs && preloads(theirs, kept_library))
-		len = snprintf(preload, PRELOAD_ROOM, "%s%s", PRELOAD_VAR, theirs);
-	else if (theirs && *theirs)
-		len = snprintf(preload, PRELOAD_ROOM, "%s%s:%s", PRELOAD_VAR, kept_library, theirs);
-	else
-		len = snprintf(preload, PRELOAD_ROOM, "%s%s", PRELOAD_VAR, kept_library);
-	if (len < 0 || len >= PRELOAD_ROOM)
+	if (!make_preload(preload, theirs))
 		return envp;
 	out[i++] = preload;
 	out[i++] = kept_ring;

@@ -7,8 +7,9 @@
 # errno across successful calls (threads, a signal handler), sizes near SIZE_MAX and odd
 # alignments, usable sizes, fork without exec, vfork, posix_spawn, signals and a death by
 # SIGTERM, threads, the environment (the program's and its children's, through execv, execve
-# with its own environment and execlp, the children sampled too), jemalloc and tcmalloc
-# preloaded (the blocks still theirs), C++ exceptions (libgcc_s's unwinder, as fast).
+# with its own environment, one with its own LD_PRELOAD, and execlp; the children sampled too),
+# jemalloc and tcmalloc preloaded (the blocks still theirs), C++ exceptions (libgcc_s's
+# unwinder, as fast).
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/unchanged" "$WL/cxxthrow"
 require_perf_events
@@ -85,10 +86,11 @@ check "processes-reported" has "$TMPD/processes.prof" '^SIGUSR1 handled 30 times
 
 # --- the environment: the program's own, and its children's, sampled --------------------------
 same env 64K "" env
-check "env-no-preload" sh -c "! grep -Eq '^[a-z-]+: (LD_PRELOAD|PROFTOP_ALLOC)' '$TMPD/env.prof'"
+check "env-no-preload" sh -c "! grep -Eq '^[a-z-]+: (LD_PRELOAD=.*alloc|PROFTOP_ALLOC)' '$TMPD/env.prof'"
 check "env-custom" has "$TMPD/env.prof" '^execve-custom: A=1$'
-# Three children, each 20 blocks of 300 KB: all sampled at 64K, the three preloaded.
-check "env-children-sampled" between "$(bytes_under "$OUT" env_child_allocates)" 16000000 20000000
+check "env-own-preload" has "$TMPD/env.prof" '^execve-preload: LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6$'
+# Four children, each 20 blocks of 300 KB: all sampled at 64K, the four preloaded.
+check "env-children-sampled" between "$(bytes_under "$OUT" env_child_allocates)" 22000000 26000000
 
 # --- another allocator preloaded: its blocks stay its own ---------------------------------------
 for a in jemalloc tcmalloc; do

@@ -16,6 +16,8 @@
  *                   while allocating; then ends by SIGTERM
  *   threads         eight threads' allocations, their contents checked
  *   env             the environment as the program reads it, and as programs it starts see it
+ *                   (through execv, execve with an environment of its own, one with its own
+ *                   LD_PRELOAD, and execlp)
  *   env-child       (env's child) print the environment
  *   allocator       which allocator the blocks come from: jemalloc and tcmalloc count what they
  *                   hand out, glibc's mallinfo2 does */
@@ -397,6 +399,7 @@ static int run_child(const char *path, const char *how)
 {
 	char *argv[] = { self, "env-child", (char *)path, (char *)how, NULL };
 	char *custom[] = { "A=1", "B=2", NULL };
+	char *preloading[] = { "C=3", "LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6", NULL };
 	pid_t pid;
 	int status;
 
@@ -407,6 +410,8 @@ static int run_child(const char *path, const char *how)
 			execv(self, argv);
 		else if (!strcmp(how, "execve-custom"))
 			execve(self, argv, custom);
+		else if (!strcmp(how, "execve-preload"))
+			execve(self, argv, preloading);
 		else if (!strcmp(how, "execlp"))
 			execlp(self, self, "env-child", path, how, (char *)NULL);
 		_exit(127);
@@ -420,8 +425,8 @@ static int case_env(const char *path)
 	churn(20, 300000);
 	print_env(report, "self");
 	fclose(report);
-	for (int i = 0; i < 3; i++) {
-		const char *how[] = { "execv", "execve-custom", "execlp" };
+	for (int i = 0; i < 4; i++) {
+		const char *how[] = { "execv", "execve-custom", "execve-preload", "execlp" };
 
 		if (run_child(path, how[i]))
 			return 94;
