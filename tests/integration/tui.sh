@@ -133,6 +133,7 @@ check "help-tall-closes" wait_gone help 'proftop keys'
 tm send-keys -t help q
 check "help-then-q-ends" ended help
 check "help-q-status-of-command" exit_status help 143
+check "help-no-sanitizer-report" no_sanitizer_report help
 
 # --- the call tree ---------------------------------------------------------------------------------
 pane tree 100 30 -g fp -- "$WL/fptree" 30
