@@ -1150,8 +1150,8 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 	return OPTIONS_OK;
 }
 
-enum options_result options_parse(struct options *o, int argc, char **argv, const char *env,
-				  char **message)
+static enum options_result parse_all(struct options *o, int argc, char **argv, const char *env,
+				     char **message)
 {
 	struct target_choice from_env;
 	char *env_error;
@@ -1176,6 +1176,28 @@ enum options_result options_parse(struct options *o, int argc, char **argv, cons
 	if (!*message)
 		*message = check_target(o);
 	return *message ? OPTIONS_USAGE_ERROR : OPTIONS_OK;
+}
+
+/* message, which quotes what was typed or set in $PROFTOP, in visible form (util.h): an escape
+ * sequence in a value must show, not act on the terminal that reads the message. */
+static char *visible_message(char *message)
+{
+	char *buf = NULL;
+	size_t cap = 0;
+
+	if (!message || util_visible_str(message, &buf, &cap) == message)
+		return message;
+	free(message);
+	return buf;
+}
+
+enum options_result options_parse(struct options *o, int argc, char **argv, const char *env,
+				  char **message)
+{
+	enum options_result r = parse_all(o, argc, argv, env, message);
+
+	*message = visible_message(*message);
+	return r;
 }
 
 void options_free(struct options *o)

@@ -1,5 +1,6 @@
 /* target.c — launch a command behind a start barrier, or check PIDs to attach to; reap and report
- * the exit status. */
+ * the exit status. An attached process is followed by its pidfd (or its start time), never by
+ * its number alone: the kernel gives a reaped process's pid to the next one in time. */
 #include "proftop/target.h"
 
 #include "proftop/util.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -31,6 +33,9 @@ struct target {
 	struct rusage rusage;   /* launch mode: its resource use, once reaped */
 	uint64_t *cpu_first;    /* attach mode: user, system ns of each pid when attached ... */
 	uint64_t *cpu_last;     /* ... and when last seen */
+	int *pidfds;            /* attach mode: each process's pidfd (-1: none could be had) ... */
+	unsigned long long *starts; /* ... and start time: they tell it from a later process that
+				     * was given its pid */
 };
 
 /* Give the command /dev/null as input and output_fd as its output, for a screen that owns the
@@ -230,8 +235,15 @@ static char *proc_stat(pid_t pid, char *buf, size_t size)
 	return strrchr(buf, ')');
 }
 
-/* utime + cutime and stime + cstime of pid, from /proc/PID/stat, in ns. */
-static int proc_cpu_times(pid_t pid, uint64_t ns[2])
+/* What /proc/PID/stat says of a process. */
+struct proc_fields {
+	char state;                 /* R, S, ..., Z (zombie), X (dead) */
+	long threads;
+	unsigned long long start;   /* clock ticks after boot */
+	uint64_t cpu_ns[2];         /* utime + cutime and stime + cstime, ns */
+};
+
+static int proc_fields_read(pid_t pid, struct proc_fields *f)
 {
 	char buf[1024];
 	unsigned long long utime, stime, cutime, cstime;
@@ -239,13 +251,21 @@ static int proc_cpu_times(pid_t pid, uint64_t ns[2])
 	const char *p = proc_stat(pid, buf, sizeof(buf));
 
 	/* After ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt, then
-	 * utime stime cutime cstime. */
-	if (!p || tick <= 0 || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-				      "%llu %llu", &utime, &stime, &cutime, &cstime) != 4)
+	 * utime stime cutime cstime, priority nice num_threads itrealvalue starttime. */
+	if (!p || tick <= 0 || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+				      "%llu %llu %*d %*d %ld %*d %llu", &f->state, &utime, &stime,
+				      &cutime, &cstime, &f->threads, &f->start) != 7)
 		return -EINVAL;
-	ns[0] = (utime + cutime) * (1000000000ull / (unsigned long long)tick);
-	ns[1] = (stime + cstime) * (1000000000ull / (unsigned long long)tick);
+	f->cpu_ns[0] = (utime + cutime) * (1000000000ull / (unsigned long long)tick);
+	f->cpu_ns[1] = (stime + cstime) * (1000000000ull / (unsigned long long)tick);
 	return 0;
+}
+
+/* Whether the process is over: a zombie (or dead) with no other thread. (A main thread that
+ * called pthread_exit() leaves a zombie leader while the other threads run on.) */
+static bool proc_fields_ended(const struct proc_fields *f)
+{
+	return (f->state == 'Z' || f->state == 'X') && f->threads <= 1;
 }
 
 static uint64_t timeval_ns(const struct timeval *tv)
@@ -273,9 +293,45 @@ static int system_cpu_times(uint64_t ns[2])
 	return 0;
 }
 
+/* Whether the process behind pidfd is still there, if only as a zombie: not reaped yet. */
+static bool pidfd_unreaped(int pidfd)
+{
+	return pidfd_send_signal(pidfd, 0, NULL, 0) == 0 || errno == EPERM;
+}
+
+/* /proc/PID/stat of the i-th attached process into f; false when it cannot be read or when the
+ * pid has passed to another process. A pid names a process until that process is reaped: one not
+ * reaped after the read was the one read. Without a pidfd (pidfd_open came with Linux 5.3; a
+ * seccomp filter may refuse it) the start time tells, unless the two processes started in the
+ * same clock tick, which takes one that ended and was reaped within a tick of its start. */
+static bool attached_read(const struct target *target, size_t i, struct proc_fields *f)
+{
+	if (proc_fields_read(target->pids[i], f))
+		return false;
+	if (target->pidfds[i] >= 0)
+		return pidfd_unreaped(target->pidfds[i]);
+	return f->start == target->starts[i];
+}
+
+/* Attach mode: each process's CPU time since it was attached, as last seen. */
+static void attached_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system_ns)
+{
+	struct proc_fields f;
+
+	for (size_t i = 0; i < target->npids; i++) {
+		uint64_t *first = &target->cpu_first[2 * i], *last = &target->cpu_last[2 * i];
+
+		if (attached_read(target, i, &f) && f.cpu_ns[0] >= first[0] && f.cpu_ns[1] >= first[1])
+			memcpy(last, f.cpu_ns, sizeof(f.cpu_ns));
+		*user_ns += last[0] - first[0];
+		*system_ns += last[1] - first[1];
+	}
+}
+
 void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system_ns)
 {
 	uint64_t ns[2] = { 0, 0 };
+	struct proc_fields f;
 
 	*user_ns = *system_ns = 0;
 	if (target->system) {
@@ -284,25 +340,14 @@ void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system
 			*user_ns = ns[0] - target->cpu_first[0];
 			*system_ns = ns[1] - target->cpu_first[1];
 		}
-		return;
-	}
-	if (target->launched) {
-		if (target->exited) {
-			*user_ns = timeval_ns(&target->rusage.ru_utime);
-			*system_ns = timeval_ns(&target->rusage.ru_stime);
-		} else if (proc_cpu_times(target->child, ns) == 0) {
-			*user_ns = ns[0];
-			*system_ns = ns[1];
-		}
-		return;
-	}
-	for (size_t i = 0; i < target->npids; i++) {
-		uint64_t *first = &target->cpu_first[2 * i], *last = &target->cpu_last[2 * i];
-
-		if (proc_cpu_times(target->pids[i], ns) == 0 && ns[0] >= first[0] && ns[1] >= first[1])
-			memcpy(last, ns, sizeof(ns));
-		*user_ns += last[0] - first[0];
-		*system_ns += last[1] - first[1];
+	} else if (!target->launched) {
+		attached_cpu_times(target, user_ns, system_ns);
+	} else if (target->exited) {
+		*user_ns = timeval_ns(&target->rusage.ru_utime);
+		*system_ns = timeval_ns(&target->rusage.ru_stime);
+	} else if (proc_fields_read(target->child, &f) == 0) {
+		*user_ns = f.cpu_ns[0];
+		*system_ns = f.cpu_ns[1];
 	}
 }
 
@@ -352,6 +397,41 @@ static char *describe_pids(const pid_t *pids, size_t npids)
 	return text;
 }
 
+/* Each process once, whether named twice or by one of its threads: two events on one thread
+ * would count its samples twice. */
+static void attach_unique(struct target *target, const pid_t *pids, size_t npids)
+{
+	target->pids = xmalloc(npids * sizeof(*pids));
+	for (size_t i = 0; i < npids; i++) {
+		pid_t tgid = thread_group_of(pids[i]);
+		size_t j;
+
+		for (j = 0; j < target->npids && target->pids[j] != tgid; j++)
+			;
+		if (j == target->npids)
+			target->pids[target->npids++] = tgid;
+	}
+}
+
+/* The i-th process attached to: its pidfd, start time and CPU times so far. Returns 0, or -ESRCH
+ * when it has ended. */
+static int attach_one(struct target *target, size_t i)
+{
+	struct proc_fields f;
+
+	target->pidfds[i] = pidfd_open(target->pids[i], 0);
+	if (target->pidfds[i] < 0 && errno == ESRCH)
+		return -ESRCH;
+	if (proc_fields_read(target->pids[i], &f))
+		return -ESRCH;
+	target->starts[i] = f.start;
+	if (!attached_read(target, i, &f))
+		return -ESRCH;
+	memcpy(&target->cpu_first[2 * i], f.cpu_ns, sizeof(f.cpu_ns));
+	memcpy(&target->cpu_last[2 * i], f.cpu_ns, sizeof(f.cpu_ns));
+	return 0;
+}
+
 int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *missing)
 {
 	struct target *target;
@@ -364,26 +444,23 @@ int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *m
 		}
 	}
 	target = target_new();
-	/* Each process once, whether named twice or by one of its threads: two events on one
-	 * thread would count its samples twice. */
-	target->pids = xmalloc(npids * sizeof(*pids));
-	for (size_t i = 0; i < npids; i++) {
-		pid_t tgid = thread_group_of(pids[i]);
-		size_t j;
-
-		for (j = 0; j < target->npids && target->pids[j] != tgid; j++)
-			;
-		if (j == target->npids)
-			target->pids[target->npids++] = tgid;
-	}
+	attach_unique(target, pids, npids);
 	npids = target->npids;
-	pids = target->pids;
-	target->description = describe_pids(pids, npids);
+	target->description = describe_pids(target->pids, npids);
 	target->cpu_first = xcalloc(2 * npids, sizeof(uint64_t));
 	target->cpu_last = xcalloc(2 * npids, sizeof(uint64_t));
+	target->starts = xcalloc(npids, sizeof(*target->starts));
+	target->pidfds = xmalloc(npids * sizeof(*target->pidfds));
 	for (size_t i = 0; i < npids; i++)
-		if (proc_cpu_times(pids[i], &target->cpu_first[2 * i]) == 0)
-			memcpy(&target->cpu_last[2 * i], &target->cpu_first[2 * i], 2 * sizeof(uint64_t));
+		target->pidfds[i] = -1;
+	/* From here on each pid stands for the process that has it now, and for no later one. */
+	for (size_t i = 0; i < npids; i++) {
+		if (attach_one(target, i)) {
+			*missing = target->pids[i];
+			target_free(target);
+			return -ESRCH;
+		}
+	}
 	*out = target;
 	return 0;
 }
@@ -480,29 +557,22 @@ int target_exit_code(const struct target *target)
 	return 1;
 }
 
-/* Whether pid is gone: no /proc entry, or a zombie with no other thread. (A main thread that
- * called pthread_exit() leaves a zombie leader while the other threads run on.) */
 bool target_pid_gone(pid_t pid)
 {
-	char path[64], buf[2048];
-	const char *state, *threads;
+	struct proc_fields f;
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (!util_read_small(path, buf, sizeof(buf)))
-		return true;
-	state = strstr(buf, "\nState:\t");
-	threads = strstr(buf, "\nThreads:\t");
-	if (!state || (state[8] != 'Z' && state[8] != 'X'))
-		return false;
-	return !threads || atoi(threads + 10) <= 1;
+	return proc_fields_read(pid, &f) || proc_fields_ended(&f);
 }
 
 bool target_any_alive(const struct target *target)
 {
+	struct proc_fields f;
+
 	if (target->system) /* the machine runs on */
 		return true;
+	/* A pid whose process ended may already name a new one: that one was never attached to. */
 	for (size_t i = 0; i < target->npids; i++)
-		if (!target_pid_gone(target->pids[i]))
+		if (attached_read(target, i, &f) && !proc_fields_ended(&f))
 			return true;
 	return false;
 }
@@ -515,5 +585,10 @@ void target_free(struct target *target)
 	free(target->description);
 	free(target->cpu_first);
 	free(target->cpu_last);
+	free(target->starts);
+	for (size_t i = 0; target->pidfds && i < target->npids; i++)
+		if (target->pidfds[i] >= 0)
+			close(target->pidfds[i]);
+	free(target->pidfds);
 	free(target);
 }

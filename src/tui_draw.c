@@ -799,28 +799,63 @@ static void draw_bottom(struct tui_screen *s, int y)
 	}
 }
 
+/* Where the help's scrolled lines stand for a box of rows lines: how many there are, how many
+ * show, and the first shown, kept so that the box stays full after a resize. */
+static void help_fit(struct tui_screen *s, const struct tui_help *help, int rows)
+{
+	int last;
+
+	s->help_lines = help->n - TUI_HELP_HEAD;
+	s->help_rows = rows > TUI_HELP_HEAD ? rows - TUI_HELP_HEAD : 0;
+	last = s->help_lines > s->help_rows ? s->help_lines - s->help_rows : 0;
+	if (s->help_top > last)
+		s->help_top = last;
+	if (s->help_top < 0)
+		s->help_top = 0;
+}
+
+/* Line i of a help box of rows lines: the title (with the lines shown, when not all are), the
+ * line of the help's keys, then the lines from help_top. */
+static const char *help_line(const struct tui_screen *s, const struct tui_help *help, int rows,
+			     int i, char *title, size_t size)
+{
+	if (i)
+		return help->line[i < TUI_HELP_HEAD ? i : i + s->help_top];
+	if (rows >= help->n)
+		return help->line[0];
+	snprintf(title, size, "%s  (lines %d-%d of %d)", help->line[0], s->help_top + 1,
+		 s->help_top + s->help_rows, s->help_lines);
+	return title;
+}
+
 /* The help from the key table, in a box in the middle; its blank first and last lines only when
- * the terminal is tall enough for them. */
+ * the terminal is tall enough for them. On a terminal too short for every line, the title and
+ * the line of the help's keys stay and the rest scrolls under them. */
 static void draw_help(struct tui_screen *s)
 {
 	struct tui_help help;
-	int n, w = 0, pad, top, left;
+	char title[TUI_HELP_WIDTH + 48];
+	int rows, w = 0, pad, top, left;
 
-	tui_keys_help(&help);
-	n = help.n;
-	for (int i = 0; i < n; i++)
-		if ((int)strlen(help.line[i]) > w)
-			w = (int)strlen(help.line[i]);
+	tui_keys_help(&help, COLS - 4);
+	rows = help.n < LINES ? help.n : LINES;
+	help_fit(s, &help, rows);
+	for (int i = 0; i < rows; i++) {
+		int len = (int)strlen(help_line(s, &help, rows, i, title, sizeof(title)));
+
+		w = len > w ? len : w;
+	}
 	w += 4;
-	pad = LINES >= n + 2;
-	top = LINES > n + 2 * pad ? (LINES - n - 2 * pad) / 2 : 0;
+	pad = LINES >= rows + 2;
+	top = LINES > rows + 2 * pad ? (LINES - rows - 2 * pad) / 2 : 0;
 	left = COLS > w ? (COLS - w) / 2 : 0;
-	for (int i = -pad; i < n + pad && top + pad + i < LINES; i++) {
+	for (int i = -pad; i < rows + pad && top + pad + i < LINES; i++) {
 		unsigned long a = i == 0 ? s->attrs[THEME_HEADER] : s->attrs[THEME_NORMAL];
 
 		fill(top + pad + i, left, w, a);
-		if (i >= 0 && i < n)
-			put(top + pad + i, left + 2, w - 2, a, help.line[i]);
+		if (i >= 0 && i < rows)
+			put(top + pad + i, left + 2, w - 2, a,
+			    help_line(s, &help, rows, i, title, sizeof(title)));
 	}
 }
 

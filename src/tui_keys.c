@@ -2,9 +2,10 @@
  * where the screen is (the dispatch), each view's bottom line of hints, and the help. Key names
  * are written here, once, for both texts. Nothing here keeps state; curses only for KEY_*.
  *
- * The help has a line per binding with help text. Its keys column names the binding's keys and
- * those of the bindings after it that have none ("Up k Down j"); when the binding does not work in
- * every view, its text starts with the views it works in ("Tree, Callers: "). */
+ * The help has a line per binding with help text, in the table's order (the most used first),
+ * under a title and a line naming the help's own keys. Its keys column names the binding's keys
+ * and those of the bindings after it that have none ("Up k Down j"); when the binding does not
+ * work in every view, its text starts with the views it works in ("Tree, Callers: "). */
 #include "proftop/tui_screen.h"
 
 #include <curses.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #define KEYS_W 21 /* the help's keys column; the explanations start two columns after it */
+#define WRAP_MIN 60 /* narrower help lines are cut, not wrapped: too little would be left */
 
 static const struct {
 	int key;
@@ -180,16 +182,37 @@ static void add_views(char *buf, size_t size, unsigned where)
 	append(buf, size, ": ");
 }
 
-/* A line too long for the help is cut short (the unit test keeps them shorter). */
-static void add_line(struct tui_help *h, const char *keys, const char *text, int len)
+static void put_line(struct tui_help *h, const char *keys, const char *text, int len)
 {
 	if (h->n < TUI_HELP_LINES &&
 	    snprintf(h->line[h->n], TUI_HELP_WIDTH, "%-*s  %.*s", KEYS_W, keys, len, text) >= 0)
 		h->n++;
 }
 
+/* text[0..len) under keys, wrapped at blanks into lines of width columns; a word longer than a
+ * line is cut, as is everything past TUI_HELP_WIDTH. */
+static void add_line(struct tui_help *h, const char *keys, const char *text, int len, int width)
+{
+	int room = width >= WRAP_MIN ? width - KEYS_W - 2 : len;
+
+	while (len > room) {
+		int cut = room;
+
+		while (cut > 0 && text[cut] != ' ')
+			cut--;
+		if (!cut)
+			cut = room;
+		put_line(h, keys, text, cut);
+		keys = "";
+		for (text += cut, len -= cut; len && *text == ' '; text++, len--)
+			;
+	}
+	put_line(h, keys, text, len);
+}
+
 /* The lines of binding b: keys, then its views and help text, each \n starting a line. */
-static void add_binding(struct tui_help *h, const struct tui_binding *b, const char *keys)
+static void add_binding(struct tui_help *h, const struct tui_binding *b, const char *keys,
+			int width)
 {
 	char text[2 * TUI_HELP_WIDTH] = ""; /* its lines are cut to the help's width one by one */
 	const char *line = text, *end;
@@ -198,22 +221,36 @@ static void add_binding(struct tui_help *h, const struct tui_binding *b, const c
 	append(text, sizeof(text), b->help);
 	for (;;) {
 		end = strchrnul(line, '\n');
-		add_line(h, line == text ? keys : "", line, (int)(end - line));
+		add_line(h, line == text ? keys : "", line, (int)(end - line), width);
 		if (!*end)
 			break;
 		line = end + 1;
 	}
 }
 
-void tui_keys_help(struct tui_help *h)
+/* The help's own keys (TUI_IN_HELP), what they do. */
+static void help_keys_line(char *buf, size_t size)
+{
+	size_t n;
+	const struct tui_binding *table = tui_screen_bindings(&n);
+
+	buf[0] = 0;
+	for (size_t i = 0; i < n; i++)
+		if (table[i].where & TUI_IN_HELP)
+			add_key_names(buf, size, &table[i]);
+	append(buf, size, ": scroll; other keys close");
+}
+
+void tui_keys_help(struct tui_help *h, int width)
 {
 	size_t n;
 	const struct tui_binding *table = tui_screen_bindings(&n);
 	char prev[TUI_HELP_WIDTH] = "";
 
-	h->n = 2;
-	snprintf(h->line[0], TUI_HELP_WIDTH, "proftop keys (any key closes this help)");
-	h->line[1][0] = 0;
+	snprintf(h->line[0], TUI_HELP_WIDTH, "proftop keys, the most used first");
+	help_keys_line(h->line[1], TUI_HELP_WIDTH);
+	h->line[2][0] = 0;
+	h->n = TUI_HELP_HEAD + 1;
 	for (size_t i = 0; i < n; i++) {
 		char keys[TUI_HELP_WIDTH] = "";
 
@@ -224,7 +261,7 @@ void tui_keys_help(struct tui_help *h)
 			if (table[j].where & (TUI_IN_VIEWS | TUI_IN_TIMELINE))
 				add_key_names(keys, sizeof(keys), &table[j]);
 		/* Enter's views one under the other, its name once */
-		add_binding(h, &table[i], strcmp(keys, prev) ? keys : "");
+		add_binding(h, &table[i], strcmp(keys, prev) ? keys : "", width);
 		snprintf(prev, sizeof(prev), "%s", keys);
 	}
 }

@@ -845,15 +845,50 @@ static void show_help(struct tui_screen *s, int unused)
 {
 	(void)unused;
 	s->help = true;
+	s->help_top = 0;
+}
+
+/* The help's first line under its title: top, kept where the lines fill the box as last drawn
+ * (help_lines, help_rows), which drawing keeps again after a resize. */
+static void help_move(struct tui_screen *s, long top)
+{
+	long last = s->help_lines > s->help_rows ? s->help_lines - s->help_rows : 0;
+
+	s->help_top = (int)(top < 0 ? 0 : top > last ? last : top);
+}
+
+static void help_scroll(struct tui_screen *s, int lines)
+{
+	help_move(s, (long)s->help_top + lines);
+}
+
+/* A page less a line, so the last line read stays in sight. */
+static void help_page(struct tui_screen *s, int pages)
+{
+	help_move(s, (long)s->help_top + (long)pages * (s->help_rows > 1 ? s->help_rows - 1 : 1));
+}
+
+/* The start (0) or the end (1). */
+static void help_end(struct tui_screen *s, int end)
+{
+	help_move(s, end ? s->help_lines : 0);
 }
 
 /* --- the key table -------------------------------------------------------------------------------
  *
- * In the order of the help. A binding without help text shares the help line of the one above;
+ * In the order of the help, the most used keys first (quitting, the help, the views, moving,
+ * Enter, the filter...), each view's own keys after those. The help's own keys come last; the
+ * help names them in its title. A binding without help text shares the help line of the one above;
  * those for TUI_IN_FILTER alone are told on the line of /. A hint's .at is its place in every
  * line that shows it, so one order serves the five views; each line must fit 80 columns. */
 
 static const struct tui_binding bindings[] = {
+	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .action = TUI_ACT_QUIT,
+	  .help = "quit: a launched command is ended, attached processes run on",
+	  .hint = { "q:quit", TUI_IN_VIEWS | TUI_IN_TIMELINE, 17, 1 } },
+	{ .keys = { '?', KEY_F(1) }, .where = TUI_IN_VIEWS, .run = show_help,
+	  .help = "this help (h outside Flame)", .hint = { "?:help", TUI_IN_VIEWS, 1, 1 } },
+	{ .keys = { 'h' }, .where = TUI_IN_LISTS, .run = show_help },
 	{ .keys = { '\t' }, .where = TUI_IN_VIEWS | TUI_IN_FILTER, .run = view_step, .arg = 1,
 	  .help = "views: 1 Top functions, 2 call Tree, 3 Callers, 4 Threads, 5 Flame graph\n"
 		  "(Tab skips 6 Lines, which a opens on a function)",
@@ -875,6 +910,75 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_LISTS, .run = row_end, .arg = 0,
 	  .help = "the first / last row" },
 	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_LISTS, .run = row_end, .arg = 1 },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TOP, .run = show_callers,
+	  .help = "show the callers of the function (a: its lines)",
+	  .hint = { "Enter:callers", TUI_IN_TOP, 10, 1 } },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TREES, .run = toggle_node,
+	  .help = "open / close the node (a: the function's lines)",
+	  .hint = { "Enter/Left/Right:open/close", TUI_IN_TREES, 3, 1 } },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_THREADS, .run = choose_thread,
+	  .help = "only this thread in every view (\"all threads\" undoes)",
+	  .hint = { "Enter:only this thread", TUI_IN_THREADS, 4, 1 } },
+	{ .keys = { '/' }, .where = TUI_IN_PROFILE, .run = start_filter,
+	  .help = "filter by function or module name as you type (Flame: mark)\n"
+		  "(Enter keeps it, Esc clears it, Ctrl-U empties it)",
+	  .hint = { "/:filter", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_THREADS | TUI_IN_FLAME, 8, 2 } },
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_FILTER, .run = keep_filter },
+	{ .keys = { TUI_ESC }, .where = TUI_IN_FILTER, .run = drop_filter },
+	{ .keys = { KEY_BACKSPACE, TUI_DEL, TUI_CTRL_H }, .where = TUI_IN_FILTER,
+	  .run = erase_char },
+	{ .keys = { TUI_CTRL_U }, .where = TUI_IN_FILTER, .run = erase_filter },
+	{ .keys = { TUI_ESC }, .where = TUI_IN_PROFILE & ~TUI_IN_FLAME, .run = clear_filter_or_focus,
+	  .help = "clear the filter, then leave relative percentages" },
+	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
+	  .help = "pause the display (sampling and counters go on)",
+	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS | TUI_IN_FLAME |
+		    TUI_IN_LINES, 12, 3 } },
+	{ .keys = { '<' }, .where = TUI_IN_PROFILE, .run = sort_step, .arg = -1,
+	  .help = "sort Top by the previous / next column (or click a heading)",
+	  .hint = { "<>:sort", TUI_IN_TOP, 9, 2 } },
+	{ .keys = { '>' }, .where = TUI_IN_PROFILE, .run = sort_step, .arg = 1 },
+	{ .keys = { 'a' }, .where = TUI_IN_TOP | TUI_IN_TREES | TUI_IN_FLAME, .run = open_lines,
+	  .help = "annotate: the function's samples per source line, live (6 Lines)",
+	  .hint = { "a:annotate", TUI_IN_TOP | TUI_IN_TREES | TUI_IN_FLAME, 11, 1 } },
+	{ .keys = { 'c' }, .where = TUI_IN_TOP | TUI_IN_TREES, .run = show_callers,
+	  .help = "callers of the selected function", .hint = { "c:callers", TUI_IN_TREE, 7, 2 } },
+	{ .keys = { 's' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_SAVE,
+	  .help = "save a snapshot of the profile (of the stretch shown)", .hint = { "s:save", TUI_IN_TOP, 15, 2 } },
+	{ .keys = { KEY_RIGHT, '+', 'l' }, .where = TUI_IN_TREES, .run = node_key, .arg = 1,
+	  .help = "open the node; on an open one, go to its child" },
+	{ .keys = { KEY_LEFT, '-' }, .where = TUI_IN_TREES, .run = node_key, .arg = 0,
+	  .help = "close the node; on a closed one, go to its parent" },
+	{ .keys = { '*' }, .where = TUI_IN_TREES, .run = open_all,
+	  .help = "open everything / only the hottest path",
+	  .hint = { "*:all", TUI_IN_TREES, 5, 3 } },
+	{ .keys = { '%' }, .where = TUI_IN_PROFILE, .run = toggle_focus,
+	  .help = "percentages relative to the node selected in Tree / the whole",
+	  .hint = { "%:relative", TUI_IN_TREE, 6, 2 } },
+	{ .keys = { '+' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_UP,
+	  .help = "raise / lower the sampling frequency",
+	  .hint = { "+-:freq", TUI_IN_TOP | TUI_IN_THREADS, 14, 4 } },
+	{ .keys = { '-' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_DOWN },
+	{ .keys = { ']' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_UP,
+	  .help = "raise / lower the sampling frequency in any view" },
+	{ .keys = { '[' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_DOWN },
+	{ .keys = { 'w' }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .run = tui_timeline_window,
+	  .action = TUI_ACT_STRETCH,
+	  .help = "time window: the last seconds only / since the start",
+	  .hint = { "w:window", TUI_IN_CALLERS | TUI_IN_TIMELINE, 13, 3 } },
+	{ .keys = { 't' }, .where = TUI_IN_VIEWS, .run = tui_timeline_enter,
+	  .help = "the timeline: choose the stretch of the run every view shows, s saves",
+	  .hint = { "t:timeline", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_FLAME, 13, 3 } },
+	{ .keys = { 'm' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_MODE,
+	  .help = "mode: cpu, offcpu (blocked), runnable (preempted), wall (all three);\n"
+		  "the views keep their place (a run in --mode cpu has the CPU's only)" },
+	{ .keys = { 'b' }, .where = TUI_IN_VIEWS, .run = take_baseline, .action = TUI_ACT_BASELINE,
+	  .help = "baseline: compare every view with what it shows now (B: no more)\n"
+		  "(Top and Tree: the change in points, Flame: growth red, shrinkage blue)",
+	  .hint = { "b:baseline", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_FLAME, 16, 4 } },
+	{ .keys = { 'B' }, .where = TUI_IN_VIEWS, .run = drop_baseline, .action = TUI_ACT_BASELINE },
+	{ .keys = { 'i' }, .where = TUI_IN_VIEWS, .run = toggle_inlined,
+	  .help = "inlined functions: frames of their own / counted in their callers" },
 	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_FLAME, .run = flame_arrow, .arg = TUI_FLAME_PARENT,
 	  .help = "the frame above / below: caller or widest callee, as drawn",
 	  .hint = { "h/j/k/l:move", TUI_IN_FLAME, 3, 1 } },
@@ -890,45 +994,6 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 'f' }, .where = TUI_IN_FLAME, .run = flame_flip,
 	  .help = "the root at the bottom (a flame) / at the top (an icicle)",
 	  .hint = { "f:flip", TUI_IN_FLAME, 6, 3 } },
-	{ .keys = { '/' }, .where = TUI_IN_PROFILE, .run = start_filter,
-	  .help = "filter by function or module name as you type (Flame: mark)\n"
-		  "(Enter keeps it, Esc clears it, Ctrl-U empties it)",
-	  .hint = { "/:filter", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_THREADS | TUI_IN_FLAME, 8, 2 } },
-	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_FILTER, .run = keep_filter },
-	{ .keys = { TUI_ESC }, .where = TUI_IN_FILTER, .run = drop_filter },
-	{ .keys = { KEY_BACKSPACE, TUI_DEL, TUI_CTRL_H }, .where = TUI_IN_FILTER,
-	  .run = erase_char },
-	{ .keys = { TUI_CTRL_U }, .where = TUI_IN_FILTER, .run = erase_filter },
-	{ .keys = { TUI_ESC }, .where = TUI_IN_PROFILE & ~TUI_IN_FLAME, .run = clear_filter_or_focus,
-	  .help = "clear the filter, then leave relative percentages" },
-	{ .keys = { '<' }, .where = TUI_IN_PROFILE, .run = sort_step, .arg = -1,
-	  .help = "sort Top by the previous / next column (or click a heading)",
-	  .hint = { "<>:sort", TUI_IN_TOP, 9, 2 } },
-	{ .keys = { '>' }, .where = TUI_IN_PROFILE, .run = sort_step, .arg = 1 },
-	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TOP, .run = show_callers,
-	  .help = "show the callers of the function (a: its lines)",
-	  .hint = { "Enter:callers", TUI_IN_TOP, 10, 1 } },
-	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TREES, .run = toggle_node,
-	  .help = "open / close the node (a: the function's lines)",
-	  .hint = { "Enter/Left/Right:open/close", TUI_IN_TREES, 3, 1 } },
-	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_THREADS, .run = choose_thread,
-	  .help = "only this thread in every view (\"all threads\" undoes)",
-	  .hint = { "Enter:only this thread", TUI_IN_THREADS, 4, 1 } },
-	{ .keys = { KEY_RIGHT, '+', 'l' }, .where = TUI_IN_TREES, .run = node_key, .arg = 1,
-	  .help = "open the node; on an open one, go to its child" },
-	{ .keys = { KEY_LEFT, '-' }, .where = TUI_IN_TREES, .run = node_key, .arg = 0,
-	  .help = "close the node; on a closed one, go to its parent" },
-	{ .keys = { '*' }, .where = TUI_IN_TREES, .run = open_all,
-	  .help = "open everything / only the hottest path",
-	  .hint = { "*:all", TUI_IN_TREES, 5, 3 } },
-	{ .keys = { '%' }, .where = TUI_IN_PROFILE, .run = toggle_focus,
-	  .help = "percentages relative to the node selected in Tree / the whole",
-	  .hint = { "%:relative", TUI_IN_TREE, 6, 2 } },
-	{ .keys = { 'c' }, .where = TUI_IN_TOP | TUI_IN_TREES, .run = show_callers,
-	  .help = "callers of the selected function", .hint = { "c:callers", TUI_IN_TREE, 7, 2 } },
-	{ .keys = { 'a' }, .where = TUI_IN_TOP | TUI_IN_TREES | TUI_IN_FLAME, .run = open_lines,
-	  .help = "annotate: the function's samples per source line, live (6 Lines)",
-	  .hint = { "a:annotate", TUI_IN_TOP | TUI_IN_TREES | TUI_IN_FLAME, 11, 1 } },
 	{ .keys = { 'n' }, .where = TUI_IN_LINES, .run = lines_step, .arg = 1,
 	  .help = "the next line by self samples, hottest to coldest (wraps) / back",
 	  .hint = { "n/N:next hot", TUI_IN_LINES, 4, 1 } },
@@ -946,13 +1011,6 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { TUI_ESC, KEY_LEFT }, .where = TUI_IN_LINES, .run = lines_back,
 	  .help = "back to the view a was pressed in",
 	  .hint = { "Esc:back", TUI_IN_LINES, 3, 1 } },
-	{ .keys = { 'w' }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .run = tui_timeline_window,
-	  .action = TUI_ACT_STRETCH,
-	  .help = "time window: the last seconds only / since the start",
-	  .hint = { "w:window", TUI_IN_CALLERS | TUI_IN_TIMELINE, 13, 3 } },
-	{ .keys = { 't' }, .where = TUI_IN_VIEWS, .run = tui_timeline_enter,
-	  .help = "the timeline: choose the stretch of the run every view shows, s saves",
-	  .hint = { "t:timeline", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_FLAME, 13, 3 } },
 	{ .keys = { KEY_LEFT, 'h' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor, .arg = -1,
 	  .help = "the cursor a column earlier / later (a click puts it there)",
 	  .hint = { "Left/Right:cursor", TUI_IN_TIMELINE, 1, 1 } },
@@ -982,44 +1040,34 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { '\n', '\r', KEY_ENTER, TUI_ESC, 't' }, .where = TUI_IN_TIMELINE,
 	  .run = tui_timeline_leave, .help = "leave the timeline; the stretch stays",
 	  .hint = { "Enter:done", TUI_IN_TIMELINE, 15, 1 } },
-	{ .keys = { 'b' }, .where = TUI_IN_VIEWS, .run = take_baseline, .action = TUI_ACT_BASELINE,
-	  .help = "baseline: compare every view with what it shows now (B: no more)\n"
-		  "(Top and Tree: the change in points, Flame: growth red, shrinkage blue)",
-	  .hint = { "b:baseline", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_FLAME, 16, 4 } },
-	{ .keys = { 'B' }, .where = TUI_IN_VIEWS, .run = drop_baseline, .action = TUI_ACT_BASELINE },
-	{ .keys = { 'i' }, .where = TUI_IN_VIEWS, .run = toggle_inlined,
-	  .help = "inlined functions: frames of their own / counted in their callers" },
-	{ .keys = { ' ' }, .where = TUI_IN_VIEWS, .run = toggle_pause, .action = TUI_ACT_PAUSE,
-	  .help = "pause the display (sampling and counters go on)",
-	  .hint = { "space:pause", TUI_IN_TOP | TUI_IN_CALLERS | TUI_IN_THREADS | TUI_IN_FLAME |
-		    TUI_IN_LINES, 12, 3 } },
-	{ .keys = { '+' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_UP,
-	  .help = "raise / lower the sampling frequency",
-	  .hint = { "+-:freq", TUI_IN_TOP | TUI_IN_THREADS, 14, 4 } },
-	{ .keys = { '-' }, .where = TUI_IN_TOP | TUI_IN_THREADS, .action = TUI_ACT_FREQ_DOWN },
-	{ .keys = { ']' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_UP,
-	  .help = "raise / lower the sampling frequency in any view" },
-	{ .keys = { '[' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_DOWN },
-	{ .keys = { 's' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_SAVE,
-	  .help = "save a snapshot of the profile (of the stretch shown)", .hint = { "s:save", TUI_IN_TOP, 15, 2 } },
 	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
-	{ .keys = { 'm' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_MODE,
-	  .help = "mode: cpu, offcpu (blocked), runnable (preempted), wall (all three);\n"
-		  "the views keep their place (a run in --mode cpu has the CPU's only)" },
 	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
 	  .help = "repaint the whole screen (if the command wrote over it)" },
-	{ .keys = { '?', KEY_F(1) }, .where = TUI_IN_VIEWS, .run = show_help,
-	  .help = "this help (h outside Flame)", .hint = { "?:help", TUI_IN_VIEWS, 1, 1 } },
-	{ .keys = { 'h' }, .where = TUI_IN_LISTS, .run = show_help },
-	{ .keys = { 'q', KEY_F(10) }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .action = TUI_ACT_QUIT,
-	  .help = "quit: a launched command is ended, attached processes run on",
-	  .hint = { "q:quit", TUI_IN_VIEWS | TUI_IN_TIMELINE, 17, 1 } },
+	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_HELP, .run = help_scroll, .arg = -1 },
+	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_HELP, .run = help_scroll, .arg = 1 },
+	{ .keys = { KEY_PPAGE }, .where = TUI_IN_HELP, .run = help_page, .arg = -1 },
+	{ .keys = { KEY_NPAGE, ' ' }, .where = TUI_IN_HELP, .run = help_page, .arg = 1 },
+	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_HELP, .run = help_end, .arg = 0 },
+	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_HELP, .run = help_end, .arg = 1 },
 };
 
 const struct tui_binding *tui_screen_bindings(size_t *n)
 {
 	*n = sizeof(bindings) / sizeof(*bindings);
 	return bindings;
+}
+
+/* With the help shown its own keys scroll it, and any other key closes it: q and Esc too, as
+ * they close a pager, rather than doing what they do in the views. */
+static enum tui_action help_key(struct tui_screen *s, int key)
+{
+	const struct tui_binding *b = tui_keys_find(key, TUI_IN_HELP);
+
+	if (b)
+		b->run(s, b->arg);
+	else
+		s->help = false;
+	return TUI_ACT_NONE;
 }
 
 /* The binding of key where the screen is runs. While a filter is typed, printable keys go into it,
@@ -1031,10 +1079,8 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 	if (key == KEY_RESIZE)
 		return TUI_ACT_NONE;
 	s->message[0] = 0;
-	if (s->help) {
-		s->help = false;
-		return key == 'q' ? TUI_ACT_QUIT : TUI_ACT_NONE;
-	}
+	if (s->help)
+		return help_key(s, key);
 	if (s->editing && type_key(s, key))
 		return TUI_ACT_NONE;
 	b = s->timeline && !s->editing ? tui_keys_find(key, TUI_IN_TIMELINE) : NULL;
@@ -1083,6 +1129,10 @@ enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_
 	struct tui_list *l = list(s);
 
 	s->message[0] = 0;
+	if (s->help && (wheel_up || wheel_down)) {
+		help_scroll(s, wheel_up ? -3 : 3);
+		return TUI_ACT_NONE;
+	}
 	if (s->help) {
 		s->help = false;
 		return TUI_ACT_NONE;

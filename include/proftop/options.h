@@ -62,7 +62,8 @@ enum options_result {
 
 /* Parse ENV, the value of $PROFTOP (name=value:name=value; NULL or "" for none), then argv, whose
  * values replace ENV's. On a usage error, *message (malloc'd) names the problem; a bad $PROFTOP
- * entry is named with it. options_free() also after an error. */
+ * entry is named with it. What it quotes is in visible form (util.h), ready for a terminal.
+ * options_free() also after an error. */
 enum options_result options_parse(struct options *options, int argc, char **argv, const char *env,
 				  char **message);
 void options_free(struct options *options);

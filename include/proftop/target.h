@@ -23,7 +23,9 @@ int target_launch(struct target **out, char **argv, int output_fd, char *const *
  * exec, in which case the child has already been reaped. */
 int target_start(struct target *target);
 /* Attach mode: check every PID exists; each process is kept once, a thread id standing for its
- * process. Returns 0, or -ESRCH with *missing set. */
+ * process. From then on the target is those processes, not their numbers: a pid given to a new
+ * process after one ended names nothing attached to (a pidfd, or the start time, tells them
+ * apart). Returns 0, or -ESRCH with *missing set. */
 int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *missing);
 /* -a: every process on the machine, those running now listed as target_pids() (for their
  * maps); it never ends by itself, and its CPU times are the machine's (/proc/stat) since.
@@ -59,7 +61,7 @@ void target_cpu_times(struct target *target, uint64_t *user_ns, uint64_t *system
 /* Whether pid has ended: no /proc entry, or a zombie (with no thread left running). */
 bool target_pid_gone(pid_t pid);
 /* True while at least one attached process has not ended (zombies waiting for their parent
- * have). */
+ * have, and so has one whose pid another process took). */
 bool target_any_alive(const struct target *target);
 
 void target_free(struct target *target);

@@ -86,6 +86,9 @@ struct tui_screen {
 
 	enum tui_view view;
 	bool help, paused, editing;
+	/* The help: the first of its lines under the head (TUI_HELP_HEAD) shown, and as last drawn
+	 * how many lines there are under the head and how many of them the box shows. */
+	int help_top, help_lines, help_rows;
 	char filter[TUI_FILTER_MAX];
 	enum view_sort sort;
 	pid_t thread;          /* scope: only this thread's samples; 0 for all */
@@ -219,7 +222,8 @@ const char *tui_screen_view_name(enum tui_view view);
  * While a filter is typed, printable keys go into it; a binding for TUI_IN_FILTER alone edits it
  * (Enter, Esc, Backspace, Ctrl-U), and one for TUI_IN_FILTER and the views ends the typing, then
  * does what it does in the view (Up, Tab...). Other keys are ignored while typing.
- * On the timeline (after t) a key's TUI_IN_TIMELINE binding comes first, then the view's. */
+ * On the timeline (after t) a key's TUI_IN_TIMELINE binding comes first, then the view's.
+ * With the help shown only TUI_IN_HELP bindings work (they scroll it); any other key closes it. */
 
 /* Where a binding works: a bit per view, and one for while a filter is typed. */
 enum {
@@ -235,6 +239,7 @@ enum {
 	TUI_IN_LISTS = TUI_IN_VIEWS & ~TUI_IN_FLAME,   /* the views of rows */
 	TUI_IN_FILTER = 1 << TUI_NVIEWS,
 	TUI_IN_TIMELINE = 1 << (TUI_NVIEWS + 1), /* after t: before the view's own bindings */
+	TUI_IN_HELP = 1 << (TUI_NVIEWS + 2),     /* while the help is shown: nothing else */
 };
 
 /* Keys curses has no KEY_* name for. */
@@ -280,17 +285,20 @@ const char *tui_keys_name(int key, char one[static 2]);
  * by rank. */
 void tui_keys_hints(unsigned where, int width, char *buf, size_t size);
 
-#define TUI_HELP_LINES 64
+#define TUI_HELP_LINES 192
 #define TUI_HELP_WIDTH 128
+#define TUI_HELP_HEAD 2        /* the title and the line of the help's keys: they never scroll */
 
 struct tui_help {
-	char line[TUI_HELP_LINES][TUI_HELP_WIDTH]; /* line[0] is the title */
+	char line[TUI_HELP_LINES][TUI_HELP_WIDTH]; /* line[0] is the title, line[1] the help's keys */
 	int n;
 };
 
-/* The help: a line per binding with help text, its keys and those of the bindings after it
- * without, and which views it works in when not all. */
-void tui_keys_help(struct tui_help *help);
+/* The help: a title, a line naming the help's own keys, then a line per binding with help text, its
+ * keys and those of the bindings after it without, and which views it works in when not all.
+ * Its text is wrapped at blanks to lines of width columns (from 60; narrower, and past
+ * TUI_HELP_WIDTH, lines are cut). */
+void tui_keys_help(struct tui_help *help, int width);
 
 /* tui_draw.c: the colours of theme for this terminal (after initscr), and a whole frame. */
 void tui_draw_theme(struct tui_screen *screen, const struct theme *theme);

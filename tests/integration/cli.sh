@@ -114,6 +114,29 @@ else
 	check "env-cli-wins" approx "$(header_value "$OUT" freq)" 199 0
 fi
 
+# What was typed comes back visible, in caret notation: an escape sequence in a value, in an
+# option's name or in $PROFTOP shows in the message rather than acting on the terminal.
+# only_text FILE — FILE holds printable ASCII and line ends, no control character.
+only_text()
+{
+	local n
+	n=$(LC_ALL=C tr -d '\n\040-\176' <"$1" | wc -c)
+	[ "$n" -eq 0 ] && return 0
+	echo "$n other bytes in: $(od -c "$1" | head -n 4)"
+	return 1
+}
+esc=$(printf '\033')
+bel=$(printf '\007')
+run_proftop esc-pid -p "1$esc[2J"
+check "escape-in-value-shown" first_error_is "proftop: invalid PID: '1^[[2J'"
+check "escape-in-value-text-only" only_text "$ERR"
+run_proftop esc-name "--fr$esc]0;title$bel" -- true
+check "escape-in-name-shown" first_error_is "proftop: unknown or incomplete option '--fr^[]0;title^G'"
+check "escape-in-name-text-only" only_text "$ERR"
+with_proftop "freq=$esc[31mX" run_proftop esc-env -- true
+check "escape-in-env-shown" first_error_is "proftop: PROFTOP: invalid frequency (1 to 100000 Hz): '^[[31mX' in 'freq=^[[31mX'"
+check "escape-in-env-text-only" only_text "$ERR"
+
 # No pid can be this large (pid_max is at most 2^22); the second pid existed a moment ago.
 check "missing-pid-huge" no_such_process pid-huge 999999999
 sh -c 'exit 0' &

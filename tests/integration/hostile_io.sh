@@ -112,6 +112,7 @@ check "fifo-no-reader-message" has "$ERR" \
 exec 3<>"$FIFO"
 cat "$FIFO" >"$TMPD/fifo.got" 3>&- &
 cat_pid=$!
+BG_PIDS="$BG_PIDS $cat_pid"
 run_proftop fifo-reader -i "$T" -o "$FIFO" -f folded 3>&-
 exec 3>&-
 timeout 10 sh -c "while kill -0 $cat_pid 2>/dev/null; do sleep 0.1; done"
@@ -120,11 +121,17 @@ check "fifo-reader-got-it" sh -c "printf 'main 50\nmain;work 300\n' | cmp - '$TM
 
 # hold FIFO|FD READY [HOLDING]: a reader that holds a FIFO (or the pipe open at descriptor FD)
 # with room for 4 KiB and never reads; HOLDING appears once it holds it, READY once something
-# has arrived.
+# has arrived. It runs in the background ($! is its pid) until killed, or until the shell that
+# started it ends, however that ends: the kernel kills it then (PR_SET_PDEATHSIG), so no holder
+# outlives its test, even one whose parent lib_cleanup cannot name.
 hold()
 {
 	python3 - "$1" "$2" "${3:-}" <<'PY' &
-import array, fcntl, os, sys, termios, time
+import array, ctypes, fcntl, os, signal, sys, termios, time
+parent = os.getppid()
+ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+if os.getppid() != parent:  # the parent ended before the prctl
+    sys.exit(1)
 fd = int(sys.argv[1]) if sys.argv[1].isdigit() else os.open(sys.argv[1], os.O_RDWR)
 try:
     fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ; EBUSY when more than that is in already
@@ -139,15 +146,24 @@ while True:
         break
     time.sleep(0.05)
 open(sys.argv[2], "w").close()
-time.sleep(600)
+while True:
+    signal.pause()
 PY
+}
+
+# stop PID... — end background helpers now and reap them (lib_cleanup would only at the end).
+stop()
+{
+	kill -9 "$@" 2>/dev/null
+	wait "$@" 2>/dev/null
 }
 
 # A reader that stops reading: a helper holds the FIFO open and never reads; once the snapshot
 # has started to arrive (proftop then waits for room with its signals blocked), SIGTERM must end
 # proftop with an error that says what happened.
 hold "$FIFO" "$TMPD/stuck.started" "$TMPD/stuck.holding"
-BG_PIDS="$BG_PIDS $!"
+stuck_holder=$!
+BG_PIDS="$BG_PIDS $stuck_holder"
 timeout "$LIMIT" sh -c "until [ -e '$TMPD/stuck.holding' ]; do sleep 0.1; done"
 timeout -k 5 "$LIMIT" "$PROFTOP_BIN" -i "$BIG" -o "$FIFO" >"$TMPD/stuck.out" 2>"$TMPD/stuck.err" </dev/null &
 stuck_pid=$!
@@ -157,6 +173,7 @@ wait $stuck_pid
 check "fifo-stuck-reader-sigterm-exit-1" status $? 1 "$TMPD/stuck.err"
 check "fifo-stuck-reader-message" has "$TMPD/stuck.err" \
 	"^proftop: cannot write $FIFO: interrupted by SIGTERM while waiting to write: only [0-9]+ bytes of the snapshot went in\$"
+stop $stuck_holder
 
 
 # Profiling ended by one SIGTERM, which the session has read; the snapshot then goes to a FIFO
@@ -164,7 +181,8 @@ check "fifo-stuck-reader-message" has "$TMPD/stuck.err" \
 LIVE_FIFO=$TMPD/live.fifo
 mkfifo "$LIVE_FIFO"
 hold "$LIVE_FIFO" "$TMPD/live.started" "$TMPD/live.holding"
-BG_PIDS="$BG_PIDS $!"
+live_holder=$!
+BG_PIDS="$BG_PIDS $live_holder"
 # proftop checks for a reader before profiling: the holder must have the FIFO open by then.
 timeout "$LIMIT" sh -c "until [ -e '$TMPD/live.holding' ]; do sleep 0.1; done"
 # (timeout's -k counts from the signal: longer than the stall.)
@@ -177,14 +195,17 @@ wait $live_pid
 check "fifo-stalled-after-signal-exit-1" status $? 1 "$TMPD/live.err"
 check "fifo-stalled-after-signal-message" has "$TMPD/live.err" \
 	"^proftop: cannot write $LIVE_FIFO: its reader took nothing for 5 s after profiling ended: only [0-9]+ bytes of the snapshot went in\$"
+stop $live_holder
 
 # Batch tables into a pipe whose reader takes nothing: SIGTERM still ends proftop (with the
-# command's status, not by the clock), and the -o snapshot is written.
+# command's status, not by the clock), and the -o snapshot is written. The holder is a child of the
+# pipeline's last part ($!), and ends with it.
 ( timeout -k 5 "$LIMIT" "$PROFTOP_BIN" -b -n 0.05 -o "$TMPD/tables.tmon" -- \
 	"$BUILD_DIR/workloads/randtree" 60 2>"$TMPD/tables.err" </dev/null &
 	echo $! >"$TMPD/tables.timeout"; wait $!; echo $? >"$TMPD/tables.status" ) |
 	{ hold 3 "$TMPD/tables.started" 3<&0; wait; } &
-BG_PIDS="$BG_PIDS $!"
+tables_reader=$!
+BG_PIDS="$BG_PIDS $tables_reader"
 timeout "$LIMIT" sh -c "until [ -e '$TMPD/tables.started' ]; do sleep 0.1; done"
 sleep 1 # the pipe fills
 pkill -TERM -P "$(cat "$TMPD/tables.timeout")"
@@ -192,6 +213,7 @@ timeout "$LIMIT" sh -c "until [ -e '$TMPD/tables.status' ]; do sleep 0.1; done"
 check "stalled-tables-sigterm-status" status "$(cat "$TMPD/tables.status")" 143 "$TMPD/tables.err"
 check "stalled-tables-snapshot-written" has "$TMPD/tables.tmon" '^#fOrTyTwO$'
 check "stalled-tables-no-error" sh -c "! grep -v 'no symbols' '$TMPD/tables.err'"
+stop $tables_reader
 
 # --- a full device ----------------------------------------------------------------------------------
 for format in tmon pprof; do
@@ -285,6 +307,7 @@ else
 	check "theme-fifo-exit-0" status "$(cat "$TMPD/theme.status" 2>/dev/null || echo -1)" 0 "$TMPD/theme.err"
 	check "theme-fifo-on-stderr" has "$TMPD/theme.err" \
 		"^proftop: theme: $TMPD/fifo\\.theme: not a regular file; using the default theme\$"
+	tmux -L "$SOCK" kill-server >/dev/null 2>&1
 fi
 # --- -o - onto a terminal nobody reads ------------------------------------------------------------
 # A pseudo-terminal whose other side is never read, as when a remote terminal's connection
@@ -329,4 +352,22 @@ check "tty-unread-sigterm-exit-1" status "$(cat "$TMPD/unread.status")" 1 "$TMPD
 check "tty-unread-message" has "$TMPD/unread.err" \
 	'^proftop: cannot write standard output: interrupted by SIGTERM while waiting to write: only [0-9]+ bytes of the snapshot went in$'
 
+# --- nothing left behind ----------------------------------------------------------------------------
+# Every helper this script started has ended by now: none may sleep on after the suite. (Each
+# one's command line names a file in $TMPD.)
+# leftovers — the processes but this shell whose command line names $TMPD.
+leftovers()
+{
+	local p line found
+	found=0
+	for p in /proc/[0-9]*; do
+		[ "${p#/proc/}" = "$$" ] && continue
+		line=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null)
+		case $line in
+		*"$TMPD/"*) echo "pid ${p#/proc/}: $line"; found=1 ;;
+		esac
+	done
+	[ $found = 0 ]
+}
+check "no-helper-left" leftovers
 finish

@@ -2,7 +2,7 @@
 # lifecycle.sh — processes and threads coming and going: short-lived processes whose exec and
 # samples land on different CPUs, a main thread that exits before its process, a command with
 # its own Ctrl-C handling, the same process named twice with -p, an attached process that dies
-# and is left a zombie.
+# and is left a zombie, or whose pid a new process takes.
 . "$(dirname "$0")/lib.sh"
 require_perf_events
 need "$WL/hopper" "$WL/mainexit" "$WL/graceful" "$WL/spin" || finish
@@ -53,4 +53,46 @@ run_proftop zombie -b -n 0 -p "$zpid"
 check zombie-ends-profiling awk -v d="$(($(date +%s) - t0))" 'BEGIN { if (d <= 5) exit 0; print "ran " d " s"; exit 1 }'
 check zombie-exit-status-0 status "$RC" 0
 kill "$parent" 2>/dev/null
+
+# An attached process killed and reaped, its pid given at once to a new process (the kernel hands
+# out the number after ns_last_pid, which root may set): proftop follows the process, not the
+# number, so it ends as for any attached process gone, leaving the newcomer running.
+if [ "$(id -u)" -ne 0 ]; then
+	skip reuse "setting /proc/sys/kernel/ns_last_pid, to give a pid again at once, takes root"
+else
+	(
+		"$WL/spin" 60 >"$TMPD/rspin" &
+		old=$!
+		sleep 1.5
+		kill -9 "$old"
+		wait "$old"
+		# Another process on the machine may take the number first: try again.
+		for i in $(seq 50); do
+			echo $((old - 1)) >/proc/sys/kernel/ns_last_pid
+			"$WL/spin" 60 >/dev/null &
+			new=$!
+			[ "$new" = "$old" ] && break
+			kill -9 "$new"
+			wait "$new"
+		done
+		echo "$new" >"$TMPD/rnew"
+	) 2>/dev/null &
+	BG_PIDS="$BG_PIDS $!"
+	i=0
+	while [ -z "$(head -n 1 "$TMPD/rspin" 2>/dev/null)" ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	rpid=$(head -n 1 "$TMPD/rspin" 2>/dev/null)
+	PROFTOP_TIMEOUT=20 run_proftop reuse -b -n 0 -p "$rpid"
+	rnew=$(cat "$TMPD/rnew" 2>/dev/null)
+	BG_PIDS="$BG_PIDS $rnew"
+	check reuse-pid-taken-again sh -c "[ '$rnew' = '$rpid' ] || { echo 'pid $rpid went to '\''$rnew'\'' instead'; exit 1; }"
+	check reuse-ends-with-first-process status "$RC" 0 "$ERR"
+	check reuse-newcomer-still-running kill -0 "$rnew"
+	check reuse-final-table one_final "$OUT"
+	check reuse-first-process-profiled between "$(self_pct "$OUT" spin_forever spin)" 90 100
+	check reuse-no-error sh -c "[ ! -s '$ERR' ] || cat '$ERR'"
+	kill -9 "$rnew" 2>/dev/null
+fi
 finish

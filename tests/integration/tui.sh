@@ -84,6 +84,57 @@ check "saved-no-own-cost" sh -c "! tmux -L '$SOCK' capture-pane -p -t saved | gr
 tm send-keys -t saved q
 check "saved-q-ends" ended saved
 
+# --- ?: the help, taller than the terminal, scrolls; q and Esc close it ---------------------------
+# At 120x36 not every line fits: the most used keys come first (q among them), the rest is a PgDn
+# or End away, and closing the help leaves proftop running.
+# not_shown NAME ERE — no line of the screen matches, now.
+not_shown()
+{
+	screen "$1" | grep -Eq -- "$2" || return 0
+	echo "a line matches /$2/:"
+	screen "$1" | grep -E -- "$2"
+	return 1
+}
+pane help 120 36 -- "$WL/split" 30
+check "help-waits-for-rows" wait_screen help '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
+tm send-keys -t help '?'
+check "help-shown" wait_screen help 'proftop keys, the most used first  \(lines 1-[0-9]+ of [0-9]+\)'
+check "help-names-its-keys" wait_screen help 'PgUp PgDn .*Home g End G: scroll; other keys close'
+check "help-quit-first" wait_screen help '^ +q F10 +quit: '
+check "help-views-first" wait_screen help '^ +Tab Shift-Tab 1 2 3 4 +views: '
+check "help-end-not-yet" not_shown help 'Ctrl-L +repaint'
+tm send-keys -t help PgDn
+check "help-page-down" wait_screen help '\(lines ([2-9]|[1-9][0-9])[0-9]*-[0-9]+ of [0-9]+\)'
+check "help-page-down-quit-gone" not_shown help '^ +q F10 +quit: '
+tm send-keys -t help End
+check "help-end-shown" wait_screen help 'Ctrl-L +repaint'
+check "help-end-last-lines" wait_screen help '\(lines [0-9]+-([0-9]+) of \1\)'
+tm send-keys -t help Home
+check "help-home-quit-again" wait_screen help '^ +q F10 +quit: '
+tm send-keys -t help Down Down
+check "help-down-scrolls" wait_screen help '\(lines 3-[0-9]+ of [0-9]+\)'
+tm send-keys -t help q
+check "help-q-closes" wait_gone help 'proftop keys'
+check "help-q-keeps-running" sh -c "sleep 0.5; [ ! -e '$TMPD/help.status' ]"
+check "help-closed-rows-back" wait_screen help '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +burn_a +split'
+tm send-keys -t help F1
+check "help-f1-opens-at-start" wait_screen help '\(lines 1-[0-9]+ of [0-9]+\)'
+tm send-keys -t help Escape
+check "help-esc-closes" wait_gone help 'proftop keys'
+# A terminal tall enough shows it whole, no line count in the title.
+tm resize-window -t help -x 120 -y 80
+tm send-keys -t help '?'
+check "help-tall-shown" wait_screen help 'proftop keys, the most used first'
+check "help-tall-quit-shown" wait_screen help '^ +q F10 +quit: '
+check "help-tall-end-shown" wait_screen help 'Ctrl-L +repaint'
+check "help-tall-whole" not_shown help 'proftop keys.*\(lines'
+tm send-keys -t help Escape
+check "help-tall-closes" wait_gone help 'proftop keys'
+tm send-keys -t help q
+check "help-then-q-ends" ended help
+check "help-q-status-of-command" exit_status help 143
+check "help-no-sanitizer-report" no_sanitizer_report help
+
 # --- the call tree ---------------------------------------------------------------------------------
 pane tree 100 30 -g fp -- "$WL/fptree" 30
 check "tree-top-view-first" wait_screen tree ' work_hot '

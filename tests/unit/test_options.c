@@ -481,6 +481,42 @@ static void env_bad_entries(void **state)
 	expect_usage_error(4, bad_too, "freq=x", cases[0][1]);
 }
 
+/* What the user typed comes back visible, never as the escape sequence it holds (util.h's
+ * rule): from a value, an option's name, $PROFTOP's names and values, report's options. */
+static void errors_show_escapes(void **state)
+{
+	(void)state;
+	static const char *const cli[][3] = {
+		{ "-p", "1\033[2J", "invalid PID: '1^[[2J'" },
+		{ "-F", "\033]0;title\a", "invalid frequency (1 to 100000 Hz): '^[]0;title^G'" },
+		{ "--fr\033[31m", "cmd", "unknown or incomplete option '--fr^[[31m'" },
+		{ "-\001", "cmd", "unknown option '-^A'" },
+		{ "--mode", "cpu\302\233x", "invalid mode (cpu, offcpu, runnable, wall, alloc, inuse, "
+		  "alloc-objects or inuse-objects): 'cpu\\u009bx'" },
+		{ "-d", "\377\n", "invalid duration (seconds, more than 0 and at most 10000000): "
+		  "'\\xff^J'" },
+		{ "--serve", "\033[1m:80", "--serve: '^[[1m:80' is no [ADDRESS:]PORT (a port 0 to "
+		  "65535, on 127.0.0.1 unless a numeric address is given: 0.0.0.0:6060, [::1]:6060)" },
+	};
+	static const char *const env[][2] = {
+		{ "freq=\033[31mX", "PROFTOP: invalid frequency (1 to 100000 Hz): '^[[31mX' in "
+		  "'freq=^[[31mX'" },
+		{ "fr\033[2Jq=1", "PROFTOP: unknown option 'fr^[[2Jq' in 'fr^[[2Jq=1'" },
+		{ "batch=\a", "PROFTOP: invalid flag value (none, 1 or yes): '^G' in 'batch=^G'" },
+	};
+	char *argv[] = { "proftop", "./prog", NULL };
+	char *report[] = { "proftop", "report", "-\033", NULL };
+
+	for (size_t i = 0; i < sizeof(cli) / sizeof(cli[0]); i++) {
+		char *args[] = { "proftop", (char *)cli[i][0], (char *)cli[i][1], NULL };
+
+		expect_usage_error(3, args, NULL, cli[i][2]);
+	}
+	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++)
+		expect_usage_error(2, argv, env[i][0], env[i][1]);
+	expect_usage_error(3, report, NULL, "unknown report option '-^['");
+}
+
 static void env_empty(void **state)
 {
 	(void)state;
@@ -811,6 +847,7 @@ int main(void)
 		cmocka_unit_test(command_line_wins),
 		cmocka_unit_test(env_escapes),
 		cmocka_unit_test(env_bad_entries),
+		cmocka_unit_test(errors_show_escapes),
 		cmocka_unit_test(env_empty),
 		cmocka_unit_test(env_flags),
 		cmocka_unit_test(env_does_not_block_help),

@@ -792,7 +792,7 @@ static void keys_across_views(void **state)
 	assert_int_equal(f->s.view, TUI_TOP);
 }
 
-/* Any key but a resize clears the message; with the help open, a key only closes it (q quits). */
+/* Any key but a resize clears the message; with the help open, a key only closes it (q too). */
 static void message_and_help(void **state)
 {
 	struct fixture *f = *state;
@@ -814,11 +814,61 @@ static void message_and_help(void **state)
 	assert_int_equal(key(f, KEY_F(10)), TUI_ACT_NONE);
 	assert_false(f->s.help);
 	key(f, '?');
+	assert_int_equal(key(f, 'q'), TUI_ACT_NONE); /* as a pager's q: the help closes */
+	assert_false(f->s.help);
 	assert_int_equal(key(f, 'q'), TUI_ACT_QUIT);
+	key(f, '?');
+	assert_int_equal(key(f, TUI_ESC), TUI_ACT_NONE);
 	assert_false(f->s.help);
 	assert_int_equal(key(f, '['), TUI_ACT_FREQ_DOWN);
 	assert_int_equal(key(f, 12), TUI_ACT_REDRAW);
 	assert_int_equal(key(f, 0), TUI_ACT_NONE);
+}
+
+/* The help taller than its box scrolls: a line, a page less a line, either end, the wheel; never
+ * past its ends. (The drawing says how many lines there are and how many show: 50 and 20 here.)
+ * It opens at its start again. */
+static void help_scrolls(void **state)
+{
+	struct fixture *f = *state;
+
+	key(f, '?');
+	f->s.help_lines = 50;
+	f->s.help_rows = 20;
+	assert_int_equal(f->s.help_top, 0);
+	key(f, KEY_UP);
+	assert_int_equal(f->s.help_top, 0);
+	key(f, KEY_DOWN);
+	key(f, 'j');
+	assert_int_equal(f->s.help_top, 2);
+	key(f, 'k');
+	assert_int_equal(f->s.help_top, 1);
+	key(f, KEY_NPAGE);
+	assert_int_equal(f->s.help_top, 20);
+	key(f, ' ');
+	assert_int_equal(f->s.help_top, 30); /* the last 20 lines */
+	key(f, KEY_DOWN);
+	assert_int_equal(f->s.help_top, 30);
+	key(f, KEY_PPAGE);
+	assert_int_equal(f->s.help_top, 11);
+	key(f, KEY_HOME);
+	assert_int_equal(f->s.help_top, 0);
+	key(f, 'G');
+	assert_int_equal(f->s.help_top, 30);
+	key(f, 'g');
+	assert_int_equal(tui_screen_click(&f->s, 5, 5, false, true), TUI_ACT_NONE);
+	assert_int_equal(f->s.help_top, 3);
+	assert_true(f->s.help);
+	assert_int_equal(f->s.view, TUI_TOP); /* the keys moved nothing behind the help */
+	assert_int_equal(f->s.lists[TUI_TOP].cursor, 0);
+	key(f, KEY_END);
+	key(f, KEY_LEFT); /* not the help's: closes it */
+	assert_false(f->s.help);
+	key(f, 'h');
+	assert_true(f->s.help);
+	assert_int_equal(f->s.help_top, 0);
+	tui_screen_click(&f->s, 5, 5, false, false);
+	assert_false(f->s.help);
 }
 
 /* --- the Lines view --------------------------------------------------------------------------- */
@@ -1500,6 +1550,80 @@ static unsigned help_views(const char *text)
 	}
 }
 
+/* The help's second line: "KEYS: scroll; other keys close", each of KEYS scrolling the help (and
+ * every key that does named). */
+static void assert_help_keys_line(const char *line)
+{
+	size_t n;
+	const struct tui_binding *t = tui_screen_bindings(&n);
+	const char *colon = strstr(line, ": scroll; other keys close");
+	char named[TUI_HELP_WIDTH + 2];
+
+	assert_non_null(colon);
+	assert_string_equal(colon, ": scroll; other keys close");
+	snprintf(named, sizeof(named), " %.*s ", (int)(colon - line), line);
+	for (const char *k = named + 1; *k;) {
+		size_t len = strcspn(k, " ");
+		int codes[8], found = len ? codes_named(k, len, codes, 8) : 0;
+
+		if (len && !found)
+			fail_msg("\"%.*s\" in the help's keys names no key", (int)len, k);
+		for (int i = 0; i < found; i++)
+			if (!tui_keys_find(codes[i], TUI_IN_HELP))
+				fail_msg("\"%.*s\" does not scroll the help", (int)len, k);
+		k += len + (k[len] == ' ');
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (int k = 0; (t[i].where & TUI_IN_HELP) && k < TUI_BINDING_KEYS && t[i].keys[k]; k++) {
+			char one[2], word[32];
+
+			snprintf(word, sizeof(word), " %s ", tui_keys_name(t[i].keys[k], one));
+			if (!strstr(named, word))
+				fail_msg("the help's keys do not name%s", word);
+		}
+	}
+}
+
+/* The words of help's lines from the first binding's on, in order, each followed by a blank. */
+static void help_words(const struct tui_help *help, char *out, size_t size)
+{
+	out[0] = 0;
+	for (int i = TUI_HELP_HEAD + 1; i < help->n; i++) {
+		char line[TUI_HELP_WIDTH], *save = NULL;
+
+		snprintf(line, sizeof(line), "%s", help->line[i]);
+		for (char *w = strtok_r(line, " ", &save); w; w = strtok_r(NULL, " ", &save)) {
+			strncat(out, w, size - strlen(out) - 1);
+			strncat(out, " ", size - strlen(out) - 1);
+		}
+	}
+}
+
+/* Wrapped for an 80-column terminal, the help says the same, word for word, in lines of at most
+ * 76 columns, with the text still after the keys column. */
+static void help_wraps_to_the_terminal(void **state)
+{
+	static struct tui_help wide, narrow;
+	static char wide_words[16384], narrow_words[16384];
+
+	(void)state;
+	tui_keys_help(&wide, TUI_HELP_WIDTH);
+	tui_keys_help(&narrow, 76);
+	assert_true(narrow.n > wide.n && narrow.n < TUI_HELP_LINES);
+	for (int i = 0; i <= TUI_HELP_HEAD; i++)
+		assert_string_equal(narrow.line[i], wide.line[i]);
+	for (int i = TUI_HELP_HEAD + 1; i < narrow.n; i++) {
+		const char *line = narrow.line[i];
+
+		assert_true(strlen(line) > 23 && strlen(line) <= 76);
+		assert_true(line[21] == ' ' && line[22] == ' ' && line[23] != ' ');
+	}
+	help_words(&wide, wide_words, sizeof(wide_words));
+	help_words(&narrow, narrow_words, sizeof(narrow_words));
+	assert_true(strlen(wide_words) > 1000 && strlen(wide_words) < sizeof(wide_words) - 1);
+	assert_string_equal(narrow_words, wide_words);
+}
+
 /* Every key the help names works in the views its line says (a line with no key names has those
  * of the line above, and its views), and every key of every view's binding is named in the help. */
 static void help_names_working_keys(void **state)
@@ -1511,10 +1635,15 @@ static void help_names_working_keys(void **state)
 	unsigned views = TUI_IN_VIEWS;
 
 	(void)state;
-	tui_keys_help(&h);
+	tui_keys_help(&h, TUI_HELP_WIDTH);
 	assert_true(h.n > 20 && h.n < TUI_HELP_LINES);
-	assert_string_equal(h.line[0], "proftop keys (any key closes this help)");
-	for (int i = 2; i < h.n; i++) { /* a keys column of 21, two spaces, the text */
+	assert_string_equal(h.line[0], "proftop keys, the most used first");
+	assert_help_keys_line(h.line[1]);
+	assert_string_equal(h.line[2], "");
+	/* The most used first: quitting, this help, the views. */
+	assert_true(!strncmp(h.line[3], "q F10 ", 6) && !strncmp(h.line[4], "? F1 h ", 7));
+	assert_true(!strncmp(h.line[5], "Tab Shift-Tab 1 2 3 4 ", 22));
+	for (int i = TUI_HELP_HEAD + 1; i < h.n; i++) { /* keys in 21 columns, two spaces, text */
 		const char *line = h.line[i], *text = line + 23;
 		char where[160];
 
@@ -1572,6 +1701,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(escape_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(keys_across_views, setup, teardown),
 		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
+		cmocka_unit_test_setup_teardown(help_scrolls, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_top, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_tree_paused_and_windowed, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_in_a_thread, setup, teardown),
@@ -1580,6 +1710,7 @@ int main(void)
 		cmocka_unit_test(table_keys_reach_their_bindings),
 		cmocka_unit_test(hint_lines_name_working_keys),
 		cmocka_unit_test(help_names_working_keys),
+		cmocka_unit_test(help_wraps_to_the_terminal),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,7 @@
 /* spin.c — `spin [MAX_SECONDS]`: the target for attach tests. Prints its pid on the first line of
- * stdout, then spins in spin_forever until SIGTERM or SIGINT, and exits 0.
+ * stdout, then spins in spin_forever until SIGTERM or SIGINT, and exits 0. Last it prints the
+ * seconds it waited for a CPU while runnable, by the kernel's count ("waited 1.234567 s": the run
+ * delay of /proc/self/schedstat), when the kernel keeps that count.
  *
  * MAX_SECONDS (wall time, default: none) is a safety net so a test harness that dies cannot leave
  * a spinner behind; on reaching it spin exits 3, so a test can tell it was not stopped in time. */
@@ -53,10 +55,23 @@ HOT int spin_forever(double deadline)
 	return stop ? 0 : -1;
 }
 
+/* "waited S s": the time this thread spent runnable on a run queue, not running. */
+static void print_waited(void)
+{
+	unsigned long long run_ns, wait_ns;
+	FILE *f = fopen("/proc/self/schedstat", "r");
+
+	if (f && fscanf(f, "%llu %llu", &run_ns, &wait_ns) == 2)
+		printf("waited %.6f s\n", wait_ns / 1e9);
+	if (f)
+		fclose(f);
+}
+
 int main(int argc, char **argv)
 {
 	struct sigaction sa = { .sa_handler = on_signal };
 	double max = 0;
+	int status;
 
 	if (argc > 1) {
 		char *end;
@@ -73,5 +88,7 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	printf("%ld\n", (long)getpid());
 	fflush(stdout);
-	return spin_forever(max > 0 ? monotonic_s() + max : 0) == 0 ? 0 : 3;
+	status = spin_forever(max > 0 ? monotonic_s() + max : 0) == 0 ? 0 : 3;
+	print_waited();
+	return status;
 }
