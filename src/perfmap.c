@@ -313,19 +313,55 @@ const char *perfmap_path(const struct perfmap *map)
 	return map->path;
 }
 
+/* Blanks, then a decimal number of at most max ended by a blank or the line's end: its value,
+ * and *p past it. */
+static bool perfmap_status_number(const char **p, uint64_t max, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (max - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s && !strchr(" \t\n", *s))
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/* The kernel writes "Uid:\treal\teffective\tsaved\tfs" and "NSpid:\tpid\t...\tinnermost", in
+ * decimal; a line in any other form says nothing (sscanf() and atoi() took "-1", "1035x" and an
+ * overflowing 4294967297 as numbers, the last as pid 1). */
 void perfmap_status_line(const char *line, struct perfmap_owner *owner)
 {
-	unsigned ruid, euid;
-	const char *last;
+	uint64_t ruid, euid, pid = 0;
+	const char *p;
+	bool any = false;
 
-	if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
-		owner->uid[0] = ruid;
-		owner->uid[1] = euid;
-		owner->has_uid = true;
+	if (!strncmp(line, "Uid:", 4)) {
+		p = line + 4;
+		/* (uid_t)-1 is no one's: chown() takes it for "unchanged". */
+		if (perfmap_status_number(&p, UINT32_MAX - 1, &ruid) &&
+		    perfmap_status_number(&p, UINT32_MAX - 1, &euid)) {
+			owner->uid[0] = (uid_t)ruid;
+			owner->uid[1] = (uid_t)euid;
+			owner->has_uid = true;
+		}
 	} else if (!strncmp(line, "NSpid:", 6)) {
-		last = strrchr(line, '\t');
-		if (last && atoi(last + 1) > 0)
-			owner->nspid = atoi(last + 1);
+		p = line + 6;
+		while (perfmap_status_number(&p, UINT64_MAX, &pid))
+			any = true;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (any && (!*p || *p == '\n') && pid >= 1 && pid <= INT32_MAX)
+			owner->nspid = (pid_t)pid;
 	}
 }
 

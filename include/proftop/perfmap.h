@@ -86,7 +86,8 @@ struct perfmap_owner {
 };
 
 /* Take what one line of /proc/PID/status (NUL-terminated, its newline kept or not) says into
- * *owner; anything else leaves it as it was. Pure. */
+ * *owner; anything else leaves it as it was: numbers are decimal and fit (a uid below
+ * (uid_t)-1, a pid in 1..INT32_MAX), as the kernel writes them. Pure. */
 void perfmap_status_line(const char *line, struct perfmap_owner *owner);
 
 #endif
