@@ -385,6 +385,17 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
 
 enum walk_result { WALK_DONE, WALK_LIBUNWIND };
 
+/* Where the row says the caller's value of tracked register t is, for a frame whose CFA is cfa.
+ * libunwind's "null location", which it takes for a lost register (the end of the chain for the
+ * return address and rbp), is a memory location at address 0: a register saved at CFA + offset
+ * = 0 is lost for it, so it is lost here too, or the two would disagree on garbage stacks. */
+static enum unwind_where walk_where(const struct unwind_rule *rule, int t, uint64_t cfa)
+{
+	if (rule->where[t] == UNWIND_AT_CFA && cfa + (uint64_t)(int64_t)rule->offset[t] == 0)
+		return UNWIND_UNDEFINED;
+	return rule->where[t];
+}
+
 /* The caller's registers by rule: the stack pointer is the CFA; callee-saved registers stay or
  * are loaded from the stack copy. A register is unknown when the row has it undefined (libdw
  * cannot tell that from "not said", which libunwind takes as unchanged), when it was saved outside
@@ -398,10 +409,11 @@ static void walk_registers(const struct unwind_ctx *ctx, const struct unwind_rul
 
 	for (int t = 0; t < UNWIND_RA; t++) {
 		int reg = unwind_rule_dwarf[t];
+		enum unwind_where where = walk_where(rule, t, cfa);
 
-		if (rule->where[t] == UNWIND_SAME)
+		if (where == UNWIND_SAME)
 			kept |= *known & (1u << reg);
-		else if (rule->where[t] == UNWIND_AT_CFA &&
+		else if (where == UNWIND_AT_CFA &&
 			 stack_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[t], &regs[reg]))
 			kept |= 1u << reg;
 	}
@@ -446,7 +458,7 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 		if (rule->kind != UNWIND_RULE_SIMPLE || !(known & (1u << rule->cfa_reg)))
 			return WALK_LIBUNWIND;
 		cfa = regs[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_offset;
-		if (rule->where[UNWIND_RA] == UNWIND_UNDEFINED)
+		if (walk_where(rule, UNWIND_RA, cfa) == UNWIND_UNDEFINED)
 			break; /* the outermost frame */
 		if (!ctx_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[UNWIND_RA], &ra)) {
 			*truncated = true; /* the copy ends before the frame does */
@@ -458,7 +470,7 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 			break;
 		}
 		/* The x86-64 ABI ends the chain where rbp is lost (libunwind's unw_step). */
-		if (rule->where[UNWIND_RBP] == UNWIND_UNDEFINED)
+		if (walk_where(rule, UNWIND_RBP, cfa) == UNWIND_UNDEFINED)
 			break;
 		walk_registers(ctx, rule, cfa, regs, &known);
 		ip = ra;

@@ -414,12 +414,90 @@ static void rows_unwind_as_libunwind(void **state)
 	symbolizer_free(s);
 }
 
+/* A sample of registers set by name (perf's numbers; sp is the copy's address unless set). */
+static void sample_at(struct sample_record *r, uint64_t *stack, size_t words, const int *regs,
+		      const uint64_t *values, size_t nvalues)
+{
+	uint64_t mask = sample_regs_mask();
+	unsigned n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->kind = SAMPLE_KIND_SAMPLE;
+	r->pid = r->tid = (uint32_t)getpid();
+	r->sample.user = true;
+	r->sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	r->sample.stack = (const unsigned char *)stack;
+	r->sample.stack_size = words * 8;
+	for (int reg = 0; reg < PERF_REG_X86_64_MAX; reg++) {
+		uint64_t v = reg == PERF_REG_X86_SP ? (uint64_t)(uintptr_t)stack : 0;
+
+		if (!(mask & (1ull << reg)))
+			continue;
+		for (size_t i = 0; i < nvalues; i++)
+			if (regs[i] == reg)
+				v = values[i];
+		r->sample.regs[n++] = v;
+	}
+	r->sample.nregs = n;
+}
+
+/* Frames and truncation by rows and by libunwind alone, which must agree; returns the frames. */
+static size_t unwind_both(struct symbolizer *s, const struct sample_record *r, bool *truncated)
+{
+	struct unwind_dwarf *by_rows = unwind_dwarf_new(s, NULL);
+	struct unwind_dwarf *by_libunwind = unwind_dwarf_new(s, NULL);
+	uint64_t a[16], b[16];
+	bool tb;
+	size_t na, nb;
+
+	unwind_dwarf_set_fast(by_libunwind, false);
+	na = unwind_dwarf(by_rows, r, a, 16, truncated);
+	nb = unwind_dwarf(by_libunwind, r, b, 16, &tb);
+	assert_int_equal(na, nb);
+	assert_int_equal(*truncated, tb);
+	assert_memory_equal(a, b, na * sizeof(a[0]));
+	unwind_dwarf_free(by_rows);
+	unwind_dwarf_free(by_libunwind);
+	return na;
+}
+
+/* A register saved at address 0 is lost for libunwind (its "null location" is a memory location
+ * at 0): the rows say the same. fuzz_unwind found the rows reading a return address from there
+ * (truncated: the copy does not hold it) where libunwind ended the chain (not truncated), and
+ * rbp saved at 0 is the end of the chain as a lost rbp is. */
+static void null_location_as_libunwind(void **state)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	uint64_t stack[8] = { 0 };
+	struct sample_record r;
+	bool truncated;
+
+	(void)state;
+	assert_int_equal(symbolizer_load_proc(s, getpid()), 0);
+	/* CFA = rbx + 24 = 8: the return address at 0, the end of the chain. */
+	sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP, PERF_REG_X86_BX },
+		  (uint64_t[]){ label("p_rbx"), (uint64_t)-16 }, 2);
+	assert_int_equal(unwind_both(s, &r, &truncated), 1);
+	assert_false(truncated);
+	/* A copy at address 0: CFA = rbp + 16 = 16, rbp saved at 0 and the return address at 8,
+	 * readable, to f_plain; but rbp is lost, so the chain ends there too. */
+	stack[1] = label("r_plain");
+	sample_at(&r, NULL, 0, (int[]){ PERF_REG_X86_IP, PERF_REG_X86_BP, PERF_REG_X86_SP },
+		  (uint64_t[]){ label("p_framed"), 0, 0 }, 3);
+	r.sample.stack = (const unsigned char *)stack;
+	r.sample.stack_size = sizeof(stack);
+	assert_int_equal(unwind_both(s, &r, &truncated), 1);
+	assert_false(truncated);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rows_read),
 		cmocka_unit_test(cache_keeps_rows),
 		cmocka_unit_test(rows_unwind_as_libunwind),
+		cmocka_unit_test(null_location_as_libunwind),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
