@@ -300,9 +300,19 @@ static bool stack_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *va
 
 /* A word of the process as far as the sample shows it: the stack copy, else (unwind tables and
  * code) the file of a module this unwind already met, whose other segments (.eh_frame sits in
- * the read-only one) need not be in our maps. */
+ * the read-only one) need not be in our maps. Above SYNTH_BASE, the converted .debug_frame
+ * images. The rows' walk and libunwind read through this one function, so that they see the
+ * same memory even where a garbage CFA points. */
 static bool ctx_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *value)
 {
+	unw_word_t word;
+
+	if (addr >= SYNTH_BASE) {
+		if (synth_read(ctx->unwinder, addr, &word) < 0)
+			return false;
+		*value = word;
+		return true;
+	}
 	if (stack_word(ctx, addr, value))
 		return true;
 	for (size_t i = ctx->nmodules; i-- > 0;)
@@ -320,8 +330,6 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, i
 	(void)as;
 	if (write)
 		return -UNW_EINVAL;
-	if (addr >= SYNTH_BASE)
-		return synth_read(ctx->unwinder, addr, value);
 	if (!ctx_word(ctx, addr, &v))
 		return -UNW_EINVAL;
 	*value = v;

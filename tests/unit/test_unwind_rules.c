@@ -146,7 +146,7 @@ static const char *const return_labels[] = {
 
 static char tmpdir[64];
 static char so_path[128];
-static void *so;
+static void *so, *so_df;
 
 static int setup(void **state)
 {
@@ -167,7 +167,14 @@ static int setup(void **state)
 	if (system(cmd) != 0)
 		return -1;
 	so = dlopen(so_path, RTLD_NOW);
-	return so ? 0 : -1;
+	/* The same code with its CFI in .debug_frame alone (unwound through a converted copy). */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && { echo '	.cfi_sections .debug_frame'; cat frames.s; } "
+		 "> frames-df.s && cc -shared -nostdlib -o frames-df.so frames-df.s", tmpdir);
+	if (system(cmd) != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s/frames-df.so", tmpdir);
+	so_df = dlopen(cmd, RTLD_NOW);
+	return so && so_df ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -177,6 +184,8 @@ static int teardown(void **state)
 	(void)state;
 	if (so)
 		dlclose(so);
+	if (so_df)
+		dlclose(so_df);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -491,6 +500,44 @@ static void null_location_as_libunwind(void **state)
 	symbolizer_free(s);
 }
 
+/* The rows read memory as libunwind does, also where a garbage CFA points at the made-up
+ * addresses (from 0x4000000000000000, unwind_dwarf.c) that serve a converted .debug_frame to
+ * libunwind. fuzz_unwind found the rows stopping there (truncated, one frame) where libunwind read
+ * the image's first word as a return address (two frames). */
+static void synth_memory_as_libunwind(void **state)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct unwind_dwarf *by_rows = unwind_dwarf_new(s, NULL);
+	struct unwind_dwarf *by_libunwind = unwind_dwarf_new(s, NULL);
+	uint64_t stack[8] = { 0 }, a[8], b[8];
+	void *p_df = dlsym(so_df, "p_plain");
+	struct sample_record r;
+	bool ta, tb;
+	size_t na, nb;
+
+	(void)state;
+	assert_non_null(p_df);
+	assert_int_equal(symbolizer_load_proc(s, getpid()), 0);
+	unwind_dwarf_set_fast(by_libunwind, false);
+	/* Both convert the .debug_frame of frames-df.so: the first image, at 0x4000000000000000. */
+	sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP }, (uint64_t[]){ (uint64_t)(uintptr_t)p_df },
+		  1);
+	unwind_dwarf(by_rows, &r, a, 8, &ta);
+	unwind_dwarf(by_libunwind, &r, b, 8, &tb);
+	/* CFA = rbx + 24: the return address at the image's first word. */
+	sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP, PERF_REG_X86_BX },
+		  (uint64_t[]){ label("p_rbx"), 0x4000000000000000ull - 16 }, 2);
+	na = unwind_dwarf(by_rows, &r, a, 8, &ta);
+	nb = unwind_dwarf(by_libunwind, &r, b, 8, &tb);
+	assert_int_equal(na, nb);
+	assert_int_equal(na, 2);
+	assert_true(ta && tb);
+	assert_memory_equal(a, b, na * sizeof(a[0]));
+	unwind_dwarf_free(by_rows);
+	unwind_dwarf_free(by_libunwind);
+	symbolizer_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -498,6 +545,7 @@ int main(void)
 		cmocka_unit_test(cache_keeps_rows),
 		cmocka_unit_test(rows_unwind_as_libunwind),
 		cmocka_unit_test(null_location_as_libunwind),
+		cmocka_unit_test(synth_memory_as_libunwind),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
