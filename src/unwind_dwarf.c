@@ -49,6 +49,13 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define DWARF_RSP 7
 #define SYNTH_BASE 0x4000000000000000ull
 #define SYNTH_SLOT_SHIFT 32
+/* libunwind reads the unwind tables, and evaluates CFA expressions, through access_mem() a word at
+ * a time: an expression that branches back on itself (DW_OP_skip -3, in a hostile file's CFI)
+ * would have it read forever, with the collector stuck. A step (table search, CIE and FDE parsed
+ * byte by byte, expressions) reads a few hundred words (at most 137 on a C++ program, 325 on
+ * python3, by bench/replay unwinding with libunwind alone); past this many it fails, and the
+ * stack is truncated there. */
+#define READS_PER_STEP 16384
 
 /* A module's .debug_frame converted for one load address; it lives at synth_addr(index). */
 struct synth_image {
@@ -81,6 +88,7 @@ struct unwind_ctx {
 	struct unwind_info modules[MODULES_PER_UNWIND]; /* modules met so far, newest last */
 	size_t nmodules;
 	bool lookup_failed; /* a frame had no unwind information: its caller would be a guess */
+	unsigned reads_left; /* libunwind's reads this step may still make (READS_PER_STEP) */
 };
 
 /* libunwind's x86-64 register numbers → perf's. */
@@ -328,8 +336,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, i
 	uint64_t v;
 
 	(void)as;
-	if (write)
+	if (write || !ctx->reads_left)
 		return -UNW_EINVAL;
+	ctx->reads_left--;
 	if (!ctx_word(ctx, addr, &v))
 		return -UNW_EINVAL;
 	*value = v;
@@ -630,6 +639,7 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 		return 0;
 	}
 	unwinding = true;
+	ctx.reads_left = READS_PER_STEP;
 	if (unw_init_remote(&cursor, as, &ctx) < 0) {
 		unwinding = false;
 		*truncated = true;
@@ -649,6 +659,7 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 		 * expression in it (a PLT entry's) is read from the module's .eh_frame, which
 		 * access_mem finds only in modules met. */
 		ctx_module(&ctx, n == 1 ? ip : ip - 1);
+		ctx.reads_left = READS_PER_STEP;
 		step = unw_step(&cursor);
 		/* Without unwind information libunwind guesses the caller from rbp, which code built
 		 * without frame pointers uses for anything: stop at the last frame we know. */

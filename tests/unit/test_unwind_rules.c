@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -124,6 +125,13 @@ static const char asm_source[] =
 	"	call f_framed\n"
 	"r_norbp:\n"
 	"	ret\n"
+	"	.cfi_endproc\n"
+	"	.globl f_loop, p_loop\n"
+	"f_loop:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_escape 0x0f, 0x03, 0x2f, 0xfd, 0xff\n" /* DW_CFA_def_cfa_expression: DW_OP_skip -3 */
+	"p_loop:\n"
+	"	jmp p_loop\n"
 	"	.cfi_endproc\n"
 	"	.globl p_nocfi, r_nocfi\n"
 	"	nop\n"
@@ -538,6 +546,39 @@ static void synth_memory_as_libunwind(void **state)
 	symbolizer_free(s);
 }
 
+/* A CFA expression that branches back on itself (a hostile file's CFI) would have libunwind
+ * evaluate it forever, and the collector with it: proftop -b -d 2 on a program spinning in such a
+ * function never ended. The step now fails and the stack is cut there. Unwound in a child whose
+ * CPU time is limited, so that the loop fails the test instead of hanging it. */
+static void looping_expression_ends(void **state)
+{
+	pid_t child;
+	int status;
+
+	(void)state;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct rlimit cpu = { 20, 20 };
+		struct symbolizer *s = symbolizer_new(NULL);
+		uint64_t stack[8] = { 0 };
+		struct sample_record r;
+		bool truncated;
+
+		setrlimit(RLIMIT_CPU, &cpu);
+		if (symbolizer_load_proc(s, getpid()))
+			_exit(2);
+		sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP }, (uint64_t[]){ label("p_loop") }, 1);
+		if (unwind_both(s, &r, &truncated) != 1 || !truncated)
+			_exit(3);
+		symbolizer_free(s);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -546,6 +587,7 @@ int main(void)
 		cmocka_unit_test(rows_unwind_as_libunwind),
 		cmocka_unit_test(null_location_as_libunwind),
 		cmocka_unit_test(synth_memory_as_libunwind),
+		cmocka_unit_test(looping_expression_ends),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
