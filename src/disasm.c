@@ -110,21 +110,22 @@ static struct disasm_file *disasm_file(struct disasm *d, const char *path)
 static void insn_line(struct module *mod, struct disasm_insn *insn)
 {
 	struct lines_frame frames[LINES_MAX_FRAMES];
-	size_t n = module_source(mod, insn->addr, frames, LINES_MAX_FRAMES - 1);
+	size_t n = mod ? module_source(mod, insn->addr, frames, LINES_MAX_FRAMES - 1) : 0;
 
 	insn->file = n && !frames[n - 1].inlined ? frames[n - 1].file : NULL;
 	insn->line = insn->file ? frames[n - 1].line : 0;
 }
 
-/* Disassemble code[0..size) at start into *out, one instruction at a time (capstone's
- * cs_disasm() would first hold all of them in its own, larger form). Returns how many. */
-static size_t disasm_code(struct disasm *d, struct module *mod, const unsigned char *code,
-			  size_t size, uint64_t start, struct disasm_insn **out)
+/* One instruction at a time: capstone's cs_disasm() would first hold all of them in its own,
+ * larger form. */
+size_t disasm_bytes(struct disasm *d, struct module *mod, const unsigned char *code, size_t size,
+		    uint64_t start, struct disasm_insn **out)
 {
-	cs_insn *ci = cs_malloc(d->cs);
+	cs_insn *ci = d->cs_open ? cs_malloc(d->cs) : NULL;
 	size_t count = 0, cap = 0;
 	uint64_t addr = start;
 
+	*out = NULL;
 	while (ci && cs_disasm_iter(d->cs, &code, &size, &addr, ci)) {
 		struct disasm_insn *insn;
 		int len;
@@ -170,7 +171,7 @@ int disasm_function(struct disasm *d, const char *path, uint64_t start, uint64_t
 		*why = "its code is not in the file";
 		return -EFAULT;
 	}
-	*n = d->cs_open ? disasm_code(d, f->mod, code, end - start, start, out) : 0;
+	*n = disasm_bytes(d, f->mod, code, end - start, start, out);
 	free(code);
 	if (!*n) {
 		free(*out);
