@@ -3,8 +3,9 @@
  * The file is read as the collector reads it (module.c: segments, symbols, the DWARF or its debug
  * file), but by a module of the frontend's own, so nothing is shared between threads. The code
  * bytes come from the file image through the segment that holds them; capstone turns them into
- * text. A function that no longer starts where the profile saw it means the file was rebuilt
- * since: then nothing is shown rather than the wrong code. */
+ * text, and bytes it cannot decode into ".byte" lines, so the listing covers the whole function.
+ * A function that no longer starts where the profile saw it means the file was rebuilt since:
+ * then nothing is shown rather than the wrong code. */
 #include "proftop/disasm.h"
 
 #include "proftop/debugfile.h"
@@ -41,6 +42,13 @@ struct disasm *disasm_new(void)
 	struct disasm *d = xcalloc(1, sizeof(*d));
 
 	d->cs_open = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) == CS_ERR_OK;
+	/* Bytes capstone cannot decode (data in the code, an instruction newer than it) become
+	 * ".byte 0x.." and the listing goes on; without this it ended there, and annotate counted the
+	 * samples of the rest of the function to the last instruction shown. */
+	if (d->cs_open && cs_option(d->cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK) {
+		cs_close(&d->cs);
+		d->cs_open = false;
+	}
 	return d;
 }
 
