@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #define MAX_FUNCS 16
+#define SCAN_STEPS 8192
 
 static void check_insns(const struct disasm_insn *insns, size_t n, uint64_t start, uint64_t end)
 {
@@ -87,7 +88,10 @@ static void check_file(struct disasm *d, const uint8_t *data, size_t size)
 	/* An empty range is refused as too big once the file is read, else as the file is. */
 	if (disasm_function(d, path, 1, 0, &insns, &n, &why) != -EFBIG)
 		uw = NULL;
-	for (uint64_t a = uw ? uw->code_start : 0; uw && a < uw->code_end && nfuncs < MAX_FUNCS;) {
+	/* Through the code a byte at a time for a while (its range may be anything), from one
+	 * function's end to the next. */
+	for (uint64_t a = uw ? uw->code_start : 0, steps = 0;
+	     uw && a < uw->code_end && nfuncs < MAX_FUNCS && steps < SCAN_STEPS; steps++) {
 		uint64_t start, end, s2, e2;
 		int err;
 
