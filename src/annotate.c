@@ -343,8 +343,8 @@ void annotate_sources_free(struct annotate_sources *sources)
 	free(sources);
 }
 
-/* The whole of a regular file of at most SOURCE_MAX bytes, NUL-terminated (NULs inside become
- * spaces); NULL with *why set otherwise. Anything else is not even opened: the path comes from
+/* The whole of a regular file of at most SOURCE_MAX bytes, NUL-terminated; NULL with *why set
+ * otherwise. Anything else is not even opened: the path comes from
  * the profiled program's debug information, and opening a device or a FIFO can act (a watchdog
  * starts, a tape rewinds, a FIFO's waiting writer wakes). fstat() checks again what was opened,
  * without blocking: a FIFO put there in between must not hang the reader. */
@@ -387,19 +387,37 @@ static char *read_source(struct source_file *f, size_t *len)
 			got += (size_t)r;
 		}
 		text[got] = '\0';
-		for (size_t i = 0; i < got; i++)
-			if (!text[i])
-				text[i] = ' ';
 	}
 	close(fd);
 	*len = got;
 	return text;
 }
 
+size_t annotate_source_lines(char *text, size_t len, size_t **starts)
+{
+	size_t n = 0, cap = 0;
+
+	*starts = NULL;
+	for (size_t i = 0; i < len; i++)
+		if (!text[i])
+			text[i] = ' ';
+	for (size_t at = 0; at < len;) {
+		char *nl = memchr(text + at, '\n', len - at);
+
+		xgrow((void **)starts, &cap, n + 1, sizeof(**starts));
+		(*starts)[n++] = at;
+		if (!nl)
+			break;
+		*nl = '\0';
+		at = (size_t)(nl - text) + 1;
+	}
+	return n;
+}
+
 static struct source_file *source_open(struct annotate_sources *sources, const char *path)
 {
 	struct source_file *f;
-	size_t len = 0, cap = 0;
+	size_t len = 0;
 
 	for (size_t i = 0; i < sources->n; i++)
 		if (!strcmp(sources->files[i].path, path))
@@ -409,18 +427,8 @@ static struct source_file *source_open(struct annotate_sources *sources, const c
 	memset(f, 0, sizeof(*f));
 	f->path = xasprintf("%s", path);
 	f->text = read_source(f, &len);
-	if (!f->text)
-		return f;
-	for (size_t at = 0; at < len;) {
-		char *nl = memchr(f->text + at, '\n', len - at);
-
-		xgrow((void **)&f->starts, &cap, f->nlines + 1, sizeof(*f->starts));
-		f->starts[f->nlines++] = at;
-		if (!nl)
-			break;
-		*nl = '\0';
-		at = (size_t)(nl - f->text) + 1;
-	}
+	if (f->text)
+		f->nlines = annotate_source_lines(f->text, len, &f->starts);
 	return f;
 }
 

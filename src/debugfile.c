@@ -20,6 +20,11 @@
 
 #include "proftop/util.h"
 
+/* A file found by its .gnu_debuglink alone is told by the CRC-32 of all of it, which is not read
+ * past this size: the link may name any file, a sparse terabyte among them, and the collector
+ * would read it all (debug files that big come with build-ids). */
+#define DEBUGFILE_CRC_MAX (1ull << 30)
+
 /* What ties an ELF file to a debug file, from its sections. */
 struct debugfile_ident {
 	unsigned char build_id[DEBUGFILE_BUILD_ID_MAX];
@@ -147,6 +152,7 @@ static const char *debugfile_mismatch(const struct debugfile *debug, const struc
 				      bool by_build_id)
 {
 	struct debugfile_ident id;
+	struct stat st;
 	uint32_t crc = 0;
 
 	debugfile_scan(debug->elf, &id);
@@ -158,6 +164,8 @@ static const char *debugfile_mismatch(const struct debugfile *debug, const struc
 		       "its build-id differs: another build";
 	if (by_build_id)
 		return "it has no build-id";
+	if (fstat(debug->fd, &st) || (uint64_t)st.st_size > DEBUGFILE_CRC_MAX)
+		return "it is over 1 GiB: its CRC-32 is not read";
 	if (debugfile_crc(debug->fd, &crc))
 		return "it cannot be read";
 	return crc == mod->debuglink_crc ? NULL :

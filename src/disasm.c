@@ -3,8 +3,9 @@
  * The file is read as the collector reads it (module.c: segments, symbols, the DWARF or its debug
  * file), but by a module of the frontend's own, so nothing is shared between threads. The code
  * bytes come from the file image through the segment that holds them; capstone turns them into
- * text. A function that no longer starts where the profile saw it means the file was rebuilt
- * since: then nothing is shown rather than the wrong code. */
+ * text, and bytes it cannot decode into ".byte" lines, so the listing covers the whole function.
+ * A function that no longer starts where the profile saw it means the file was rebuilt since:
+ * then nothing is shown rather than the wrong code. */
 #include "proftop/disasm.h"
 
 #include "proftop/debugfile.h"
@@ -41,6 +42,13 @@ struct disasm *disasm_new(void)
 	struct disasm *d = xcalloc(1, sizeof(*d));
 
 	d->cs_open = cs_open(CS_ARCH_X86, CS_MODE_64, &d->cs) == CS_ERR_OK;
+	/* Bytes capstone cannot decode (data in the code, an instruction newer than it) become
+	 * ".byte 0x.." and the listing goes on; without this it ended there, and annotate counted the
+	 * samples of the rest of the function to the last instruction shown. */
+	if (d->cs_open && cs_option(d->cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK) {
+		cs_close(&d->cs);
+		d->cs_open = false;
+	}
 	return d;
 }
 
@@ -110,21 +118,22 @@ static struct disasm_file *disasm_file(struct disasm *d, const char *path)
 static void insn_line(struct module *mod, struct disasm_insn *insn)
 {
 	struct lines_frame frames[LINES_MAX_FRAMES];
-	size_t n = module_source(mod, insn->addr, frames, LINES_MAX_FRAMES - 1);
+	size_t n = mod ? module_source(mod, insn->addr, frames, LINES_MAX_FRAMES - 1) : 0;
 
 	insn->file = n && !frames[n - 1].inlined ? frames[n - 1].file : NULL;
 	insn->line = insn->file ? frames[n - 1].line : 0;
 }
 
-/* Disassemble code[0..size) at start into *out, one instruction at a time (capstone's
- * cs_disasm() would first hold all of them in its own, larger form). Returns how many. */
-static size_t disasm_code(struct disasm *d, struct module *mod, const unsigned char *code,
-			  size_t size, uint64_t start, struct disasm_insn **out)
+/* One instruction at a time: capstone's cs_disasm() would first hold all of them in its own,
+ * larger form. */
+size_t disasm_bytes(struct disasm *d, struct module *mod, const unsigned char *code, size_t size,
+		    uint64_t start, struct disasm_insn **out)
 {
-	cs_insn *ci = cs_malloc(d->cs);
+	cs_insn *ci = d->cs_open ? cs_malloc(d->cs) : NULL;
 	size_t count = 0, cap = 0;
 	uint64_t addr = start;
 
+	*out = NULL;
 	while (ci && cs_disasm_iter(d->cs, &code, &size, &addr, ci)) {
 		struct disasm_insn *insn;
 		int len;
@@ -170,7 +179,7 @@ int disasm_function(struct disasm *d, const char *path, uint64_t start, uint64_t
 		*why = "its code is not in the file";
 		return -EFAULT;
 	}
-	*n = d->cs_open ? disasm_code(d, f->mod, code, end - start, start, out) : 0;
+	*n = disasm_bytes(d, f->mod, code, end - start, start, out);
 	free(code);
 	if (!*n) {
 		free(*out);

@@ -324,29 +324,40 @@ static int maps_read(struct maps *maps, FILE *file, struct mapping **v, size_t *
 	return err;
 }
 
-int maps_load_proc(struct maps *maps, pid_t pid, uint64_t now_ns)
+int maps_load_file(struct maps *maps, pid_t pid, FILE *file, uint64_t now_ns)
 {
 	struct maps_proc *proc = maps_get(maps, pid);
 	struct mapping *v;
-	char path[64];
-	FILE *file;
 	size_t n;
 	int err;
 
 	proc->loaded_ns = now_ns ? now_ns : 1;
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	file = fopen(path, "re");
-	if (!file)
-		return -errno;
 	errno = 0;
 	err = maps_read(maps, file, &v, &n);
-	fclose(file);
 	if (err)
 		return err;
 	free(proc->v);
 	proc->v = v;
 	proc->n = proc->cap = n;
 	return 0;
+}
+
+int maps_load_proc(struct maps *maps, pid_t pid, uint64_t now_ns)
+{
+	char path[64];
+	FILE *file;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	file = fopen(path, "re");
+	if (!file) {
+		err = -errno;
+		maps_get(maps, pid)->loaded_ns = now_ns ? now_ns : 1;
+		return err;
+	}
+	err = maps_load_file(maps, pid, file, now_ns);
+	fclose(file);
+	return err;
 }
 
 bool maps_reload_due(const struct maps *maps, pid_t pid, uint64_t now_ns)

@@ -655,8 +655,9 @@ static const struct option_spec options_table[] = {
 		.man = "With \\fB\\-\\-annotate\\fR, also print under each source line the\n"
 		       "function's instructions on that line (disassembled with capstone from the\n"
 		       "file on disk), each with the samples taken at it; the function's lines\n"
-		       "without samples are then listed too. Nothing is shown for a file that\n"
-		       "changed since it was profiled.",
+		       "without samples are then listed too. Bytes capstone cannot decode (data,\n"
+		       "an instruction newer than it) are listed as \\fB.byte\\fR lines. Nothing is\n"
+		       "shown for a file that changed since it was profiled.",
 	},
 	{
 		.name = "histogram", .parse = set_histogram,

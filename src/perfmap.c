@@ -313,37 +313,76 @@ const char *perfmap_path(const struct perfmap *map)
 	return map->path;
 }
 
-/* The target's real and effective uids and its pid in its own pid namespace, from
- * /proc/PID/status ("Uid:\treal\teffective\tsaved\tfs", "NSpid:\t... innermost"). */
-static int perfmap_status(pid_t pid, uid_t uid[2], pid_t *nspid)
+/* Blanks, then a decimal number of at most max ended by a blank or the line's end: its value,
+ * and *p past it. */
+static bool perfmap_status_number(const char **p, uint64_t max, uint64_t *out)
+{
+	const char *s = *p;
+	uint64_t v = 0;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s < '0' || *s > '9')
+		return false;
+	for (; *s >= '0' && *s <= '9'; s++) {
+		if (v > (max - (uint64_t)(*s - '0')) / 10)
+			return false;
+		v = v * 10 + (uint64_t)(*s - '0');
+	}
+	if (*s && !strchr(" \t\n", *s))
+		return false;
+	*p = s;
+	*out = v;
+	return true;
+}
+
+/* The kernel writes "Uid:\treal\teffective\tsaved\tfs" and "NSpid:\tpid\t...\tinnermost", in
+ * decimal; a line in any other form says nothing (sscanf() and atoi() took "-1", "1035x" and an
+ * overflowing 4294967297 as numbers, the last as pid 1). */
+void perfmap_status_line(const char *line, struct perfmap_owner *owner)
+{
+	uint64_t ruid, euid, pid = 0;
+	const char *p;
+	bool any = false;
+
+	if (!strncmp(line, "Uid:", 4)) {
+		p = line + 4;
+		/* (uid_t)-1 is no one's: chown() takes it for "unchanged". */
+		if (perfmap_status_number(&p, UINT32_MAX - 1, &ruid) &&
+		    perfmap_status_number(&p, UINT32_MAX - 1, &euid)) {
+			owner->uid[0] = (uid_t)ruid;
+			owner->uid[1] = (uid_t)euid;
+			owner->has_uid = true;
+		}
+	} else if (!strncmp(line, "NSpid:", 6)) {
+		p = line + 6;
+		while (perfmap_status_number(&p, UINT64_MAX, &pid))
+			any = true;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (any && (!*p || *p == '\n') && pid >= 1 && pid <= INT32_MAX)
+			owner->nspid = (pid_t)pid;
+	}
+}
+
+/* The target's owner and its pid in its own pid namespace, from /proc/PID/status. Returns 0, or
+ * -errno (-ENOENT: the file has no Uid line). */
+static int perfmap_status(pid_t pid, struct perfmap_owner *owner)
 {
 	char path[64], *line = NULL;
 	size_t cap = 0;
-	int found = 0;
 	FILE *file;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	file = fopen(path, "re");
 	if (!file)
 		return -errno;
-	*nspid = pid;
-	while (getline(&line, &cap, file) > 0) {
-		unsigned ruid, euid;
-		char *last;
-
-		if (sscanf(line, "Uid: %u %u", &ruid, &euid) == 2) {
-			uid[0] = ruid;
-			uid[1] = euid;
-			found = 1;
-		} else if (!strncmp(line, "NSpid:", 6)) {
-			last = strrchr(line, '\t');
-			if (last && atoi(last + 1) > 0)
-				*nspid = atoi(last + 1);
-		}
-	}
+	*owner = (struct perfmap_owner){ .uid = { (uid_t)-1, (uid_t)-1 }, .nspid = pid };
+	while (getline(&line, &cap, file) > 0)
+		perfmap_status_line(line, owner);
 	free(line);
 	fclose(file);
-	return found ? 0 : -ENOENT;
+	return owner->has_uid ? 0 : -ENOENT;
 }
 
 /* Open path if it is a regular file one of uid owns. Returns the fd or -errno (-EPERM: someone
@@ -367,20 +406,19 @@ static int perfmap_try(const char *path, const uid_t uid[2], struct stat *st)
 static int perfmap_open(struct perfmap *map, pid_t pid, struct stat *st)
 {
 	char path[2][sizeof(map->path)];
-	pid_t nspid = pid;
-	uid_t uid[2] = { (uid_t)-1, (uid_t)-1 };
+	struct perfmap_owner owner;
 	int err, fd;
 
 	snprintf(map->path, sizeof(map->path), "/proc/%d/status", (int)pid);
-	err = perfmap_status(pid, uid, &nspid);
+	err = perfmap_status(pid, &owner);
 	if (err)
 		return err;
-	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)nspid);
+	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)owner.nspid);
 	snprintf(path[1], sizeof(path[1]), "/tmp/perf-%d.map", (int)pid);
 	memcpy(map->path, path[1], sizeof(map->path));
 	err = -ENOENT;
 	for (int i = 0; i < 2; i++) {
-		fd = perfmap_try(path[i], uid, st);
+		fd = perfmap_try(path[i], owner.uid, st);
 		if (fd == -ENOENT)
 			continue;
 		memcpy(map->path, path[i], sizeof(map->path));

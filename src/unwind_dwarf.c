@@ -49,6 +49,13 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 #define DWARF_RSP 7
 #define SYNTH_BASE 0x4000000000000000ull
 #define SYNTH_SLOT_SHIFT 32
+/* libunwind reads the unwind tables, and evaluates CFA expressions, through access_mem() a word at
+ * a time: an expression that branches back on itself (DW_OP_skip -3, in a hostile file's CFI)
+ * would have it read forever, with the collector stuck. A step (table search, CIE and FDE parsed
+ * byte by byte, expressions) reads a few hundred words (at most 137 on a C++ program, 325 on
+ * python3, by bench/replay unwinding with libunwind alone); past this many it fails, and the
+ * stack is truncated there. */
+#define READS_PER_STEP 16384
 
 /* A module's .debug_frame converted for one load address; it lives at synth_addr(index). */
 struct synth_image {
@@ -81,6 +88,7 @@ struct unwind_ctx {
 	struct unwind_info modules[MODULES_PER_UNWIND]; /* modules met so far, newest last */
 	size_t nmodules;
 	bool lookup_failed; /* a frame had no unwind information: its caller would be a guess */
+	unsigned reads_left; /* libunwind's reads this step may still make (READS_PER_STEP) */
 };
 
 /* libunwind's x86-64 register numbers → perf's. */
@@ -300,9 +308,19 @@ static bool stack_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *va
 
 /* A word of the process as far as the sample shows it: the stack copy, else (unwind tables and
  * code) the file of a module this unwind already met, whose other segments (.eh_frame sits in
- * the read-only one) need not be in our maps. */
+ * the read-only one) need not be in our maps. Above SYNTH_BASE, the converted .debug_frame
+ * images. The rows' walk and libunwind read through this one function, so that they see the
+ * same memory even where a garbage CFA points. */
 static bool ctx_word(const struct unwind_ctx *ctx, uint64_t addr, uint64_t *value)
 {
+	unw_word_t word;
+
+	if (addr >= SYNTH_BASE) {
+		if (synth_read(ctx->unwinder, addr, &word) < 0)
+			return false;
+		*value = word;
+		return true;
+	}
 	if (stack_word(ctx, addr, value))
 		return true;
 	for (size_t i = ctx->nmodules; i-- > 0;)
@@ -318,10 +336,9 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *value, i
 	uint64_t v;
 
 	(void)as;
-	if (write)
+	if (write || !ctx->reads_left)
 		return -UNW_EINVAL;
-	if (addr >= SYNTH_BASE)
-		return synth_read(ctx->unwinder, addr, value);
+	ctx->reads_left--;
 	if (!ctx_word(ctx, addr, &v))
 		return -UNW_EINVAL;
 	*value = v;
@@ -385,6 +402,17 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
 
 enum walk_result { WALK_DONE, WALK_LIBUNWIND };
 
+/* Where the row says the caller's value of tracked register t is, for a frame whose CFA is cfa.
+ * libunwind's "null location", which it takes for a lost register (the end of the chain for the
+ * return address and rbp), is a memory location at address 0: a register saved at CFA + offset
+ * = 0 is lost for it, so it is lost here too, or the two would disagree on garbage stacks. */
+static enum unwind_where walk_where(const struct unwind_rule *rule, int t, uint64_t cfa)
+{
+	if (rule->where[t] == UNWIND_AT_CFA && cfa + (uint64_t)(int64_t)rule->offset[t] == 0)
+		return UNWIND_UNDEFINED;
+	return rule->where[t];
+}
+
 /* The caller's registers by rule: the stack pointer is the CFA; callee-saved registers stay or
  * are loaded from the stack copy. A register is unknown when the row has it undefined (libdw
  * cannot tell that from "not said", which libunwind takes as unchanged), when it was saved outside
@@ -398,10 +426,11 @@ static void walk_registers(const struct unwind_ctx *ctx, const struct unwind_rul
 
 	for (int t = 0; t < UNWIND_RA; t++) {
 		int reg = unwind_rule_dwarf[t];
+		enum unwind_where where = walk_where(rule, t, cfa);
 
-		if (rule->where[t] == UNWIND_SAME)
+		if (where == UNWIND_SAME)
 			kept |= *known & (1u << reg);
-		else if (rule->where[t] == UNWIND_AT_CFA &&
+		else if (where == UNWIND_AT_CFA &&
 			 stack_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[t], &regs[reg]))
 			kept |= 1u << reg;
 	}
@@ -446,7 +475,7 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 		if (rule->kind != UNWIND_RULE_SIMPLE || !(known & (1u << rule->cfa_reg)))
 			return WALK_LIBUNWIND;
 		cfa = regs[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_offset;
-		if (rule->where[UNWIND_RA] == UNWIND_UNDEFINED)
+		if (walk_where(rule, UNWIND_RA, cfa) == UNWIND_UNDEFINED)
 			break; /* the outermost frame */
 		if (!ctx_word(ctx, cfa + (uint64_t)(int64_t)rule->offset[UNWIND_RA], &ra)) {
 			*truncated = true; /* the copy ends before the frame does */
@@ -458,7 +487,7 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 			break;
 		}
 		/* The x86-64 ABI ends the chain where rbp is lost (libunwind's unw_step). */
-		if (rule->where[UNWIND_RBP] == UNWIND_UNDEFINED)
+		if (walk_where(rule, UNWIND_RBP, cfa) == UNWIND_UNDEFINED)
 			break;
 		walk_registers(ctx, rule, cfa, regs, &known);
 		ip = ra;
@@ -610,6 +639,7 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 		return 0;
 	}
 	unwinding = true;
+	ctx.reads_left = READS_PER_STEP;
 	if (unw_init_remote(&cursor, as, &ctx) < 0) {
 		unwinding = false;
 		*truncated = true;
@@ -629,6 +659,7 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 		 * expression in it (a PLT entry's) is read from the module's .eh_frame, which
 		 * access_mem finds only in modules met. */
 		ctx_module(&ctx, n == 1 ? ip : ip - 1);
+		ctx.reads_left = READS_PER_STEP;
 		step = unw_step(&cursor);
 		/* Without unwind information libunwind guesses the caller from rbp, which code built
 		 * without frame pointers uses for anything: stop at the last frame we know. */

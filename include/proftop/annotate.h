@@ -108,6 +108,11 @@ void annotate_sources_free(struct annotate_sources *sources);
  * until the next call). */
 const char *annotate_source_line(struct annotate_sources *sources, const char *file,
 				 unsigned line, const char *binary, const char **why);
+/* A source file's text[0..len) (with a NUL at text[len]) made into lines, in place: NULs inside
+ * become spaces, each newline the NUL that ends its line; *starts (malloc'd) gets where each line
+ * starts. Returns the number of lines (a last newline starts none). Pure: annotate_source_line()
+ * reads every file through it. */
+size_t annotate_source_lines(char *text, size_t len, size_t **starts);
 /* The ELF file func's lines come from: its code's file, or for code without one (an inlined
  * function) the file of another function of its module; NULL when none is known. */
 const char *annotate_binary(const struct snapshot *snapshot, uint32_t func);

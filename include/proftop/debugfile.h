@@ -6,7 +6,7 @@
  * file name, looked for beside the module, in .debug/ beside it and under /usr/lib/debug, with
  * the CRC-32 of that file). A candidate is the debug file when it is another file than the
  * module, an ELF file with a .symtab, and the right one: the same build-id when both have one,
- * else (found by its debuglink) the same CRC. Each place is looked up inside the process's root
+ * else (found by its debuglink) the same CRC, which is not read in a file over 1 GiB. Each place is looked up inside the process's root
  * first (another mount namespace), then in ours. A file found there that is not the right one
  * (the debug file of another build, left beside a rebuilt binary) is never used, but named.
  *

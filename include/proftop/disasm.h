@@ -14,6 +14,7 @@
 #define DISASM_MAX_BYTES (4u << 20)
 
 struct disasm;
+struct module;
 
 struct disasm_insn {
 	uint64_t addr;          /* link-time address */
@@ -32,5 +33,10 @@ void disasm_free(struct disasm *disasm);
  * range is too big, not in the file, or not x86-64 code. */
 int disasm_function(struct disasm *disasm, const char *path, uint64_t start, uint64_t end,
 		    struct disasm_insn **out, size_t *n, const char **why);
+/* The instructions of code[0..size), at link-time address start, into *out (malloc'd; NULL when
+ * there are none), with their source lines from mod (NULL: none). Returns how many. What
+ * disasm_function() does once it has the bytes: no file is read but mod's DWARF. */
+size_t disasm_bytes(struct disasm *disasm, struct module *mod, const unsigned char *code,
+		    size_t size, uint64_t start, struct disasm_insn **out);
 
 #endif

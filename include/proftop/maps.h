@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* How long a pid's /proc/PID/maps is trusted before an unknown address may read it again. */
@@ -47,6 +48,10 @@ void maps_exit(struct maps *maps, pid_t pid);
 /* Replace pid's mappings with /proc/PID/maps as of now_ns. Even when that fails (the process is
  * gone) the attempt is remembered for maps_reload_due(). Returns 0 or -errno. */
 int maps_load_proc(struct maps *maps, pid_t pid, uint64_t now_ns);
+/* The same from file, read to its end: text in /proc/PID/maps's form (lines that do not parse,
+ * or that start below the end of the line before, are dropped). Returns 0 or -errno of a read
+ * error, which keeps the old maps. */
+int maps_load_file(struct maps *maps, pid_t pid, FILE *file, uint64_t now_ns);
 /* Whether reading /proc/PID/maps is allowed at now_ns: never read, or MAPS_RELOAD_NS since the
  * last attempt. */
 bool maps_reload_due(const struct maps *maps, pid_t pid, uint64_t now_ns);

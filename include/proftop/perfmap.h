@@ -76,4 +76,18 @@ int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns);
  * file it could not use); "" before the first refresh. */
 const char *perfmap_path(const struct perfmap *map);
 
+/* What the owner check needs of the target, from /proc/PID/status: the "Uid:" line's real and
+ * effective uids, and the last pid of the "NSpid:" line, the target's in its own pid namespace
+ * (its perf map is named by that one). */
+struct perfmap_owner {
+	uid_t uid[2];
+	bool has_uid;		/* a Uid line was read */
+	pid_t nspid;
+};
+
+/* Take what one line of /proc/PID/status (NUL-terminated, its newline kept or not) says into
+ * *owner; anything else leaves it as it was: numbers are decimal and fit (a uid below
+ * (uid_t)-1, a pid in 1..INT32_MAX), as the kernel writes them. Pure. */
+void perfmap_status_line(const char *line, struct perfmap_owner *owner);
+
 #endif

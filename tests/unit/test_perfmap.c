@@ -414,11 +414,41 @@ static void test_refresh_wrong_owner(void **state)
 	strpool_free(pool);
 }
 
+/* /proc/PID/status as the kernel writes it gives the owner and the namespace pid; numbers it
+ * never writes (signed, cut by other text, overflowing) say nothing. fuzz_status found the parser
+ * taking "NSpid:\t4294967297" for pid 1 and "Uid:\t-1\t-1" for uid (uid_t)-1. */
+static void test_status_lines(void **state)
+{
+	static const char *const ignored[] = {
+		"Uid:\t-1\t-1\t-1\t-1\n", "Uid:\t+5\t5\n", "Uid:\t4294967295\t0\n",
+		"Uid:\t99999999999\t0\n", "Uid:\t5x\t5\n", "Uid:\t5\n", "Uid:\t5\t6x\n",
+		"NSpid:\t4294967297\n", "NSpid:\t1035x\n", "NSpid:\t0\n", "NSpid:\t-3\n",
+		"NSpid:\t7\t18446744073709551616\n", "NSpid\t5\n", "Name:\tUid:\t7\t7\n",
+	};
+	struct perfmap_owner o = { .uid = { 11, 12 }, .nspid = 13 };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) {
+		perfmap_status_line(ignored[i], &o);
+		assert_false(o.has_uid);
+		assert_true(o.uid[0] == 11 && o.uid[1] == 12 && o.nspid == 13);
+	}
+	perfmap_status_line("Uid:\t1000\t1001\t1000\t1000\n", &o);
+	assert_true(o.has_uid && o.uid[0] == 1000 && o.uid[1] == 1001);
+	perfmap_status_line("Uid:\t4294967294\t0", &o);
+	assert_true(o.uid[0] == 4294967294u && o.uid[1] == 0);
+	perfmap_status_line("NSpid:\t10355\t1\n", &o);
+	assert_int_equal(o.nspid, 1);
+	perfmap_status_line("NSpid:\t10355\t2147483647 \n", &o);
+	assert_int_equal(o.nspid, 2147483647);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_line_good),
 		cmocka_unit_test(test_parse_line_bad),
+		cmocka_unit_test(test_status_lines),
 		cmocka_unit_test(test_parse_file),
 		cmocka_unit_test(test_refresh_file),
 		cmocka_unit_test(test_refresh_wrong_owner),

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proftop/debugfile.h"
 #include "proftop/diag.h"
 #include "proftop/lines.h"
 #include "proftop/maps.h"
@@ -525,6 +526,42 @@ static void test_debuglink_crc(void **state)
 	assert_null(sym.function);
 	assert_string_equal(sym.module, "nobid.stripped2");
 	assert_true(sym.module_addr == expect);
+}
+
+/* A debuglink to a file over 1 GiB (sparse here) is not read for its CRC: it is refused, and
+ * said why. Before, all of it was read (a link may name a terabyte), and it was then "another
+ * build". */
+static void test_debuglink_crc_too_big(void **state)
+{
+	const char *stripped = tmp_path("big.stripped");
+	struct debugfile_origin origin = { .pid = getpid(), .path = stripped,
+					   .path_len = strlen(stripped) };
+	struct debugfile debug;
+	struct stat st;
+	char *rejected = NULL;
+	Elf *elf;
+	int fd;
+
+	(void)state;
+	assert_int_equal(run("cd '%s' && "
+			     "objcopy --remove-section=.note.gnu.build-id '%s' big 2>/dev/null && "
+			     "objcopy --only-keep-debug big big.debug 2>/dev/null && "
+			     "objcopy --strip-all --add-gnu-debuglink=big.debug big big.stripped && "
+			     "truncate -s 1073741825 big.debug", tmpdir, self_exe()), 0);
+	fd = open(stripped, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0 && !fstat(fd, &st));
+	origin.dev = st.st_dev;
+	origin.ino = st.st_ino;
+	assert_int_equal(module_init(), 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(debugfile_open(&debug, elf, &origin, &rejected), -ENOENT);
+	assert_non_null(rejected);
+	assert_non_null(strstr(rejected, "big.debug is not its debug file (it is over 1 GiB"));
+	free(rejected);
+	elf_end(elf);
+	close(fd);
+	unlink(tmp_path("big.debug"));
 }
 
 /* A debug file that is garbage or cut short is ignored, quietly. */
@@ -1138,6 +1175,7 @@ int main(void)
 		cmocka_unit_test(test_stripped_copy),
 		cmocka_unit_test(test_debuglink_build_id),
 		cmocka_unit_test(test_debuglink_crc),
+		cmocka_unit_test(test_debuglink_crc_too_big),
 		cmocka_unit_test(test_debuglink_corrupt),
 		cmocka_unit_test(test_corrupt_elf),
 		cmocka_unit_test(test_mutated_elf),

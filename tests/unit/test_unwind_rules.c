@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -125,6 +126,13 @@ static const char asm_source[] =
 	"r_norbp:\n"
 	"	ret\n"
 	"	.cfi_endproc\n"
+	"	.globl f_loop, p_loop\n"
+	"f_loop:\n"
+	"	.cfi_startproc\n"
+	"	.cfi_escape 0x0f, 0x03, 0x2f, 0xfd, 0xff\n" /* DW_CFA_def_cfa_expression: DW_OP_skip -3 */
+	"p_loop:\n"
+	"	jmp p_loop\n"
+	"	.cfi_endproc\n"
 	"	.globl p_nocfi, r_nocfi\n"
 	"	nop\n"
 	"p_nocfi:\n"
@@ -146,7 +154,7 @@ static const char *const return_labels[] = {
 
 static char tmpdir[64];
 static char so_path[128];
-static void *so;
+static void *so, *so_df;
 
 static int setup(void **state)
 {
@@ -167,7 +175,14 @@ static int setup(void **state)
 	if (system(cmd) != 0)
 		return -1;
 	so = dlopen(so_path, RTLD_NOW);
-	return so ? 0 : -1;
+	/* The same code with its CFI in .debug_frame alone (unwound through a converted copy). */
+	snprintf(cmd, sizeof(cmd), "cd '%s' && { echo '	.cfi_sections .debug_frame'; cat frames.s; } "
+		 "> frames-df.s && cc -shared -nostdlib -o frames-df.so frames-df.s", tmpdir);
+	if (system(cmd) != 0)
+		return -1;
+	snprintf(cmd, sizeof(cmd), "%s/frames-df.so", tmpdir);
+	so_df = dlopen(cmd, RTLD_NOW);
+	return so && so_df ? 0 : -1;
 }
 
 static int teardown(void **state)
@@ -177,6 +192,8 @@ static int teardown(void **state)
 	(void)state;
 	if (so)
 		dlclose(so);
+	if (so_df)
+		dlclose(so_df);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	return system(cmd) == 0 ? 0 : -1;
 }
@@ -414,12 +431,163 @@ static void rows_unwind_as_libunwind(void **state)
 	symbolizer_free(s);
 }
 
+/* A sample of registers set by name (perf's numbers; sp is the copy's address unless set). */
+static void sample_at(struct sample_record *r, uint64_t *stack, size_t words, const int *regs,
+		      const uint64_t *values, size_t nvalues)
+{
+	uint64_t mask = sample_regs_mask();
+	unsigned n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->kind = SAMPLE_KIND_SAMPLE;
+	r->pid = r->tid = (uint32_t)getpid();
+	r->sample.user = true;
+	r->sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
+	r->sample.stack = (const unsigned char *)stack;
+	r->sample.stack_size = words * 8;
+	for (int reg = 0; reg < PERF_REG_X86_64_MAX; reg++) {
+		uint64_t v = reg == PERF_REG_X86_SP ? (uint64_t)(uintptr_t)stack : 0;
+
+		if (!(mask & (1ull << reg)))
+			continue;
+		for (size_t i = 0; i < nvalues; i++)
+			if (regs[i] == reg)
+				v = values[i];
+		r->sample.regs[n++] = v;
+	}
+	r->sample.nregs = n;
+}
+
+/* Frames and truncation by rows and by libunwind alone, which must agree; returns the frames. */
+static size_t unwind_both(struct symbolizer *s, const struct sample_record *r, bool *truncated)
+{
+	struct unwind_dwarf *by_rows = unwind_dwarf_new(s, NULL);
+	struct unwind_dwarf *by_libunwind = unwind_dwarf_new(s, NULL);
+	uint64_t a[16], b[16];
+	bool tb;
+	size_t na, nb;
+
+	unwind_dwarf_set_fast(by_libunwind, false);
+	na = unwind_dwarf(by_rows, r, a, 16, truncated);
+	nb = unwind_dwarf(by_libunwind, r, b, 16, &tb);
+	assert_int_equal(na, nb);
+	assert_int_equal(*truncated, tb);
+	assert_memory_equal(a, b, na * sizeof(a[0]));
+	unwind_dwarf_free(by_rows);
+	unwind_dwarf_free(by_libunwind);
+	return na;
+}
+
+/* A register saved at address 0 is lost for libunwind (its "null location" is a memory location
+ * at 0): the rows say the same. fuzz_unwind found the rows reading a return address from there
+ * (truncated: the copy does not hold it) where libunwind ended the chain (not truncated), and
+ * rbp saved at 0 is the end of the chain as a lost rbp is. */
+static void null_location_as_libunwind(void **state)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	uint64_t stack[8] = { 0 };
+	struct sample_record r;
+	bool truncated;
+
+	(void)state;
+	assert_int_equal(symbolizer_load_proc(s, getpid()), 0);
+	/* CFA = rbx + 24 = 8: the return address at 0, the end of the chain. */
+	sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP, PERF_REG_X86_BX },
+		  (uint64_t[]){ label("p_rbx"), (uint64_t)-16 }, 2);
+	assert_int_equal(unwind_both(s, &r, &truncated), 1);
+	assert_false(truncated);
+	/* A copy at address 0: CFA = rbp + 16 = 16, rbp saved at 0 and the return address at 8,
+	 * readable, to f_plain; but rbp is lost, so the chain ends there too. */
+	stack[1] = label("r_plain");
+	sample_at(&r, NULL, 0, (int[]){ PERF_REG_X86_IP, PERF_REG_X86_BP, PERF_REG_X86_SP },
+		  (uint64_t[]){ label("p_framed"), 0, 0 }, 3);
+	r.sample.stack = (const unsigned char *)stack;
+	r.sample.stack_size = sizeof(stack);
+	assert_int_equal(unwind_both(s, &r, &truncated), 1);
+	assert_false(truncated);
+	symbolizer_free(s);
+}
+
+/* The rows read memory as libunwind does, also where a garbage CFA points at the made-up
+ * addresses (from 0x4000000000000000, unwind_dwarf.c) that serve a converted .debug_frame to
+ * libunwind. fuzz_unwind found the rows stopping there (truncated, one frame) where libunwind read
+ * the image's first word as a return address (two frames). */
+static void synth_memory_as_libunwind(void **state)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct unwind_dwarf *by_rows = unwind_dwarf_new(s, NULL);
+	struct unwind_dwarf *by_libunwind = unwind_dwarf_new(s, NULL);
+	uint64_t stack[8] = { 0 }, a[8], b[8];
+	void *p_df = dlsym(so_df, "p_plain");
+	struct sample_record r;
+	bool ta, tb;
+	size_t na, nb;
+
+	(void)state;
+	assert_non_null(p_df);
+	assert_int_equal(symbolizer_load_proc(s, getpid()), 0);
+	unwind_dwarf_set_fast(by_libunwind, false);
+	/* Both convert the .debug_frame of frames-df.so: the first image, at 0x4000000000000000. */
+	sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP }, (uint64_t[]){ (uint64_t)(uintptr_t)p_df },
+		  1);
+	unwind_dwarf(by_rows, &r, a, 8, &ta);
+	unwind_dwarf(by_libunwind, &r, b, 8, &tb);
+	/* CFA = rbx + 24: the return address at the image's first word. */
+	sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP, PERF_REG_X86_BX },
+		  (uint64_t[]){ label("p_rbx"), 0x4000000000000000ull - 16 }, 2);
+	na = unwind_dwarf(by_rows, &r, a, 8, &ta);
+	nb = unwind_dwarf(by_libunwind, &r, b, 8, &tb);
+	assert_int_equal(na, nb);
+	assert_int_equal(na, 2);
+	assert_true(ta && tb);
+	assert_memory_equal(a, b, na * sizeof(a[0]));
+	unwind_dwarf_free(by_rows);
+	unwind_dwarf_free(by_libunwind);
+	symbolizer_free(s);
+}
+
+/* A CFA expression that branches back on itself (a hostile file's CFI) would have libunwind
+ * evaluate it forever, and the collector with it: proftop -b -d 2 on a program spinning in such a
+ * function never ended. The step now fails and the stack is cut there. Unwound in a child whose
+ * CPU time is limited, so that the loop fails the test instead of hanging it. */
+static void looping_expression_ends(void **state)
+{
+	pid_t child;
+	int status;
+
+	(void)state;
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		struct rlimit cpu = { 20, 20 };
+		struct symbolizer *s = symbolizer_new(NULL);
+		uint64_t stack[8] = { 0 };
+		struct sample_record r;
+		bool truncated;
+
+		setrlimit(RLIMIT_CPU, &cpu);
+		if (symbolizer_load_proc(s, getpid()))
+			_exit(2);
+		sample_at(&r, stack, 8, (int[]){ PERF_REG_X86_IP }, (uint64_t[]){ label("p_loop") }, 1);
+		if (unwind_both(s, &r, &truncated) != 1 || !truncated)
+			_exit(3);
+		symbolizer_free(s);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(rows_read),
 		cmocka_unit_test(cache_keeps_rows),
 		cmocka_unit_test(rows_unwind_as_libunwind),
+		cmocka_unit_test(null_location_as_libunwind),
+		cmocka_unit_test(synth_memory_as_libunwind),
+		cmocka_unit_test(looping_expression_ends),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
