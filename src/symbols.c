@@ -469,7 +469,7 @@ static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t add
 	if (addr >= KERNEL_START || pid <= 0)
 		return;
 	jit = symbolizer_jit(s, pid);
-	symbolizer_warn_jit(s, jit, perfmap_refresh(jit->map, pid, util_now_ns()));
+	symbolizer_warn_jit(s, jit, perfmap_refresh(jit->map, pid, util_now_ns(), UINT64_MAX));
 	symbolizer_warn_jit_limits(s, jit);
 	name = perfmap_lookup(jit->map, addr);
 	if (!name)
