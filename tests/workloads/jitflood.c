@@ -1,10 +1,10 @@
 /* jitflood.c — `jitflood MODE [SECONDS] [decoy]`: a JIT whose perf map is made to cost a
  * profiler as much as it can. Like jit.c it runs a counting loop in anonymous executable memory
- * (jit_hot_loop, named in /tmp/perf-PID.map), busy a quarter of each 8 ms for SECONDS of wall
+ * (jit_hot_loop, named in /tmp/perf-PID.map), busy an eighth of each 8 ms for SECONDS of wall
  * time (default 5), so that a profiler looks at the map again and again. MODE says what the
  * map is meanwhile:
  *
- *   big     5 million more functions, written before the loop starts (about 150 MB)
+ *   big     2 million more functions, written before the loop starts (about 55 MB)
  *   sparse  a 1 GiB file of nothing after the first line, its mtime touched every 20 ms
  *   grow    a million lines more each second, in batches of 10,000 every 10 ms, each a new
  *           function, from a thread of its own
@@ -85,7 +85,7 @@ static void *touch(void *arg)
 
 static void big(void)
 {
-	for (long i = 0; i < 5000000 && !stop; i++)
+	for (long i = 0; i < 2000000 && !stop; i++)
 		fprintf(flood_file, "%lx 10 big_%ld\n", 0x100000000l + 16 * i, i % 1000);
 	fflush(flood_file);
 }
@@ -141,9 +141,9 @@ int main(int argc, char **argv)
 	while (!stop && now_ns() < end) {
 		uint64_t t0 = now_ns();
 
-		while (now_ns() < t0 + CYCLE_NS / 4)
+		while (now_ns() < t0 + CYCLE_NS / 8)
 			hot();
-		sleep_ns(CYCLE_NS - CYCLE_NS / 4);
+		sleep_ns(CYCLE_NS - CYCLE_NS / 8);
 	}
 	stop = 1;
 	if (strcmp(mode, "big"))
