@@ -754,10 +754,10 @@ static void name_at_first_sample(struct collector *c, pid_t pid)
 		profile_set_comm(c->profiles[m], pid, pid, comm);
 }
 
-/* Who runs a thread is looked at its first sample, as /proc says then (gone: never known), so
- * that the frontends read its source files only as its owner could (asuser.h). The thread's,
- * or its process's main thread's under -a (a process is one entry there). Under profile_lock
- * when shared. */
+/* Who runs a thread is looked at its first sample, and again at the first after an exec (a COMM
+ * record forgets it), as /proc says then (gone: never known), so that the frontends read its
+ * source files only as its owner could (asuser.h). The thread's, or its process's main thread's
+ * under -a (a process is one entry there). Under profile_lock when shared. */
 static void owner_at_first_sample(struct collector *c, pid_t pid, pid_t tid)
 {
 	struct asuser owner;
@@ -1048,8 +1048,11 @@ static void handle_record(struct worker *w, const void *data, size_t len)
 		if (!owns_id(w, r.pid))
 			break;
 		lock_profiles(c);
-		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
 			profile_set_comm(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
+			if (r.comm.exec)
+				profile_forget_owner(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid);
+		}
 		unlock_profiles(c);
 		break;
 	case SAMPLE_KIND_FORK:

@@ -796,6 +796,16 @@ void profile_set_owner(struct profile *p, pid_t pid, pid_t tid, const struct asu
 	log_change(p, LOG_THREADS, (uint32_t)(t - p->threads));
 }
 
+void profile_forget_owner(struct profile *p, pid_t pid, pid_t tid)
+{
+	uint32_t i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)(p->by_process ? pid : tid));
+
+	if (i == IDMAP_MISSING || p->threads[i].owner == SNAPSHOT_OWNER_UNSEEN)
+		return;
+	p->threads[i].owner = SNAPSHOT_OWNER_UNSEEN;
+	log_change(p, LOG_THREADS, i);
+}
+
 bool profile_owner_seen(const struct profile *p, pid_t tid)
 {
 	uint32_t i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)tid);

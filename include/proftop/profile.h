@@ -100,6 +100,9 @@ void profile_set_ownerless(struct profile *profile);
 /* Thread tid of pid (its process, by process) runs as owner; NULL: it ended before it was
  * looked at (SNAPSHOT_OWNER_GONE). */
 void profile_set_owner(struct profile *profile, pid_t pid, pid_t tid, const struct asuser *owner);
+/* tid (its process, by process) called execve(): who runs it is to be looked for again (a
+ * root process may become another user's program: su, sudo -u, a service manager). */
+void profile_forget_owner(struct profile *profile, pid_t pid, pid_t tid);
 /* Whether tid's owner (its process's, by process) was looked for: set, or found gone. */
 bool profile_owner_seen(const struct profile *profile, pid_t tid);
 bool profile_has_history(const struct profile *profile);

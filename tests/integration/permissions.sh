@@ -6,8 +6,9 @@
 # And root shows nothing another user's program points it at that the user could not read: a
 # program of nobody's whose debug information (#line) names a file only root may read (mode 640,
 # group root, so root's own groups must not open it either) gets its lines counted but not that
-# text, under -a and -p, in batch --annotate and in the screen's Lines view; a file nobody may
-# read is shown, and so is the root-only file for root's own run of the same program. A theme
+# text, under -a and -p, in batch --annotate and in the screen's Lines view, also when a root
+# process becomes that program (setuid, then exec, as su does); a file nobody may read is shown,
+# and so is the root-only file for root's own run of the same program. A theme
 # file (-t) that is not one is named with the position of what is wrong, not its content.
 . "$(dirname "$0")/lib.sh"
 require_perf_events
@@ -97,6 +98,30 @@ check "source-readable-shown" has "$OUT" "open\\.txt:$HOT  OPEN-TEXT-$HOT\$"
 kill "$AS_PID" 2>/dev/null
 run_proftop src-root -b -n 0 --annotate two_lines -- "$dir/sl-secret" 0.5
 check "source-own-process-shown" has "$OUT" "secret\\.txt:$HOT  SECRET-TEXT-$HOT\$"
+
+# A root process that becomes nobody's program (as su does: setuid, then exec) is read as nobody
+# from then on: who runs a process is looked for again after an exec. Its root part (a shell's
+# loop, about a second) is sampled first: proftop is up before it starts.
+timeout -k 5 "${PROFTOP_TIMEOUT:-60}" "$PROFTOP_BIN" -a -b -n 1 --annotate two_lines \
+	>"$TMPD/src-exec.out" 2>"$TMPD/src-exec.err" </dev/null &
+pt=$!
+i=0
+while [ $i -lt 300 ] && ! grep -q '^--- proftop' "$TMPD/src-exec.out"; do
+	sleep 0.1
+	i=$((i + 1))
+done
+sh -c 'i=0; while [ $i -lt 500000 ]; do i=$((i + 1)); done
+	exec setpriv --reuid="$1" --regid="$2" --clear-groups "$0" 2' "$dir/sl-secret" \
+	"$(id -u nobody)" "$(id -g nobody)" &
+exec_pid=$!
+BG_PIDS="$BG_PIDS $exec_pid"
+wait "$exec_pid"
+kill -INT "$pt"
+wait "$pt"
+check "source-after-exec-exit-0" status "$?" 0 "$TMPD/src-exec.err"
+check "source-after-exec-root-part-sampled" has "$TMPD/src-exec.out" '^ +[0-9.]+ +[0-9.]+ +[0-9]+  .*  (dash|bash|sh)$'
+check "source-after-exec-annotated" has "$TMPD/src-exec.out" "secret\\.txt:$HOT"
+check "source-after-exec-not-shown" sh -c "! grep -n 'SECRET-TEXT' '$TMPD/src-exec.out'"
 
 # --- the screen -----------------------------------------------------------------------------------
 . "$(dirname "$0")/lib_tmux.sh"
