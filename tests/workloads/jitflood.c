@@ -1,7 +1,9 @@
 /* jitflood.c — `jitflood MODE [SECONDS] [decoy]`: a JIT whose perf map is made to cost a
  * profiler as much as it can. Like jit.c it runs a counting loop in anonymous executable memory
  * (jit_hot_loop, named in /tmp/perf-PID.map), busy an eighth of each 8 ms for SECONDS of wall
- * time (default 5), so that a profiler looks at the map again and again. MODE says what the
+ * time (default 5); one call in ten goes to a copy of the loop the map does not name, so that a
+ * profiler looks at the map again and again (a named address is named once and for all, an
+ * unnamed one is looked up again). MODE says what the
  * map is meanwhile:
  *
  *   big     2 million more functions, written before the loop starts (about 55 MB)
@@ -100,7 +102,8 @@ int main(int argc, char **argv)
 	int decoy = argc > 3 && !strcmp(argv[3], "decoy");
 	char path[64], decoy_path[64];
 	pthread_t thread;
-	void (*hot)(void);
+	void (*hot)(void), (*unnamed)(void);
+	unsigned long calls = 0;
 	unsigned char *mem;
 	FILE *map;
 	uint64_t end;
@@ -115,6 +118,7 @@ int main(int argc, char **argv)
 	if (mem == MAP_FAILED)
 		return 1;
 	memcpy(mem, code, sizeof(code));
+	memcpy(mem + 2048, code, sizeof(code));
 	if (mprotect(mem, 4096, PROT_READ | PROT_EXEC))
 		return 1;
 	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
@@ -138,11 +142,16 @@ int main(int argc, char **argv)
 	    (!strcmp(mode, "sparse") && pthread_create(&thread, NULL, touch, NULL)))
 		return 1;
 	*(void **)&hot = mem;
+	*(void **)&unnamed = mem + 2048;
 	while (!stop && now_ns() < end) {
 		uint64_t t0 = now_ns();
 
-		while (now_ns() < t0 + CYCLE_NS / 8)
-			hot();
+		while (now_ns() < t0 + CYCLE_NS / 8) {
+			if (++calls % 10 == 0)
+				unnamed();
+			else
+				hot();
+		}
 		sleep_ns(CYCLE_NS - CYCLE_NS / 8);
 	}
 	stop = 1;
