@@ -304,10 +304,60 @@ size_t annotate_code_upto(const struct annotate_code *code, size_t from, const s
 	return from;
 }
 
+/* --- who reads them ---------------------------------------------------------------------------- */
+
+/* Add owner to out unless it is there already or out is full. */
+static void readers_add(struct annotate_readers *out, const struct snapshot_thread *t)
+{
+	if (t->owner != SNAPSHOT_OWNER_KNOWN) {
+		out->unknown = true;
+		return;
+	}
+	for (size_t i = 0; i < out->n; i++)
+		if (out->v[i].uid == t->uid && out->v[i].gid == t->gid)
+			return;
+	if (out->n < ANNOTATE_READERS_MAX)
+		out->v[out->n++] = (struct asuser){ t->uid, t->gid };
+}
+
+void annotate_readers(const struct snapshot *s, uint32_t func, struct annotate_readers *out)
+{
+	uint32_t *thread_of;
+	bool *seen;
+
+	memset(out, 0, sizeof(*out));
+	out->self = s->ownerless;
+	if (out->self || !s->nthreads)
+		return;
+	/* Each node's thread, from its parent's: a parent's index is below its children's. */
+	thread_of = xmalloc(s->nnodes * sizeof(*thread_of));
+	seen = xcalloc(s->nthreads, sizeof(*seen));
+	for (size_t n = 0; n < s->nnodes; n++)
+		thread_of[n] = UINT32_MAX;
+	for (size_t t = 0; t < s->nthreads; t++)
+		if (s->threads[t].root < s->nnodes)
+			thread_of[s->threads[t].root] = (uint32_t)t;
+	for (size_t n = 0; n < s->nnodes; n++) {
+		uint32_t parent = s->nodes[n].parent, t;
+
+		if (parent != SNAPSHOT_NO_NODE && parent < n)
+			thread_of[n] = thread_of[parent];
+		t = thread_of[n];
+		if (s->nodes[n].func == func && t != UINT32_MAX && !seen[t]) {
+			seen[t] = true;
+			readers_add(out, &s->threads[t]);
+		}
+	}
+	free(thread_of);
+	free(seen);
+}
+
 /* --- source text ------------------------------------------------------------------------------ */
 
 struct source_file {
 	char *path;
+	bool self;         /* read as proftop; else as `as` */
+	struct asuser as;
 	char *text;        /* NULL: unreadable, see why */
 	const char *why;
 	char *why_text;    /* why, when it is made for this file */
@@ -343,34 +393,72 @@ void annotate_sources_free(struct annotate_sources *sources)
 	free(sources);
 }
 
-/* The whole of a regular file of at most SOURCE_MAX bytes, NUL-terminated; NULL with *why set
- * otherwise. Anything else is not even opened: the path comes from
- * the profiled program's debug information, and opening a device or a FIFO can act (a watchdog
- * starts, a tape rewinds, a FIFO's waiting writer wakes). fstat() checks again what was opened,
- * without blocking: a FIFO put there in between must not hang the reader. */
+/* What opening a source file found, made as its reader (source_fd()). */
+struct source_opening {
+	const char *path;
+	bool ran;          /* source_fd() ran: the reader's identity was taken */
+	bool irregular;
+	int fd;            /* or -errno */
+};
+
+/* Open o->path if it is a regular file, without opening anything else: the path comes from the
+ * profiled program's debug information, and opening a device or a FIFO can act (a watchdog
+ * starts, a tape rewinds, a FIFO's waiting writer wakes). */
+static int source_fd(void *arg)
+{
+	struct source_opening *o = arg;
+	struct stat st;
+
+	o->ran = true;
+	if (!stat(o->path, &st) && !S_ISREG(st.st_mode)) {
+		o->irregular = true;
+		return 0;
+	}
+	o->fd = open(o->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (o->fd < 0)
+		o->fd = -errno;
+	return 0;
+}
+
+/* Why f could not be opened (o: what source_fd() found, err: asuser_run()'s answer). */
+static void source_why(struct source_file *f, const struct source_opening *o, int err)
+{
+	if (!o->ran) {
+		f->why_text = xasprintf("not read: it is for a process of uid %u, and proftop cannot "
+					"read files as another user (%s)", (unsigned)f->as.uid,
+					strerror(-err));
+	} else if (o->irregular) {
+		f->why = "not a regular file";
+		return;
+	} else if (o->fd == -ENOENT) {
+		f->why = "not on this machine";
+		return;
+	} else if (f->self || asuser_is_self(&f->as)) {
+		f->why_text = xasprintf("cannot be opened: %s", strerror(-o->fd));
+	} else {
+		f->why_text = xasprintf("cannot be opened by its process's user (uid %u): %s",
+					(unsigned)f->as.uid, strerror(-o->fd));
+	}
+	f->why = f->why_text;
+}
+
+/* The whole of a regular file of at most SOURCE_MAX bytes, NUL-terminated; NULL with f->why set
+ * otherwise. Opened as f's reader could (asuser.h); what is
+ * opened is read as it is. fstat() checks again what was opened, without blocking: a FIFO put
+ * there in between must not hang the reader. */
 static char *read_source(struct source_file *f, size_t *len)
 {
-	const char *path = f->path;
+	struct source_opening o = { .path = f->path, .fd = -ENOENT };
 	struct stat st;
 	char *text = NULL;
 	size_t got = 0;
-	int fd;
+	int err = f->self ? source_fd(&o) : asuser_run(&f->as, source_fd, &o);
 
-	if (!stat(path, &st) && !S_ISREG(st.st_mode)) {
-		f->why = "not a regular file";
+	if (!o.ran || o.irregular || o.fd < 0) {
+		source_why(f, &o, err);
 		return NULL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0) {
-		if (errno == ENOENT) {
-			f->why = "not on this machine";
-		} else {
-			f->why_text = xasprintf("cannot be opened: %s", strerror(errno));
-			f->why = f->why_text;
-		}
-		return NULL;
-	}
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (fstat(o.fd, &st) || !S_ISREG(st.st_mode)) {
 		f->why = "not a regular file";
 	} else if (st.st_size > SOURCE_MAX) {
 		f->why = "over 16 MiB";
@@ -378,7 +466,7 @@ static char *read_source(struct source_file *f, size_t *len)
 		f->mtime = st.st_mtim;
 		text = xmalloc((size_t)st.st_size + 1);
 		while (got < (size_t)st.st_size) {
-			ssize_t r = read(fd, text + got, (size_t)st.st_size - got);
+			ssize_t r = read(o.fd, text + got, (size_t)st.st_size - got);
 
 			if (r < 0 && errno == EINTR)
 				continue;
@@ -388,7 +476,7 @@ static char *read_source(struct source_file *f, size_t *len)
 		}
 		text[got] = '\0';
 	}
-	close(fd);
+	close(o.fd);
 	*len = got;
 	return text;
 }
@@ -414,22 +502,53 @@ size_t annotate_source_lines(char *text, size_t len, size_t **starts)
 	return n;
 }
 
-static struct source_file *source_open(struct annotate_sources *sources, const char *path)
+/* The file at path as reader (NULL: proftop) reads it: read on first sight. */
+static struct source_file *source_open(struct annotate_sources *sources, const char *path,
+				       const struct asuser *reader)
 {
 	struct source_file *f;
 	size_t len = 0;
 
-	for (size_t i = 0; i < sources->n; i++)
-		if (!strcmp(sources->files[i].path, path))
-			return &sources->files[i];
+	for (size_t i = 0; i < sources->n; i++) {
+		f = &sources->files[i];
+		if (!strcmp(f->path, path) && f->self == !reader &&
+		    (!reader || (f->as.uid == reader->uid && f->as.gid == reader->gid)))
+			return f;
+	}
 	xgrow((void **)&sources->files, &sources->cap, sources->n + 1, sizeof(*sources->files));
 	f = &sources->files[sources->n++];
 	memset(f, 0, sizeof(*f));
 	f->path = xasprintf("%s", path);
+	f->self = !reader;
+	if (reader)
+		f->as = *reader;
 	f->text = read_source(f, &len);
 	if (f->text)
 		f->nlines = annotate_source_lines(f->text, len, &f->starts);
 	return f;
+}
+
+/* The file as the first of readers who can read it (NULL or self: as proftop); the first's
+ * failure when none can, and NULL with *why set when there is nobody to read it as. */
+static struct source_file *source_for(struct annotate_sources *sources, const char *path,
+				      const struct annotate_readers *readers, const char **why)
+{
+	struct source_file *first = NULL;
+
+	if (!readers || readers->self)
+		return source_open(sources, path, NULL);
+	for (size_t i = 0; i < readers->n; i++) {
+		struct source_file *f = source_open(sources, path, &readers->v[i]);
+
+		if (f->text)
+			return f;
+		if (!first)
+			first = f;
+	}
+	if (!first)
+		*why = "not read: the user of the processes it ran in is not known (they ended before "
+		       "proftop looked)";
+	return first;
 }
 
 /* Whether f was changed after binary was built (f's time is that of its first read): the lines
@@ -453,7 +572,8 @@ static bool source_newer(struct source_file *f, const char *binary)
 }
 
 const char *annotate_source_line(struct annotate_sources *sources, const char *file, unsigned line,
-				 const char *binary, const char **why)
+				 const char *binary, const struct annotate_readers *readers,
+				 const char **why)
 {
 	const char *unused;
 	struct source_file *f;
@@ -464,7 +584,9 @@ const char *annotate_source_line(struct annotate_sources *sources, const char *f
 		*why = "no line information";
 		return NULL;
 	}
-	f = source_open(sources, file);
+	f = source_for(sources, file, readers, why);
+	if (!f)
+		return NULL;
 	if (!f->text) {
 		*why = f->why;
 		return NULL;

@@ -149,10 +149,11 @@ static void print_tree(FILE *out, const struct snapshot *s, const struct diff_ba
  * heading names it whole) and the line's text, tabs as spaces, in visible form; without the
  * text, why not, unless the heading said it already (file_why: what it said). */
 static void print_line(FILE *out, const struct view_cells *c, const struct annotate_line *l,
-		       struct annotate_sources *sources, const char *binary, const char *file_why)
+		       struct annotate_sources *sources, const char *binary,
+		       const struct annotate_readers *readers, const char *file_why)
 {
 	const char *why = NULL, *base,
-		   *text = annotate_source_line(sources, l->file, l->line, binary, &why);
+		   *text = annotate_source_line(sources, l->file, l->line, binary, readers, &why);
 
 	fprintf(out, "%s%s%s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
 		c->text[VIEW_CELL_COUNT]);
@@ -222,7 +223,7 @@ static void print_insns(FILE *out, const struct annotate_code *code, size_t *nex
 }
 
 /* Per line: SELF% of the function's self samples, TOTAL% of its total ones; with d, each line's
- * instructions under it. */
+ * instructions under it. The text is read as the owners of the function's processes could. */
 static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 			     struct annotate_sources *sources, struct disasm *d)
 {
@@ -231,10 +232,12 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 	const char *last_file = NULL, *why = NULL, *binary = annotate_binary(s, func);
 	char *file_why = NULL;   /* what the file's heading said instead of a line's text */
 	struct annotate_code code;
+	struct annotate_readers readers;
 	size_t next = 0;
 	bool with_code;
 
 	annotate_function(s, func, &a);
+	annotate_readers(s, func, &readers);
 	fputs("--- annotate  ", out);
 	util_print_safe(out, s->funcs[func].name);
 	fputs("  ", out);
@@ -258,7 +261,7 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 			util_print_safe(out, l->file);
 			free(file_why);
 			file_why = NULL;
-			if (!annotate_source_line(sources, l->file, l->line, binary, &why)) {
+			if (!annotate_source_line(sources, l->file, l->line, binary, &readers, &why)) {
 				fputs("  (text not shown: ", out);
 				util_print_safe(out, why);
 				fputc(')', out);
@@ -269,7 +272,7 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 		}
 		view_cells(&c, a.self ? 100.0 * (double)l->self / (double)a.self : 0,
 			   a.total ? 100.0 * (double)l->total / (double)a.total : 0, l->self);
-		print_line(out, &c, l, sources, binary, file_why);
+		print_line(out, &c, l, sources, binary, &readers, file_why);
 		if (with_code)
 			print_insns(out, &code, &next, l, &a);
 	}

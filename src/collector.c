@@ -36,6 +36,7 @@
 #include "proftop/collector.h"
 
 #include "proftop/allocrec.h"
+#include "proftop/asuser.h"
 #include "proftop/diag.h"
 #include "proftop/fetch.h"
 #include "proftop/heap.h"
@@ -756,6 +757,24 @@ static void name_at_first_sample(struct collector *c, pid_t pid)
 		profile_set_comm(c->profiles[m], pid, pid, comm);
 }
 
+/* Who runs a thread is looked at its first sample, and again at the first after an exec (a COMM
+ * record forgets it), as /proc says then (gone: never known), so that the frontends read its
+ * source files only as its owner could (asuser.h). The thread's, or its process's main thread's
+ * under -a (a process is one entry there). Under profile_lock when shared. */
+static void owner_at_first_sample(struct collector *c, pid_t pid, pid_t tid)
+{
+	struct asuser owner;
+	bool known;
+
+	if (c->config.system_wide)
+		tid = pid;
+	if (profile_owner_seen(c->profiles[c->first_mode], tid))
+		return;
+	known = !asuser_of_thread(pid, tid, &owner);
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_set_owner(c->profiles[m], pid, tid, known ? &owner : NULL);
+}
+
 /* A CPU sample's stack into the profiles (under profile_lock when shared). */
 static void add_sample(struct collector *c, pid_t pid, pid_t tid, const uint32_t *funcs,
 		       const uint32_t *sites, size_t depth, uint64_t when_ns)
@@ -763,6 +782,7 @@ static void add_sample(struct collector *c, pid_t pid, pid_t tid, const uint32_t
 	profiles_set_time(c, when_ns);
 	if (c->config.system_wide)
 		name_at_first_sample(c, pid);
+	owner_at_first_sample(c, pid, tid);
 	profile_add_sites(c->profiles[SAMPLE_MODE_CPU], pid, tid, funcs,
 			  c->source == COLLECTOR_SOURCE_OFF ? NULL : sites, depth);
 	if (c->profiles[SAMPLE_MODE_WALL])
@@ -870,6 +890,7 @@ static void switch_sample(struct worker *w, const struct sample_record *r)
 	lock_profiles(c);
 	if (c->config.system_wide)
 		name_at_first_sample(c, (pid_t)r->pid);
+	owner_at_first_sample(c, (pid_t)r->pid, (pid_t)r->tid);
 	wt = waiting_of(w, r);
 	wt->pid = (pid_t)r->pid;
 	wt->tid = (pid_t)r->tid;
@@ -1030,8 +1051,11 @@ static void handle_record(struct worker *w, const void *data, size_t len)
 		if (!owns_id(w, r.pid))
 			break;
 		lock_profiles(c);
-		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
 			profile_set_comm(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid, r.comm.comm);
+			if (r.comm.exec)
+				profile_forget_owner(c->profiles[m], (pid_t)r.pid, (pid_t)r.tid);
+		}
 		unlock_profiles(c);
 		break;
 	case SAMPLE_KIND_FORK:

@@ -5,9 +5,20 @@
  * the order it was read in, which breaks ties while sorting). Lookup is a binary search for the
  * last start at or below the address.
  *
+ * Entries parsed since the last merge are appended unsorted after v[0..sorted); a merge sorts
+ * only them and merges them into the sorted part in one pass, so a refresh that adds k entries to
+ * a map of n costs k log k + n, never a sort of the whole map again.
+ *
  * The file is read incrementally: `consumed` is the offset just past the last complete line, and a
- * refresh that finds the same file grown parses only from there. A different file (inode), one
- * that shrank, or one rewritten in place (same size, new mtime) is parsed again from scratch.
+ * refresh that finds the same file grown parses only from there. Whether it grew or was written
+ * anew is told by its content, not its times (anyone may touch a file): the bytes just before
+ * `consumed` are kept (`tail`), and a file that no longer holds them there, a different file
+ * (inode), or one that shrank below `consumed` is parsed again from scratch.
+ *
+ * Time. A refresh reads a PERFMAP_CHUNK at a time until it reaches the end of the file, has read
+ * PERFMAP_READ_MAX bytes, or passes the deadline its caller gave; the rest waits for the next
+ * recheck, which goes on from there. So one look at a map costs its caller at most its deadline
+ * plus a chunk's parse and a merge, whatever the file holds or however fast it grows.
  *
  * The file is the target's to write, so nothing in it decides how much memory proftop spends
  * (see perfmap.h for the limits). It is read through one PERFMAP_CHUNK buffer; a line is looked
@@ -29,9 +40,12 @@
 #include "proftop/util.h"
 
 /* One refresh reads at most this much; the rest waits for the next one. */
-#define PERFMAP_READ_MAX	(64u << 20)
-/* The read buffer: more than PERFMAP_LINE_MAX, so a chunk always holds a line or a line's head. */
-#define PERFMAP_CHUNK		(256u << 10)
+#define PERFMAP_READ_MAX	(16u << 20)
+/* The read buffer: more than PERFMAP_LINE_MAX, so a chunk always holds a line or a line's head;
+ * small enough that parsing one (about half a millisecond) is a fine step for the deadline. */
+#define PERFMAP_CHUNK		(64u << 10)
+/* How many bytes before `consumed` say that the file still holds what was read. */
+#define PERFMAP_TAIL		64
 
 struct perfmap_sym {
 	uint64_t start;
@@ -44,7 +58,7 @@ struct perfmap {
 	struct strpool *names;
 	struct perfmap_sym *v;	/* sorted by start, starts unique (after perfmap_parse) */
 	size_t n, cap;
-	size_t sorted;		/* v[0..sorted) is sorted and unique; more were added after it */
+	size_t sorted;		/* v[0..sorted) is sorted and unique; v[sorted..n) came after */
 	bool full;		/* no room for new starts: v is sorted, and only replaced in place */
 	uint64_t seq;
 	size_t name_bytes;	/* what this map's new names cost the pool, over its life */
@@ -57,7 +71,10 @@ struct perfmap {
 	off_t size;
 	struct timespec mtime;
 	off_t consumed;
+	unsigned char tail[PERFMAP_TAIL];	/* the file's tail_len bytes before `consumed` */
+	size_t tail_len;
 	uint64_t checked_ns;	/* last look at the file; 0: never */
+	uint64_t behind_ns;	/* since when refreshes stop before the end of the file; 0: they don't */
 	char path[96];		/* what the last refresh read or failed on */
 };
 
@@ -149,20 +166,53 @@ static int perfmap_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-/* Sort, then keep only the last-read entry of each start. */
-static void perfmap_sort(struct perfmap *map)
+/* Sort v[0..n) and keep only the last-read entry of each start. Returns how many are kept. A JIT
+ * mostly writes its functions in the order of their addresses: v is often sorted already (it is
+ * in the order read, so equal starts are in the order of seq). */
+static size_t perfmap_unique(struct perfmap_sym *v, size_t n)
 {
-	size_t out = 0;
+	size_t out = 0, in_order = 1;
+
+	while (in_order < n && v[in_order - 1].start <= v[in_order].start)
+		in_order++;
+	if (in_order < n)
+		qsort(v, n, sizeof(*v), perfmap_cmp);
+	for (size_t i = 0; i < n; i++) {
+		if (out && v[out - 1].start == v[i].start)
+			out--;
+		v[out++] = v[i];
+	}
+	return out;
+}
+
+/* Sort the entries added since the last merge and merge them into v[0..sorted), where each
+ * replaces the entry of its start. Merged from the back, into the room the new entries took:
+ * at every step at least as many slots are free as new entries are left, so an old entry is
+ * never written over before it is moved. What replacing frees is a gap at the front, closed by
+ * one move at the end. */
+static void perfmap_merge(struct perfmap *map)
+{
+	struct perfmap_sym *v = map->v, *add;
+	size_t i = map->sorted, j, out = map->n;
 
 	if (map->sorted == map->n)
 		return;
-	qsort(map->v, map->n, sizeof(*map->v), perfmap_cmp);
-	for (size_t i = 0; i < map->n; i++) {
-		if (out && map->v[out - 1].start == map->v[i].start)
-			out--;
-		map->v[out++] = map->v[i];
+	j = perfmap_unique(v + map->sorted, map->n - map->sorted);
+	add = xmalloc(j * sizeof(*add));
+	memcpy(add, v + map->sorted, j * sizeof(*add));
+	while (j) {
+		if (i && v[i - 1].start > add[j - 1].start) {
+			v[--out] = v[--i];
+			continue;
+		}
+		if (i && v[i - 1].start == add[j - 1].start)
+			i--;
+		v[--out] = add[--j];
 	}
-	map->n = map->sorted = out;
+	free(add);
+	if (out > i)
+		memmove(v + i, v + out, (map->n - out) * sizeof(*v));
+	map->n = map->sorted = i + (map->n - out);
 }
 
 /* In a sorted map, the index of the first entry starting above addr. */
@@ -184,13 +234,13 @@ static size_t perfmap_upper(const struct perfmap *map, uint64_t addr)
 /* Where the entry for start goes: the end of the array, or in a full map the entry it replaces;
  * NULL when a full map has no entry for start. A map that reaches PERFMAP_ENTRIES_MAX drops the
  * entries later lines replaced; it is full when that frees less than an eighth of it, so that
- * sorting stays rare. */
+ * merging stays rare. */
 static struct perfmap_sym *perfmap_place(struct perfmap *map, uint64_t start)
 {
 	size_t i;
 
 	if (map->n == PERFMAP_ENTRIES_MAX && !map->full) {
-		perfmap_sort(map);
+		perfmap_merge(map);
 		map->full = map->n > PERFMAP_ENTRIES_MAX - PERFMAP_ENTRIES_MAX / 8;
 	}
 	if (!map->full) {
@@ -280,7 +330,7 @@ size_t perfmap_parse(struct perfmap *map, const char *buf, size_t len)
 {
 	size_t consumed = perfmap_add_lines(map, buf, len, true);
 
-	perfmap_sort(map);
+	perfmap_merge(map);
 	return consumed;
 }
 
@@ -447,19 +497,41 @@ static int perfmap_pread(int fd, char *buf, size_t want, off_t off, size_t *got)
 	return 0;
 }
 
+/* Remember the bytes just before map->consumed, which a file that only grew still holds. */
+static int perfmap_keep_tail(struct perfmap *map, int fd)
+{
+	size_t want = map->consumed < PERFMAP_TAIL ? (size_t)map->consumed : PERFMAP_TAIL;
+
+	map->tail_len = 0;
+	return perfmap_pread(fd, (char *)map->tail, want, map->consumed - (off_t)want,
+			     &map->tail_len);
+}
+
+/* Does the file hold, before map->consumed, what it held when it was read there? */
+static bool perfmap_same_tail(struct perfmap *map, int fd)
+{
+	unsigned char now[PERFMAP_TAIL];
+	size_t got;
+
+	if (perfmap_pread(fd, (char *)now, map->tail_len, map->consumed - (off_t)map->tail_len,
+			  &got))
+		return false;
+	return got == map->tail_len && !memcmp(now, map->tail, got);
+}
+
 /* Parse what was appended since map->consumed, up to size and at most PERFMAP_READ_MAX bytes,
- * a chunk at a time. A chunk that does not reach the end of the file is parsed up to its last
- * newline and read again from there. */
-static int perfmap_read(struct perfmap *map, int fd, off_t size)
+ * a chunk at a time, until a chunk ends at or past deadline_ns. A chunk that does not reach the
+ * end of the file is parsed up to its last newline and read again from there. */
+static int perfmap_read(struct perfmap *map, int fd, off_t size, uint64_t deadline_ns)
 {
 	char *buf = xmalloc(PERFMAP_CHUNK);
 	off_t stop = size - map->consumed > PERFMAP_READ_MAX ? map->consumed + PERFMAP_READ_MAX : size;
+	bool at_end = false;
 	int err = 0;
 
 	while (map->consumed < stop) {
 		size_t want = size - map->consumed > PERFMAP_CHUNK ? PERFMAP_CHUNK :
 			      (size_t)(size - map->consumed), got, used;
-		bool at_end;
 
 		err = perfmap_pread(fd, buf, want, map->consumed, &got);
 		if (err)
@@ -468,34 +540,62 @@ static int perfmap_read(struct perfmap *map, int fd, off_t size)
 		used = perfmap_add_lines(map, buf, got, at_end);
 		map->consumed += (off_t)used;
 		/* At the end, what is left is the unfinished last line, read again next time. */
-		if (at_end || !used)
+		if (at_end || !used || util_now_ns() >= deadline_ns)
 			break;
 	}
 	free(buf);
-	perfmap_sort(map);
+	perfmap_merge(map);
+	if (!err)
+		err = perfmap_keep_tail(map, fd);
+	if (at_end || err)
+		map->behind_ns = 0;
+	else if (!map->behind_ns)
+		map->behind_ns = map->checked_ns;
 	return err;
 }
 
-int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns)
+/* Forget what was read: the file is another one now. */
+static void perfmap_reset(struct perfmap *map)
+{
+	map->n = map->sorted = 0;
+	map->full = map->skipping = false;
+	map->consumed = 0;
+	map->tail_len = 0;
+	map->behind_ns = 0;
+}
+
+bool perfmap_due(const struct perfmap *map, uint64_t now_ns)
+{
+	return !map->checked_ns || now_ns - map->checked_ns >= PERFMAP_RECHECK_NS;
+}
+
+uint64_t perfmap_behind_since(const struct perfmap *map)
+{
+	return map->behind_ns;
+}
+
+int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns, uint64_t deadline_ns)
 {
 	struct stat st;
 	int fd, err = 0;
 
-	if (map->checked_ns && now_ns - map->checked_ns < PERFMAP_RECHECK_NS)
+	if (!perfmap_due(map, now_ns))
 		return 0;
 	map->checked_ns = now_ns ? now_ns : 1;
 	fd = perfmap_open(map, pid, &st);
 	if (fd < 0)
 		return fd;
-	if (st.st_dev != map->dev || st.st_ino != map->ino || st.st_size < map->consumed ||
-	    (st.st_size == map->size && (st.st_mtim.tv_sec != map->mtime.tv_sec ||
-					 st.st_mtim.tv_nsec != map->mtime.tv_nsec))) {
-		map->n = map->sorted = 0;
-		map->full = map->skipping = false;
-		map->consumed = 0;
+	if (st.st_dev != map->dev || st.st_ino != map->ino || st.st_size < map->consumed) {
+		perfmap_reset(map);
+	} else if (st.st_size != map->size || st.st_mtim.tv_sec != map->mtime.tv_sec ||
+		   st.st_mtim.tv_nsec != map->mtime.tv_nsec) {
+		if (!perfmap_same_tail(map, fd))
+			perfmap_reset(map);
 	}
 	if (st.st_size > map->consumed)
-		err = perfmap_read(map, fd, st.st_size);
+		err = perfmap_read(map, fd, st.st_size, deadline_ns);
+	else
+		map->behind_ns = 0;
 	map->dev = st.st_dev;
 	map->ino = st.st_ino;
 	map->size = st.st_size;

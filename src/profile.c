@@ -36,6 +36,7 @@
  * sites have no totals. */
 #include "proftop/profile.h"
 
+#include "proftop/asuser.h"
 #include "proftop/diag.h"
 #include "proftop/history.h"
 #include "proftop/idmap.h"
@@ -90,6 +91,7 @@ struct site_key {
 struct profile {
 	struct diag *diag;
 	bool by_process;           /* a tree per process, not per thread (-a) */
+	bool ownerless;            /* read from a file (profile_set_ownerless()) */
 	struct strpool *strings;   /* names, modules, comms; shared with the snapshots */
 
 	struct snapshot_func *funcs;
@@ -667,7 +669,7 @@ static struct snapshot_thread *thread_of(struct profile *p, pid_t pid, pid_t tid
 		log_reserve(&p->logs[LOG_THREADS], p->threads_cap);
 	}
 	t = &p->threads[p->nthreads];
-	*t = (struct snapshot_thread){ pid, tid, NULL, root, 0 };
+	*t = (struct snapshot_thread){ .pid = pid, .tid = tid, .root = root };
 	idmap_put(&p->thread_index, (uint64_t)(uint32_t)tid, (uint32_t)p->nthreads);
 	log_change(p, LOG_THREADS, (uint32_t)p->nthreads++);
 	return t;
@@ -775,6 +777,43 @@ uint64_t profile_samples(const struct profile *p)
 void profile_set_by_process(struct profile *p)
 {
 	p->by_process = true;
+}
+
+void profile_set_ownerless(struct profile *p)
+{
+	p->ownerless = true;
+}
+
+void profile_set_owner(struct profile *p, pid_t pid, pid_t tid, const struct asuser *owner)
+{
+	struct snapshot_thread *t = thread_of(p, pid, tid);
+
+	if (!t)
+		return;
+	t->owner = owner ? SNAPSHOT_OWNER_KNOWN : SNAPSHOT_OWNER_GONE;
+	t->uid = owner ? owner->uid : 0;
+	t->gid = owner ? owner->gid : 0;
+	log_change(p, LOG_THREADS, (uint32_t)(t - p->threads));
+}
+
+void profile_forget_owner(struct profile *p, pid_t pid, pid_t tid)
+{
+	uint32_t i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)(p->by_process ? pid : tid));
+
+	if (i == IDMAP_MISSING || p->threads[i].owner == SNAPSHOT_OWNER_UNSEEN)
+		return;
+	p->threads[i].owner = SNAPSHOT_OWNER_UNSEEN;
+	log_change(p, LOG_THREADS, i);
+}
+
+bool profile_owner_seen(const struct profile *p, pid_t tid)
+{
+	uint32_t i = idmap_get(&p->thread_index, (uint64_t)(uint32_t)tid);
+
+	/* A thread the profile has no room for has no owner to keep either. */
+	if (i == IDMAP_MISSING)
+		return p->nthreads >= PROFILE_MAX_THREADS || p->nnodes + 1 > PROFILE_MAX_NODES;
+	return p->threads[i].owner != SNAPSHOT_OWNER_UNSEEN;
 }
 
 void profile_set_history(struct profile *p, unsigned seconds, uint64_t origin_ns)
@@ -1187,6 +1226,7 @@ static void pooled_publish(const struct profile *p, struct pooled *e)
 	s->samples = p->samples;
 	s->folded_nodes = p->folded_nodes;
 	s->by_process = p->by_process;
+	s->ownerless = p->ownerless;
 	s->window_ns = 0;
 }
 
@@ -1356,6 +1396,7 @@ struct snapshot *profile_range_snapshot(struct profile *p, uint64_t from_s, uint
 	s->merged_root = 0;
 	s->folded_nodes = p->folded_nodes;
 	s->by_process = p->by_process;
+	s->ownerless = p->ownerless;
 	s->ranged = true;
 	snapshot_flat(s, 0, self, total);
 	s->func_self = self;

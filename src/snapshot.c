@@ -65,6 +65,7 @@ static void copy_about(struct snapshot *out, const struct snapshot *s)
 	out->ranged = s->ranged;
 	out->range_start_s = s->range_start_s;
 	out->range_end_s = s->range_end_s;
+	out->ownerless = s->ownerless;
 }
 
 const struct snapshot *snapshot_companion(const struct snapshot *s, enum sample_mode mode)

@@ -15,6 +15,13 @@
  *            file explains: one in no mapping, in anonymous memory, or in a mapping without ELF
  *            data ("[heap]", a memfd a JIT maps twice).
  *
+ * Perf maps are the processes' to write, and under -a any user's process is one: reading them
+ * must not take the worker's time from unwinding samples. So all of them together get at most
+ * JIT_SHARE of the worker's time: a budget (`jit_credit_ns`) that time refills at that rate, up
+ * to JIT_SLICE_NS, which is the deadline a refresh gets and is charged for what it took. A
+ * refresh that is due while the budget is spent waits (the map keeps what it has) until time
+ * refilled it. A map that stays behind its file for JIT_BEHIND_NS is reported once.
+ *
  * Address translation. A file mapping [start, end) maps file offset pgoff at start, so addr is at
  * file offset off = addr - start + pgoff, which the module turns into a link-time address through
  * its PT_LOAD segments. That one rule covers PIE and non-PIE executables and shared libraries
@@ -55,6 +62,12 @@
 #define VDSO_MAX		(1u << 20)
 /* Addresses from here up are the kernel's: no JIT map describes them. */
 #define KERNEL_START		(1ull << 63)
+/* Reading perf maps takes at most 1/JIT_SHARE of a worker's time, and one look at one at most
+ * JIT_SLICE_NS (plus a chunk and a merge: perfmap.h). */
+#define JIT_SHARE		10
+#define JIT_SLICE_NS		(10 * 1000 * 1000ll)
+/* A map this long behind its file is worth a word to the user. */
+#define JIT_BEHIND_NS		(2 * 1000 * 1000 * 1000ull)
 
 enum symbolizer_kind {
 	SYMBOLIZER_FILE,	/* a mapped file, ELF or not */
@@ -83,6 +96,7 @@ struct symbolizer_jit {
 	int reported;		/* the last refresh error seen (0: none yet) */
 	bool told_skipped;	/* the user knows the map went past its limits */
 	bool told_cut;		/* ... and had names cut */
+	bool told_behind;	/* ... and that it is read more slowly than it grows */
 };
 
 struct symbolizer {
@@ -95,6 +109,8 @@ struct symbolizer {
 	const char *vdso_name;		/* "[vdso]", interned */
 	struct symbolizer_jit *jits;	/* sorted by pid */
 	size_t njits, jits_cap;
+	int64_t jit_credit_ns;		/* what reading perf maps may still take; may go below 0 */
+	uint64_t jit_credit_at;		/* when it was last refilled */
 	bool elf_ok;			/* libelf accepted our version */
 	struct diag *diag;		/* NULL: reports dropped */
 	struct kallsyms *kernel;	/* read at the first kernel address */
@@ -459,6 +475,55 @@ static void symbolizer_warn_jit_limits(struct symbolizer *s, struct symbolizer_j
 	}
 }
 
+/* A perf map read more slowly than it grows, said once per map: its newest functions show
+ * unnamed (anonymous memory) until proftop catches up, if it ever does. */
+static void symbolizer_warn_jit_behind(struct symbolizer *s, struct symbolizer_jit *jit,
+				       uint64_t now)
+{
+	uint64_t since = perfmap_behind_since(jit->map);
+
+	if (jit->told_behind || !since || now - since < JIT_BEHIND_NS)
+		return;
+	jit->told_behind = true;
+	diag_report(s->diag, DIAG_WARNING, "JIT symbols of pid %d: %s holds more than proftop "
+		    "reads of it (%lld ms of every %lld, for all perf maps): functions it names past "
+		    "what was read show unnamed until then", (int)jit->pid, perfmap_path(jit->map),
+		    JIT_SLICE_NS / 1000000, JIT_SLICE_NS * JIT_SHARE / 1000000);
+}
+
+/* The deadline for a refresh at now: now plus what is left of the budget, refilled first. 0
+ * when the budget is spent. */
+static uint64_t symbolizer_jit_deadline(struct symbolizer *s, uint64_t now)
+{
+	uint64_t earned = (now - s->jit_credit_at) / JIT_SHARE;
+
+	s->jit_credit_at = now;
+	if (earned > (uint64_t)JIT_SLICE_NS)
+		earned = JIT_SLICE_NS;
+	s->jit_credit_ns += (int64_t)earned;
+	if (s->jit_credit_ns > JIT_SLICE_NS)
+		s->jit_credit_ns = JIT_SLICE_NS;
+	return s->jit_credit_ns > 0 ? now + (uint64_t)s->jit_credit_ns : 0;
+}
+
+/* Look at pid's perf map again when that is due and the budget allows, charging the budget. */
+static void symbolizer_refresh_jit(struct symbolizer *s, struct symbolizer_jit *jit)
+{
+	uint64_t now = util_now_ns(), deadline;
+	int err;
+
+	if (!perfmap_due(jit->map, now))
+		return;
+	deadline = symbolizer_jit_deadline(s, now);
+	if (!deadline)
+		return;
+	err = perfmap_refresh(jit->map, jit->pid, now, deadline);
+	s->jit_credit_ns -= (int64_t)(util_now_ns() - now);
+	symbolizer_warn_jit(s, jit, err);
+	symbolizer_warn_jit_limits(s, jit);
+	symbolizer_warn_jit_behind(s, jit, now);
+}
+
 /* An address no ELF file explains may be JIT code pid described in its perf map. */
 static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t addr,
 				   struct symbol *out)
@@ -469,8 +534,7 @@ static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t add
 	if (addr >= KERNEL_START || pid <= 0)
 		return;
 	jit = symbolizer_jit(s, pid);
-	symbolizer_warn_jit(s, jit, perfmap_refresh(jit->map, pid, util_now_ns()));
-	symbolizer_warn_jit_limits(s, jit);
+	symbolizer_refresh_jit(s, jit);
 	name = perfmap_lookup(jit->map, addr);
 	if (!name)
 		return;
@@ -492,6 +556,8 @@ struct symbolizer *symbolizer_new(struct diag *diag)
 	s->jit_module = strpool_intern(s->strings, "[jit]", 5);
 	s->vdso_name = strpool_intern(s->strings, "[vdso]", 6);
 	s->diag = diag;
+	s->jit_credit_ns = JIT_SLICE_NS;
+	s->jit_credit_at = util_now_ns();
 	s->elf_ok = module_init() == 0;
 	if (!s->elf_ok)
 		diag_report(diag, DIAG_WARNING, "libelf refuses this ELF version: no symbols");

@@ -2,7 +2,10 @@
  *
  * The parser reads a line at a time from a (pointer, length) buffer, never past it: the text may
  * come from any file and holds no terminator. A line is split into words at blanks; '=' is a word
- * of its own and '#' at the start of a word begins a comment. */
+ * of its own and '#' at the start of a word begins a comment.
+ *
+ * An error names the line and the column of the word at fault, never the word: `-t` may be given
+ * any file (root's `-t /etc/shadow`), and the message must not show what the file holds. */
 #include "proftop/theme.h"
 
 #include "proftop/util.h"
@@ -141,9 +144,11 @@ struct word {
 };
 
 struct line {
+	const char *start;       /* the line's first byte */
 	const char *at, *end;
 	unsigned number;
-	char *error;             /* the first error, without the line number */
+	char *error;             /* the first error, without its position */
+	unsigned column;         /* of the word at fault; 0: none in particular */
 };
 
 static bool is_blank(char c)
@@ -174,27 +179,21 @@ static bool word_is(const struct word *w, const char *s)
 	return strlen(s) == w->len && !memcmp(w->text, s, w->len);
 }
 
-/* A word quoted for a message: at most 32 bytes, anything unprintable as '?'. */
-static char *quoted(const struct word *w)
+/* Record what is wrong (what: malloc'd) and where: w's column, if w. */
+static bool fail_with(struct line *l, char *what, const struct word *w)
 {
-	size_t n = w->len < 32 ? w->len : 32;
-	char *s = xmalloc(n + sizeof("''…")); /* quotes, ellipsis (3 bytes), NUL */
-
-	s[0] = '\'';
-	for (size_t i = 0; i < n; i++)
-		s[i + 1] = isprint((unsigned char)w->text[i]) ? w->text[i] : '?';
-	strcpy(s + n + 1, w->len > n ? "'…" : "'");
-	return s;
+	if (!l->error) {
+		l->error = what;
+		l->column = w ? (unsigned)(w->text - l->start) + 1 : 0;
+	} else {
+		free(what);
+	}
+	return false;
 }
 
 static bool fail(struct line *l, const char *what, const struct word *w)
 {
-	char *q = w ? quoted(w) : NULL;
-
-	if (!l->error)
-		l->error = q ? xasprintf("%s %s", what, q) : xstrdup(what);
-	free(q);
-	return false;
+	return fail_with(l, xstrdup(what), w);
 }
 
 static bool parse_color(const struct word *w, int16_t *color)
@@ -234,7 +233,7 @@ static bool parse_attr(const struct word *w, uint8_t *attrs)
 /* The words after '=': [FG] [on BG] [ATTRIBUTE...], in any order but FG before BG. */
 static bool parse_style(struct line *l, struct theme_style *style)
 {
-	struct word w;
+	struct word w, on = { NULL, 0 };
 	bool fg = false, bg = false, want_bg = false, any = false;
 	int16_t color;
 
@@ -243,8 +242,9 @@ static bool parse_style(struct line *l, struct theme_style *style)
 		any = true;
 		if (word_is(&w, "on")) {
 			if (bg || want_bg)
-				return fail(l, "a second background after", &w);
+				return fail(l, "a second 'on': a style has one background", &w);
 			want_bg = true;
+			on = w;
 		} else if (parse_color(&w, &color)) {
 			if (want_bg) {
 				style->bg = color;
@@ -254,7 +254,7 @@ static bool parse_style(struct line *l, struct theme_style *style)
 				style->fg = color;
 				fg = true;
 			} else {
-				return fail(l, "a second foreground colour (write 'on' before a background):",
+				return fail(l, "a second foreground colour (write 'on' before a background)",
 					    &w);
 			}
 		} else if (!parse_attr(&w, &style->attrs)) {
@@ -262,13 +262,14 @@ static bool parse_style(struct line *l, struct theme_style *style)
 		}
 	}
 	if (want_bg)
-		return fail(l, "'on' needs a colour after it", NULL);
+		return fail(l, "'on' needs a colour after it", &on);
 	if (!any)
 		return fail(l, "no style after '='", NULL);
 	return true;
 }
 
-static bool parse_line(struct line *l, struct theme *t, bool *set)
+/* set[r]: the line that set role r; 0: none yet. */
+static bool parse_line(struct line *l, struct theme *t, unsigned *set)
 {
 	struct word w, eq;
 	int role = -1;
@@ -281,30 +282,35 @@ static bool parse_line(struct line *l, struct theme *t, bool *set)
 	if (role < 0)
 		return fail(l, "unknown role", &w);
 	if (set[role])
-		return fail(l, "role set twice:", &w);
+		return fail_with(l, xasprintf("role set twice (line %u set it first)", set[role]),
+				 &w);
 	if (!next_word(l, &eq) || !word_is(&eq, "="))
-		return fail(l, "expected 'ROLE = STYLE' after", &w);
+		return fail(l, "expected 'ROLE = STYLE': no '=' after the role", &w);
 	if (!parse_style(l, &t->styles[role]))
 		return false;
-	set[role] = true;
+	set[role] = l->number;
 	return true;
 }
 
-/* Parse; on error returns its line number and sets *error (without the number). */
-static unsigned parse(struct theme *t, const char *text, size_t len, char **error)
+/* Parse; on error returns its line number and sets *error (without the position) and *column
+ * (0: none in particular). */
+static unsigned parse(struct theme *t, const char *text, size_t len, char **error,
+		      unsigned *column)
 {
-	bool set[THEME_NROLES] = { false };
+	unsigned set[THEME_NROLES] = { 0 };
 	const char *end = text + len;
-	struct line l = { text, text, 0, NULL };
+	struct line l = { text, text, text, 0, NULL, 0 };
 
 	memset(t, 0, sizeof(*t));
 	while (l.at < end || l.number == 0) {
 		const char *nl = memchr(l.at, '\n', (size_t)(end - l.at));
 
+		l.start = l.at;
 		l.end = nl ? nl : end;
 		l.number++;
 		if (!parse_line(&l, t, set)) {
 			*error = l.error;
+			*column = l.column;
 			return l.number;
 		}
 		if (!nl)
@@ -318,14 +324,24 @@ static unsigned parse(struct theme *t, const char *text, size_t len, char **erro
 	return 0;
 }
 
+/* "LINE" or "LINE:COLUMN", or "line LINE" or "line LINE, column COLUMN" (words). */
+static char *position(unsigned line, unsigned column, bool words)
+{
+	if (!column)
+		return xasprintf(words ? "line %u" : "%u", line);
+	return xasprintf(words ? "line %u, column %u" : "%u:%u", line, column);
+}
+
 int theme_parse(struct theme *t, const char *text, size_t len, char **error)
 {
-	char *why = NULL;
-	unsigned line = parse(t, text, len, &why);
+	char *why = NULL, *where;
+	unsigned column, line = parse(t, text, len, &why, &column);
 
 	if (!line)
 		return 0;
-	*error = xasprintf("line %u: %s", line, why);
+	where = position(line, column, true);
+	*error = xasprintf("%s: %s", where, why);
+	free(where);
 	free(why);
 	return -EINVAL;
 }
@@ -336,10 +352,11 @@ int theme_builtin(struct theme *t, const char *name)
 			   : !strcmp(name, "mono")  ? builtin_mono
 						    : NULL;
 	char *error = NULL;
+	unsigned column;
 
 	if (!text)
 		return -ENOENT;
-	if (parse(t, text, strlen(text), &error))
+	if (parse(t, text, strlen(text), &error, &column))
 		fatal("built-in theme %s: %s", name, error);
 	snprintf(t->name, sizeof(t->name), "%s", name);
 	return 0;
@@ -415,17 +432,19 @@ static void name_from_path(char *name, size_t size, const char *path)
 
 static int load_file(struct theme *t, const char *path, char **error)
 {
-	char *text = NULL, *why = NULL;
+	char *text = NULL, *why = NULL, *where;
 	size_t len = 0;
-	unsigned line;
+	unsigned line, column;
 	int err = read_file(path, &text, &len, error);
 
 	if (err)
 		return err;
-	line = parse(t, text, len, &why);
+	line = parse(t, text, len, &why, &column);
 	free(text);
 	if (line) {
-		*error = xasprintf("%s:%u: %s", path, line, why);
+		where = position(line, column, false);
+		*error = xasprintf("%s:%s: %s", path, where, why);
+		free(where);
 		free(why);
 		return -EINVAL;
 	}

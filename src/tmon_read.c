@@ -960,8 +960,12 @@ static uint64_t add_nodes(const struct tmon *tm, struct profile *p)
 struct snapshot *tmon_snapshot(const struct tmon *tm)
 {
 	struct profile *p = profile_new(NULL);
-	uint64_t total = add_nodes(tm, p);
-	struct snapshot *s = profile_snapshot(p);
+	uint64_t total;
+	struct snapshot *s;
+
+	profile_set_ownerless(p); /* a file says nothing of who ran what */
+	total = add_nodes(tm, p);
+	s = profile_snapshot(p);
 
 	profile_free(p); /* the snapshot owns its names */
 	s->freq = tm->hz < 1 ? 1 : tm->hz > 1e9 ? 1000000000u : (unsigned)(tm->hz + 0.5);

@@ -657,7 +657,7 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
 {
 	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
 	const char *why = NULL, *text = annotate_source_line(s->sources, l->file, l->line,
-							     binary, &why);
+							     binary, &s->lines_readers, &why);
 	unsigned long a = sel ? sel : s->attrs[THEME_NORMAL];
 	int x = VIEW_CELLS_WIDTH + place_w + 2;
 	char place[PUT_MAX];

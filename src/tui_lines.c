@@ -117,6 +117,8 @@ size_t tui_lines_build(struct tui_screen *s, uint32_t scope)
 		s->sources = annotate_sources_new();
 	annotation_free(&s->lines);
 	annotate_function(src, s->lines_func, &s->lines);
+	/* Whose processes ran it: of the whole profile, which a scope's snapshot has no threads of. */
+	annotate_readers(s->shown, s->lines_func, &s->lines_readers);
 	if (s->lines_asm) {
 		load_code(s, src);
 		annotate_code_positions(&s->code, &s->lines);

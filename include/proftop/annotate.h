@@ -7,6 +7,8 @@
 #ifndef PROFTOP_ANNOTATE_H
 #define PROFTOP_ANNOTATE_H
 
+#include "proftop/asuser.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,18 +98,37 @@ void annotate_code_samples(const struct annotate_code *code, size_t i, uint64_t 
  * instruction under its line. */
 size_t annotate_code_upto(const struct annotate_code *code, size_t from, const struct annotate_line *l);
 
-/* Source files read for their text, each once. */
+/* Source files read for their text, each once per reader.
+ *
+ * A file's name comes from the profiled program's debug information, which its owner writes:
+ * proftop (root, under -a or -p) reads it only as the owner of a process the function ran in
+ * could (asuser.h). Those owners are the function's readers. */
+#define ANNOTATE_READERS_MAX 8
+
+struct annotate_readers {
+	bool self;      /* read as proftop itself: the snapshot keeps no owners (a saved one) */
+	size_t n;       /* else the known owners of the threads func ran in, up to the max: a file
+			 * is read as the first who can; with none it is not read */
+	bool unknown;   /* some thread's owner is not known (it ended before it was looked at) */
+	struct asuser v[ANNOTATE_READERS_MAX];
+};
+
+/* Who func's source files are read as (O(nodes) of snapshot: once per function shown). */
+void annotate_readers(const struct snapshot *snapshot, uint32_t func,
+		      struct annotate_readers *out);
+
 struct annotate_sources;
 
 struct annotate_sources *annotate_sources_new(void);
 void annotate_sources_free(struct annotate_sources *sources);
-/* The text of line (1-based) of file, without its newline; NULL when the file cannot be read,
- * is not a regular file, is over 16 MiB, has fewer lines, or is newer than binary (the ELF file
- * the line came from; NULL: not compared), whose DWARF then likely gives other lines than the
- * file's. *why (may be NULL) then says why (it may name files: show it in visible form; valid
- * until the next call). */
+/* The text of line (1-based) of file, without its newline, read as readers could (NULL: as
+ * proftop); NULL when the file cannot be read by them, is not a regular file, is over 16 MiB,
+ * has fewer lines, or is newer than binary (the ELF file the line came from; NULL: not
+ * compared), whose DWARF then likely gives other lines than the file's. *why (may be NULL) then
+ * says why (it may name files: show it in visible form; valid until the next call). */
 const char *annotate_source_line(struct annotate_sources *sources, const char *file,
-				 unsigned line, const char *binary, const char **why);
+				 unsigned line, const char *binary,
+				 const struct annotate_readers *readers, const char **why);
 /* A source file's text[0..len) (with a NUL at text[len]) made into lines, in place: NULs inside
  * become spaces, each newline the NUL that ends its line; *starts (malloc'd) gets where each line
  * starts. Returns the number of lines (a last newline starts none). Pure: annotate_source_line()

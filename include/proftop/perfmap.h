@@ -12,10 +12,14 @@
  * Limits. The file is the target's to write, and may be huge or hostile; a map costs at most
  * about 100 MiB however large it is: at most PERFMAP_ENTRIES_MAX entries (32 bytes each: 32 MiB),
  * names adding at most PERFMAP_NAMES_MAX to the pool over the map's life (strpool_cost(): the
- * copies and their index), and a 256 KiB read buffer. A name longer than PERFMAP_NAME_MAX bytes
+ * copies and their index), and a 64 KiB read buffer. A name longer than PERFMAP_NAME_MAX bytes
  * is cut there (the function is still named, by the start of its name), and only that much of a
  * line is ever held in memory. Lines that would go past the entries or the names limit are
- * skipped; a line for a start the map already has still replaces it. Both are counted. */
+ * skipped; a line for a start the map already has still replaces it. Both are counted.
+ *
+ * Time. A refresh reads until the deadline its caller gives (or PERFMAP_READ_MAX bytes), and the
+ * next one goes on from there: a file that grows faster than that, or holds more, costs each
+ * look no more than the deadline, one more 64 KiB chunk and merging what was read into the map. */
 #ifndef PROFTOP_PERFMAP_H
 #define PROFTOP_PERFMAP_H
 
@@ -70,8 +74,16 @@ size_t perfmap_cut_names(const struct perfmap *map);
 
 /* Bring map up to date with pid's perf map file (/tmp/perf-PID.map, or the one inside pid's mount
  * namespace under its namespace pid), looking at the file at most once per PERFMAP_RECHECK_NS.
- * Returns 0 (also when nothing changed) or -errno; a failure keeps what was already known. */
-int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns);
+ * What was appended since the last look is read, or all of it when the file is a new one (another
+ * inode, shorter, or no longer holding what was read); reading stops at the first chunk that ends
+ * at or past deadline_ns (util_now_ns()'s clock), and the next look goes on from there. Returns 0
+ * (also when nothing changed) or -errno; a failure keeps what was already known. */
+int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns, uint64_t deadline_ns);
+/* Would perfmap_refresh() at now_ns look at the file? */
+bool perfmap_due(const struct perfmap *map, uint64_t now_ns);
+/* When (now_ns of that refresh) refreshes began to stop before the end of the file, for want of
+ * time: the map has been this long behind its file. 0 when the last refresh read to the end. */
+uint64_t perfmap_behind_since(const struct perfmap *map);
 /* The file the last refresh read, or failed on (when it returned an error other than -ENOENT, the
  * file it could not use); "" before the first refresh. */
 const char *perfmap_path(const struct perfmap *map);

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct asuser;
 struct diag;
 
 /* Node ids are 32 bits (UINT32_MAX is "no node"). */
@@ -94,6 +95,16 @@ void profile_set_origin(struct profile *profile, uint64_t origin_ns);
 /* Before the first sample: one tree per process instead of per thread (the threads'
  * samples all go to their process's, named by its main thread), for -a. */
 void profile_set_by_process(struct profile *profile);
+/* The profile is read from a file: its snapshots are ownerless (snapshot.h). */
+void profile_set_ownerless(struct profile *profile);
+/* Thread tid of pid (its process, by process) runs as owner; NULL: it ended before it was
+ * looked at (SNAPSHOT_OWNER_GONE). */
+void profile_set_owner(struct profile *profile, pid_t pid, pid_t tid, const struct asuser *owner);
+/* tid (its process, by process) called execve(): who runs it is to be looked for again (a
+ * root process may become another user's program: su, sudo -u, a service manager). */
+void profile_forget_owner(struct profile *profile, pid_t pid, pid_t tid);
+/* Whether tid's owner (its process's, by process) was looked for: set, or found gone. */
+bool profile_owner_seen(const struct profile *profile, pid_t tid);
 bool profile_has_history(const struct profile *profile);
 /* Bytes the history holds (outside the memory budget, which counts the call trees). */
 size_t profile_history_memory(const struct profile *profile);

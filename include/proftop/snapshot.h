@@ -93,11 +93,21 @@ struct snapshot_node {
 	uint64_t total;
 };
 
+/* Whether a thread's owner is known (asuser.h; not in an ownerless snapshot). */
+enum snapshot_owner {
+	SNAPSHOT_OWNER_UNSEEN,	/* not looked for yet (before its first CPU sample), or not kept */
+	SNAPSHOT_OWNER_KNOWN,	/* uid and gid say who */
+	SNAPSHOT_OWNER_GONE,	/* looked for, but the thread had ended */
+};
+
 struct snapshot_thread {
 	pid_t pid, tid;
 	const char *comm;      /* NULL when unknown */
 	uint32_t root;         /* this thread's root in the snapshot's nodes */
 	uint64_t samples;
+	enum snapshot_owner owner;
+	uid_t uid;             /* its filesystem uid and gid, when owner is KNOWN */
+	gid_t gid;
 };
 
 /* A stretch of the run's timeline: the samples taken in its seconds [start_s, end_s), and those
@@ -140,6 +150,10 @@ struct snapshot {
 	uint64_t samples;          /* samples in the tree */
 	uint64_t folded_nodes;     /* nodes folded into "[other]" to stay within the memory budget */
 	bool by_process;           /* threads[] are processes (tid = pid): the run was -a */
+	/* Read back from a file: its threads say nothing of who ran them, and source files are read
+	 * as proftop. A run's snapshots (false) are read only as the owner of a thread the function
+	 * ran in could (annotate_readers()): a thread whose owner is not known lets nothing be read. */
+	bool ownerless;
 	size_t nfuncs;
 	const struct snapshot_func *funcs;
 	size_t nnodes;

@@ -71,7 +71,8 @@ struct theme {
 const char *theme_role_name(enum theme_role role);
 
 /* Parse a theme from text (len bytes; NULs are just bad characters). Returns 0, or -EINVAL with
- * *error (malloc'd) saying "line N: what is wrong". The name is left empty. */
+ * *error (malloc'd) saying "line N, column C: what is wrong" (", column C" when a word is at
+ * fault): where, never the text there, which may be any file's. The name is left empty. */
 int theme_parse(struct theme *theme, const char *text, size_t len, char **error);
 
 /* The themes compiled in: "default" and "mono" (the same as the files shipped), so proftop has
@@ -80,7 +81,8 @@ int theme_builtin(struct theme *theme, const char *name);
 
 /* Load a theme by NAME, looked for as NAME.theme in the theme directories, or by PATH (a name with
  * a '/' or ending in .theme). The built-in themes are found even without files. Returns 0, or
- * -errno with *error (malloc'd) saying what and where: "FILE:LINE: ..." for a bad file. */
+ * -errno with *error (malloc'd) saying what and where: "FILE:LINE:COLUMN: ..." for a bad file
+ * (":COLUMN" when a word is at fault), without the file's text. */
 int theme_load(struct theme *theme, const char *name, char **error);
 
 /* The directories searched, in order: $XDG_CONFIG_HOME/proftop/themes (or

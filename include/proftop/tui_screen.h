@@ -114,6 +114,7 @@ struct tui_screen {
 	size_t *lines_order;   /* its lines with samples, hottest first by self (for n and N) */
 	size_t lines_nhot;     /* how many */
 	struct annotate_sources *sources; /* source texts, read once each */
+	struct annotate_readers lines_readers; /* who lines_func's sources are read as */
 	struct tui_lines_row *lines_rows; /* lists[TUI_LINES].rows of them */
 	size_t lines_rows_cap;
 	/* The disassembly, made on this (the frontend's) thread once per function: code_func's

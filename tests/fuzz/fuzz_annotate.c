@@ -88,13 +88,13 @@ static void check_file(const uint8_t *data, size_t size, const char *text, const
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	for (size_t i = 0; i < n; i++) {
-		const char *line = annotate_source_line(sources, path, (unsigned)i + 1, NULL, &why);
+		const char *line = annotate_source_line(sources, path, (unsigned)i + 1, NULL, NULL, &why);
 
 		if (!line || strcmp(line, text + starts[i]))
 			abort();
 	}
-	if (annotate_source_line(sources, path, (unsigned)n + 1, NULL, &why) || !why ||
-	    annotate_source_line(sources, path, 0, NULL, &why) || !why)
+	if (annotate_source_line(sources, path, (unsigned)n + 1, NULL, NULL, &why) || !why ||
+	    annotate_source_line(sources, path, 0, NULL, NULL, &why) || !why)
 		abort();
 	annotate_sources_free(sources);
 	close(fd);

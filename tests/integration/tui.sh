@@ -248,13 +248,13 @@ fi
 # --- themes and terminals --------------------------------------------------------------------------
 printf 'normal = default\nhot = purple\n' >"$TMPD/bad.theme"
 pane badtheme 120 30 -t "$TMPD/bad.theme" -- "$WL/split" 30
-check "bad-theme-names-file-and-line" wait_screen badtheme 'bad\.theme:2: unknown colour or attribute .purple.'
+check "bad-theme-names-file-and-line" wait_screen badtheme 'bad\.theme:2:7: unknown colour or attribute'
 check "bad-theme-still-runs" wait_screen badtheme ' burn_a '
 tm send-keys -t badtheme T
 check "theme-cycles" wait_screen badtheme 'theme [a-z-]+'
 tm send-keys -t badtheme q
 check "bad-theme-q-ends" ended badtheme
-check "bad-theme-on-stderr" has "$TMPD/badtheme.err" 'bad\.theme:2: '
+check "bad-theme-on-stderr" has "$TMPD/badtheme.err" 'bad\.theme:2:7: '
 
 # Colours: the default theme sets some; NO_COLOR leaves only attributes.
 colours()

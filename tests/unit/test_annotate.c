@@ -1,5 +1,6 @@
 /* Unit tests of annotate.c: finding a function by name, its sites summed per source line (over
- * snapshots of a real profile), the hottest line, and source lines read from real files. */
+ * snapshots of a real profile), the hottest line, source lines read from real files, and who
+ * they are read as: the owners of the threads a function ran in (a saved profile's: proftop). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -252,19 +253,19 @@ static void source_lines(void **state)
 	const char *why = NULL;
 
 	temp_file(path, text, sizeof(text) - 1);
-	assert_string_equal(annotate_source_line(src, path, 1, NULL, &why), "int a;");
-	assert_string_equal(annotate_source_line(src, path, 2, NULL, &why), "\tint b;");
-	assert_string_equal(annotate_source_line(src, path, 3, NULL, &why), "x y");
-	assert_string_equal(annotate_source_line(src, path, 4, NULL, &why), "");
-	assert_string_equal(annotate_source_line(src, path, 5, NULL, &why), "last");
-	assert_null(annotate_source_line(src, path, 6, NULL, &why));
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, NULL, &why), "int a;");
+	assert_string_equal(annotate_source_line(src, path, 2, NULL, NULL, &why), "\tint b;");
+	assert_string_equal(annotate_source_line(src, path, 3, NULL, NULL, &why), "x y");
+	assert_string_equal(annotate_source_line(src, path, 4, NULL, NULL, &why), "");
+	assert_string_equal(annotate_source_line(src, path, 5, NULL, NULL, &why), "last");
+	assert_null(annotate_source_line(src, path, 6, NULL, NULL, &why));
 	assert_non_null(strstr(why, "changed since the build"));
-	assert_null(annotate_source_line(src, path, 6, NULL, NULL));
+	assert_null(annotate_source_line(src, path, 6, NULL, NULL, NULL));
 
 	unlink(path);
-	assert_null(annotate_source_line(src, NULL, 1, NULL, &why));
+	assert_null(annotate_source_line(src, NULL, 1, NULL, NULL, &why));
 	assert_non_null(strstr(why, "no line"));
-	assert_null(annotate_source_line(src, "/tmp", 0, NULL, &why));
+	assert_null(annotate_source_line(src, "/tmp", 0, NULL, NULL, &why));
 	annotate_sources_free(src);
 }
 
@@ -277,13 +278,13 @@ static void source_cached(void **state)
 	FILE *f;
 
 	temp_file(path, "one\n", 4);
-	assert_string_equal(annotate_source_line(src, path, 1, NULL, NULL), "one");
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, NULL, NULL), "one");
 	f = fopen(path, "w");
 	assert_non_null(f);
 	fputs("two\nthree\n", f);
 	fclose(f);
-	assert_string_equal(annotate_source_line(src, path, 1, NULL, NULL), "one");
-	assert_null(annotate_source_line(src, path, 2, NULL, NULL));
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, NULL, NULL), "one");
+	assert_null(annotate_source_line(src, path, 2, NULL, NULL, NULL));
 	unlink(path);
 	annotate_sources_free(src);
 }
@@ -296,7 +297,7 @@ static void source_empty_file(void **state)
 	const char *why = NULL;
 
 	temp_file(path, "", 0);
-	assert_null(annotate_source_line(src, path, 1, NULL, &why));
+	assert_null(annotate_source_line(src, path, 1, NULL, NULL, &why));
 	assert_non_null(strstr(why, "changed since the build"));
 	unlink(path);
 	annotate_sources_free(src);
@@ -314,19 +315,19 @@ static void source_unreadable(void **state)
 	snprintf(fifo, sizeof(fifo), "%s/fifo.c", dir);
 	snprintf(big, sizeof(big), "%s/big.c", dir);
 
-	assert_null(annotate_source_line(src, "/nonexistent/proftop/src/x.c", 1, NULL, &why));
+	assert_null(annotate_source_line(src, "/nonexistent/proftop/src/x.c", 1, NULL, NULL, &why));
 	assert_string_equal(why, "not on this machine");
 
 	/* A FIFO with no writer: a blocking open would never return (the alarm ends the test). */
 	assert_int_equal(mkfifo(fifo, 0600), 0);
 	alarm(10);
 	why = NULL;
-	assert_null(annotate_source_line(src, fifo, 1, NULL, &why));
+	assert_null(annotate_source_line(src, fifo, 1, NULL, NULL, &why));
 	alarm(0);
 	assert_string_equal(why, "not a regular file");
 
 	why = NULL;
-	assert_null(annotate_source_line(src, dir, 1, NULL, &why));
+	assert_null(annotate_source_line(src, dir, 1, NULL, NULL, &why));
 	assert_string_equal(why, "not a regular file");
 
 	/* Sparse: 17 MiB that take no disk. */
@@ -335,7 +336,7 @@ static void source_unreadable(void **state)
 	assert_int_equal(ftruncate(fd, 17 << 20), 0);
 	close(fd);
 	why = NULL;
-	assert_null(annotate_source_line(src, big, 1, NULL, &why));
+	assert_null(annotate_source_line(src, big, 1, NULL, NULL, &why));
 	assert_string_equal(why, "over 16 MiB");
 
 	unlink(fifo);
@@ -363,7 +364,7 @@ static void source_special_not_opened(void **state)
 	assert_true(in >= 0);
 	assert_true(inotify_add_watch(in, fifo, IN_OPEN) >= 0);
 	alarm(10);
-	assert_null(annotate_source_line(src, fifo, 1, NULL, &why));
+	assert_null(annotate_source_line(src, fifo, 1, NULL, NULL, &why));
 	alarm(0);
 	assert_string_equal(why, "not a regular file");
 	assert_int_equal(read(in, ev, sizeof(ev)), -1); /* no event: never opened */
@@ -388,20 +389,20 @@ static void source_newer_than_binary(void **state)
 	temp_file(binary, "ELF", 3);
 	times[1].tv_sec = time(NULL) - 3600;
 	assert_int_equal(utimensat(AT_FDCWD, binary, times, 0), 0);
-	assert_null(annotate_source_line(src, path, 1, binary, &why));
+	assert_null(annotate_source_line(src, path, 1, binary, NULL, &why));
 	assert_non_null(strstr(why, "newer than "));
 	assert_non_null(strstr(why, binary));
 	assert_non_null(strstr(why, "changed since the build"));
-	assert_string_equal(annotate_source_line(src, path, 2, NULL, &why), "two");
+	assert_string_equal(annotate_source_line(src, path, 2, NULL, NULL, &why), "two");
 
 	/* The binary rebuilt after the edit: shown. */
 	times[1].tv_sec = time(NULL) + 60;
 	assert_int_equal(utimensat(AT_FDCWD, binary, times, 0), 0);
 	annotate_sources_free(src);
 	src = annotate_sources_new();
-	assert_string_equal(annotate_source_line(src, path, 1, binary, &why), "one");
+	assert_string_equal(annotate_source_line(src, path, 1, binary, NULL, &why), "one");
 	/* A binary that is gone tells nothing. */
-	assert_string_equal(annotate_source_line(src, path, 1, "/nonexistent/proftop/prog", &why),
+	assert_string_equal(annotate_source_line(src, path, 1, "/nonexistent/proftop/prog", NULL, &why),
 			    "one");
 	unlink(path);
 	unlink(binary);
@@ -419,7 +420,7 @@ static void source_open_error(void **state)
 	assert_non_null(mkdtemp(dir));
 	snprintf(loop, sizeof(loop), "%s/loop.c", dir);
 	assert_int_equal(symlink("loop.c", loop), 0);
-	assert_null(annotate_source_line(src, loop, 1, NULL, &why));
+	assert_null(annotate_source_line(src, loop, 1, NULL, NULL, &why));
 	assert_non_null(why);
 	assert_string_equal(why, "cannot be opened: Too many levels of symbolic links");
 	unlink(loop);
@@ -428,6 +429,88 @@ static void source_open_error(void **state)
 }
 
 /* The binary of an inlined function (no code of its own) is its module's. */
+/* The owners of the threads a function ran in, each once; a thread whose owner was not known
+ * says so; a saved profile reads as proftop. */
+static void readers_of_function(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = profile_func(p, "prog", "main", 0);
+	uint32_t hot = profile_func(p, "prog", "hot", 0x100);
+	uint32_t cold = profile_func(p, "prog", "cold", 0x200);
+	const uint32_t in_hot[] = { main_, hot }, in_cold[] = { main_, cold };
+	struct asuser alice = { 1000, 100 }, bob = { 1001, 100 };
+	struct annotate_readers r;
+	struct snapshot *s;
+
+	profile_set_owner(p, 1, 1, &alice);
+	profile_set_owner(p, 1, 2, &alice);
+	profile_set_owner(p, 3, 3, &bob);
+	profile_set_owner(p, 4, 4, NULL);
+	profile_add(p, 1, 1, in_hot, 2);
+	profile_add(p, 1, 2, in_hot, 2);
+	profile_add(p, 3, 3, in_cold, 2);
+	profile_add(p, 4, 4, in_cold, 2);
+	s = profile_snapshot(p);
+
+	annotate_readers(s, hot, &r);
+	assert_false(r.self);
+	assert_false(r.unknown);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.v[0].uid, 1000);
+	annotate_readers(s, cold, &r);
+	assert_int_equal(r.n, 1);
+	assert_int_equal(r.v[0].uid, 1001);
+	assert_true(r.unknown);
+	annotate_readers(s, main_, &r);
+	assert_int_equal(r.n, 2);
+	snapshot_unref(s);
+	profile_free(p);
+
+	/* Read from a file: nobody's, proftop reads. */
+	p = profile_new(NULL);
+	profile_set_ownerless(p);
+	main_ = profile_func(p, "prog", "main", 0);
+	profile_add(p, 0, 0, &main_, 1);
+	s = profile_snapshot(p);
+	annotate_readers(s, main_, &r);
+	assert_true(r.self);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
+/* A file is read as the readers could, and what one reader read is not another's: as nobody a
+ * file only root may read stays shut (and says by whom), as proftop (root) it opens; with no
+ * known reader nothing is read. */
+static void source_read_as_owner(void **state)
+{
+	(void)state;
+	struct annotate_sources *src;
+	struct annotate_readers nobody = { .n = 1, .v = { { 65534, 65534 } } }, none = { 0 },
+				proftop = { .self = true };
+	char path[64];
+	const char *why = NULL;
+
+	if (geteuid() != 0)
+		skip();
+	src = annotate_sources_new();
+	temp_file(path, "secret\n", 7);
+	assert_int_equal(chmod(path, 0600), 0);
+	assert_null(annotate_source_line(src, path, 1, NULL, &nobody, &why));
+	assert_string_equal(why, "cannot be opened by its process's user (uid 65534): Permission denied");
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, &proftop, &why), "secret");
+	/* Read already, as root: still shut to nobody. */
+	assert_null(annotate_source_line(src, path, 1, NULL, &nobody, &why));
+	assert_null(annotate_source_line(src, path, 1, NULL, &none, &why));
+	assert_non_null(strstr(why, "not read: the user of the processes it ran in is not known"));
+	assert_int_equal(chmod(path, 0644), 0);
+	annotate_sources_free(src);
+	src = annotate_sources_new();
+	assert_string_equal(annotate_source_line(src, path, 1, NULL, &nobody, &why), "secret");
+	unlink(path);
+	annotate_sources_free(src);
+}
+
 static void binary_of_inlined(void **state)
 {
 	(void)state;
@@ -465,6 +548,8 @@ int main(void)
 		cmocka_unit_test(source_newer_than_binary),
 		cmocka_unit_test(source_open_error),
 		cmocka_unit_test(binary_of_inlined),
+		cmocka_unit_test(readers_of_function),
+		cmocka_unit_test(source_read_as_owner),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
-/* test_perfmap.c — the /tmp/perf-PID.map parser: lines good and bad, later lines winning,
- * incremental parsing of a growing file, refresh from a real file, and the limits a huge or
- * hostile map meets (long names and lines, entries, name bytes). */
+/* test_perfmap.c — the /tmp/perf-PID.map parser: lines good and bad, later lines winning (also
+ * across parses, in any order, against a plain model), incremental parsing of a growing file,
+ * refresh from a real file, and the limits a huge or hostile map meets (long names and lines,
+ * entries, name bytes, the time a refresh may take: it stops at its deadline and the next goes on
+ * from there; a file only touched, or rewritten, is told apart by its content). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,9 +10,11 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "proftop/perfmap.h"
@@ -95,6 +99,58 @@ static void test_parse_file(void **state)
 	strpool_free(pool);
 }
 
+/* Lines parsed in pieces, in random order of starts with many written again: each lookup is what
+ * a plain model says, the last line read for the greatest start at or below the address. */
+static void test_parse_pieces_model(void **state)
+{
+	enum { LINES = 20000, STARTS = 3000 };
+	static uint64_t start[LINES], size[LINES];
+	static size_t last[STARTS];
+	static char text[LINES * 40];
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	size_t len = 0, used = 0, piece = 1;
+	unsigned seed = 7;
+
+	(void)state;
+	for (size_t i = 0; i < LINES; i++) {
+		start[i] = 0x1000 + 0x40 * (uint64_t)(rand_r(&seed) % STARTS);
+		size[i] = 1 + (uint64_t)(rand_r(&seed) % 0x80);
+		len += (size_t)sprintf(text + len, "%llx %llx f%zu\n", (unsigned long long)start[i],
+				       (unsigned long long)size[i], i);
+	}
+	/* Pieces of 1, 2, 4, ... bytes, then the rest: each parse takes whole lines, and the
+	 * next goes on from there. */
+	while (used < len) {
+		size_t n = piece < len - used ? piece : len - used;
+
+		used += perfmap_parse(map, text + used, n);
+		piece *= 2;
+	}
+	/* The model: the last line of each start. */
+	for (size_t k = 0; k < STARTS; k++)
+		last[k] = LINES;
+	for (size_t i = 0; i < LINES; i++)
+		last[(start[i] - 0x1000) / 0x40] = i;
+	for (uint64_t addr = 0xff0; addr < 0x1000 + 0x40 * STARTS + 0x100; addr += 3) {
+		size_t k = addr < 0x1000 ? STARTS : (size_t)((addr - 0x1000) / 0x40), best = LINES;
+		char want[16];
+
+		if (k > STARTS - 1 && addr >= 0x1000)
+			k = STARTS - 1;
+		for (; k < STARTS && best == LINES; k--)
+			best = last[k];
+		if (best == LINES || addr >= start[best] + size[best]) {
+			assert_null(perfmap_lookup(map, addr));
+			continue;
+		}
+		sprintf(want, "f%zu", best);
+		assert_string_equal(perfmap_lookup(map, addr), want);
+	}
+	perfmap_free(map);
+	strpool_free(pool);
+}
+
 static void test_refresh_file(void **state)
 {
 	struct strpool *pool = strpool_new();
@@ -109,16 +165,16 @@ static void test_refresh_file(void **state)
 	assert_non_null(file);
 	fputs("junk\n10000 100 jit_one\n", file);
 	fflush(file);
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000, UINT64_MAX), 0);
 	old = perfmap_lookup(map, 0x10010);
 	assert_string_equal(old, "jit_one");
 
 	/* Appended, but within the recheck interval: not seen yet. */
 	fputs("20000 100 jit_two\n", file);
 	fflush(file);
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS - 1), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS - 1, UINT64_MAX), 0);
 	assert_null(perfmap_lookup(map, 0x20010));
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS, UINT64_MAX), 0);
 	assert_string_equal(perfmap_lookup(map, 0x20010), "jit_two");
 	assert_ptr_equal(perfmap_lookup(map, 0x10010), old);
 	fclose(file);
@@ -128,7 +184,7 @@ static void test_refresh_file(void **state)
 	assert_non_null(file);
 	fputs("30000 10 c\n", file);
 	fclose(file);
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + 2 * PERFMAP_RECHECK_NS), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + 2 * PERFMAP_RECHECK_NS, UINT64_MAX), 0);
 	assert_null(perfmap_lookup(map, 0x10010));
 	assert_string_equal(perfmap_lookup(map, 0x30000), "c");
 	/* The old name is still valid memory. */
@@ -136,7 +192,7 @@ static void test_refresh_file(void **state)
 
 	/* Gone: an error, and what was known stays. */
 	unlink(path);
-	assert_true(perfmap_refresh(map, getpid(), 1000 + 3 * PERFMAP_RECHECK_NS) < 0);
+	assert_true(perfmap_refresh(map, getpid(), 1000 + 3 * PERFMAP_RECHECK_NS, UINT64_MAX) < 0);
 	assert_string_equal(perfmap_lookup(map, 0x30000), "c");
 	perfmap_free(map);
 	strpool_free(pool);
@@ -340,7 +396,7 @@ static void test_refresh_many_lines(void **state)
 	(void)state;
 	assert_int_equal(fwrite(buf, 1, len, file), len);
 	fclose(file);
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000, UINT64_MAX), 0);
 	assert_int_equal(perfmap_count(map), n);
 	for (size_t i = 0; i < n; i++) {
 		name_unique(want, i);
@@ -367,7 +423,7 @@ static void test_refresh_long_line(void **state)
 	for (int i = 0; i < 300000; i++)
 		putc('y', file);
 	fflush(file);
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000, UINT64_MAX), 0);
 	name = perfmap_lookup(map, 0x3000);
 	assert_non_null(name);
 	assert_int_equal(strlen(name), PERFMAP_NAME_MAX);
@@ -375,13 +431,119 @@ static void test_refresh_long_line(void **state)
 		putc('y', file);
 	fputs(" 5000 10 not-a-line\n4000 10 four\n", file);
 	fclose(file);
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS, UINT64_MAX), 0);
 	assert_string_equal(perfmap_lookup(map, 0x4000), "four");
 	assert_ptr_equal(perfmap_lookup(map, 0x3000), name);
 	assert_null(perfmap_lookup(map, 0x5000));
 	assert_string_equal(perfmap_lookup(map, 0x1000), "one");
 	assert_int_equal(perfmap_count(map), 3);
 	assert_int_equal(perfmap_cut_names(map), 1);
+	unlink(path);
+	perfmap_free(map);
+	strpool_free(pool);
+}
+
+/* A refresh past its deadline reads one chunk and stops; the next goes on from there, and one
+ * with time enough reads the rest. The map says meanwhile since when it is behind. */
+static void test_refresh_deadline(void **state)
+{
+	size_t n = 100000, len, first, second;
+	char path[64], *buf = lines(n, 0x100000, name_unique, &len), want[40];
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	FILE *file = own_map(path, sizeof(path));
+	uint64_t now = 1000;
+
+	(void)state;
+	assert_int_equal(fwrite(buf, 1, len, file), len);
+	fclose(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), now, 0), 0);
+	first = perfmap_count(map);
+	assert_true(first > 0 && first < n / 4);
+	assert_string_equal(perfmap_lookup(map, 0x100000), "n0000000000000000000");
+	assert_null(perfmap_lookup(map, 0x100000 + 16 * (n - 1)));
+	assert_true(perfmap_behind_since(map) == now);
+
+	now += PERFMAP_RECHECK_NS;
+	assert_int_equal(perfmap_refresh(map, getpid(), now, 0), 0);
+	second = perfmap_count(map);
+	/* Went on: about as much again, not the same chunk read anew. */
+	assert_true(second > first && second <= 2 * first + 1);
+	assert_true(perfmap_behind_since(map) == 1000);
+
+	now += PERFMAP_RECHECK_NS;
+	assert_int_equal(perfmap_refresh(map, getpid(), now, UINT64_MAX), 0);
+	assert_int_equal(perfmap_count(map), n);
+	assert_int_equal(perfmap_behind_since(map), 0);
+	for (size_t i = 0; i < n; i += 997) {
+		name_unique(want, i);
+		assert_string_equal(perfmap_lookup(map, 0x100000 + 16 * i), want);
+	}
+	unlink(path);
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+}
+
+/* A file whose times change but whose content does not (touched) is not read again: a refresh
+ * with no time at all still knows every function. */
+static void test_refresh_touched(void **state)
+{
+	size_t n = 100000, len;
+	char path[64], *buf = lines(n, 0x100000, name_unique, &len);
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	FILE *file = own_map(path, sizeof(path));
+	struct timespec times[2] = { { 12345, 0 }, { 12345, 678 } };
+
+	(void)state;
+	assert_int_equal(fwrite(buf, 1, len, file), len);
+	fclose(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000, UINT64_MAX), 0);
+	assert_int_equal(perfmap_count(map), n);
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS, 0), 0);
+	assert_int_equal(perfmap_count(map), n);
+	assert_string_equal(perfmap_lookup(map, 0x100000 + 16 * (n - 1)), "n0000000000000099999");
+	unlink(path);
+	perfmap_free(map);
+	strpool_free(pool);
+	free(buf);
+}
+
+/* A file rewritten in place, to the same size or longer, no longer holds what was read: it is
+ * read anew, and the functions only the old one named are gone. */
+static void test_refresh_rewritten(void **state)
+{
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	char path[64];
+	FILE *file = own_map(path, sizeof(path));
+
+	(void)state;
+	fputs("1000 10 old_one\n2000 10 old_two\n", file);
+	fclose(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000, UINT64_MAX), 0);
+	assert_string_equal(perfmap_lookup(map, 0x2000), "old_two");
+	/* Same size, same inode (opened for writing, not replaced), other lines. */
+	file = fopen(path, "r+");
+	assert_non_null(file);
+	fputs("3000 10 new_one\n4000 10 new_two\n", file);
+	fclose(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + PERFMAP_RECHECK_NS, UINT64_MAX), 0);
+	assert_null(perfmap_lookup(map, 0x1000));
+	assert_string_equal(perfmap_lookup(map, 0x4000), "new_two");
+	assert_int_equal(perfmap_count(map), 2);
+	/* Truncated and written longer: the same. */
+	file = fopen(path, "w");
+	assert_non_null(file);
+	fputs("5000 10 newer_one\n6000 10 newer_two\n7000 10 newer_three\n", file);
+	fclose(file);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000 + 2 * PERFMAP_RECHECK_NS, UINT64_MAX),
+			 0);
+	assert_null(perfmap_lookup(map, 0x3000));
+	assert_string_equal(perfmap_lookup(map, 0x7000), "newer_three");
+	assert_int_equal(perfmap_count(map), 3);
 	unlink(path);
 	perfmap_free(map);
 	strpool_free(pool);
@@ -407,7 +569,7 @@ static void test_refresh_wrong_owner(void **state)
 		strpool_free(pool);
 		skip();
 	}
-	assert_int_equal(perfmap_refresh(map, getpid(), 1000), -EPERM);
+	assert_int_equal(perfmap_refresh(map, getpid(), 1000, UINT64_MAX), -EPERM);
 	assert_null(perfmap_lookup(map, 0x10010));
 	unlink(path);
 	perfmap_free(map);
@@ -450,6 +612,7 @@ int main(void)
 		cmocka_unit_test(test_parse_line_bad),
 		cmocka_unit_test(test_status_lines),
 		cmocka_unit_test(test_parse_file),
+		cmocka_unit_test(test_parse_pieces_model),
 		cmocka_unit_test(test_refresh_file),
 		cmocka_unit_test(test_refresh_wrong_owner),
 		cmocka_unit_test(test_long_name_cut),
@@ -460,6 +623,9 @@ int main(void)
 		cmocka_unit_test(test_names_limit),
 		cmocka_unit_test(test_refresh_many_lines),
 		cmocka_unit_test(test_refresh_long_line),
+		cmocka_unit_test(test_refresh_deadline),
+		cmocka_unit_test(test_refresh_touched),
+		cmocka_unit_test(test_refresh_rewritten),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

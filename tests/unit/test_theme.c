@@ -68,30 +68,57 @@ static void expect_error(const char *text, const char *message)
 	free(error);
 }
 
+/* An error says where, and never what the file holds there: a theme may be any file. */
 static void errors_name_the_line(void **state)
 {
 	(void)state;
-	expect_error("normal = default\nheadr = red\n", "line 2: unknown role 'headr'");
-	expect_error("hot red\n", "line 1: expected 'ROLE = STYLE' after 'hot'");
+	expect_error("normal = default\nheadr = red\n", "line 2, column 1: unknown role");
+	expect_error("hot red\n", "line 1, column 1: expected 'ROLE = STYLE': no '=' after the role");
 	expect_error("hot =\n", "line 1: no style after '='");
-	expect_error("\n\nhot = rouge\n", "line 3: unknown colour or attribute 'rouge'");
+	expect_error("\n\nhot = rouge\n", "line 3, column 7: unknown colour or attribute");
 	expect_error("hot = red blue\n",
-		     "line 1: a second foreground colour (write 'on' before a background): 'blue'");
-	expect_error("hot = red on\n", "line 1: 'on' needs a colour after it");
-	expect_error("hot = on red on blue\n", "line 1: a second background after 'on'");
-	expect_error("hot = color256\n", "line 1: unknown colour or attribute 'color256'");
-	expect_error("hot = red\nhot = blue\n", "line 2: role set twice: 'hot'");
-	expect_error("hot = r\001d\n", "line 1: unknown colour or attribute 'r?d'");
-	/* A long word is cut at 32 bytes (the fuzzer found the ellipsis overflowing once). */
+		     "line 1, column 11: a second foreground colour (write 'on' before a background)");
+	expect_error("hot = red on\n", "line 1, column 11: 'on' needs a colour after it");
+	expect_error("hot = on red on blue\n",
+		     "line 1, column 14: a second 'on': a style has one background");
+	expect_error("hot = color256\n", "line 1, column 7: unknown colour or attribute");
+	expect_error("hot = red\n  hot = blue\n", "line 2, column 3: role set twice (line 1 set it first)");
+	expect_error("hot = r\001d\n", "line 1, column 7: unknown colour or attribute");
 	expect_error("hot = abcdefghijklmnopqrstuvwxyz0123456789\n",
-		     "line 1: unknown colour or attribute 'abcdefghijklmnopqrstuvwxyz012345'…");
+		     "line 1, column 7: unknown colour or attribute");
+	/* /etc/shadow as a theme: its first entry is not in the message. */
+	expect_error("root:$y$j9T$secrethash:19000:0:99999:7:::\n", "line 1, column 1: unknown role");
+	expect_error("hot = secret\n", "line 1, column 7: unknown colour or attribute");
 	/* A NUL is a bad character, not the end of the text. */
 	struct theme t;
 	char *error = NULL;
 	static const char nul[] = "hot = red\nwarm = ye\0low\n";
 	assert_int_not_equal(theme_parse(&t, nul, sizeof(nul) - 1, &error), 0);
-	assert_string_equal(error, "line 2: unknown colour or attribute 'ye?low'");
+	assert_string_equal(error, "line 2, column 8: unknown colour or attribute");
 	free(error);
+}
+
+/* A theme file's errors name the file and the position, not the content. */
+static void file_errors_name_the_position(void **state)
+{
+	char path[] = "/tmp/proftop-test-theme-XXXXXX";
+	int fd = mkstemp(path);
+	struct theme t;
+	char *error = NULL, *want;
+	static const char text[] = "normal = default\nroot:$y$j9T$secrethash:19000\n";
+
+	(void)state;
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, sizeof(text) - 1), (ssize_t)(sizeof(text) - 1));
+	close(fd);
+	assert_int_equal(theme_load(&t, path, &error), -EINVAL);
+	want = malloc(strlen(path) + 64);
+	assert_non_null(want);
+	sprintf(want, "%s:2:1: unknown role", path);
+	assert_string_equal(error, want);
+	free(want);
+	free(error);
+	unlink(path);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -168,7 +195,7 @@ static void load_reports_file_and_line(void **state)
 	close(fd);
 	assert_int_equal(theme_load(&t, path, &error), -EINVAL);
 	char *want;
-	assert_true(asprintf(&want, "%s:2: unknown colour or attribute 'purple'", path) > 0);
+	assert_true(asprintf(&want, "%s:2:7: unknown colour or attribute", path) > 0);
 	assert_string_equal(error, want);
 	free(want);
 	free(error);
@@ -240,6 +267,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(styles_and_defaults),
 		cmocka_unit_test(errors_name_the_line),
+		cmocka_unit_test(file_errors_name_the_position),
 		cmocka_unit_test(shipped_themes_parse),
 		cmocka_unit_test(builtins_match_their_files),
 		cmocka_unit_test(load_reports_file_and_line),
