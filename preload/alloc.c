@@ -348,7 +348,7 @@ __attribute__((noinline)) static void record_stack(struct allocrec *r, uint32_t 
 			 :
 			 : "r"(r->regs)
 			 : "rax", "memory");
-	r->stack_size = copy_stack(r->stack, (uintptr_t)r->regs[ALLOCREC_REG_SP], room);
+	r->stack_size = copy_stack((unsigned char *)(r + 1), (uintptr_t)r->regs[ALLOCREC_REG_SP], room);
 }
 
 /* Send one record (the caller is busy). A full ring drops it (the ring counts it). */

@@ -55,7 +55,7 @@ struct allocrec {
 	uint64_t time_ns;           /* CLOCK_MONOTONIC */
 	uint64_t code_start, code_end; /* the library's code: its frames, where the stack starts */
 	uint64_t regs[ALLOCREC_NREGS]; /* as they were inside the library (allocrec_reg) */
-	unsigned char stack[];      /* stack_size bytes, at most ALLOCREC_STACK_MAX */
+	/* then stack_size bytes of stack (at most ALLOCREC_STACK_MAX) */
 };
 
 /* The next gap, in bytes (at least 1), for a mean of mean bytes; *rng is the caller's
