@@ -59,8 +59,9 @@ check "half-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  wall: thre
 check "half-seconds-column" has "$OUT" '^  SELF%  TOTAL%  SECONDS  FUNCTION  MODULE$'
 slept=$(awk '/^slept / { print $2 }' "$OUT")
 truth=$(awk -v s="$slept" -v t="$(measured "$OUT")" 'BEGIN { if (t > 0) printf "%.2f\n", 100 * s / t }')
+# (Against what the workload timed, not against half: on a loaded machine its burning half
+# takes longer, and CI saw 31% asleep.)
 check "half-sleep-as-it-timed" approx "$(first_total "$OUT" sleep_half)" "$truth" 3
-check "half-about-50-asleep" approx "$(first_total "$OUT" sleep_half)" 50 10
 # burn_half and sleep_half are the whole thread (main's two callees, a few samples aside).
 check "half-burn-and-sleep-are-all" approx "$(awk -v b="$(first_total "$OUT" burn_half)" \
 	-v s="$(first_total "$OUT" sleep_half)" 'BEGIN { printf "%.2f\n", b + s }')" 100 2
