@@ -452,6 +452,23 @@ static void print_leaks(struct batch *b, struct session *session)
 	snapshot_unref(s);
 }
 
+/* The end of a live run: what proftop held of its memory budget, by part. */
+static void print_held(struct batch *b, struct session *session)
+{
+	struct snapshot *s;
+	char held[160];
+
+	if (b->write_error)
+		return;
+	s = session_snapshot(session);
+	if (*selfcost_memory_text(held, sizeof(held), &s->cost)) {
+		fprintf(b->out, "proftop held: %s\n", held);
+		if (fflush(b->out) != 0 || ferror(b->out))
+			write_failed(b, errno ? errno : EIO);
+	}
+	snapshot_unref(s);
+}
+
 static bool wake(void *arg, struct session *session)
 {
 	struct batch *b = arg;
@@ -477,6 +494,7 @@ static bool ended(void *arg, struct session *session)
 
 	print_latest(b, session, "=== proftop final", b->o->max_rows, false);
 	print_leaks(b, session);
+	print_held(b, session);
 	return false;
 }
 

@@ -604,14 +604,24 @@ static const struct option_spec options_table[] = {
 	},
 	{
 		.name = "max-memory", .arg = "SIZE", .parse = set_max_memory,
-		.help = "memory for the call trees (default 24M; K, M, G; 0: no limit):\n"
-			"past it the coldest call paths fold into [other]",
-		.man = "Memory for the call trees and their snapshots (default 24M; a size in\n"
-		       "bytes, or with K, M or G; 0 for no limit). Past it the coldest call\n"
+		.help = "memory for the call trees and the DWARF read for lines (default\n"
+			"32M; K, M, G; 0: no limit): past it the coldest call paths fold\n"
+			"into [other] and DWARF unread for a second is closed",
+		.man = "Memory for what proftop keeps that grows with the run (default 32M; a\n"
+		       "size in bytes, or with K, M or G; 0 for no limit). The call trees and\n"
+		       "their snapshots take three quarters of it. Past that the coldest call\n"
 		       "paths fold: their samples go to an \\fB[other]\\fR node under their\n"
 		       "caller, so totals stay exact, the function table is not affected, and\n"
-		       "the header says how many nodes folded. proftop's own memory is this\n"
-		       "plus its symbol tables and buffers.",
+		       "the header says how many nodes folded. The DWARF read for source lines\n"
+		       "and inlined frames (a file's debug sections, inflated when compressed,\n"
+		       "its line tables and indexes) takes the last quarter, split between the\n"
+		       "\\fB\\-\\-collectors\\fR. Past it, the DWARF of a file that no new address\n"
+		       "needed for a second is closed, what it answered is kept, and it is read\n"
+		       "again for the next address no answer holds; a file closed \\fIk\\fR times\n"
+		       "must be unread for 2\\u\\fIk\\fR\\d seconds (at most 64) before the next\n"
+		       "close. A batch run ends with a line saying what each part held.\n"
+		       "proftop's own memory is this plus its symbol tables, its 8 MiB ring\n"
+		       "and its libraries' code.",
 	},
 	{
 		.name = "max-rows", .arg = "N", .parse = set_max_rows,

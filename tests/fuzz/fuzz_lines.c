@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return free(image), 0;
 	memcpy(image, data, size);
 	elf = elf_memory(image, size);
-	lines = elf ? lines_new(elf, &why) : NULL;
+	lines = elf ? lines_new(elf, true, &why) : NULL;
 	if (lines) {
 		for (uint64_t a = 0; a < 0x2000; a++)
 			look_up(lines, a);

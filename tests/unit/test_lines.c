@@ -68,7 +68,7 @@ static int open_self(void **state)
 	s->elf = elf_begin(s->fd, ELF_C_READ_MMAP, NULL);
 	assert_non_null(s->elf);
 	dl_iterate_phdr(main_bias, &s->bias);
-	s->lines = lines_new(s->elf, &why);
+	s->lines = lines_new(s->elf, true, &why);
 	if (!s->lines)
 		fail_msg("no DWARF in the test binary: %s", why);
 	*state = s;
@@ -176,10 +176,10 @@ static void no_dwarf(void **state)
 	Elf *elf = elf_memory(not_elf, sizeof(not_elf));
 
 	(void)state;
-	assert_null(lines_new(NULL, &why));
+	assert_null(lines_new(NULL, true, &why));
 	assert_non_null(why);
 	why = NULL;
-	assert_null(lines_new(elf, &why));
+	assert_null(lines_new(elf, true, &why));
 	assert_non_null(why);
 	elf_end(elf);
 }
@@ -310,7 +310,7 @@ static void corrupt_sections(void **state)
 		char *image = corrupted_copy(s, cases[c].section, cases[c].byte, &size);
 		Elf *elf = elf_memory(image, size);
 		const char *why = NULL;
-		struct lines *lines = lines_new(elf, &why);
+		struct lines *lines = lines_new(elf, true, &why);
 		struct lines_frame f[LINES_MAX_FRAMES];
 		size_t n;
 
