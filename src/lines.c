@@ -23,8 +23,8 @@
  * back.
  *
  * Memory (lines_memory()). What an open file holds is counted as it is taken: the debug sections
- * libdw inflated (their inflated size) or libelf read into memory, or, for an image mapped whole,
- * the pages of the sections lookups read; libdw's units and line tables, which it allocates
+ * libdw inflated (their inflated size) or libelf read into memory (not those of an image mapped
+ * whole: they are file pages, which its owner gives back); libdw's units and line tables, which it allocates
  * itself, at what each costs in libdw 0.188 (measured: about 1.6 to 4.3 KiB a unit with its
  * abbreviations, 50 to 56 bytes a line-table row with its share of the file names), counted the
  * first time a unit's table is read; the indexes and names here exactly.
@@ -223,14 +223,14 @@ static void read_units(struct lines *l)
 /* ---- the sections held -------------------------------------------------------------------- */
 
 /* Whether name is one of the sections libdw reads (loading each when it opens the file), and
- * whether lookups read pages of it, in a mapped image: units, their DIEs, strings, ranges and
- * line tables, not locations, macros or aranges. */
+ * whether lookups read it: units (type units counted with them), their DIEs, strings, ranges and
+ * line tables, not locations, macros, aranges or name indexes. */
 static bool debug_section(const char *name, bool *looked_up)
 {
 	static const struct { const char *name; bool looked_up; } known[] = {
 		{ "info", true },  { "abbrev", true },    { "line", true },      { "line_str", true },
 		{ "str", true },   { "str_offsets", true }, { "addr", true },    { "ranges", true },
-		{ "rnglists", true }, { "types", false }, { "aranges", false },
+		{ "rnglists", true }, { "types", true }, { "aranges", false },
 		{ "loc", false },  { "loclists", false }, { "pubnames", false }, { "macinfo", false },
 		{ "macro", false },
 	};
@@ -270,9 +270,33 @@ static unsigned char *compressed_sections(Elf *elf)
 	return map;
 }
 
-/* The bytes of elf's debug sections the open DWARF holds: those libdw inflated; and the others
- * libelf read into memory, or (mapped) the ones lookups read pages of. Only sections libdw has
- * read already are looked at, so nothing is read here. */
+/* The debug sections lookups never read (locations, macros, aranges, name indexes), hidden from
+ * libdw in an ELF file read from its descriptor: libdw reads (and inflates, 15% of a libc's
+ * debug file) every debug section it knows when it opens a file. Their headers are libelf's copy:
+ * marked SHT_NOBITS, which libdw skips. An image mapped whole is left as it is: its headers may be
+ * the image's own bytes, which other readers of the module share. */
+static void hide_unread(Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		bool looked_up = true;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    !debug_section(elf_strptr(elf, shstrndx, shdr.sh_name), &looked_up) || looked_up)
+			continue;
+		shdr.sh_type = SHT_NOBITS;
+		gelf_update_shdr(scn, &shdr);
+	}
+}
+
+/* The bytes of elf's debug sections the open DWARF holds in memory: those libdw inflated, and
+ * (not mapped) the others libelf read. Only sections libdw has read already are looked at, so
+ * nothing is read here. */
 static size_t held_sections(Elf *elf, bool mapped, const unsigned char *compressed)
 {
 	size_t shstrndx, shnum = 0, bytes = 0;
@@ -290,8 +314,8 @@ static size_t held_sections(Elf *elf, bool mapped, const unsigned char *compress
 		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
 			continue;
 		if (!debug_section(elf_strptr(elf, shstrndx, shdr.sh_name), &looked_up) ||
-		    (mapped && !inflated && !looked_up) || (inflated && (shdr.sh_flags & SHF_COMPRESSED)))
-			continue; /* not read, or (still compressed) not inflated: libdw ignores it */
+		    (mapped && !inflated) || (inflated && (shdr.sh_flags & SHF_COMPRESSED)))
+			continue; /* file pages, or (still compressed) not inflated: libdw ignores it */
 		data = elf_getdata(scn, NULL);
 		if (data)
 			bytes += data->d_size;
@@ -301,10 +325,14 @@ static size_t held_sections(Elf *elf, bool mapped, const unsigned char *compress
 
 struct lines *lines_new(Elf *elf, bool mapped, const char **why)
 {
-	unsigned char *compressed = elf ? compressed_sections(elf) : NULL;
-	Dwarf *dwarf = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
+	unsigned char *compressed = NULL;
 	struct lines *l;
+	Dwarf *dwarf;
 
+	if (elf && !mapped)
+		hide_unread(elf);
+	compressed = elf ? compressed_sections(elf) : NULL;
+	dwarf = elf ? dwarf_begin_elf(elf, DWARF_C_READ, NULL) : NULL;
 	if (!dwarf) {
 		*why = elf ? dwarf_errmsg(-1) : "no ELF image";
 		free(compressed);

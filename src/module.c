@@ -33,7 +33,12 @@
  * the answers kept little, so a caller over its budget closes a module's DWARF
  * (module_source_close()) and keeps its answers: the strings handed out live in the module's pool,
  * not in the DWARF, and the next address no answer holds opens it again (lines_tried is cleared,
- * what was wrong with it was said already). Its image's pages go back with it. */
+ * what was wrong with it was said already). Its image's pages go back with it. DWARF read from
+ * the image is file pages: the whole pages of its debug sections go back after each lookup that
+ * read a new unit or line table, and whenever the caller asks (module_source_drop_pages()), so
+ * what stays resident is what the lookups since read. Only the image of a file in this host's
+ * byte order, and not where its headers are: libelf never writes into such an image, so its
+ * pages read back as they were. */
 #include "proftop/module.h"
 
 #include <elfutils/libdw.h>
@@ -112,6 +117,7 @@ struct module {
 	size_t source_name_bytes;
 	uint64_t source_reads;	/* lookups that read the DWARF (no answer was kept) */
 	bool source_closed;	/* its DWARF was open and is closed for memory */
+	size_t dwarf_lo, dwarf_hi; /* whole pages of the image its open DWARF reads; lo == hi: none */
 	bool cfi_tried;		/* .eh_frame was opened for FDE bounds */
 	bool x86_64;		/* its e_machine, read with it */
 	Elf *cfi_elf;
@@ -741,6 +747,47 @@ static const char *module_where(const struct module *mod)
 	return mod->origin_path ? mod->origin_path : mod->name;
 }
 
+/* The whole pages of the image its debug sections span (module.c's file comment): none unless
+ * the file is in this host's byte order and the span keeps clear of its headers. */
+static void module_dwarf_pages(struct module *mod, Elf *elf)
+{
+	static const union { uint16_t word; unsigned char first; } host = { .word = 1 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), shstrndx, lo = SIZE_MAX, hi = 0;
+	const char *ident = elf_getident(elf, NULL);
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	GElf_Shdr shdr;
+
+	mod->dwarf_lo = mod->dwarf_hi = 0;
+	if (!ident || ident[EI_DATA] != (host.first ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    !gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) || strncmp(name, ".debug_", 7) ||
+		    shdr.sh_offset > mod->size || shdr.sh_size > mod->size - shdr.sh_offset)
+			continue;
+		lo = shdr.sh_offset < lo ? shdr.sh_offset : lo;
+		hi = shdr.sh_offset + shdr.sh_size > hi ? shdr.sh_offset + shdr.sh_size : hi;
+	}
+	lo = (lo + page - 1) / page * page;
+	hi = hi / page * page;
+	/* The headers: the ELF header and program headers at the start, the section headers. */
+	if (lo >= hi || lo < ehdr.e_phoff + (uint64_t)ehdr.e_phnum * ehdr.e_phentsize ||
+	    (ehdr.e_shoff < hi && ehdr.e_shoff + (uint64_t)ehdr.e_shnum * ehdr.e_shentsize > lo))
+		return;
+	mod->dwarf_lo = lo;
+	mod->dwarf_hi = hi;
+}
+
+void module_source_drop_pages(struct module *mod)
+{
+	if (mod->lines && mod->dwarf_hi > mod->dwarf_lo && mod->mapped)
+		madvise(mod->image + mod->dwarf_lo, mod->dwarf_hi - mod->dwarf_lo, MADV_DONTNEED);
+}
+
 /* What is wrong with its DWARF now: a DWARF closed for memory and opened again may fail where it
  * did not (its debug file went away), which is news. */
 static void module_set_problem(struct module *mod, char *problem)
@@ -781,6 +828,7 @@ static void module_open_lines(struct module *mod)
 		mod->lines = lines_new(elf, true, &why);
 		if (mod->lines) {
 			mod->lines_elf = elf;
+			module_dwarf_pages(mod, elf);
 			return;
 		}
 		module_set_problem(mod, xasprintf("%s: its DWARF cannot be read: %s; no source "
@@ -840,7 +888,7 @@ static const char *module_source_own(struct module *mod, const char *s)
 size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max)
 {
 	uint32_t span;
-	size_t n;
+	size_t n, held;
 
 	span = mod->memo_nspans ? idmap_get(&mod->memo_index, addr) : IDMAP_MISSING;
 	if (span != IDMAP_MISSING && max) {
@@ -853,7 +901,10 @@ size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out,
 	if (!mod->lines || !max)
 		return 0;
 	mod->source_reads++;
+	held = lines_memory(mod->lines);
 	n = lines_lookup(mod->lines, addr, out, max);
+	if (lines_memory(mod->lines) != held) /* a unit's index or line table: pages read */
+		module_source_drop_pages(mod);
 	for (size_t i = 0; i < n; i++) {
 		out[i].function = module_source_own(mod, out[i].function);
 		out[i].file = module_source_own(mod, out[i].file);
@@ -874,6 +925,11 @@ size_t module_source_memory(const struct module *mod)
 	       mod->memo_frames_cap * sizeof(*mod->memo_frames) +
 	       mod->memo_index.capacity * (sizeof(*mod->memo_index.keys) +
 					   sizeof(*mod->memo_index.values));
+}
+
+bool module_source_open(const struct module *mod)
+{
+	return mod->lines != NULL;
 }
 
 bool module_source_close(struct module *mod)

@@ -132,7 +132,7 @@ const char *selfcost_memory_text(char *out, size_t size, const struct selfcost *
 	if (n >= 0 && (size_t)n < size)
 		n += part_text(out + n, size - (size_t)n, "DWARF", c->sources, c->sources_budget);
 	if (c->sources_closed && n >= 0 && (size_t)n < size)
-		snprintf(out + n, size - (size_t)n, " (closed %llu time%s)",
+		snprintf(out + n, size - (size_t)n, ", closed %llu time%s",
 			 (unsigned long long)c->sources_closed, c->sources_closed == 1 ? "" : "s");
 	return out;
 }

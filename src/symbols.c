@@ -30,11 +30,12 @@
  *
  * The DWARF a module opens for source lines is what a module holds most of (tens of MB for a
  * large library or an inflated debug file), and is needed only while new addresses come:
- * symbolizer_trim_sources(), called at a steady pace, closes the DWARF of modules that were not
- * read since the last call, the longest unread first, while the sum is over the budget. A module
- * whose DWARF was closed k times must be unread for 2^k calls (at most 64) before the next close,
- * so a module asked about now and then is reopened less and less often. Past that, the answers
- * modules keep are dropped, the longest unread first. */
+ * symbolizer_trim_sources(), called at a steady pace (once a second), closes the DWARF of modules
+ * left unread for a while, the longest unread first, while the sum is over the budget. A while
+ * is 8 calls, doubling with each time the module was closed (at most 64): a libc opened for the
+ * first frames of a program is not reopened for its exit's a few seconds later, and one asked
+ * about now and then is reopened less and less often. Past that, the answers modules keep are
+ * dropped, the longest unread first. */
 #include "proftop/symbols.h"
 
 #include <errno.h>
@@ -116,7 +117,9 @@ struct symbolizer {
 
 /* ---- the DWARF's memory -------------------------------------------------------------------- */
 
-#define SYMBOLIZER_BACKOFF_MAX 6
+/* A module closed k times must be unread for 2^(k + 3) calls, at most 2^6. */
+#define SYMBOLIZER_IDLE_SHIFT 3
+#define SYMBOLIZER_IDLE_SHIFT_MAX 6
 
 /* Longest unread first. */
 static int symbolizer_idle_cmp(const void *a, const void *b)
@@ -127,8 +130,8 @@ static int symbolizer_idle_cmp(const void *a, const void *b)
 	return (x->idle < y->idle) - (x->idle > y->idle);
 }
 
-/* Every module's reads since the last call, and the bytes their DWARF holds; the entries unread
- * since, into idle[] (room for nmodules). */
+/* Every module's reads since the last call, and the bytes their DWARF holds (the file pages it
+ * read given back); the entries unread since, into idle[] (room for nmodules). */
 static size_t symbolizer_sources_held(struct symbolizer *s, struct symbolizer_entry **idle,
 				      size_t *nidle)
 {
@@ -147,6 +150,7 @@ static size_t symbolizer_sources_held(struct symbolizer *s, struct symbolizer_en
 				idle[(*nidle)++] = e;
 			}
 			held += module_source_memory(e->mod);
+			module_source_drop_pages(e->mod);
 		}
 	return held;
 }
@@ -160,18 +164,23 @@ size_t symbolizer_trim_sources(struct symbolizer *s, size_t budget, uint64_t *cl
 	for (size_t i = 0; budget && held > budget && i < nidle; i++) {
 		struct symbolizer_entry *e = idle[i];
 		size_t before = module_source_memory(e->mod);
-		uint32_t backoff = e->closes < SYMBOLIZER_BACKOFF_MAX ? e->closes
-								       : SYMBOLIZER_BACKOFF_MAX;
+		uint32_t shift = e->closes + SYMBOLIZER_IDLE_SHIFT;
 
-		if (e->idle < (1u << backoff) || !module_source_close(e->mod))
+		if (shift > SYMBOLIZER_IDLE_SHIFT_MAX)
+			shift = SYMBOLIZER_IDLE_SHIFT_MAX;
+		if (e->idle < (1u << shift) || !module_source_close(e->mod))
 			continue;
 		e->closes++;
 		(*closed)++;
 		held -= before - module_source_memory(e->mod);
 	}
+	/* Answers are dropped only where the DWARF is closed: one spared for now answers from it
+	 * anyway. */
 	for (size_t i = 0; budget && held > budget && i < nidle; i++) {
 		size_t before = module_source_memory(idle[i]->mod);
 
+		if (module_source_open(idle[i]->mod))
+			continue;
 		module_source_forget(idle[i]->mod);
 		held -= before - module_source_memory(idle[i]->mod);
 	}

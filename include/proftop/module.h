@@ -85,6 +85,11 @@ uint64_t module_source_reads(const struct module *mod);
 /* The bytes module_source() holds: the DWARF open (lines_memory()), the answers kept, the
  * names handed out. */
 size_t module_source_memory(const struct module *mod);
+/* Give back the file pages its open DWARF read from its image, which later lookups read again as
+ * they need (module.c says which). */
+void module_source_drop_pages(struct module *mod);
+/* Whether its DWARF is open. */
+bool module_source_open(const struct module *mod);
 /* Close the DWARF to give its memory back; the answers kept stay. Returns whether it was open. */
 bool module_source_close(struct module *mod);
 /* Drop the answers kept (the names handed out stay). */

@@ -34,7 +34,7 @@ double selfcost_share(const struct selfcost *now, const struct selfcost *before)
  * resident memory now); "" when now is unmeasured. Returns out. */
 const char *selfcost_text(char *out, size_t size, const struct selfcost *now,
 			  const struct selfcost *before);
-/* What the collector holds, "call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M (closed 3 times)"
+/* What the collector holds, "call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M, closed 3 times"
  * (without "of" when there is no limit, without the closes when none); "" when unmeasured.
  * Returns out. */
 const char *selfcost_memory_text(char *out, size_t size, const struct selfcost *cost);
