@@ -25,9 +25,10 @@
  * Memory (lines_memory()). What an open file holds is counted as it is taken: the debug sections
  * libdw inflated (their inflated size) or libelf read into memory (not those of an image mapped
  * whole: they are file pages, which its owner gives back); libdw's units and line tables, which it allocates
- * itself, at what each costs in libdw 0.188 (measured: about 1.6 to 4.3 KiB a unit with its
- * abbreviations, 50 to 56 bytes a line-table row with its share of the file names), counted the
- * first time a unit's table is read; the indexes and names here exactly.
+ * itself, at what each costs in libdw 0.188 (measured on libc's debug file, libpython and
+ * proftop: 1.6 to 4.3 KiB a unit, about 1 KiB and twice its share of .debug_abbrev, within a
+ * fifth; 50 to 56 bytes a line-table row with its share of the file names), a table counted the
+ * first time it is read; the indexes and names here exactly.
  *
  * Corrupt DWARF is no error of the lookup (it finds less), but the first thing libdw refused is
  * kept, for lines_error(). */
@@ -50,9 +51,11 @@
 /* DIEs one unit's index may visit (partial units importing each other), and how deep. */
 #define LINES_UNIT_DIES_MAX (1u << 24)
 #define LINES_DEPTH_MAX 256
-/* What libdw allocates for a unit (its header, abbreviation table and the abbreviations its
- * DIEs use) and for a row of a line table (with its share of the table's file names). */
-#define LINES_UNIT_BYTES 3072
+/* What libdw allocates for a unit (its header and abbreviation table: then twice the bytes of
+ * the abbreviations it reads, LINES_ABBREV_COPIES) and for a row of a line table (with its share
+ * of the table's file names). */
+#define LINES_UNIT_BYTES 1024
+#define LINES_ABBREV_COPIES 2
 #define LINES_ROW_BYTES 56
 
 struct lines_range {
@@ -94,6 +97,7 @@ struct lines {
 	size_t nunit_ranges;
 	size_t indexed;              /* entries in the units' indexes */
 	size_t section_bytes;        /* the debug sections held (file comment) */
+	size_t abbrev_bytes;         /* of .debug_abbrev */
 	size_t table_bytes;          /* libdw's units and line tables */
 	size_t index_bytes;          /* the units' indexes */
 	size_t name_bytes;           /* names */
@@ -216,8 +220,8 @@ static void read_units(struct lines *l)
 	if (r < 0)
 		note_error(l, "a unit header (.debug_info)");
 	ranges_finish(l->unit_ranges, l->nunit_ranges);
-	l->table_bytes += l->nunits * LINES_UNIT_BYTES + cap * sizeof(*l->units) +
-			  ranges_cap * sizeof(*l->unit_ranges);
+	l->table_bytes += l->nunits * LINES_UNIT_BYTES + LINES_ABBREV_COPIES * l->abbrev_bytes +
+			  cap * sizeof(*l->units) + ranges_cap * sizeof(*l->unit_ranges);
 }
 
 /* ---- the sections held -------------------------------------------------------------------- */
@@ -297,7 +301,8 @@ static void hide_unread(Elf *elf)
 /* The bytes of elf's debug sections the open DWARF holds in memory: those libdw inflated, and
  * (not mapped) the others libelf read. Only sections libdw has read already are looked at, so
  * nothing is read here. */
-static size_t held_sections(Elf *elf, bool mapped, const unsigned char *compressed)
+static size_t held_sections(Elf *elf, bool mapped, const unsigned char *compressed,
+			    size_t *abbrev)
 {
 	size_t shstrndx, shnum = 0, bytes = 0;
 	Elf_Scn *scn = NULL;
@@ -309,15 +314,18 @@ static size_t held_sections(Elf *elf, bool mapped, const unsigned char *compress
 		size_t i = elf_ndxscn(scn);
 		bool inflated = compressed && i < shnum && (compressed[i / 8] >> (i % 8) & 1);
 		bool looked_up = false;
+		const char *name;
 		Elf_Data *data;
 
-		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS)
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    (inflated && (shdr.sh_flags & SHF_COMPRESSED)))
+			continue; /* (still compressed: not inflated, libdw ignores it) */
+		name = elf_strptr(elf, shstrndx, shdr.sh_name);
+		if (!debug_section(name, &looked_up) || !(data = elf_getdata(scn, NULL)))
 			continue;
-		if (!debug_section(elf_strptr(elf, shstrndx, shdr.sh_name), &looked_up) ||
-		    (mapped && !inflated) || (inflated && (shdr.sh_flags & SHF_COMPRESSED)))
-			continue; /* file pages, or (still compressed) not inflated: libdw ignores it */
-		data = elf_getdata(scn, NULL);
-		if (data)
+		if (!strcmp(name + (name[1] == 'z' ? 8 : 7), "abbrev"))
+			*abbrev = data->d_size;
+		if (!mapped || inflated || name[1] == 'z') /* else file pages (.zdebug_: inflated) */
 			bytes += data->d_size;
 	}
 	return bytes;
@@ -341,7 +349,7 @@ struct lines *lines_new(Elf *elf, bool mapped, const char **why)
 	l = xcalloc(1, sizeof(*l));
 	l->dwarf = dwarf;
 	l->names = strpool_new();
-	l->section_bytes = held_sections(elf, mapped, compressed);
+	l->section_bytes = held_sections(elf, mapped, compressed, &l->abbrev_bytes);
 	free(compressed);
 	read_units(l);
 	return l;
