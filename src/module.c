@@ -29,16 +29,17 @@
  * answer is kept (the file never changes), up to SOURCE_MEMO_MAX frames per module, with its names
  * copied into a pool of the module's own.
  *
- * The DWARF open costs memory (lines_memory(): a libc's inflated debug sections alone are 10 MB),
- * the answers kept little, so a caller over its budget closes a module's DWARF
+ * The DWARF open costs memory (lines_memory(): a libc's debug file is 12 MB once read), the
+ * answers kept little, so a caller over its budget closes a module's DWARF
  * (module_source_close()) and keeps its answers: the strings handed out live in the module's pool,
  * not in the DWARF, and the next address no answer holds opens it again (lines_tried is cleared,
- * what was wrong with it was said already). Its image's pages go back with it. DWARF read from
- * the image is file pages: the whole pages of its debug sections go back after each lookup that
- * read a new unit or line table, and whenever the caller asks (module_source_drop_pages()), so
- * what stays resident is what the lookups since read. Only the image of a file in this host's
- * byte order, and not where its headers are: libelf never writes into such an image, so its
- * pages read back as they were. */
+ * what was wrong with it was said already).
+ *
+ * DWARF read from the image is file pages: the whole pages of its debug sections go back after
+ * each lookup that read a new unit or line table, at a close, and whenever the caller asks
+ * (module_source_drop_pages()), so what stays resident is what the lookups since read. Only in
+ * the image of a file in this host's byte order, and not where its headers are: libelf writes
+ * nothing into such an image, so its pages read back as they were. */
 #include "proftop/module.h"
 
 #include <elfutils/libdw.h>
@@ -936,13 +937,10 @@ bool module_source_close(struct module *mod)
 {
 	if (!mod->lines)
 		return false;
+	module_source_drop_pages(mod);
 	module_close_lines(mod);
 	mod->lines_tried = false;
 	mod->source_closed = true;
-	/* What the DWARF read of the image (the DWARF itself when it is there) is file pages, read
-	 * again when needed. */
-	if (mod->mapped)
-		madvise(mod->image, mod->size, MADV_DONTNEED);
 	return true;
 }
 
