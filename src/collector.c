@@ -1343,8 +1343,11 @@ static struct snapshot *allocation_snapshots(struct collector *c, enum sample_mo
 static void measure_parts(struct collector *c)
 {
 	c->cost.trees = 0;
-	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+	c->cost.history = 0;
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
 		c->cost.trees += profile_memory(c->profiles[m]);
+		c->cost.history += profile_history_memory(c->profiles[m]);
+	}
 	c->cost.trees_budget = c->trees_budget;
 	c->cost.sources = 0;
 	c->cost.sources_closed = 0;

@@ -132,8 +132,13 @@ const char *selfcost_memory_text(char *out, size_t size, const struct selfcost *
 	if (n >= 0 && (size_t)n < size)
 		n += part_text(out + n, size - (size_t)n, "DWARF", c->sources, c->sources_budget);
 	if (c->sources_closed && n >= 0 && (size_t)n < size)
-		snprintf(out + n, size - (size_t)n, ", closed %llu time%s",
-			 (unsigned long long)c->sources_closed, c->sources_closed == 1 ? "" : "s");
+		n += snprintf(out + n, size - (size_t)n, ", closed %llu time%s",
+			      (unsigned long long)c->sources_closed, c->sources_closed == 1 ? "" : "s");
+	if (c->history && n >= 0 && (size_t)n < size) {
+		n += snprintf(out + n, size - (size_t)n, ", ");
+		if (n >= 0 && (size_t)n < size)
+			part_text(out + n, size - (size_t)n, "history", c->history, 0);
+	}
 	return out;
 }
 

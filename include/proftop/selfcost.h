@@ -21,6 +21,7 @@ struct selfcost {
 	uint64_t sources;        /* the DWARF open for source lines and the answers kept from it */
 	uint64_t sources_budget; /* its part (0: no limit) */
 	uint64_t sources_closed; /* times a module's DWARF was closed to keep within it */
+	uint64_t history;        /* the timeline's seconds (bounded by --history, not by the budget) */
 };
 
 /* proftop's figures now (a getrusage() and two short /proc/self reads; tens of microseconds). */
@@ -34,9 +35,9 @@ double selfcost_share(const struct selfcost *now, const struct selfcost *before)
  * resident memory now); "" when now is unmeasured. Returns out. */
 const char *selfcost_text(char *out, size_t size, const struct selfcost *now,
 			  const struct selfcost *before);
-/* What the collector holds, "call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M, closed 3 times"
- * (without "of" when there is no limit, without the closes when none); "" when unmeasured.
- * Returns out. */
+/* What the collector holds, "call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M, closed 3 times,
+ * history 4.1M" (without "of" when there is no limit, without the closes when none, without the
+ * history when it keeps none); "" when unmeasured. Returns out. */
 const char *selfcost_memory_text(char *out, size_t size, const struct selfcost *cost);
 /* The whole run's figures for a snapshot file's comment: "proftop itself: cpu 0.146s of
  * 11.204s (1.30%), rss 35.0M, peak 41.0M"; "" when unmeasured. Returns out. */
