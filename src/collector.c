@@ -204,8 +204,8 @@ struct collector {
 	uint64_t cpu_sample_us;    /* what a CPU sample stands for in the timed profiles */
 	_Atomic int shown;         /* the mode whose snapshots are published */
 	enum collector_source source;
-	size_t trees_budget;       /* the call trees' part of --max-memory, and each worker's part for */
-	size_t sources_budget;     /* its modules' DWARF (0: no limit) */
+	size_t trees_budget;       /* the call trees' part of --max-memory (0: no limit) */
+	size_t sources_budget;     /* each worker's part for its modules' DWARF (0: no limit) */
 	struct fetcher *fetcher;   /* debuginfod; NULL: not asked */
 	struct fetched **fetched;  /* debug files sent so far, each worker's to take */
 	size_t nfetched, fetched_cap;

@@ -130,8 +130,8 @@ static int symbolizer_idle_cmp(const void *a, const void *b)
 	return (x->idle < y->idle) - (x->idle > y->idle);
 }
 
-/* Every module's reads since the last call, and the bytes their DWARF holds (the file pages it
- * read given back); the entries unread since, into idle[] (room for nmodules). */
+/* Every module's reads since the last call (the file pages they read given back), and the bytes
+ * their DWARF holds; the entries unread since, into idle[] (room for nmodules). */
 static size_t symbolizer_sources_held(struct symbolizer *s, struct symbolizer_entry **idle,
 				      size_t *nidle)
 {
@@ -145,12 +145,12 @@ static size_t symbolizer_sources_held(struct symbolizer *s, struct symbolizer_en
 			if (reads != e->reads_seen) {
 				e->reads_seen = reads;
 				e->idle = 0;
+				module_source_drop_pages(e->mod);
 			} else if (e->idle < UINT32_MAX) {
 				e->idle++;
 				idle[(*nidle)++] = e;
 			}
 			held += module_source_memory(e->mod);
-			module_source_drop_pages(e->mod);
 		}
 	return held;
 }
