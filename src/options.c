@@ -582,7 +582,8 @@ static const struct option_spec options_table[] = {
 		       OPTIONS_MAX_COLLECTORS_TEXT "). Each follows\n"
 		       "every process's mappings itself and takes every \\fIN\\fRth sample, so\n"
 		       "one busy process is spread over all of them. Each also reads the ELF\n"
-		       "and DWARF files it needs itself: memory for them grows \\fIN\\fR times,\n"
+		       "and DWARF files it needs itself: memory for them grows \\fIN\\fR times\n"
+		       "(the DWARF's part of \\fB\\-\\-max\\-memory\\fR is split between them),\n"
 		       "and the first sight of a program is no faster. The default is one; with\n"
 		       "\\fB\\-a\\fR, one per 16 CPUs proftop may run on, at most 8 (see\n"
 		       "doc/scaling.md). The allocation modes use one, whatever is asked.",
