@@ -22,7 +22,7 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			 const char *title, const struct selfcost *since)
 {
 	const struct counters *c = &s->counters;
-	char cost[64];
+	char cost[64], held[160];
 
 	if (snapshot_allocations(s)) /* "alloc: bytes allocated  allocated N  in use N" */
 		fprintf(out, "%s  elapsed %.2fs  %s: %s  allocated %llu  in use %llu  rate %u  "
@@ -45,9 +45,12 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped,
 			(unsigned long long)c->throttled, (unsigned long long)c->truncated);
-	/* proftop's own CPU share since since (the previous table) or over the run, and memory. */
+	/* proftop's own CPU share since since (the previous table) or over the run, and memory:
+	 * what it held of its budget, by part. */
 	if (selfcost_known(&s->cost))
 		fprintf(out, "  %s", selfcost_text(cost, sizeof(cost), &s->cost, since));
+	if (*selfcost_memory_text(held, sizeof(held), &s->cost))
+		fprintf(out, " (%s)", held);
 	/* The call tree outgrew --max-memory: cold paths are in [other] nodes. */
 	if (s->folded_nodes)
 		fprintf(out, "  folded %llu", (unsigned long long)s->folded_nodes);

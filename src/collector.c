@@ -53,6 +53,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -72,6 +73,8 @@
 /* A wait still going on is counted up to this long ago (count_waiting_so_far()): records take
  * tens of milliseconds from the kernel to the collector. */
 #define WAIT_LAG_NS 200000000ull
+/* How often a worker keeps its modules' DWARF within its share of the budget. */
+#define TRIM_NS 1000000000ull
 
 /* Resolved frames: (pid, address) -> its chain of (function, site): the function the address
  * is in, preceded by the functions inlined there, innermost first. Unwinding a deep stack
@@ -176,6 +179,10 @@ struct worker {
 	int wake_fd;               /* its own thread's (-1 for the collector thread's worker) */
 	pthread_t thread;
 	bool running;
+	uint64_t trim_ns;          /* when its DWARF is next kept within its share */
+	uint64_t sources_closed;   /* DWARF closed for memory so far (sources_closed_now) */
+	_Atomic uint64_t sources_closed_now;
+	_Atomic size_t sources_held; /* the bytes its modules' source lines held at the last trim */
 };
 
 struct collector {
@@ -198,6 +205,8 @@ struct collector {
 	uint64_t cpu_sample_us;    /* what a CPU sample stands for in the timed profiles */
 	_Atomic int shown;         /* the mode whose snapshots are published */
 	enum collector_source source;
+	size_t trees_budget;       /* the call trees' part of --max-memory (0: no limit) */
+	size_t sources_budget;     /* each worker's part for its modules' DWARF (0: no limit) */
 	struct fetcher *fetcher;   /* debuginfod; NULL: not asked */
 	struct fetched **fetched;  /* debug files sent so far, each worker's to take */
 	size_t nfetched, fetched_cap;
@@ -259,6 +268,8 @@ static void worker_init(struct collector *c, struct worker *w, unsigned index)
 	w->module_frames = xcalloc(MODULE_FRAME_CACHE_SIZE, sizeof(*w->module_frames));
 	w->module_frames_generation = 1;
 	atomic_init(&w->truncated, 0);
+	atomic_init(&w->sources_closed_now, 0);
+	atomic_init(&w->sources_held, 0);
 	idmap_init(&w->waiting_of);
 	w->wake_fd = -1;
 	if (c->nworkers > 1) {
@@ -1352,6 +1363,27 @@ static struct snapshot *allocation_snapshots(struct collector *c, enum sample_mo
 	return s;
 }
 
+/* What the collector holds by part of the budget, into its cost; with the profiles locked. */
+static void measure_parts(struct collector *c)
+{
+	c->cost.trees = 0;
+	c->cost.history = 0;
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
+		c->cost.trees += profile_memory(c->profiles[m]);
+		c->cost.history += profile_history_memory(c->profiles[m]);
+	}
+	c->cost.trees_budget = c->trees_budget;
+	c->cost.sources = 0;
+	c->cost.sources_closed = 0;
+	for (unsigned i = 0; i < c->nworkers; i++) {
+		c->cost.sources += atomic_load_explicit(&c->workers[i].sources_held,
+							memory_order_relaxed);
+		c->cost.sources_closed += atomic_load_explicit(&c->workers[i].sources_closed_now,
+							       memory_order_relaxed);
+	}
+	c->cost.sources_budget = c->sources_budget * c->nworkers;
+}
+
 /* The cumulative snapshot, and the one of the selected stretch while a reader selected one. */
 static void publish(struct collector *c)
 {
@@ -1364,6 +1396,7 @@ static void publish(struct collector *c)
 
 	selfcost_measure(&c->cost);
 	lock_profiles(c);
+	measure_parts(c);
 	if (c->profiles[SAMPLE_MODE_OFFCPU] && !c->end_ns)
 		count_waiting_so_far(c, now);
 	if (c->profiles[SAMPLE_MODE_ALLOC]) {
@@ -1484,12 +1517,34 @@ static void forget_exited(struct worker *w, uint64_t now)
 	}
 }
 
-/* A worker's round: the debug files sent, the records, the processes gone. */
+/* Once a second, the worker's modules' DWARF within its share of the budget. What the DWARF
+ * freed is mostly small blocks of libdw's among the heap's others: handed back explicitly. */
+static void trim_sources(struct worker *w, uint64_t now)
+{
+	uint64_t closed = w->sources_closed;
+	size_t held;
+
+	if (now < w->trim_ns)
+		return;
+	w->trim_ns = now + TRIM_NS;
+	held = symbolizer_trim_sources(w->symbolizer, w->c->sources_budget, &w->sources_closed);
+	atomic_store_explicit(&w->sources_held, held, memory_order_relaxed);
+	if (w->sources_closed == closed)
+		return;
+	atomic_store_explicit(&w->sources_closed_now, w->sources_closed, memory_order_relaxed);
+	malloc_trim(0);
+}
+
+/* A worker's round: the debug files sent, the records, the processes gone, the DWARF held. */
 static void work(struct worker *w)
 {
+	uint64_t now;
+
 	apply_fetched(w);
 	drain(w);
-	forget_exited(w, util_now_ns());
+	now = util_now_ns();
+	forget_exited(w, now);
+	trim_sources(w, now);
 }
 
 /* A worker's thread (several workers). It owns its struct worker, reads the ring as reader
@@ -1708,13 +1763,19 @@ void collector_set_history(struct collector *c, unsigned seconds)
 
 void collector_set_max_memory(struct collector *c, size_t bytes)
 {
-	/* Split evenly: the wall profile holds about what the CPU's does, the others less (and the
-	 * allocated bytes' as much as their objects'). */
+	/* The trees' part split evenly: the wall profile holds about what the CPU's does, the others
+	 * less (and the allocated bytes' as much as their objects'). */
 	size_t n = c->nprofiles - (c->profiles[SAMPLE_MODE_INUSE] ? 2 : 0);
 
+	c->sources_budget = bytes / COLLECTOR_SOURCES_SHARE;
+	c->trees_budget = bytes - c->sources_budget;
 	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
 		if (!made_again((enum sample_mode)m))
-			profile_set_max_memory(c->profiles[m], bytes / n);
+			profile_set_max_memory(c->profiles[m], c->trees_budget / n);
+	/* Each worker reads its own copy of the DWARF it needs. */
+	c->sources_budget /= c->nworkers;
+	if (bytes && !c->sources_budget)
+		c->sources_budget = 1;
 }
 
 /* After the end, on the caller's thread: a reader may be making a stretch. */

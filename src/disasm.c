@@ -181,6 +181,10 @@ int disasm_function(struct disasm *d, const char *path, uint64_t start, uint64_t
 	}
 	*n = disasm_bytes(d, f->mod, code, end - start, start, out);
 	free(code);
+	/* The lines are read: the DWARF (tens of MB for a large library) is not held between
+	 * functions, as the collector does not hold it past its budget (the files the instructions
+	 * name stay, in the module). */
+	module_source_close(f->mod);
 	if (!*n) {
 		free(*out);
 		*out = NULL;

@@ -26,7 +26,20 @@
  * when it has a .debug_info, else from the debug file, which then stays open with it. Where the
  * module came from is kept for that. What is wrong on the way (DWARF libdw refuses, now or in a
  * later lookup; a debug file of another build) is kept as a message for the user. A DWARF lookup walks a unit's DIEs, so each address's
- * answer is kept (the file never changes), up to SOURCE_MEMO_MAX frames per module. */
+ * answer is kept (the file never changes), up to SOURCE_MEMO_MAX frames per module, with its names
+ * copied into a pool of the module's own.
+ *
+ * The DWARF open costs memory (lines_memory(): a libc's debug file is 12 MB once read), the
+ * answers kept little, so a caller over its budget closes a module's DWARF
+ * (module_source_close()) and keeps its answers: the strings handed out live in the module's pool,
+ * not in the DWARF, and the next address no answer holds opens it again (lines_tried is cleared,
+ * what was wrong with it was said already).
+ *
+ * DWARF read from the image is file pages: the whole pages of its debug sections go back after
+ * each lookup that read a new unit or line table, at a close, and whenever the caller asks
+ * (module_source_drop_pages()), so what stays resident is what the lookups since read. Only in
+ * the image of a file in this host's byte order, and not where its headers are: libelf writes
+ * nothing into such an image, so its pages read back as they were. */
 #include "proftop/module.h"
 
 #include <elfutils/libdw.h>
@@ -43,6 +56,7 @@
 #include "proftop/demangle.h"
 #include "proftop/idmap.h"
 #include "proftop/lines.h"
+#include "proftop/strpool.h"
 #include "proftop/util.h"
 
 /* Frames of looked-up addresses kept per module: 1.5 MiB at most. */
@@ -100,6 +114,11 @@ struct module {
 	size_t memo_nspans, memo_spans_cap;
 	struct lines_frame *memo_frames;
 	size_t memo_nframes, memo_frames_cap;
+	struct strpool *source_names;	/* the names and files of answers handed out; NULL */
+	size_t source_name_bytes;
+	uint64_t source_reads;	/* lookups that read the DWARF (no answer was kept) */
+	bool source_closed;	/* its DWARF was open and is closed for memory */
+	size_t dwarf_lo, dwarf_hi; /* whole pages of the image its open DWARF reads; lo == hi: none */
 	bool cfi_tried;		/* .eh_frame was opened for FDE bounds */
 	bool x86_64;		/* its e_machine, read with it */
 	Elf *cfi_elf;
@@ -260,9 +279,8 @@ void module_free(struct module *mod)
 	if (mod->cfi_elf)
 		elf_end(mod->cfi_elf);
 	free(mod->fde_starts);
-	idmap_free(&mod->memo_index);
-	free(mod->memo_spans);
-	free(mod->memo_frames);
+	module_source_forget(mod);
+	strpool_free(mod->source_names);
 	free(mod->origin_path);
 	free(mod->lines_problem);
 	free(mod->debug_rejected);
@@ -730,17 +748,68 @@ static const char *module_where(const struct module *mod)
 	return mod->origin_path ? mod->origin_path : mod->name;
 }
 
+/* The whole pages of the image its debug sections span (module.c's file comment): none unless
+ * the file is in this host's byte order and the span keeps clear of its headers. */
+static void module_dwarf_pages(struct module *mod, Elf *elf)
+{
+	static const union { uint16_t word; unsigned char first; } host = { .word = 1 };
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), shstrndx, lo = SIZE_MAX, hi = 0;
+	const char *ident = elf_getident(elf, NULL);
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr ehdr;
+	GElf_Shdr shdr;
+
+	mod->dwarf_lo = mod->dwarf_hi = 0;
+	if (!ident || ident[EI_DATA] != (host.first ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    !gelf_getehdr(elf, &ehdr) || elf_getshdrstrndx(elf, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, shdr.sh_name)) || strncmp(name, ".debug_", 7) ||
+		    shdr.sh_offset > mod->size || shdr.sh_size > mod->size - shdr.sh_offset)
+			continue;
+		lo = shdr.sh_offset < lo ? shdr.sh_offset : lo;
+		hi = shdr.sh_offset + shdr.sh_size > hi ? shdr.sh_offset + shdr.sh_size : hi;
+	}
+	lo = (lo + page - 1) / page * page;
+	hi = hi / page * page;
+	/* The headers: the ELF header and program headers at the start, the section headers. */
+	if (lo >= hi || lo < ehdr.e_phoff + (uint64_t)ehdr.e_phnum * ehdr.e_phentsize ||
+	    (ehdr.e_shoff < hi && ehdr.e_shoff + (uint64_t)ehdr.e_shnum * ehdr.e_shentsize > lo))
+		return;
+	mod->dwarf_lo = lo;
+	mod->dwarf_hi = hi;
+}
+
+void module_source_drop_pages(struct module *mod)
+{
+	if (mod->lines && mod->dwarf_hi > mod->dwarf_lo && mod->mapped)
+		madvise(mod->image + mod->dwarf_lo, mod->dwarf_hi - mod->dwarf_lo, MADV_DONTNEED);
+}
+
+/* What is wrong with its DWARF now: a DWARF closed for memory and opened again may fail where it
+ * did not (its debug file went away), which is news. */
+static void module_set_problem(struct module *mod, char *problem)
+{
+	free(mod->lines_problem);
+	mod->lines_problem = problem;
+	mod->problem_told = false;
+}
+
 /* The DWARF of the debug file open in mod->lines_debug; closed again when there is none. */
 static void module_open_debug_lines(struct module *mod)
 {
 	const char *why;
 
 	if (module_has_dwarf(mod->lines_debug.elf)) {
-		mod->lines = lines_new(mod->lines_debug.elf, &why);
+		mod->lines = lines_new(mod->lines_debug.elf, false, &why);
 		if (!mod->lines)
-			mod->lines_problem = xasprintf("%s: the DWARF of its debug file %s cannot be "
-						       "read: %s; no source lines for it",
-						       module_where(mod), mod->lines_debug.path, why);
+			module_set_problem(mod, xasprintf("%s: the DWARF of its debug file %s "
+							  "cannot be read: %s; no source lines for it",
+							  module_where(mod), mod->lines_debug.path,
+							  why));
 	}
 	if (!mod->lines)
 		debugfile_close(&mod->lines_debug);
@@ -757,13 +826,15 @@ static void module_open_lines(struct module *mod)
 	if (!mod->image || !mod->elf || !(elf = elf_memory((char *)mod->image, mod->size)))
 		return;
 	if (module_has_dwarf(elf)) {
-		mod->lines = lines_new(elf, &why);
+		mod->lines = lines_new(elf, true, &why);
 		if (mod->lines) {
 			mod->lines_elf = elf;
+			module_dwarf_pages(mod, elf);
 			return;
 		}
-		mod->lines_problem = xasprintf("%s: its DWARF cannot be read: %s; no source lines for "
-					       "it", module_where(mod), mod->damage ? mod->damage : why);
+		module_set_problem(mod, xasprintf("%s: its DWARF cannot be read: %s; no source "
+						  "lines for it", module_where(mod),
+						  mod->damage ? mod->damage : why));
 	} else if (mod->fetched_path &&
 		   !debugfile_open_path(&mod->lines_debug, elf, mod->fetched_path, &mod->origin, NULL)) {
 		module_open_debug_lines(mod);
@@ -772,11 +843,11 @@ static void module_open_lines(struct module *mod)
 				   mod->debug_rejected ? NULL : &mod->debug_rejected)) {
 		module_open_debug_lines(mod);
 	} else if (mod->debug_rejected) {
-		mod->lines_problem = xasprintf("%s: %s; not used: no source lines for it",
-					       module_where(mod), mod->debug_rejected);
+		module_set_problem(mod, xasprintf("%s: %s; not used: no source lines for it",
+						  module_where(mod), mod->debug_rejected));
 	} else if (mod->damage) {
-		mod->lines_problem = xasprintf("%s: %s; no source lines for it", module_where(mod),
-					       mod->damage);
+		module_set_problem(mod, xasprintf("%s: %s; no source lines for it",
+						  module_where(mod), mod->damage));
 	}
 	elf_end(elf);
 }
@@ -800,24 +871,88 @@ static void module_memo_put(struct module *mod, uint64_t addr, const struct line
 	mod->memo_nframes += n;
 }
 
+/* A string of an answer, in the module's pool (counted when new). */
+static const char *module_source_own(struct module *mod, const char *s)
+{
+	size_t len;
+
+	if (!s)
+		return NULL;
+	len = strlen(s);
+	if (!mod->source_names)
+		mod->source_names = strpool_new();
+	if (!strpool_find(mod->source_names, s, len))
+		mod->source_name_bytes += strpool_cost(len);
+	return strpool_intern(mod->source_names, s, len);
+}
+
 size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max)
 {
 	uint32_t span;
-	size_t n;
+	size_t n, held;
 
-	if (!mod->lines_tried)
-		module_open_lines(mod);
-	if (!mod->lines || !max)
-		return 0;
 	span = mod->memo_nspans ? idmap_get(&mod->memo_index, addr) : IDMAP_MISSING;
-	if (span != IDMAP_MISSING) {
+	if (span != IDMAP_MISSING && max) {
 		n = mod->memo_spans[span].count < max ? mod->memo_spans[span].count : max;
 		memcpy(out, &mod->memo_frames[mod->memo_spans[span].first], n * sizeof(*out));
 		return n;
 	}
+	if (!mod->lines_tried)
+		module_open_lines(mod);
+	if (!mod->lines || !max)
+		return 0;
+	mod->source_reads++;
+	held = lines_memory(mod->lines);
 	n = lines_lookup(mod->lines, addr, out, max);
+	if (lines_memory(mod->lines) != held) /* a unit's index or line table: pages read */
+		module_source_drop_pages(mod);
+	for (size_t i = 0; i < n; i++) {
+		out[i].function = module_source_own(mod, out[i].function);
+		out[i].file = module_source_own(mod, out[i].file);
+	}
 	module_memo_put(mod, addr, out, n);
 	return n;
+}
+
+uint64_t module_source_reads(const struct module *mod)
+{
+	return mod->source_reads;
+}
+
+size_t module_source_memory(const struct module *mod)
+{
+	return (mod->lines ? lines_memory(mod->lines) : 0) + mod->source_name_bytes +
+	       mod->memo_spans_cap * sizeof(*mod->memo_spans) +
+	       mod->memo_frames_cap * sizeof(*mod->memo_frames) +
+	       mod->memo_index.capacity * (sizeof(*mod->memo_index.keys) +
+					   sizeof(*mod->memo_index.values));
+}
+
+bool module_source_open(const struct module *mod)
+{
+	return mod->lines != NULL;
+}
+
+bool module_source_close(struct module *mod)
+{
+	if (!mod->lines)
+		return false;
+	module_source_drop_pages(mod);
+	module_close_lines(mod);
+	mod->lines_tried = false;
+	mod->source_closed = true;
+	return true;
+}
+
+void module_source_forget(struct module *mod)
+{
+	idmap_free(&mod->memo_index);
+	free(mod->memo_spans);
+	free(mod->memo_frames);
+	mod->memo_spans = NULL;
+	mod->memo_frames = NULL;
+	mod->memo_nspans = mod->memo_spans_cap = 0;
+	mod->memo_nframes = mod->memo_frames_cap = 0;
 }
 
 const char *module_source_problem(struct module *mod, bool *news)
@@ -919,7 +1054,7 @@ int module_add_debug_file(struct module *mod, const char *path, bool *named, cha
 	free(mod->fetched_path);
 	mod->fetched_path = xstrdup(path);
 	/* Lines the module had none of come from the file from the next lookup on. */
-	if (!mod->lines) {
+	if (!mod->lines && !mod->source_closed) {
 		module_close_lines(mod);
 		mod->lines_tried = false;
 		free(mod->lines_problem);

@@ -582,7 +582,8 @@ static const struct option_spec options_table[] = {
 		       OPTIONS_MAX_COLLECTORS_TEXT "). Each follows\n"
 		       "every process's mappings itself and takes every \\fIN\\fRth sample, so\n"
 		       "one busy process is spread over all of them. Each also reads the ELF\n"
-		       "and DWARF files it needs itself: memory for them grows \\fIN\\fR times,\n"
+		       "and DWARF files it needs itself: memory for them grows \\fIN\\fR times\n"
+		       "(the DWARF's part of \\fB\\-\\-max\\-memory\\fR is split between them),\n"
 		       "and the first sight of a program is no faster. The default is one; with\n"
 		       "\\fB\\-a\\fR, one per 16 CPUs proftop may run on, at most 8 (see\n"
 		       "doc/scaling.md). The allocation modes use one, whatever is asked.",
@@ -604,14 +605,24 @@ static const struct option_spec options_table[] = {
 	},
 	{
 		.name = "max-memory", .arg = "SIZE", .parse = set_max_memory,
-		.help = "memory for the call trees (default 24M; K, M, G; 0: no limit):\n"
-			"past it the coldest call paths fold into [other]",
-		.man = "Memory for the call trees and their snapshots (default 24M; a size in\n"
-		       "bytes, or with K, M or G; 0 for no limit). Past it the coldest call\n"
+		.help = "memory for the call trees and the DWARF read for lines (default\n"
+			"32M; K, M, G; 0: no limit): past it the coldest call paths fold\n"
+			"into [other] and DWARF unread for 8 s is closed",
+		.man = "Memory for what proftop keeps that grows with the run (default 32M; a\n"
+		       "size in bytes, or with K, M or G; 0 for no limit). The call trees and\n"
+		       "their snapshots take three quarters of it. Past that the coldest call\n"
 		       "paths fold: their samples go to an \\fB[other]\\fR node under their\n"
 		       "caller, so totals stay exact, the function table is not affected, and\n"
-		       "the header says how many nodes folded. proftop's own memory is this\n"
-		       "plus its symbol tables and buffers.",
+		       "the header says how many nodes folded. The DWARF read for source lines\n"
+		       "and inlined frames (a file's debug sections, inflated when compressed,\n"
+		       "its line tables and indexes) takes the last quarter, split between the\n"
+		       "\\fB\\-\\-collectors\\fR. Past it, the DWARF of a file that no new address\n"
+		       "needed for 8 seconds is closed (16, 32, then 64 once closed before),\n"
+		       "what it answered is kept, and it is read again for the next address no\n"
+		       "answer holds. A batch header ends with what each part holds:\n"
+		       "\\fB(call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M, closed 3 times)\\fR.\n"
+		       "proftop's own memory is this plus its symbol tables, its 8 MiB ring\n"
+		       "and its libraries' code.",
 	},
 	{
 		.name = "max-rows", .arg = "N", .parse = set_max_rows,

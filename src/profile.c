@@ -253,15 +253,26 @@ static size_t index_growth(const struct profile *p)
 	return 2 * m->capacity * (sizeof(uint64_t) + sizeof(uint32_t));
 }
 
-/* Fold when over the budget, or when the index's next growth would be. A fold that cannot get
- * under it (the budget is below what the functions and threads alone take) is not retried until
- * the nodes double. */
+/* The bytes the node arrays are about to take on top of what they have: they double when full. */
+static size_t nodes_growth(const struct profile *p)
+{
+	if (p->nnodes + BUDGET_CHECK_NODES <= p->nodes_cap)
+		return 0;
+	/* nodes, merged_of, node_site_first and the node log's generations */
+	return p->nodes_cap * (sizeof(*p->nodes) + sizeof(*p->merged_of) + 2 * sizeof(uint32_t));
+}
+
+/* Fold when over the budget, or when the index's or the nodes' next growth would be. The next
+ * look is a check's worth of nodes from where the fold left the tree. A fold that cannot get under
+ * it (the budget is below what the functions and threads alone take) is not retried until the
+ * nodes double. */
 static void check_budget(struct profile *p)
 {
 	p->next_check = p->nnodes + BUDGET_CHECK_NODES;
-	if (!p->max_bytes || profile_memory(p) + index_growth(p) <= p->max_bytes)
+	if (!p->max_bytes || profile_memory(p) + index_growth(p) + nodes_growth(p) <= p->max_bytes)
 		return;
 	fold(p);
+	p->next_check = p->nnodes + BUDGET_CHECK_NODES;
 	if (profile_memory(p) > p->max_bytes)
 		p->next_check = p->nnodes * 2 + BUDGET_CHECK_NODES;
 }

@@ -108,6 +108,40 @@ const char *selfcost_text(char *out, size_t size, const struct selfcost *now,
 	return out;
 }
 
+/* "NAME 1.2M of 8.0M", or "NAME 1.2M" without a limit. */
+static int part_text(char *out, size_t size, const char *name, uint64_t bytes, uint64_t budget)
+{
+	char held[16], of[16];
+
+	if (!budget)
+		return snprintf(out, size, "%s %s", name, util_bytes_text(held, sizeof(held), bytes));
+	return snprintf(out, size, "%s %s of %s", name, util_bytes_text(held, sizeof(held), bytes),
+			util_bytes_text(of, sizeof(of), budget));
+}
+
+const char *selfcost_memory_text(char *out, size_t size, const struct selfcost *c)
+{
+	int n;
+
+	snprintf(out, size, "%s", "");
+	if (!selfcost_known(c) || (!c->trees && !c->sources))
+		return out;
+	n = part_text(out, size, "call trees", c->trees, c->trees_budget);
+	if (n >= 0 && (size_t)n < size)
+		n += snprintf(out + n, size - (size_t)n, ", ");
+	if (n >= 0 && (size_t)n < size)
+		n += part_text(out + n, size - (size_t)n, "DWARF", c->sources, c->sources_budget);
+	if (c->sources_closed && n >= 0 && (size_t)n < size)
+		n += snprintf(out + n, size - (size_t)n, ", closed %llu time%s",
+			      (unsigned long long)c->sources_closed, c->sources_closed == 1 ? "" : "s");
+	if (c->history && n >= 0 && (size_t)n < size) {
+		n += snprintf(out + n, size - (size_t)n, ", ");
+		if (n >= 0 && (size_t)n < size)
+			part_text(out + n, size - (size_t)n, "history", c->history, 0);
+	}
+	return out;
+}
+
 const char *selfcost_summary(char *out, size_t size, const struct selfcost *c)
 {
 	char rss[16], peak[16];

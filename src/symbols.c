@@ -33,7 +33,16 @@
  * Nothing is reported, or formatted, per sample.
  *
  * A cached module is trusted for as long as the symbolizer lives: a file deleted and its inode
- * reused for another ELF file while proftop runs would be misnamed. */
+ * reused for another ELF file while proftop runs would be misnamed.
+ *
+ * The DWARF a module opens for source lines is what a module holds most of (tens of MB for a
+ * large library or an inflated debug file), and is needed only while new addresses come:
+ * symbolizer_trim_sources(), called at a steady pace (once a second), closes the DWARF of modules
+ * left unread for a while, the longest unread first, while the sum is over the budget. A while
+ * is 8 calls, doubling with each time the module was closed (at most 64): a libc opened for the
+ * first frames of a program is not reopened for its exit's a few seconds later, and one asked
+ * about now and then is reopened less and less often. Past that, the answers modules keep are
+ * dropped, the longest unread first. */
 #include "proftop/symbols.h"
 
 #include <errno.h>
@@ -88,6 +97,9 @@ struct symbolizer_entry {
 	uint64_t hash;
 	struct symbolizer_key key;
 	struct module *mod;
+	uint64_t reads_seen;	/* module_source_reads() at the last trim */
+	uint32_t idle;		/* trims since its DWARF was last read */
+	uint32_t closes;	/* times its DWARF was closed for memory */
 };
 
 struct symbolizer_jit {
@@ -118,6 +130,79 @@ struct symbolizer {
 	symbolizer_want_fn *want_debug;	/* told of modules a fetched debug file would help */
 	void *want_arg;
 };
+
+/* ---- the DWARF's memory -------------------------------------------------------------------- */
+
+/* A module closed k times must be unread for 2^(k + 3) calls, at most 2^6. */
+#define SYMBOLIZER_IDLE_SHIFT 3
+#define SYMBOLIZER_IDLE_SHIFT_MAX 6
+
+/* Longest unread first. */
+static int symbolizer_idle_cmp(const void *a, const void *b)
+{
+	const struct symbolizer_entry *x = *(const struct symbolizer_entry *const *)a;
+	const struct symbolizer_entry *y = *(const struct symbolizer_entry *const *)b;
+
+	return (x->idle < y->idle) - (x->idle > y->idle);
+}
+
+/* Every module's reads since the last call (the file pages they read given back), and the bytes
+ * their DWARF holds; the entries unread since, into idle[] (room for nmodules). */
+static size_t symbolizer_sources_held(struct symbolizer *s, struct symbolizer_entry **idle,
+				      size_t *nidle)
+{
+	size_t held = 0;
+
+	*nidle = 0;
+	for (size_t i = 0; i < s->nbuckets; i++)
+		for (struct symbolizer_entry *e = s->modules[i]; e; e = e->next) {
+			uint64_t reads = module_source_reads(e->mod);
+
+			if (reads != e->reads_seen) {
+				e->reads_seen = reads;
+				e->idle = 0;
+				module_source_drop_pages(e->mod);
+			} else if (e->idle < UINT32_MAX) {
+				e->idle++;
+				idle[(*nidle)++] = e;
+			}
+			held += module_source_memory(e->mod);
+		}
+	return held;
+}
+
+size_t symbolizer_trim_sources(struct symbolizer *s, size_t budget, uint64_t *closed)
+{
+	struct symbolizer_entry **idle = xmalloc((s->nmodules + 1) * sizeof(*idle));
+	size_t nidle, held = symbolizer_sources_held(s, idle, &nidle);
+
+	qsort(idle, nidle, sizeof(*idle), symbolizer_idle_cmp);
+	for (size_t i = 0; budget && held > budget && i < nidle; i++) {
+		struct symbolizer_entry *e = idle[i];
+		size_t before = module_source_memory(e->mod);
+		uint32_t shift = e->closes + SYMBOLIZER_IDLE_SHIFT;
+
+		if (shift > SYMBOLIZER_IDLE_SHIFT_MAX)
+			shift = SYMBOLIZER_IDLE_SHIFT_MAX;
+		if (e->idle < (1u << shift) || !module_source_close(e->mod))
+			continue;
+		e->closes++;
+		(*closed)++;
+		held -= before - module_source_memory(e->mod);
+	}
+	/* Answers are dropped only where the DWARF is closed: one spared for now answers from it
+	 * anyway. */
+	for (size_t i = 0; budget && held > budget && i < nidle; i++) {
+		size_t before = module_source_memory(idle[i]->mod);
+
+		if (module_source_open(idle[i]->mod))
+			continue;
+		module_source_forget(idle[i]->mod);
+		held -= before - module_source_memory(idle[i]->mod);
+	}
+	free(idle);
+	return held;
+}
 
 /* ---- the files behind mappings ------------------------------------------------------------ */
 

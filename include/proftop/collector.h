@@ -70,7 +70,11 @@ uint64_t collector_samples(const struct collector *collector);
 /* Before collector_start(): keep the run's history, its newest seconds a second each
  * (profile_set_history(); 0, the default: none). */
 void collector_set_history(struct collector *collector, unsigned seconds);
-/* Before collector_start(): the memory budget of the call trees (profile_set_max_memory()). */
+/* Before collector_start(): the memory budget (0: none) of what the collector holds that grows
+ * with the run: the call trees (profile_set_max_memory()) take all of it but a
+ * 1/COLLECTOR_SOURCES_SHARE part, which the DWARF the workers read for source lines and inlined
+ * frames takes (symbolizer_trim_sources(): split between the workers, each reading its own). */
+#define COLLECTOR_SOURCES_SHARE 4
 void collector_set_max_memory(struct collector *collector, size_t bytes);
 /* What the collector reads of each frame's source (DWARF, through module_source()). */
 enum collector_source {

@@ -2,8 +2,9 @@
  * the ELF file on disk (and its DWARF, or its debug file's) by a frontend, apart from the
  * collector, and disassembled with capstone (x86-64).
  *
- * A disassembler keeps each file it opened (a module of its own, module.h) until disasm_free():
- * one per frontend thread, nothing shared. */
+ * A disassembler keeps each file it opened (a module of its own, module.h) until disasm_free(),
+ * but not its DWARF, which each function's lines open again: one per frontend thread, nothing
+ * shared. */
 #ifndef PROFTOP_DISASM_H
 #define PROFTOP_DISASM_H
 

@@ -40,10 +40,16 @@ struct lines_frame {
 };
 
 /* The DWARF of elf (which the caller keeps open until lines_free()): a module's own image, or
- * its separate debug file. Returns NULL when elf has no DWARF that libdw can read; *why then
- * says why, in a static string. */
-struct lines *lines_new(Elf *elf, const char **why);
+ * its separate debug file. mapped: elf reads a file mapped whole (elf_memory()), whose sections
+ * are file pages (but those libdw inflates); else libelf reads each section into memory, and the sections
+ * lookups never read are hidden from libdw in elf's section headers (which stay so). Returns
+ * NULL when elf has no DWARF that libdw can read; *why then says why, in a static string. */
+struct lines *lines_new(Elf *elf, bool mapped, const char **why);
 void lines_free(struct lines *lines);
+/* The bytes it holds in memory: the debug sections libdw inflated or libelf read (not a mapped
+ * file's pages), libdw's units and the line tables read so far (estimated from their counts:
+ * lines.c), the indexes and names. What lines_free() gives back. */
+size_t lines_memory(const struct lines *lines);
 
 /* The frames at link-time address addr, innermost first, into out[0..max). Returns how many:
  * 0 when no compilation unit covers addr. A chain deeper than max keeps its innermost frames

@@ -75,8 +75,25 @@ bool module_cfi_x86_64(struct module *mod);
  * false when no FDE covers it. */
 bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start);
 /* The source frames at link-time address addr, innermost first (lines.h's lines_lookup()), from
- * the module's DWARF or its debug file's, opened on the first call. 0 when there is none. */
+ * the module's DWARF or its debug file's, opened on the first call (and again on the first one
+ * after module_source_close() that no kept answer holds). 0 when there is none. Names and files
+ * stay valid until module_free(). */
 size_t module_source(struct module *mod, uint64_t addr, struct lines_frame *out, size_t max);
+/* How many module_source() calls read the DWARF (no kept answer held the address): a caller
+ * sees from it whether the DWARF was needed since it last looked. */
+uint64_t module_source_reads(const struct module *mod);
+/* The bytes module_source() holds: the DWARF open (lines_memory()), the answers kept, the
+ * names handed out. */
+size_t module_source_memory(const struct module *mod);
+/* Give back the file pages its open DWARF read from its image, which later lookups read again as
+ * they need (module.c says which). */
+void module_source_drop_pages(struct module *mod);
+/* Whether its DWARF is open. */
+bool module_source_open(const struct module *mod);
+/* Close the DWARF to give its memory back; the answers kept stay. Returns whether it was open. */
+bool module_source_close(struct module *mod);
+/* Drop the answers kept (the names handed out stay). */
+void module_source_forget(struct module *mod);
 /* What is wrong with the DWARF module_source() reads, or would: it is corrupt (libdw refused a
  * part of it, at open or in a lookup so far), or the debug file found is another build's.
  * "PATH: what: what it costs", valid until module_free(); NULL when nothing is (a file without

@@ -21,7 +21,7 @@ struct options {
 	struct run_options run;  /* -d, -n; -o, -f, --per-thread (base from $PROFTOP_OUT_FILE) */
 	struct batch_options batch;
 	struct tui_options tui;
-	size_t max_memory;     /* --max-memory: bytes for the call trees (0: no limit) */
+	size_t max_memory;     /* --max-memory: bytes for the call trees and DWARF (0: no limit) */
 	unsigned history;      /* --history: seconds of the screen's timeline (0: none) */
 	struct serve_address serve; /* --serve, when serving */
 	bool serving;
@@ -51,7 +51,7 @@ struct options {
 #define OPTIONS_MAX_SECONDS_TEXT "10000000"
 #define OPTIONS_DEFAULT_STACK 16384
 #define OPTIONS_MAX_STACK 65000
-#define OPTIONS_DEFAULT_MAX_MEMORY (24ull << 20)
+#define OPTIONS_DEFAULT_MAX_MEMORY (32ull << 20)
 #define OPTIONS_MIN_MEMORY (1ull << 20)
 #define OPTIONS_MAX_MEMORY (1ull << 40)
 

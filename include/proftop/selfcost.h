@@ -15,6 +15,13 @@ struct selfcost {
 	uint64_t wall_ns;  /* time since proftop started; 0: not measured */
 	uint64_t rss;      /* resident bytes now */
 	uint64_t peak_rss; /* the most resident bytes so far */
+	/* What the collector holds of it, by part of --max-memory (0s when not measured): */
+	uint64_t trees;          /* the call trees and their pooled snapshots (profile_memory()) */
+	uint64_t trees_budget;   /* their part (0: no limit) */
+	uint64_t sources;        /* the DWARF open for source lines and the answers kept from it */
+	uint64_t sources_budget; /* its part (0: no limit) */
+	uint64_t sources_closed; /* times a module's DWARF was closed to keep within it */
+	uint64_t history;        /* the timeline's seconds (bounded by --history, not by the budget) */
 };
 
 /* proftop's figures now (a getrusage() and two short /proc/self reads; tens of microseconds). */
@@ -28,6 +35,10 @@ double selfcost_share(const struct selfcost *now, const struct selfcost *before)
  * resident memory now); "" when now is unmeasured. Returns out. */
 const char *selfcost_text(char *out, size_t size, const struct selfcost *now,
 			  const struct selfcost *before);
+/* What the collector holds, "call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M, closed 3 times,
+ * history 4.1M" (without "of" when there is no limit, without the closes when none, without the
+ * history when it keeps none); "" when unmeasured. Returns out. */
+const char *selfcost_memory_text(char *out, size_t size, const struct selfcost *cost);
 /* The whole run's figures for a snapshot file's comment: "proftop itself: cpu 0.146s of
  * 11.204s (1.30%), rss 35.0M, peak 41.0M"; "" when unmeasured. Returns out. */
 const char *selfcost_summary(char *out, size_t size, const struct selfcost *cost);

@@ -41,7 +41,7 @@ struct session_options {
 	const char *baseline;  /* a saved profile (tmon.out) to compare with; NULL: none */
 	size_t ring_size;      /* bytes of the sampler → collector ring */
 	unsigned history;      /* seconds of history kept a second each (0: no history) */
-	size_t max_memory;     /* bytes for the call trees (0: no limit) */
+	size_t max_memory;     /* bytes for the call trees and DWARF (0: no limit) */
 	bool no_inline;        /* inlined functions are not frames of their own */
 	bool no_lines;         /* no source lines, inlined frames nor per-address counts */
 	int command_output_fd; /* launch mode: the command's stdout/stderr (-1: proftop's) */

@@ -61,6 +61,13 @@ size_t symbolizer_add_debug_file(struct symbolizer *symbolizer, const unsigned c
 				 size_t len, const char *path, char **why, symbolizer_named_fn *named,
 				 void *arg);
 
+/* Keep the modules' source lines (module_source()) within budget bytes (0: no limit), to be
+ * called at a steady pace (once a second): the DWARF of modules unread for 8 calls or more (more
+ * for one closed before: symbols.c) is closed, the longest unread first, while they hold more;
+ * then the answers they keep are dropped. Adds the closes to *closed. Returns the bytes still
+ * held. */
+size_t symbolizer_trim_sources(struct symbolizer *symbolizer, size_t budget, uint64_t *closed);
+
 /* Read /proc/PID/maps (replacing what is known of pid). Returns 0 or -errno. */
 int symbolizer_load_proc(struct symbolizer *symbolizer, pid_t pid);
 

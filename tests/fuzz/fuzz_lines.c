@@ -2,7 +2,8 @@
  * read as an ELF image from memory: .debug_info, .debug_line, .debug_aranges, .debug_abbrev and
  * the rest, corrupt or truncated. Every address of the image's text range (and some outside) is
  * looked up; every string returned (and what lines_error() says) is touched, and every chain must
- * fit its array.
+ * fit its array. The image is then opened again as a file read into memory is (mapped false: the
+ * sections lookups never read hidden from libdw, the sections held counted), with a few lookups.
  *
  * Seeds in corpus/fuzz_lines: inline.so (DWARF 5) and inline-dwarf4.so, three functions of which
  * two have a static inline helper inlined into them, built with gcc -O2 -g[dwarf-4] -shared -fPIC
@@ -34,6 +35,30 @@ static void look_up(struct lines *lines, uint64_t addr)
 	}
 }
 
+/* data as a debug file read from its descriptor is: its section headers are libelf's to change. */
+static void as_read(const uint8_t *data, size_t size)
+{
+	char *image = malloc(size ? size : 1);
+	const char *why;
+	struct lines *lines;
+	Elf *elf;
+
+	if (!image)
+		return;
+	memcpy(image, data, size);
+	elf = elf_memory(image, size);
+	lines = elf ? lines_new(elf, false, &why) : NULL;
+	if (lines) {
+		if (lines_memory(lines) < sizeof(void *))
+			abort();
+		for (uint64_t a = 0; a < 0x2000; a += 61)
+			look_up(lines, a);
+		lines_free(lines);
+	}
+	elf_end(elf);
+	free(image);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static int ready = -1;
@@ -49,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return free(image), 0;
 	memcpy(image, data, size);
 	elf = elf_memory(image, size);
-	lines = elf ? lines_new(elf, &why) : NULL;
+	lines = elf ? lines_new(elf, true, &why) : NULL;
 	if (lines) {
 		for (uint64_t a = 0; a < 0x2000; a++)
 			look_up(lines, a);
@@ -59,5 +84,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	elf_end(elf);
 	free(image);
+	as_read(data, size);
 	return 0;
 }

@@ -39,7 +39,7 @@ pct()
 run_proftop split -b -n 0 --mode alloc --alloc-rate 64K -o "$TMPD/split.pb.gz" \
 	-- "$WL/allocsplit" fork
 check "split-exit-0" status "$RC" 0 "$ERR"
-check "split-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  alloc: bytes allocated  allocated [0-9]+  in use [0-9]+  rate 65536  samples [0-9]+  overflow 0  dropped 0  proftop [0-9.]+% CPU [0-9.]+[KMG]$'
+check "split-header" has "$OUT" '^=== proftop final  elapsed [0-9.]+s  alloc: bytes allocated  allocated [0-9]+  in use [0-9]+  rate 65536  samples [0-9]+  overflow 0  dropped 0  proftop [0-9.]+% CPU [0-9.]+[KMG] \(call trees [0-9.]+[BKMG] of [0-9.]+[KMG], DWARF [0-9.]+[BKMG] of [0-9.]+[KMG](, closed [0-9]+ times?)?\)$'
 check "split-bytes-column" has "$OUT" '^  SELF%  TOTAL%    BYTES    OBJECTS  FUNCTION  MODULE$'
 seventy=$(awk '/^seventy / { print $2 }' "$OUT")
 thirty=$(awk '/^thirty / { print $2 }' "$OUT")

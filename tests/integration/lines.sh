@@ -42,6 +42,19 @@ check "lines-counts-add-up" sh -c "awk '
 	\$4 ~ /^lines\\.c:[0-9]+\$/ { sum += \$3 }
 	END { if (sum != want) { print \"lines sum to \" sum \", the function has \" want; exit 1 } }' '$OUT'"
 
+# --- the DWARF within --max-memory -----------------------------------------------------------------
+# 1M leaves the DWARF 256K: the program's and libc's are closed once no new address needed them
+# for 8 s (all of the loop's are answered by then), and the lines come out the same. Every batch
+# header says what the call trees and the DWARF held of their parts.
+run_proftop lines-budget -b -n 0 --max-memory 1M --annotate two_lines -- "$WL/lines" 10
+check "budget-exit-0" status $RC 0 "$ERR"
+check "budget-header-parts" has "$OUT" \
+	'^=== proftop final .* \(call trees [0-9.]+[BKM] of 768K, DWARF [0-9.]+[BKM] of 256K, closed [0-9]+ times?\)$'
+check "budget-hot-line-75" approx "$(annotated "$OUT" "lines.c:$HOT_LINE" 1)" 75 5
+check "budget-cold-line-25" approx "$(annotated "$OUT" "lines.c:$COLD_LINE" 1)" 25 5
+check "default-budget-parts" has "$TMPD/lines.out" \
+	'^=== proftop final .* \(call trees [0-9.]+[BKM] of 24\.0M, DWARF [0-9.]+[BKM] of 8\.0M(, closed [0-9]+ times?)?\)$'
+
 run_proftop no-such-function -b -n 0 --annotate no_such_function -- "$WL/lines" 0.2
 check "annotate-unknown-says-so" has "$OUT" \
 	'^--- annotate  no_such_function: no function of that name has samples yet$'

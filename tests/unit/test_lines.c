@@ -10,10 +10,12 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <link.h>
+#include <malloc.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -68,7 +70,7 @@ static int open_self(void **state)
 	s->elf = elf_begin(s->fd, ELF_C_READ_MMAP, NULL);
 	assert_non_null(s->elf);
 	dl_iterate_phdr(main_bias, &s->bias);
-	s->lines = lines_new(s->elf, &why);
+	s->lines = lines_new(s->elf, true, &why);
 	if (!s->lines)
 		fail_msg("no DWARF in the test binary: %s", why);
 	*state = s;
@@ -176,10 +178,10 @@ static void no_dwarf(void **state)
 	Elf *elf = elf_memory(not_elf, sizeof(not_elf));
 
 	(void)state;
-	assert_null(lines_new(NULL, &why));
+	assert_null(lines_new(NULL, true, &why));
 	assert_non_null(why);
 	why = NULL;
-	assert_null(lines_new(elf, &why));
+	assert_null(lines_new(elf, true, &why));
 	assert_non_null(why);
 	elf_end(elf);
 }
@@ -310,7 +312,7 @@ static void corrupt_sections(void **state)
 		char *image = corrupted_copy(s, cases[c].section, cases[c].byte, &size);
 		Elf *elf = elf_memory(image, size);
 		const char *why = NULL;
-		struct lines *lines = lines_new(elf, &why);
+		struct lines *lines = lines_new(elf, true, &why);
 		struct lines_frame f[LINES_MAX_FRAMES];
 		size_t n;
 
@@ -334,6 +336,114 @@ static void corrupt_sections(void **state)
 	}
 }
 
+/* ---- memory ---------------------------------------------------------------------------------- */
+
+/* The bytes in use on the heap: AddressSanitizer's allocator's count when it runs (glibc's
+ * mallinfo2() then sees none of the blocks), else glibc's. */
+size_t __sanitizer_get_current_allocated_bytes(void) __attribute__((weak));
+
+static size_t heap_bytes(void)
+{
+	struct mallinfo2 m;
+
+	if (__sanitizer_get_current_allocated_bytes)
+		return __sanitizer_get_current_allocated_bytes();
+	m = mallinfo2();
+	return m.uordblks + m.hblkhd;
+}
+
+/* Every address of the text range in steps of 97: most units of this binary (the whole engine
+ * is linked in), their line tables and indexes. */
+static size_t look_up_text(struct lines *lines, Elf *elf)
+{
+	struct lines_frame f[LINES_MAX_FRAMES];
+	GElf_Shdr text;
+	size_t found = 0;
+
+	assert_true(section(elf, ".text", &text));
+	for (uint64_t a = text.sh_addr; a < text.sh_addr + text.sh_size; a += 97)
+		found += lines_lookup(lines, a, f, LINES_MAX_FRAMES) > 0;
+	return found;
+}
+
+/* What lines_memory() counts is what the heap holds, within a third either way: libelf's copies
+ * of the sections (a file read from its descriptor, as debug files are, or inflated), libdw's
+ * units and line tables, the indexes. The file is this binary, or a copy of it with its debug
+ * sections compressed (objcopy, as Debian's debug packages ship them). */
+static void memory_of(const char *path, bool compressed)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t before, opened, counted_open, measured, counted;
+	const char *why = NULL;
+	struct lines *lines;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	before = heap_bytes();
+	lines = lines_new(elf, false, &why);
+	if (!lines)
+		fail_msg("%s: %s", path, why);
+	opened = heap_bytes() - before;
+	counted_open = lines_memory(lines);
+	assert_true(look_up_text(lines, elf) > 1000);
+	measured = heap_bytes() - before;
+	counted = lines_memory(lines);
+	if (counted < measured * 2 / 3 || counted > measured * 3 / 2)
+		fail_msg("%s: %zu bytes counted, %zu held", compressed ? "compressed" : "plain", counted,
+			 measured);
+	/* The line tables and indexes read by the lookups are counted as they are read. */
+	if (counted - counted_open < (measured - opened) * 2 / 3)
+		fail_msg("%s: lookups took %zu bytes, %zu counted", compressed ? "compressed" : "plain",
+			 measured - opened, counted - counted_open);
+	lines_free(lines);
+	elf_end(elf);
+	close(fd);
+}
+
+static void memory_counted(void **state)
+{
+	char dir[] = "/tmp/proftop-lines-XXXXXX", self[4096], copy[64], cmd[4224];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	(void)state;
+	memory_of("/proc/self/exe", false);
+	assert_true(len > 0);
+	self[len] = 0;
+	assert_non_null(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/z", dir);
+	snprintf(cmd, sizeof(cmd), "objcopy --compress-debug-sections=zlib '%s' %s", self, copy);
+	if (system(cmd))
+		fail_msg("objcopy (binutils) could not compress a copy of this binary");
+	memory_of(copy, true);
+	unlink(copy);
+	rmdir(dir);
+}
+
+/* A mapped image: its uncompressed sections are file pages, not counted (module.c gives them
+ * back); the same file read from its descriptor counts them, .debug_info among them. */
+static void memory_mapped(void **state)
+{
+	struct self *s = *state;
+	Elf *elf = elf_begin(s->fd, ELF_C_READ, NULL);
+	struct lines *read, *mapped;
+	const char *why = NULL;
+	GElf_Shdr info;
+
+	assert_non_null(elf);
+	assert_true(section(s->elf, ".debug_info", &info));
+	read = lines_new(elf, false, &why);
+	mapped = lines_new(s->elf, true, &why);
+	assert_non_null(read);
+	assert_non_null(mapped);
+	assert_true(lines_memory(mapped) < info.sh_size);
+	assert_true(lines_memory(read) > lines_memory(mapped) + info.sh_size);
+	lines_free(mapped);
+	lines_free(read);
+	elf_end(elf);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -344,6 +454,8 @@ int main(void)
 		cmocka_unit_test(no_dwarf),
 		cmocka_unit_test(index_agrees_with_libdw),
 		cmocka_unit_test(corrupt_sections),
+		cmocka_unit_test(memory_counted),
+		cmocka_unit_test(memory_mapped),
 	};
 
 	return cmocka_run_group_tests(tests, open_self, close_self);

@@ -452,6 +452,35 @@ static void folding_keeps_totals_exact(void **state)
 	profile_free(u);
 }
 
+/* A long run nobody looks at (no snapshot until the end, as batch -n 0): the tries keep within
+ * the budget through every fold, not only the first (the check after a fold must come as soon
+ * as the tree has grown by a check's worth again, and before its arrays double). */
+static void budget_holds_fold_after_fold(void **state)
+{
+	(void)state;
+	const size_t budget = 4u << 20;
+	struct profile *p = profile_new(NULL);
+	uint32_t fp[17], stack[16];
+	size_t most = 0;
+	struct snapshot *s;
+
+	intern_16(p, fp);
+	profile_set_max_memory(p, budget);
+	for (int i = 0; i < 600000; i++) {
+		size_t depth = random_stack(fp, stack, 4, 13);
+
+		profile_add(p, 1, (pid_t)(1 + rng() % 2), stack, depth);
+		if (profile_memory(p) > most)
+			most = profile_memory(p);
+	}
+	s = profile_snapshot(p);
+	assert_true(s->folded_nodes > 0);
+	if (most > budget)
+		fail_msg("the tries took %zu bytes under a budget of %zu", most, budget);
+	snapshot_unref(s);
+	profile_free(p);
+}
+
 /* A fold that keeps most of the tree: four threads, each main -> 1,002 hot callees with two cold
  * children each, folded at once (the budget set afterwards) with room for every hot node. Both
  * cold children of a hot node fold into one "[other]" of its own, so the rebuilt tree outgrows
@@ -511,6 +540,7 @@ int main(void)
 		cmocka_unit_test(incremental_snapshots_equal_full_copies),
 		cmocka_unit_test(folding_keeps_totals_exact),
 		cmocka_unit_test(fold_keeping_most_of_the_tree),
+		cmocka_unit_test(budget_holds_fold_after_fold),
 		cmocka_unit_test(late_names_rename_in_place),
 		cmocka_unit_test(late_lines_fill_sites),
 	};

@@ -85,12 +85,38 @@ static void texts(void **state)
 	assert_string_equal(selfcost_summary(text, sizeof(text), &none), "");
 }
 
+/* What the collector holds of its budget, by part: "of" only where there is a limit, the closes
+ * and the history only when there are some; nothing for a profile read back. */
+static void memory_parts(void **state)
+{
+	struct selfcost c = { .cpu_ns = 1, .wall_ns = 1, .rss = 35 * MIB, .trees = 20 * MIB,
+			      .trees_budget = 24 * MIB, .sources = 1229, .sources_budget = 8 * MIB };
+	struct selfcost none = { .trees = 20 * MIB };
+	char text[160];
+
+	(void)state;
+	assert_string_equal(selfcost_memory_text(text, sizeof(text), &c),
+			    "call trees 20.0M of 24.0M, DWARF 1.2K of 8.0M");
+	c.sources_closed = 1;
+	assert_string_equal(selfcost_memory_text(text, sizeof(text), &c),
+			    "call trees 20.0M of 24.0M, DWARF 1.2K of 8.0M, closed 1 time");
+	c.sources_closed = 3;
+	c.history = 4 * MIB;
+	c.trees_budget = c.sources_budget = 0;
+	assert_string_equal(selfcost_memory_text(text, sizeof(text), &c),
+			    "call trees 20.0M, DWARF 1.2K, closed 3 times, history 4.0M");
+	/* Cut to the room given, never past it. */
+	assert_string_equal(selfcost_memory_text(text, 12, &c), "call trees ");
+	assert_string_equal(selfcost_memory_text(text, sizeof(text), &none), "");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(measured),
 		cmocka_unit_test(share),
 		cmocka_unit_test(texts),
+		cmocka_unit_test(memory_parts),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -965,6 +965,92 @@ static void test_debug_file_arrives_later(void **state)
 	symbolizer_free(s);
 }
 
+/* ---- the DWARF's memory ------------------------------------------------------------------------ */
+
+/* The source frames of fn in this binary, through the symbolizer's module; the module in *mod. */
+static size_t source_of(struct symbolizer *s, void *fn, struct module **mod, struct lines_frame *f)
+{
+	struct symbol sym;
+
+	symbolizer_resolve(s, getpid(), addr_of(fn), &sym);
+	assert_non_null(sym.elf);
+	*mod = sym.elf;
+	return module_source(sym.elf, sym.module_addr, f, LINES_MAX_FRAMES);
+}
+
+static bool file_is_this(const struct lines_frame *f)
+{
+	return f->file && strstr(f->file, "test_symbols.c");
+}
+
+/* n trims with budget; returns what the last one says is held. */
+static size_t trims(struct symbolizer *s, int n, size_t budget, uint64_t *closed)
+{
+	size_t held = 0;
+
+	for (int i = 0; i < n; i++)
+		held = symbolizer_trim_sources(s, budget, closed);
+	return held;
+}
+
+/* Past the budget, the DWARF of a module unread for 8 trims is closed; what it answered is still
+ * answered (the same strings) without opening it, a new address opens it again, and a module
+ * closed once waits 16 trims before the next close. Answers are dropped last. */
+static void test_sources_within_budget(void **state)
+{
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct lines_frame f[LINES_MAX_FRAMES], again[LINES_MAX_FRAMES];
+	size_t n, held, budget = 64 << 10;
+	uint64_t closed = 0, reads;
+	struct module *mod;
+
+	(void)state;
+	n = source_of(s, (void *)test_symbols_target, &mod, f);
+	assert_true(n > 0);
+	assert_true(file_is_this(&f[n - 1]));
+	assert_string_equal(f[n - 1].function, "test_symbols_target");
+	/* Read lately: kept, however far over the budget. */
+	held = trims(s, 8, budget, &closed);
+	assert_int_equal(closed, 0);
+	assert_true(held > 4 * budget);
+	assert_true(held >= module_source_memory(mod));
+	/* Unread for 8 trims: closed, down to its answers. */
+	held = trims(s, 1, budget, &closed);
+	assert_int_equal(closed, 1);
+	assert_true(held <= budget);
+	assert_false(module_source_close(mod)); /* nothing open any more */
+	reads = module_source_reads(mod);
+	assert_int_equal(source_of(s, (void *)test_symbols_target, &mod, again), n);
+	assert_int_equal(module_source_reads(mod), reads);
+	assert_ptr_equal(again[n - 1].function, f[n - 1].function);
+	assert_ptr_equal(again[n - 1].file, f[n - 1].file);
+	assert_int_equal(again[n - 1].line, f[n - 1].line);
+	/* An address no answer holds opens it again. */
+	n = source_of(s, (void *)mangled_rust_legacy, &mod, f);
+	assert_true(n > 0 && file_is_this(&f[n - 1]));
+	assert_int_equal(module_source_reads(mod), reads + 1);
+	assert_true(trims(s, 16, budget, &closed) > 4 * budget); /* backing off */
+	assert_int_equal(closed, 1);
+	assert_true(trims(s, 1, budget, &closed) <= budget);
+	assert_int_equal(closed, 2);
+	/* No limit: nothing is closed. */
+	source_of(s, (void *)test_symbols_target, &mod, f);
+	n = source_of(s, (void *)mangled_cxx, &mod, f);
+	assert_true(trims(s, 100, 0, &closed) > 4 * budget);
+	assert_int_equal(closed, 2);
+	/* A budget below the answers themselves drops them too (but the names handed out): then
+	 * even a known address reads the DWARF again, and answers as before. */
+	held = trims(s, 1, 1, &closed);
+	assert_int_equal(closed, 3);
+	assert_int_equal(module_source_memory(mod), held);
+	assert_true(held < 4096);
+	reads = module_source_reads(mod);
+	assert_int_equal(source_of(s, (void *)mangled_cxx, &mod, again), n);
+	assert_int_equal(module_source_reads(mod), reads + 1);
+	assert_string_equal(again[n - 1].function, f[n - 1].function);
+	symbolizer_free(s);
+}
+
 /* ---- kernel records ------------------------------------------------------------------------ */
 
 static void test_records(void **state)
@@ -1184,6 +1270,7 @@ int main(void)
 		cmocka_unit_test(test_deleted_binary),
 		cmocka_unit_test(test_debug_file_gives_symbols_and_frames),
 		cmocka_unit_test(test_debug_file_arrives_later),
+		cmocka_unit_test(test_sources_within_budget),
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_reread_rate_limit),
 		cmocka_unit_test(test_warn_refused_perf_map),
