@@ -79,7 +79,7 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp tests/workloads/burn.h | $(BUILD)/wo
 	$(CXX) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
 	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
 
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/unit_profiles.h tests/unit/unit_records.h $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
+$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/unit_*.h) $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 deps:
@@ -160,7 +160,7 @@ build-fuzz/obj/%.o: src/%.c $(wildcard include/proftop/*.h)
 	@mkdir -p build-fuzz/obj
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
 
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) $(wildcard tests/unit/unit_*.h)
 	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
 
 install: proftop $(ALLOC_LIB)

@@ -336,18 +336,7 @@ static uint32_t copy_stack(unsigned char *into, uintptr_t sp, uint32_t max)
  * unwinds from here, through this library's frames (which it leaves out) to the program's. */
 __attribute__((noinline)) static void record_stack(struct allocrec *r, uint32_t room)
 {
-	__asm__ volatile("leaq 0(%%rip), %%rax\n\t"
-			 "movq %%rax, 0(%0)\n\t"
-			 "movq %%rsp, 8(%0)\n\t"
-			 "movq %%rbx, 16(%0)\n\t"
-			 "movq %%rbp, 24(%0)\n\t"
-			 "movq %%r12, 32(%0)\n\t"
-			 "movq %%r13, 40(%0)\n\t"
-			 "movq %%r14, 48(%0)\n\t"
-			 "movq %%r15, 56(%0)\n\t"
-			 :
-			 : "r"(r->regs)
-			 : "rax", "memory");
+	allocrec_take_registers(r->regs);
 	r->stack_size = copy_stack((unsigned char *)(r + 1), (uintptr_t)r->regs[ALLOCREC_REG_SP], room);
 }
 

@@ -312,52 +312,54 @@ static void collect_args(const char *first, va_list *args, char **argv, size_t a
 		(void)va_arg(*args, char *);
 }
 
-EXPORT int execl(const char *path, const char *arg, ...)
+/* The execl family: the arguments after arg up to the NULL (and, with_envp, the environment
+ * after it) in *args, executed as exec_env() does. */
+static int exec_list(const char *path, const char *arg, va_list *args, bool search, bool with_envp)
 {
-	va_list args, counting;
+	va_list counting;
 	size_t argc;
+	char *const *envp = environ;
 
-	va_start(args, arg);
-	va_copy(counting, args);
+	va_copy(counting, *args);
 	argc = count_args(arg, counting);
 	va_end(counting);
 	char *argv[argc + 1];
 
-	collect_args(arg, &args, argv, argc);
+	collect_args(arg, args, argv, argc);
+	if (with_envp)
+		envp = va_arg(*args, char *const *);
+	return exec_env(path, argv, envp, search);
+}
+
+EXPORT int execl(const char *path, const char *arg, ...)
+{
+	va_list args;
+	int rc;
+
+	va_start(args, arg);
+	rc = exec_list(path, arg, &args, false, false);
 	va_end(args);
-	return exec_env(path, argv, environ, false);
+	return rc;
 }
 
 EXPORT int execlp(const char *file, const char *arg, ...)
 {
-	va_list args, counting;
-	size_t argc;
+	va_list args;
+	int rc;
 
 	va_start(args, arg);
-	va_copy(counting, args);
-	argc = count_args(arg, counting);
-	va_end(counting);
-	char *argv[argc + 1];
-
-	collect_args(arg, &args, argv, argc);
+	rc = exec_list(file, arg, &args, true, false);
 	va_end(args);
-	return exec_env(file, argv, environ, true);
+	return rc;
 }
 
 EXPORT int execle(const char *path, const char *arg, ...)
 {
-	va_list args, counting;
-	size_t argc;
-	char *const *envp;
+	va_list args;
+	int rc;
 
 	va_start(args, arg);
-	va_copy(counting, args);
-	argc = count_args(arg, counting);
-	va_end(counting);
-	char *argv[argc + 1];
-
-	collect_args(arg, &args, argv, argc);
-	envp = va_arg(args, char *const *);
+	rc = exec_list(path, arg, &args, false, true);
 	va_end(args);
-	return exec_env(path, argv, envp, false);
+	return rc;
 }

@@ -58,6 +58,25 @@ struct allocrec {
 	/* then stack_size bytes of stack (at most ALLOCREC_STACK_MAX) */
 };
 
+/* The registers a record carries, as they are where this is inlined (allocrec_reg's order): the
+ * instruction pointer is this code's own, so CFI steps from the function it is in to its
+ * callers. */
+__attribute__((always_inline)) static inline void allocrec_take_registers(uint64_t *regs)
+{
+	__asm__ volatile("leaq 0(%%rip), %%rax\n\t"
+			 "movq %%rax, 0(%0)\n\t"
+			 "movq %%rsp, 8(%0)\n\t"
+			 "movq %%rbx, 16(%0)\n\t"
+			 "movq %%rbp, 24(%0)\n\t"
+			 "movq %%r12, 32(%0)\n\t"
+			 "movq %%r13, 40(%0)\n\t"
+			 "movq %%r14, 48(%0)\n\t"
+			 "movq %%r15, 56(%0)\n\t"
+			 :
+			 : "r"(regs)
+			 : "rax", "memory");
+}
+
 /* The next gap, in bytes (at least 1), for a mean of mean bytes; *rng is the caller's
  * xorshift state (any non-zero value to start). */
 uint64_t allocrec_next_gap(uint64_t *rng, uint64_t mean);

@@ -491,18 +491,7 @@ __attribute__((always_inline)) static inline void capture_here(struct alloc_reco
 {
 	uintptr_t sp;
 
-	__asm__ volatile("leaq 0(%%rip), %%rax\n\t"
-			 "movq %%rax, 0(%0)\n\t"
-			 "movq %%rsp, 8(%0)\n\t"
-			 "movq %%rbx, 16(%0)\n\t"
-			 "movq %%rbp, 24(%0)\n\t"
-			 "movq %%r12, 32(%0)\n\t"
-			 "movq %%r13, 40(%0)\n\t"
-			 "movq %%r14, 48(%0)\n\t"
-			 "movq %%r15, 56(%0)\n\t"
-			 :
-			 : "r"(r->a.regs)
-			 : "rax", "memory");
+	allocrec_take_registers(r->a.regs);
 	sp = (uintptr_t)r->a.regs[ALLOCREC_REG_SP];
 	r->a.stack_size = (uintptr_t)__libc_stack_end - sp < sizeof(r->stack)
 				  ? (uint32_t)((uintptr_t)__libc_stack_end - sp)
