@@ -5,8 +5,10 @@
 # sample every 512 KiB) and at 64 KiB, its ring read as proftop reads it (bench/alloc_bench); a
 # pass-through library (the price of interposing malloc at all); heaptrack; valgrind's massif.
 # Each twice: with blocks written whole ("fill", as programs use what they allocate) and with
-# only their first byte written (the allocator alone, the worst case). The figure is the
-# allocations per second the workload counts, and the slowdown against bare in the same round.
+# only their first byte written (the allocator alone, the worst case). The figures are the
+# allocations per second the workload counts and the slowdown against bare in the same round,
+# and the program's own CPU time per allocation and what it adds to bare's (steadier on a shared
+# machine: other load, and the ring's reader, are not in it).
 # proftop itself, end to end (proftop -b --mode alloc: the library, the sampler and the
 # collector). ALLOC_REPEAT rounds (3). Then the accuracy at the default rate: allocsplit's 70/30
 # split and its known leak, ALLOC_ACCURACY runs (10), each run's error and their spread, with
@@ -28,35 +30,40 @@ printf '#include <stddef.h>\nvoid *__libc_malloc(size_t); void __libc_free(void 
 cc -O2 -fPIC -shared -o "$tmp/pass.so" "$tmp/pass.c"
 
 rate() { awk '/allocations\/s/ { print $1 }' "$1"; }
+# cpu FILE — the program's own CPU time per allocation, in ns (what the machine's other load and
+# a reader of the ring spend is not in it: steadier than the rate on a shared machine).
+cpu() { awk '/ns of CPU per allocation/ { print $1 }' "$1"; }
+# row NAME FILE BARE_FILE — the rate and its slowdown, the CPU per allocation and what it adds.
 row()
 {
-	printf '  %-34s %12.0f  %6.1f%%\n' "$1" "$2" "$(awk -v r="$2" -v b="$3" 'BEGIN { print (b > 0 ? 100 * (b - r) / b : 0) }')"
+	printf '  %-34s %12.0f  %6.1f%%  %6.1f ns  %+6.1f ns\n' "$1" "$(rate "$2")" \
+		"$(awk -v r="$(rate "$2")" -v b="$(rate "$3")" 'BEGIN { print (b > 0 ? 100 * (b - r) / b : 0) }')" \
+		"$(cpu "$2")" "$(awk -v c="$(cpu "$2")" -v b="$(cpu "$3")" 'BEGIN { print c - b }')"
 }
 
 for mode in fill touch; do
 	round=1
 	while [ "$round" -le "$reps" ]; do
-		echo "== allocation library on mallocs ($mode), ${secs}s, round $round of $reps (allocations/s, slowdown)"
+		echo "== allocation library on mallocs ($mode), ${secs}s, round $round of $reps (allocations/s, slowdown; CPU per allocation, added)"
 		"$wl" "$secs" "$mode" >"$tmp/bare"
-		bare=$(rate "$tmp/bare")
-		printf '  %-34s %12.0f\n' "bare" "$bare"
+		printf '  %-34s %12.0f           %6.1f ns\n' "bare" "$(rate "$tmp/bare")" "$(cpu "$tmp/bare")"
 		LD_PRELOAD="$tmp/pass.so" "$wl" "$secs" "$mode" >"$tmp/pass"
-		row "pass-through malloc/free" "$(rate "$tmp/pass")" "$bare"
+		row "pass-through malloc/free" "$tmp/pass" "$tmp/bare"
 		for mean in 524288 65536; do
 			"$build/bench/alloc_bench" "$lib" "$mean" "$wl" "$secs" "$mode" >"$tmp/lib" 2>"$tmp/lib.err"
-			row "libproftop-alloc mean $mean" "$(rate "$tmp/lib")" "$bare"
+			row "libproftop-alloc mean $mean" "$tmp/lib" "$tmp/bare"
 			sed 's/^/      /' "$tmp/lib.err"
 		done
 		./proftop -b -n 0 --mode alloc -- "$wl" "$secs" "$mode" >"$tmp/proftop" 2>/dev/null
-		row "proftop -b --mode alloc" "$(rate "$tmp/proftop")" "$bare"
+		row "proftop -b --mode alloc" "$tmp/proftop" "$tmp/bare"
 		if command -v heaptrack >/dev/null 2>&1; then
 			(cd "$tmp" && heaptrack -o "$tmp/ht" "$OLDPWD/$wl" "$secs" "$mode" >"$tmp/ht.out" 2>&1)
-			row "heaptrack" "$(rate "$tmp/ht.out")" "$bare"
+			row "heaptrack" "$tmp/ht.out" "$tmp/bare"
 		fi
 		if command -v valgrind >/dev/null 2>&1; then
 			valgrind --tool=massif --massif-out-file="$tmp/massif.out" "$wl" "$secs" "$mode" \
 				>"$tmp/massif" 2>/dev/null
-			row "valgrind --tool=massif" "$(rate "$tmp/massif")" "$bare"
+			row "valgrind --tool=massif" "$tmp/massif" "$tmp/bare"
 		fi
 		round=$((round + 1))
 	done
