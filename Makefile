@@ -155,6 +155,7 @@ fuzz: $(FUZZ_TARGETS)
 # proftop's sources are instrumented once (coverage, ASan, UBSan) and linked into every target.
 FUZZ_CFLAGS := $(CPPFLAGS) -std=gnu11 -g -O1 -pthread $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 FUZZ_OBJS := $(LIB_SRCS:src/%.c=build-fuzz/obj/%.o)
+.SECONDARY: $(FUZZ_OBJS)
 
 build-fuzz/obj/%.o: src/%.c $(wildcard include/proftop/*.h)
 	@mkdir -p build-fuzz/obj
