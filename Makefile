@@ -20,7 +20,7 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev l
             libdebuginfod-dev libmicrohttpd-dev libcmocka-dev \
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
             libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl \
-            libjemalloc2 libtcmalloc-minimal4
+            libjemalloc2 libtcmalloc-minimal4 libcap2-bin
 
 BUILD    ?= build
 SRCS     := $(wildcard src/*.c)
@@ -34,7 +34,8 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
 # The allocation-sampling library --mode alloc preloads (preload/alloc.c). Never built with the
-# sanitizers' flags: it goes into programs that are not.
+# sanitizers' flags: it goes into programs that are not. Linked with what it uses only (the
+# sections of allocrec.c it does not call dropped, no libm), and nothing left undefined.
 ALLOC_LIB := $(BUILD)/libproftop-alloc.so
 ALLOC_LIB_SRCS := preload/alloc.c preload/alloc_env.c src/shmring.c src/allocrec.c
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
@@ -48,7 +49,8 @@ all: $(PROFTOP_BIN) $(ALLOC_LIB)
 
 $(ALLOC_LIB): $(ALLOC_LIB_SRCS) preload/alloc_env.h include/proftop/shmring.h include/proftop/allocrec.h | $(BUILD)
 	$(CC) -Iinclude -D_GNU_SOURCE -std=gnu11 $(WARN) -O2 -g -fPIC -shared -fvisibility=hidden \
-	    -ftls-model=initial-exec -fasynchronous-unwind-tables -pthread -o $@ $(ALLOC_LIB_SRCS) -ldl -lm
+	    -ftls-model=initial-exec -fasynchronous-unwind-tables -ffunction-sections \
+	    -Wl,--gc-sections -Wl,-z,defs -pthread -o $@ $(ALLOC_LIB_SRCS) -ldl
 
 $(PROFTOP_BIN): $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)

@@ -9,8 +9,8 @@
  * to, the allocator the program chose, which answers its errors as it would. Each thread
  * samples by bytes (allocrec.h): an allocation that covers the thread's gap to its next sampled
  * byte sends its registers and the top of its stack to proftop through the shared ring
- * (shmring.h); its free is sent too (a sampled block is known by a set of their addresses, or a
- * small one by a header: "sampled blocks" below).
+ * (shmring.h); its free is sent too (a sampled block is known by a set of their addresses: "the
+ * live set" below; the block itself is the allocator's, untouched).
  *
  * What it must not do: change what the program sees. It walks no stack, opens no descriptor
  * once the program runs, does no I/O, and gives errno back as it found it; a failing call
@@ -39,6 +39,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -71,6 +72,7 @@ struct next_allocator {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	size_t (*usable_size)(void *);
+	int (*getattr)(pthread_t, pthread_attr_t *);
 };
 
 enum { UNRESOLVED, RESOLVING, RESOLVED };
@@ -95,8 +97,8 @@ static void *arena_alloc(size_t size, size_t alignment)
 
 	if (alignment < 16)
 		alignment = 16;
-	if (alignment > 4096 || size > ARENA_BYTES) {
-		errno = ENOMEM;
+	if (alignment > 4096 || (alignment & (alignment - 1)) || size > ARENA_BYTES) {
+		errno = alignment & (alignment - 1) ? EINVAL : ENOMEM;
 		return NULL;
 	}
 	at = atomic_load_explicit(&arena_used, memory_order_relaxed);
@@ -146,6 +148,7 @@ __attribute__((noinline, cold)) static bool resolve(void)
 	found.valloc = (void *(*)(size_t))lookup("valloc");
 	found.pvalloc = (void *(*)(size_t))lookup("pvalloc");
 	found.usable_size = (size_t (*)(void *))lookup("malloc_usable_size");
+	found.getattr = (int (*)(pthread_t, pthread_attr_t *))lookup("pthread_getattr_np");
 	next = found;
 	alloc_env_resolve(lookup);
 	atomic_store_explicit(&next_state, RESOLVED, memory_order_release);
@@ -176,31 +179,28 @@ static TLS uint32_t own_tid;       /* the thread's id once asked; 0: not yet */
 static TLS uint64_t until;         /* bytes to this thread's next sampled one; 0: not drawn yet */
 static TLS uint64_t rng;
 static TLS uintptr_t stack_lo, stack_hi; /* the thread's stack; hi 0: not looked up yet */
+static TLS int in_getattr;         /* inside the program's pthread_getattr_np() (below) */
 
 /* --- the live set ------------------------------------------------------------------------------
  *
- * Sampled blocks without a header (below: "sampled blocks"), and a header block whose header
- * free() may not read. Open addressing on their addresses (0: empty, 1: a block was here), a
- * block's address with LIVE_HEADER when it has a header. free() looks at the set only while it
- * holds any, and a counting filter in front keeps most of those looks at one load. It holds
- * about as many blocks as the program's heap has bytes in use over the sampling mean (32 GiB at
- * 512 KiB, 256 MiB at --alloc-rate 4K); past that a sampled block that needs the set is not
- * told at its free (ALLOCREC_UNTRACKED), or takes a header. */
-#define LIVE_SLOTS (1u << 16)
+ * The sampled blocks not freed yet: open addressing on their addresses (0: empty, GONE: a block
+ * was here). A sampled block is the allocator's block as it is (its size class, its usable size,
+ * how realloc() grows it and what the allocator's own calls say of it are the allocator's), so
+ * free() can tell it only by this set: it looks only while the set holds any, a counting filter
+ * in front keeps most of those looks at one load, and a look probes no further than any block
+ * was ever put. The set holds LIVE_SLOTS blocks at most, about the blocks sampled in a heap of
+ * 128 GiB at the default mean (1 GiB at --alloc-rate 4K): past that, a sampled block is sent as
+ * ALLOCREC_UNTRACKED, counted as allocated but never in use. 2 MiB and 128 KiB of zero pages,
+ * touched as blocks are put. */
+#define LIVE_SLOTS (1u << 18)
 #define LIVE_PROBES 64
-#define FILTER_SLOTS (1u << 14)    /* 32 KiB: the free of a block never sampled stays in cache */
+#define FILTER_SLOTS (1u << 16)
 #define GONE 1u
-#define LIVE_HEADER 2u             /* (addresses are 16-byte aligned: the low bits are free) */
-
-enum block_kind {
-	BLOCK_PLAIN,   /* not sampled */
-	BLOCK_HEADER,  /* sampled, behind a header */
-	BLOCK_LISTED,  /* sampled, in the live set as it is */
-};
 
 static _Atomic uint64_t live[LIVE_SLOTS];
 static _Atomic uint16_t filter[FILTER_SLOTS];
 static _Atomic uint64_t nlive;     /* sampled blocks in the set: while 0, a free looks no further */
+static _Atomic unsigned live_reach = 1; /* probes a look needs: 1 + the farthest a block went */
 
 static uint64_t hash(uint64_t addr)
 {
@@ -210,19 +210,25 @@ static uint64_t hash(uint64_t addr)
 	return addr;
 }
 
-static bool live_add(uint64_t addr, enum block_kind kind)
+static bool live_add(uint64_t addr)
 {
-	uint64_t h = hash(addr), value = addr | (kind == BLOCK_HEADER ? LIVE_HEADER : 0);
+	uint64_t h = hash(addr);
 
-	if (addr & 15)
+	if (addr <= GONE)
 		return false;
 	for (unsigned i = 0; i < LIVE_PROBES; i++) {
 		_Atomic uint64_t *slot = &live[(h + i) & (LIVE_SLOTS - 1)];
 		uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
+		unsigned reach = atomic_load_explicit(&live_reach, memory_order_relaxed);
 
 		if ((v == 0 || v == GONE) &&
-		    atomic_compare_exchange_strong_explicit(slot, &v, value, memory_order_relaxed,
+		    atomic_compare_exchange_strong_explicit(slot, &v, addr, memory_order_relaxed,
 							    memory_order_relaxed)) {
+			while (reach < i + 1 &&
+			       !atomic_compare_exchange_weak_explicit(&live_reach, &reach, i + 1,
+								      memory_order_relaxed,
+								      memory_order_relaxed))
+				;
 			atomic_fetch_add_explicit(&filter[h & (FILTER_SLOTS - 1)], 1,
 						  memory_order_release);
 			atomic_fetch_add_explicit(&nlive, 1, memory_order_release);
@@ -232,34 +238,42 @@ static bool live_add(uint64_t addr, enum block_kind kind)
 	return false;
 }
 
-/* What the set says addr is (BLOCK_PLAIN: not in it), taken out of it when remove. */
-static enum block_kind live_find(uint64_t addr, bool remove)
+/* Whether addr is a sampled block's (taken out of the set when remove). */
+static bool live_find(uint64_t addr, bool remove)
 {
 	uint64_t h = hash(addr);
+	unsigned reach;
 
-	if (!atomic_load_explicit(&nlive, memory_order_acquire) ||
-	    !atomic_load_explicit(&filter[h & (FILTER_SLOTS - 1)], memory_order_acquire))
-		return BLOCK_PLAIN;
-	for (unsigned i = 0; i < LIVE_PROBES; i++) {
+	if (!atomic_load_explicit(&filter[h & (FILTER_SLOTS - 1)], memory_order_acquire))
+		return false;
+	reach = atomic_load_explicit(&live_reach, memory_order_relaxed);
+	for (unsigned i = 0; i < reach; i++) {
 		_Atomic uint64_t *slot = &live[(h + i) & (LIVE_SLOTS - 1)];
 		uint64_t v = atomic_load_explicit(slot, memory_order_relaxed);
-		enum block_kind kind = v & LIVE_HEADER ? BLOCK_HEADER : BLOCK_LISTED;
 
 		if (v == 0)
-			return BLOCK_PLAIN;
-		if ((v & ~(uint64_t)15) != addr)
+			return false;
+		if (v != addr)
 			continue;
 		if (!remove)
-			return kind;
+			return true;
 		if (atomic_compare_exchange_strong_explicit(slot, &v, GONE, memory_order_relaxed,
 							    memory_order_relaxed)) {
 			atomic_fetch_sub_explicit(&filter[h & (FILTER_SLOTS - 1)], 1,
 						  memory_order_release);
 			atomic_fetch_sub_explicit(&nlive, 1, memory_order_release);
-			return kind;
+			return true;
 		}
 	}
-	return BLOCK_PLAIN;
+	return false;
+}
+
+/* Whether p is a sampled block (taken out of the set when remove): the common case, a set that
+ * holds none, costs one load. */
+static inline bool is_sampled(const void *p, bool remove)
+{
+	return __builtin_expect(atomic_load_explicit(&nlive, memory_order_relaxed) != 0, 0) && p &&
+	       live_find((uint64_t)(uintptr_t)p, remove);
 }
 
 /* --- records ----------------------------------------------------------------------------------- */
@@ -273,8 +287,10 @@ static uint64_t now_ns(void)
 }
 
 /* The calling thread's stack, looked up at its first sample: the main thread's from where it
- * started down as far as its limit lets it grow; another's as pthreads made it (which may
- * allocate: the caller is busy), up to its thread descriptor, which glibc keeps at the top. */
+ * started down as far as its limit lets it grow; another's as pthreads made it, up to its thread
+ * descriptor, which glibc keeps at the top. pthread_getattr_np() allocates while it holds the
+ * thread's lock: not looked up while the program is inside it (a sample of its allocation would
+ * take the lock again), nor when the next one is not known. */
 static void find_thread_stack(void)
 {
 	uintptr_t self = (uintptr_t)pthread_self();
@@ -287,7 +303,7 @@ static void find_thread_stack(void)
 		stack_lo = stack_hi > main_stack_max ? stack_hi - main_stack_max : 0;
 		return;
 	}
-	if (pthread_getattr_np(pthread_self(), &attr))
+	if (in_getattr || !next.getattr || next.getattr(pthread_self(), &attr))
 		return;
 	if (!pthread_attr_getstack(&attr, &addr, &size)) {
 		stack_lo = (uintptr_t)addr;
@@ -296,6 +312,20 @@ static void find_thread_stack(void)
 			stack_hi = self;
 	}
 	pthread_attr_destroy(&attr);
+}
+
+/* The program's pthread_getattr_np(), marked: glibc allocates in it with the thread's lock held
+ * (find_thread_stack() must not ask then). */
+EXPORT int pthread_getattr_np(pthread_t thread, pthread_attr_t *attr)
+{
+	int rc;
+
+	if (!ready() || !next.getattr)
+		return ENOSYS;
+	in_getattr++;
+	rc = next.getattr(thread, attr);
+	in_getattr--;
+	return rc;
 }
 
 /* Bytes of stack a record made from here will copy, at most: from this frame to the end of
@@ -376,69 +406,21 @@ static void report(uint32_t kind, uint64_t addr, uint64_t size, bool stack)
 	errno = saved;
 }
 
-/* --- sampled blocks ----------------------------------------------------------------------------
- *
- * A sampled block of LISTED_MIN bytes or more is the next allocator's block as it is, its
- * address in the live set: its size class, its usable size and how realloc() grows it are the
- * allocator's own. So are the aligned allocators' (memalign and the like). A smaller one is
- * made HEADER bytes larger and returned past a header: a tag (the block's address mixed with a
- * secret drawn at start). free() tells it by its tag, one load just before the block (a block
- * never sampled has its allocator's chunk header or its neighbour's bytes there, which match
- * the tag only by a 2^-64 chance), so the frees of the other blocks, nearly all, cost a compare
- * while the live set is empty, and a load of its filter while it is not. The 16 bytes more may
- * take a small block into the allocator's next size class; a sampled small block is rare, and
- * its usable size is the larger block's less the header. The tag is read only when it is in the
- * block's own page: a block at the start of a page may have nothing mapped before it, so a
- * header block whose header would be there (or that is not 16-byte aligned) goes in the live
- * set too. */
-
-#define LISTED_MIN 1024
-#define HEADER 16
 #define PAGE 4096
 
-struct header {
-	uint64_t tag;
-	uint64_t unused;
-};
-
-static uint64_t secret;
-
-static uint64_t tag_of(const void *user)
-{
-	return secret ^ (uint64_t)(uintptr_t)user;
-}
-
-/* Whether user's header may be read (see above). */
-static bool header_readable(const void *user)
-{
-	uintptr_t at = (uintptr_t)user;
-
-	return !(at & 15) && (at & (PAGE - 1)) >= HEADER;
-}
-
-/* (No secret, no ring: nothing was sampled, and nothing is looked at.) */
-static inline bool has_header(const void *user)
-{
-	return secret && user && header_readable(user) &&
-	       ((const struct header *)user - 1)->tag == tag_of(user);
-}
-
-/* What user is: a plain block, a sampled one behind a header, or one in the live set. */
-static inline enum block_kind block_of(const void *user, bool remove)
-{
-	if (__builtin_expect(has_header(user), 0))
-		return BLOCK_HEADER;
-	if (__builtin_expect(atomic_load_explicit(&nlive, memory_order_relaxed) != 0, 0) && user)
-		return live_find((uint64_t)(uintptr_t)user, remove);
-	return BLOCK_PLAIN;
-}
-
 /* due()'s rare part, out of line so that the common one saves no register: the allocation
- * covers the gap (or the thread's first: its gap is drawn now). */
+ * covers the gap (or the thread's first: its gap is drawn now). Drawing a gap is floating-point
+ * arithmetic: done with the SSE control word's defaults (every exception masked: a program that
+ * traps inexact results must not get a SIGFPE in malloc), and the word, with the exception
+ * flags the program may be watching (fetestexcept), put back as it was. */
 __attribute__((noinline, cold)) static bool due_now(size_t size)
 {
 	int saved = errno;
 	bool sample = true;
+	uint32_t program_csr, default_csr = 0x1f80;
+
+	__asm__ volatile("stmxcsr %0" : "=m"(program_csr));
+	__asm__ volatile("ldmxcsr %0" : : "m"(default_csr));
 
 	if (!until) { /* the thread's first allocation: its gap is drawn now */
 		rng = now_ns() ^ ((uint64_t)syscall(SYS_gettid) << 32) ^ (uint64_t)(uintptr_t)&busy;
@@ -450,6 +432,7 @@ __attribute__((noinline, cold)) static bool due_now(size_t size)
 	}
 	if (sample)
 		until = allocrec_next_gap(&rng, mean);
+	__asm__ volatile("ldmxcsr %0" : : "m"(program_csr));
 	errno = saved;
 	return sample;
 }
@@ -466,92 +449,39 @@ static inline bool due(size_t size)
 	return due_now(size);
 }
 
-/* A sampled block of size bytes for the caller (zeroed when zero), reported. */
-__attribute__((noinline, cold)) static void *sampled(size_t size, bool zero)
+/* A block p of size bytes that the allocator made and the gap samples: in the live set, and
+ * reported. */
+__attribute__((noinline, cold)) static void sampled(void *p, size_t size)
 {
-	unsigned char *b;
-	void *user;
-
-	if (size >= LISTED_MIN) {
-		b = zero ? next.calloc(1, size) : next.malloc(size);
-		if (!b || live_add((uint64_t)(uintptr_t)b, BLOCK_LISTED)) {
-			if (b)
-				report(ALLOCREC_ALLOC, (uint64_t)(uintptr_t)b, size, true);
-			return b;
-		}
-		next.free(b); /* the set is full: with a header, then */
-	}
-	/* A size with no room for the header is not sampled: the allocator refuses it. */
-	if (size > PTRDIFF_MAX - HEADER)
-		return zero ? next.calloc(1, size) : next.malloc(size);
-	b = zero ? next.calloc(1, size + HEADER) : next.malloc(size + HEADER);
-	if (!b)
-		return NULL;
-	user = b + HEADER;
-	*(struct header *)b = (struct header){ tag_of(user), 0 };
-	if (!header_readable(user) && !live_add((uint64_t)(uintptr_t)user, BLOCK_HEADER)) {
-		/* No way to tell it at its free: not sampled after all. */
-		next.free(b);
-		return zero ? next.calloc(1, size) : next.malloc(size);
-	}
-	report(ALLOCREC_ALLOC, (uint64_t)(uintptr_t)user, size, true);
-	return user;
-}
-
-/* A block p of size bytes that the allocator made and the gap samples, as it is (an aligned
- * one, or one realloc() moved): in the live set. */
-__attribute__((noinline, cold)) static void sampled_listed(void *p, size_t size)
-{
-	report(live_add((uint64_t)(uintptr_t)p, BLOCK_LISTED) ? ALLOCREC_ALLOC : ALLOCREC_UNTRACKED,
+	report(live_add((uint64_t)(uintptr_t)p) ? ALLOCREC_ALLOC : ALLOCREC_UNTRACKED,
 	       (uint64_t)(uintptr_t)p, size, true);
 }
 
-/* The free of a sampled block of kind, out of the set already: sent, the header's tag undone. */
-__attribute__((noinline, cold)) static void release_sampled(void *user, enum block_kind kind)
+/* A sampled block freed (out of the set already): sent. */
+__attribute__((noinline, cold)) static void freed(void *p)
 {
-	if (kind == BLOCK_HEADER)
-		((struct header *)user - 1)->tag = 0;
 	if (!busy)
-		report(ALLOCREC_FREE, (uint64_t)(uintptr_t)user, 0, false);
-	next.free(kind == BLOCK_HEADER ? (unsigned char *)user - HEADER : user);
-}
-
-/* Free user, a block of the caller's: a plain one, or a sampled one (whose free is sent). */
-static inline void release(void *user)
-{
-	enum block_kind kind = block_of(user, true);
-
-	if (__builtin_expect(kind != BLOCK_PLAIN, 0))
-		release_sampled(user, kind);
-	else
-		next.free(user);
-}
-
-/* The bytes the caller may use in user: its allocator's, less the header of a sampled block. */
-static size_t usable(void *user, enum block_kind kind)
-{
-	size_t n;
-
-	if (!next.usable_size)
-		return 0;
-	if (kind != BLOCK_HEADER)
-		return next.usable_size(user);
-	n = next.usable_size((unsigned char *)user - HEADER);
-	return n > HEADER ? n - HEADER : 0;
+		report(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
 }
 
 /* --- the entry points -------------------------------------------------------------------------- */
 
 EXPORT void *malloc(size_t size)
 {
+	void *p;
+
 	if (__builtin_expect(!ready(), 0))
 		return arena_alloc(size, 16);
-	return __builtin_expect(due(size), 0) ? sampled(size, false) : next.malloc(size);
+	p = next.malloc(size);
+	if (p && __builtin_expect(due(size), 0))
+		sampled(p, size);
+	return p;
 }
 
 EXPORT void *calloc(size_t n, size_t size)
 {
 	size_t bytes;
+	void *p;
 
 	if (__builtin_expect(!ready(), 0)) {
 		if (__builtin_mul_overflow(n, size, &bytes)) {
@@ -560,91 +490,41 @@ EXPORT void *calloc(size_t n, size_t size)
 		}
 		return arena_alloc(bytes, 16);
 	}
-	if (__builtin_mul_overflow(n, size, &bytes))
-		return next.calloc(n, size); /* (which says ENOMEM) */
-	return __builtin_expect(due(bytes), 0) ? sampled(bytes, true) : next.calloc(n, size);
+	p = next.calloc(n, size);
+	if (p && __builtin_expect(due(n * size), 0))
+		sampled(p, n * size);
+	return p;
 }
 
-/* (A block that is not the arena's came from the next allocator, after it was known.) */
+/* (A block that is not the arena's came from the next allocator, after it was known.) The free
+ * is sent before the allocator may hand the block to another thread, whose allocation's record
+ * then follows it. */
 EXPORT void free(void *p)
 {
 	if (__builtin_expect(!p || in_arena(p), 0))
 		return;
-	release(p);
+	if (is_sampled(p, true))
+		freed(p);
+	next.free(p);
 }
 
 EXPORT size_t malloc_usable_size(void *p)
 {
 	if (in_arena(p))
 		return arena_size(p);
-	if (!p || !ready())
+	if (!p || !ready() || !next.usable_size)
 		return 0;
-	return usable(p, block_of(p, false));
+	return next.usable_size(p);
 }
 
-/* realloc() of a block without a header (plain or listed) by the allocator's own realloc():
- * the block grows in place as it would. A listed block is no more a sampled one once moved (its
- * free is sent); the block it becomes is one allocation of size bytes, sampled as the gap says
- * (as it is when it is large; by moving it behind a header when it is small). */
-static void *realloc_as_is(void *p, size_t size, enum block_kind kind)
-{
-	void *q;
-
-	if (kind == BLOCK_PLAIN && (!size || !due(size)))
-		return next.realloc(p, size);
-	if (kind == BLOCK_PLAIN && size < LISTED_MIN) { /* due: moved behind a header */
-		size_t old = usable(p, kind);
-
-		q = sampled(size, false);
-		if (!q)
-			return NULL;
-		memcpy(q, p, old < size ? old : size);
-		next.free(p);
-		return q;
-	}
-	if (kind == BLOCK_LISTED)
-		block_of(p, true);
-	q = next.realloc(p, size);
-	if (kind == BLOCK_LISTED) {
-		if (!q && size) { /* failed: p is as it was */
-			live_add((uint64_t)(uintptr_t)p, BLOCK_LISTED);
-			return NULL;
-		}
-		if (!busy)
-			report(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
-		if (q && size && !due(size))
-			return q;
-	}
-	if (q && size)
-		sampled_listed(q, size);
-	return q;
-}
-
-/* realloc() of a block behind a header: moved, by copying, to a block sampled or not as the gap
- * says; to nothing, as the allocator's realloc(p, 0) does. */
-static void *realloc_header(void *p, size_t size)
-{
-	size_t old = usable(p, BLOCK_HEADER);
-	void *q;
-
-	if (!size) {
-		block_of(p, true);
-		((struct header *)p - 1)->tag = 0;
-		if (!busy)
-			report(ALLOCREC_FREE, (uint64_t)(uintptr_t)p, 0, false);
-		return next.realloc((unsigned char *)p - HEADER, 0);
-	}
-	q = malloc(size);
-	if (!q)
-		return NULL;
-	memcpy(q, p, old < size ? old : size);
-	release(p);
-	return q;
-}
-
+/* By the allocator's own realloc(): the block grows in place or moves as it would. A sampled
+ * block is no more one once resized (its free is sent first, as free()'s); the block it becomes
+ * is one allocation of size bytes, sampled as the gap says. (Should the allocator then fail,
+ * the old block is put back in the set, but proftop has taken it as freed: the in-use profile
+ * misses one block, on a failed realloc.) */
 EXPORT void *realloc(void *p, size_t size)
 {
-	enum block_kind kind;
+	bool was_sampled;
 	void *q;
 
 	if (!p)
@@ -657,8 +537,15 @@ EXPORT void *realloc(void *p, size_t size)
 			memcpy(q, p, arena_size(p) < size ? arena_size(p) : size);
 		return q;
 	}
-	kind = block_of(p, false);
-	return kind == BLOCK_HEADER ? realloc_header(p, size) : realloc_as_is(p, size, kind);
+	was_sampled = is_sampled(p, true);
+	if (was_sampled)
+		freed(p);
+	q = next.realloc(p, size);
+	if (!q && size && was_sampled)
+		live_add((uint64_t)(uintptr_t)p);
+	if (q && size && __builtin_expect(due(size), 0))
+		sampled(q, size);
+	return q;
 }
 
 EXPORT void *memalign(size_t alignment, size_t size)
@@ -669,7 +556,7 @@ EXPORT void *memalign(size_t alignment, size_t size)
 		return arena_alloc(size, alignment);
 	p = next.memalign ? next.memalign(alignment, size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_listed(p, size);
+		sampled(p, size);
 	return p;
 }
 
@@ -678,14 +565,18 @@ EXPORT int posix_memalign(void **out, size_t alignment, size_t size)
 	int err;
 
 	if (__builtin_expect(!ready(), 0)) {
-		*out = arena_alloc(size, alignment);
-		return *out ? 0 : ENOMEM;
+		void *p = arena_alloc(size, alignment);
+
+		if (!p)
+			return errno;
+		*out = p;
+		return 0;
 	}
 	if (!next.posix_memalign)
 		return ENOMEM;
 	err = next.posix_memalign(out, alignment, size);
 	if (!err && __builtin_expect(due(size), 0))
-		sampled_listed(*out, size);
+		sampled(*out, size);
 	return err;
 }
 
@@ -697,7 +588,7 @@ EXPORT void *aligned_alloc(size_t alignment, size_t size)
 		return arena_alloc(size, alignment);
 	p = next.aligned_alloc ? next.aligned_alloc(alignment, size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_listed(p, size);
+		sampled(p, size);
 	return p;
 }
 
@@ -709,7 +600,7 @@ EXPORT void *valloc(size_t size)
 		return arena_alloc(size, PAGE);
 	p = next.valloc ? next.valloc(size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_listed(p, size);
+		sampled(p, size);
 	return p;
 }
 
@@ -718,20 +609,23 @@ EXPORT void *pvalloc(size_t size)
 	void *p;
 
 	if (__builtin_expect(!ready(), 0))
-		return arena_alloc((size + PAGE - 1) & ~(size_t)(PAGE - 1), PAGE);
+		return arena_alloc(size > ARENA_BYTES ? size : (size + PAGE - 1) & ~(size_t)(PAGE - 1),
+				   PAGE);
 	p = next.pvalloc ? next.pvalloc(size) : NULL;
 	if (p && __builtin_expect(due(size), 0))
-		sampled_listed(p, size);
+		sampled(p, size);
 	return p;
 }
 
 /* --- start ------------------------------------------------------------------------------------- */
 
-/* In a forked child: another process, and its one thread another thread. */
+/* In a forked child: another process, and its one thread another thread, whose gaps are drawn
+ * afresh (not the parent's next ones). */
 static void forked(void)
 {
 	atomic_store_explicit(&own_pid, (uint32_t)getpid(), memory_order_relaxed);
 	own_tid = 0;
+	until = 0;
 }
 
 /* This library's executable segment: the frames of its own functions are not the target's. */
@@ -754,26 +648,30 @@ static int find_self(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* The ring the environment names (/proc/PID/fd/N: proftop's descriptor, so that the program
- * inherits none), mapped; NULL when there is none or it is not one. The descriptor lives only
- * for the mapping, before the program's main(). */
-static void *map_ring(const char *path)
+/* Whether fd is proftop's ring: a memfd of its name. */
+static bool is_ring_fd(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return !strncmp(target, "/memfd:proftop-alloc", 20);
+}
+
+/* The ring on fd mapped (fd closed when close_it); NULL when it is none. */
+static void *map_ring_fd(int fd, bool close_it)
 {
 	struct stat st;
-	void *mem;
-	int fd;
+	void *mem = MAP_FAILED;
 
-	if (!path || strncmp(path, "/proc/", 6))
-		return NULL;
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || st.st_size <= 0) {
+	if (is_ring_fd(fd) && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_size > 0)
+		mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (close_it)
 		close(fd);
-		return NULL;
-	}
-	mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
 	if (mem == MAP_FAILED)
 		return NULL;
 	if (!shmring_valid(mem, (size_t)st.st_size) ||
@@ -784,6 +682,33 @@ static void *map_ring(const char *path)
 		return NULL;
 	}
 	return mem;
+}
+
+/* The ring the environment names, mapped; NULL when there is none or it is not one. The command
+ * proftop started inherits its descriptor: mapped, and closed before the program's main(), so
+ * that the program has none. A program that command executes opens it by proftop's /proc path
+ * (its own descriptor, for the mapping only); checked to be a memfd of the ring's name first
+ * (opening anything else could act: a terminal, a FIFO). */
+static void *map_ring(const struct alloc_env *env)
+{
+	int fd;
+
+	if (env->fd >= 0 && is_ring_fd(env->fd))
+		return map_ring_fd(env->fd, true);
+	if (!env->ring || strncmp(env->ring, "/proc/", 6))
+		return NULL;
+	{
+		char target[64];
+		ssize_t n = readlink(env->ring, target, sizeof(target) - 1);
+
+		if (n <= 0)
+			return NULL;
+		target[n] = '\0';
+		if (strncmp(target, "/memfd:proftop-alloc", 20))
+			return NULL;
+	}
+	fd = open(env->ring, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	return fd < 0 ? NULL : map_ring_fd(fd, true);
 }
 
 __attribute__((constructor)) static void start(void)
@@ -803,7 +728,7 @@ __attribute__((constructor)) static void start(void)
 		if (!*end && m >= 1)
 			mean = m;
 	}
-	mem = map_ring(env.ring);
+	mem = map_ring(&env);
 	if (mem) {
 		dl_iterate_phdr(find_self, (void *)(uintptr_t)&start);
 		main_thread = pthread_self();
@@ -814,9 +739,6 @@ __attribute__((constructor)) static void start(void)
 			main_stack_max = (uintptr_t)1 << 30;
 		atomic_store_explicit(&own_pid, (uint32_t)getpid(), memory_order_relaxed);
 		pthread_atfork(NULL, NULL, forked);
-		secret = now_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 40 ^
-			 (uint64_t)(uintptr_t)&secret;
-		secret |= 1; /* never 0: a zeroed word is no tag */
 		ring = mem;
 	}
 	busy = 0;

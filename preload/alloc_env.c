@@ -1,7 +1,7 @@
 /* alloc_env.c — the allocation library's environment (alloc_env.h).
  *
- * proftop starts the command with LD_PRELOAD naming this library first and PROFTOP_ALLOC_RING
- * and PROFTOP_ALLOC_MEAN set. The constructor takes them out of the environment the program
+ * proftop starts the command with LD_PRELOAD naming this library first and PROFTOP_ALLOC_RING,
+ * PROFTOP_ALLOC_MEAN and PROFTOP_ALLOC_FD set. The constructor takes them out of the environment the program
  * reads (getenv, environ, the environment its children inherit), so that a program that prints
  * or passes on its environment does what it does without proftop. To sample the programs it
  * executes too, the exec functions a program calls (execve, execv, execvp, execvpe, execl,
@@ -11,9 +11,11 @@
  * call to wrap: what they run is not sampled. /proc/PID/environ keeps the environment the
  * process started with: nothing can change that.
  *
- * The wrappers may run in a vfork()ed child, which shares its parent's memory: they allocate
- * nothing (the new environment is built on the stack, bounded) and change no state. An
- * environment too large for that is passed on as it is (the program it runs is not sampled). */
+ * The wrappers may run in a vfork()ed child, which shares its parent's memory, or in a signal
+ * handler on a small alternate stack: they allocate nothing, change no state, and build the new
+ * environment on the stack in as many bytes as it needs (its pointers and LD_PRELOAD's entry),
+ * the program's own LD_PRELOAD entry replaced where it was. An environment of more than
+ * ENV_MAX entries is passed on as it is (the program it runs is not sampled). */
 #include "alloc_env.h"
 
 #include <dlfcn.h>
@@ -34,9 +36,9 @@ extern char **environ;
 
 #define RING_VAR "PROFTOP_ALLOC_RING="
 #define MEAN_VAR "PROFTOP_ALLOC_MEAN="
+#define FD_VAR "PROFTOP_ALLOC_FD="
 #define PRELOAD_VAR "LD_PRELOAD="
-#define ENV_ROOM 512         /* entries of an environment the wrappers extend, at most */
-#define PRELOAD_ROOM 1536    /* bytes of the LD_PRELOAD they make */
+#define ENV_MAX 4096         /* entries of an environment the wrappers extend, at most */
 #define VALUE_ROOM 4096      /* bytes of a variable kept (this library's path among them) */
 
 /* What the constructor kept: whole "NAME=value" entries; empty when not set. */
@@ -124,16 +126,26 @@ static void take_preload(void)
 void alloc_env_take(struct alloc_env *env)
 {
 	const char *ring = getenv("PROFTOP_ALLOC_RING"), *mean = getenv("PROFTOP_ALLOC_MEAN");
+	const char *fd = getenv("PROFTOP_ALLOC_FD");
+	char *end;
+	long n;
 
 	env->ring = env->mean = NULL;
+	env->fd = -1;
 	if (!ring)
 		return;
+	if (fd) {
+		n = strtol(fd, &end, 10);
+		if (*fd && !*end && n >= 0 && n <= INT32_MAX)
+			env->fd = (int)n;
+	}
 	if (keep(kept_ring, sizeof(kept_ring), RING_VAR, ring))
 		env->ring = kept_ring + strlen(RING_VAR);
 	if (mean && keep(kept_mean, sizeof(kept_mean), MEAN_VAR, mean))
 		env->mean = kept_mean + strlen(MEAN_VAR);
 	unsetenv("PROFTOP_ALLOC_RING");
 	unsetenv("PROFTOP_ALLOC_MEAN");
+	unsetenv("PROFTOP_ALLOC_FD");
 	take_preload();
 }
 
@@ -158,58 +170,83 @@ static bool preloads(const char *value, const char *path)
 	return false;
 }
 
-/* Append text to buf (room bytes, *at used so far, kept terminated); false when it does not
- * fit. (Not snprintf: the exec functions may be called from a signal handler.) */
-static bool append(char *buf, size_t room, size_t *at, const char *text)
+/* What with_ours() needs for envp: the entries of the environment it makes (0: none to make,
+ * envp goes as it is) and the bytes of its LD_PRELOAD entry. */
+struct env_need {
+	size_t entries;
+	size_t preload;
+	const char *theirs;    /* the value of envp's own LD_PRELOAD; NULL: none */
+};
+
+static struct env_need env_need(char *const *envp)
+{
+	struct env_need need = { 0, 1, NULL };
+	size_t n = 0;
+
+	if (!kept_ring[0] || !kept_library[0])
+		return need;
+	for (; envp && envp[n]; n++) {
+		if (n >= ENV_MAX)
+			return need;
+		if (named(envp[n], PRELOAD_VAR))
+			need.theirs = envp[n] + strlen(PRELOAD_VAR);
+	}
+	need.entries = n + 4; /* LD_PRELOAD, the ring, the mean, NULL */
+	need.preload = strlen(PRELOAD_VAR) + strlen(kept_library) + 2 +
+		       (need.theirs ? strlen(need.theirs) : 0);
+	return need;
+}
+
+/* Append text at *at in buf. (Not snprintf: the exec functions may be called from a signal
+ * handler.) The caller sized buf for all it appends. */
+static void append(char *buf, size_t *at, const char *text)
 {
 	size_t len = strlen(text);
 
-	if (len >= room - *at)
-		return false;
 	memcpy(buf + *at, text, len + 1);
 	*at += len;
-	return true;
 }
 
-/* The LD_PRELOAD entry the programs executed get, into preload (PRELOAD_ROOM bytes): this
- * library, then theirs (the value of the one in their environment, NULL: none), unless it is
- * there already. */
-static bool make_preload(char *preload, const char *theirs)
+/* The LD_PRELOAD entry the programs executed get, into preload (need's bytes): this library,
+ * then theirs, unless it is there already. */
+static void make_preload(char *preload, const char *theirs)
 {
 	size_t at = 0;
 
-	preload[0] = '\0';
-	if (theirs && preloads(theirs, kept_library))
-		return append(preload, PRELOAD_ROOM, &at, PRELOAD_VAR) &&
-		       append(preload, PRELOAD_ROOM, &at, theirs);
-	return append(preload, PRELOAD_ROOM, &at, PRELOAD_VAR) &&
-	       append(preload, PRELOAD_ROOM, &at, kept_library) &&
-	       (!theirs || !*theirs ||
-		(append(preload, PRELOAD_ROOM, &at, ":") &&
-		 append(preload, PRELOAD_ROOM, &at, theirs)));
+	append(preload, &at, PRELOAD_VAR);
+	if (theirs && preloads(theirs, kept_library)) {
+		append(preload, &at, theirs);
+		return;
+	}
+	append(preload, &at, kept_library);
+	if (theirs && *theirs) {
+		append(preload, &at, ":");
+		append(preload, &at, theirs);
+	}
 }
 
-/* envp with this library's variables put back, in out (ENV_ROOM + 4 entries) and preload
- * (PRELOAD_ROOM bytes); envp itself when there is nothing to put back or no room. */
-static char *const *with_ours(char *const *envp, char **out, char *preload)
+/* envp with this library's variables put back, in out (need.entries entries) and preload
+ * (need.preload bytes); envp itself when need says so. */
+static char *const *with_ours(char *const *envp, char **out, char *preload, struct env_need need)
 {
-	size_t n = 0, i = 0;
-	const char *theirs = NULL;
+	size_t i = 0;
+	bool placed = false;
 
-	if (!kept_ring[0] || !kept_library[0])
+	if (!need.entries)
 		return envp;
-	for (; envp && envp[n]; n++)
-		if (n >= ENV_ROOM)
-			return envp;
-	for (size_t k = 0; k < n; k++) {
-		if (named(envp[k], PRELOAD_VAR))
-			theirs = envp[k] + strlen(PRELOAD_VAR);
-		else if (!named(envp[k], RING_VAR) && !named(envp[k], MEAN_VAR))
+	make_preload(preload, need.theirs);
+	for (size_t k = 0; envp && envp[k]; k++) {
+		if (named(envp[k], PRELOAD_VAR)) {
+			if (!placed) /* where the program had it */
+				out[i++] = preload;
+			placed = true;
+		} else if (!named(envp[k], RING_VAR) && !named(envp[k], MEAN_VAR) &&
+			   !named(envp[k], FD_VAR)) {
 			out[i++] = envp[k];
+		}
 	}
-	if (!make_preload(preload, theirs))
-		return envp;
-	out[i++] = preload;
+	if (!placed)
+		out[i++] = preload;
 	out[i++] = kept_ring;
 	if (kept_mean[0])
 		out[i++] = kept_mean;
@@ -225,10 +262,11 @@ static int no_function(void)
 
 static int exec_env(const char *path, char *const argv[], char *const envp[], bool search)
 {
-	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	struct env_need need = env_need(envp);
+	char *env[need.entries + 1], preload[need.preload];
 	execve_fn *fn = (execve_fn *)real(search ? EXECVPE : EXECVE);
 
-	return fn ? fn(path, argv, with_ours(envp, env, preload)) : no_function();
+	return fn ? fn(path, argv, with_ours(envp, env, preload, need)) : no_function();
 }
 
 EXPORT int execve(const char *path, char *const argv[], char *const envp[])
@@ -253,28 +291,33 @@ EXPORT int execvp(const char *file, char *const argv[])
 
 EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
-	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	struct env_need need = env_need(envp);
+	char *env[need.entries + 1], preload[need.preload];
 	fexecve_fn *fn = (fexecve_fn *)real(FEXECVE);
 
-	return fn ? fn(fd, argv, with_ours(envp, env, preload)) : no_function();
+	return fn ? fn(fd, argv, with_ours(envp, env, preload, need)) : no_function();
 }
 
 EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[], int flags)
 {
-	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	struct env_need need = env_need(envp);
+	char *env[need.entries + 1], preload[need.preload];
 	execveat_fn *fn = (execveat_fn *)real(EXECVEAT);
 
-	return fn ? fn(dirfd, path, argv, with_ours(envp, env, preload), flags) : no_function();
+	return fn ? fn(dirfd, path, argv, with_ours(envp, env, preload, need), flags)
+		  : no_function();
 }
 
 static int spawn_env(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
 		     const posix_spawnattr_t *attr, char *const argv[], char *const envp[],
 		     bool search)
 {
-	char *env[ENV_ROOM + 4], preload[PRELOAD_ROOM];
+	struct env_need need = env_need(envp);
+	char *env[need.entries + 1], preload[need.preload];
 	spawn_fn *fn = (spawn_fn *)real(search ? POSIX_SPAWNP : POSIX_SPAWN);
 
-	return fn ? fn(pid, path, actions, attr, argv, with_ours(envp, env, preload)) : ENOSYS;
+	return fn ? fn(pid, path, actions, attr, argv, with_ours(envp, env, preload, need))
+		  : ENOSYS;
 }
 
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,

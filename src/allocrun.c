@@ -179,9 +179,10 @@ int allocrun_prepare(struct allocrun *run, const char *command, uint64_t mean, c
 	run->nslots = ALLOCRUN_SLOTS;
 	run->slot_size = ALLOCRUN_SLOT_SIZE;
 	run->bytes = shmring_bytes(run->nslots, run->slot_size);
-	/* Not inherited: the library opens it by its /proc path (as proftop's processes, the
-	 * command's, may), maps it and closes it before the program runs. */
-	run->fd = memfd_create("proftop-alloc", MFD_CLOEXEC);
+	/* Inherited by the command, whose library maps it and closes it before the program runs;
+	 * the programs it executes open it by its /proc path (which a proftop made non-dumpable by
+	 * file capabilities does not let them: then only the command is sampled). */
+	run->fd = memfd_create("proftop-alloc", 0);
 	if (run->fd < 0 || ftruncate(run->fd, (off_t)run->bytes) < 0 ||
 	    (run->ring = mmap(NULL, run->bytes, PROT_READ | PROT_WRITE, MAP_SHARED, run->fd, 0)) ==
 		    MAP_FAILED) {
@@ -200,6 +201,7 @@ int allocrun_prepare(struct allocrun *run, const char *command, uint64_t mean, c
 	run->env[1] = xasprintf("PROFTOP_ALLOC_RING=/proc/%d/fd/%d", (int)getpid(), run->fd);
 	run->env[2] = xasprintf("PROFTOP_ALLOC_MEAN=%llu",
 				(unsigned long long)(mean ? mean : ALLOCREC_DEFAULT_MEAN));
+	run->env[3] = xasprintf("PROFTOP_ALLOC_FD=%d", run->fd);
 	free(lib);
 	return 0;
 }
@@ -212,7 +214,7 @@ void allocrun_release(struct allocrun *run)
 	if (run->ring)
 		munmap(run->ring, run->bytes);
 	run->ring = NULL;
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		free(run->env[i]);
 		run->env[i] = NULL;
 	}

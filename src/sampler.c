@@ -888,13 +888,26 @@ static bool drain_allocs(struct sampler *s, uint64_t up_to)
 	return pushed;
 }
 
+/* How far a pass may read the allocation ring: to what producers had reserved, as the target
+ * says, but never more than one lap (a target that keeps writing, or forges the head, cannot
+ * keep the sampler reading). */
+static uint64_t allocs_bound(const struct sampler *s)
+{
+	uint64_t reserved = shmring_reserved(&s->alloc_reader), read = shmring_read(&s->alloc_reader);
+
+	return (int64_t)(reserved - read) > (int64_t)s->alloc_reader.nslots
+		       ? read + s->alloc_reader.nslots : reserved;
+}
+
 /* The allocation records left in the shared ring once the sampler thread ended, dropped and
  * counted: the collector did not make room for them in time. */
 static void drop_allocs(struct sampler *s)
 {
+	uint64_t up_to = s->allocs ? allocs_bound(s) : 0;
 	size_t bytes;
 
-	while (s->allocs && shmring_peek(&s->alloc_reader, util_now_ns(), &bytes)) {
+	while (s->allocs && shmring_read(&s->alloc_reader) < up_to &&
+	       shmring_peek(&s->alloc_reader, util_now_ns(), &bytes)) {
 		shmring_release(&s->alloc_reader);
 		atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
 	}
@@ -916,7 +929,7 @@ static void wake_consumer(struct sampler *s)
 static bool drain_all(struct sampler *s)
 {
 	bool pushed = flush_pending(s);
-	uint64_t allocs_up_to = s->allocs ? shmring_reserved(&s->alloc_reader) : 0;
+	uint64_t allocs_up_to = s->allocs ? allocs_bound(s) : 0;
 
 	pushed |= drain_rings(s);
 	pushed |= drain_allocs(s, allocs_up_to);

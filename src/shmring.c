@@ -172,6 +172,7 @@ static void give_back(struct shmring_reader *r, uint32_t k)
 		atomic_store_explicit(&r->seqs[(r->tail + i) & (r->nslots - 1)],
 				      r->tail + i + r->nslots, memory_order_release);
 	r->tail += k;
+	r->stall_since_ns = 0; /* the next record's wait starts now */
 	atomic_store_explicit(&r->h->tail, r->tail, memory_order_relaxed);
 }
 
@@ -207,11 +208,18 @@ static bool stalled(struct shmring_reader *r, uint64_t now_ns)
 	}
 	if (now_ns - r->stall_since_ns < SHMRING_STALL_NS)
 		return false;
+	/* As many slots as its start says; when the start is no record's (its producer died
+	 * before writing it), every slot up to the next one published. */
 	k = record_slots(r, &tag);
+	if (!k) {
+		while (k < head - r->tail && k < max_record_slots(r->nslots) &&
+		       atomic_load_explicit(&r->seqs[(r->tail + k) & (r->nslots - 1)],
+					    memory_order_acquire) != r->tail + k + 1)
+			k++;
+	}
 	if (!k || k > head - r->tail)
 		k = 1;
 	r->skipped += k;
-	r->stall_since_ns = 0;
 	give_back(r, k);
 	return true;
 }

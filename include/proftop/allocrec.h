@@ -80,6 +80,8 @@ __attribute__((always_inline)) static inline void allocrec_take_registers(uint64
 /* The next gap, in bytes (at least 1), for a mean of mean bytes; *rng is the caller's
  * xorshift state (any non-zero value to start). */
 uint64_t allocrec_next_gap(uint64_t *rng, uint64_t mean);
+/* -ln(k / 2^53) for k in [1, 2^53], without libm. */
+double allocrec_neg_log_unit(uint64_t k);
 /* How many allocations of size bytes one sampled at mean stands for (at least 1). */
 double allocrec_scale(uint64_t size, uint64_t mean);
 

@@ -21,9 +21,11 @@ struct allocrun {
 	void *ring;                /* the ring, mapped shared */
 	size_t bytes;
 	uint32_t nslots, slot_size;
-	int fd;                    /* its memfd (close-on-exec: the command opens it by its
-				    * /proc path, and so do the programs it executes); -1: none */
-	char *env[4];              /* LD_PRELOAD=, PROFTOP_ALLOC_RING=, PROFTOP_ALLOC_MEAN=, NULL */
+	int fd;                    /* its memfd: the command inherits it (and the library closes
+				    * it at once); the programs it executes open it by its /proc
+				    * path; -1: none */
+	char *env[5];              /* LD_PRELOAD=, PROFTOP_ALLOC_RING=, PROFTOP_ALLOC_MEAN=,
+				    * PROFTOP_ALLOC_FD=, NULL */
 };
 
 /* Whether the library can go into command (found as execvp() would): not a static executable

@@ -35,7 +35,8 @@
  * geometry and of the tail, and a record's k only within the ring's bounds; a payload is bytes
  * to validate, after copying them out. A slot reserved and never published (its producer was
  * killed while writing it) would stop the ring: a record that stays unready for SHMRING_STALL_NS
- * while a later one is reserved is skipped (counted): as many slots as its header says, or one.
+ * while a later one is reserved is skipped (counted): as many slots as its header says, or, when
+ * the producer died before writing that, those up to the next one published.
  * A producer that was only stopped that long (SIGSTOP, a debugger) then publishes into slots
  * another may be writing: one record may come out mixed, which validation must survive. */
 #ifndef PROFTOP_SHMRING_H

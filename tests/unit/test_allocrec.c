@@ -28,6 +28,28 @@ static void gaps_have_the_mean(void **state)
 	assert_true(allocrec_next_gap(&rng, 0) >= 1);
 }
 
+/* The logarithm the library computes without libm is libm's, to double precision. */
+static void log_without_libm(void **state)
+{
+	uint64_t rng = 99;
+
+	(void)state;
+	for (uint64_t k = 1; k < 5000; k++) {
+		double want = -log((double)k / 9007199254740992.0);
+
+		assert_true(fabs(allocrec_neg_log_unit(k) - want) <= 1e-14 * want);
+	}
+	for (int i = 0; i < 100000; i++) {
+		uint64_t k;
+
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+		k = (rng >> 11) + 1;
+		assert_true(fabs(allocrec_neg_log_unit(k) + log((double)k / 9007199254740992.0)) <
+			    1e-15 + 1e-13 * -log((double)k / 9007199254740992.0));
+	}
+	assert_true(allocrec_neg_log_unit(1ull << 53) == 0);
+}
+
 static void scale(void **state)
 {
 	(void)state;
@@ -81,6 +103,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(gaps_have_the_mean),
+		cmocka_unit_test(log_without_libm),
 		cmocka_unit_test(scale),
 		cmocka_unit_test(estimates_come_back),
 	};

@@ -320,6 +320,32 @@ static void stalled_record(void **state)
 	munmap(mem, bytes);
 }
 
+/* A producer that died between reserving its slots and writing its record's start: after
+ * SHMRING_STALL_NS the consumer goes past every slot up to the next record at once. */
+static void stalled_before_start(void **state)
+{
+	size_t bytes;
+	void *mem = ring_memory(16, &bytes);
+	struct shmring_reader r;
+	const struct record *got;
+	uint64_t dead;
+	unsigned char *payload;
+
+	(void)state;
+	shmring_reader_init(&r, mem, 16, SLOT);
+	payload = shmring_reserve(mem, 150, &dead); /* 3 slots */
+	assert_non_null(payload);
+	memset(payload - sizeof(struct shmring_record), 0xee, sizeof(struct shmring_record));
+	assert_true(send(mem, 2, 9));
+	assert_null(peek(&r, 1000));
+	got = peek(&r, 1000 + SHMRING_STALL_NS);
+	assert_non_null(got);
+	assert_int_equal(got->seq, 9);
+	assert_int_equal(r.skipped, 3);
+	shmring_release(&r);
+	munmap(mem, bytes);
+}
+
 /* The target owns the memory: garbage in the header, the sequences and the records' starts
  * never takes the consumer outside the ring, nor hangs it. */
 static void garbage_memory(void **state)
@@ -368,6 +394,7 @@ int main(void)
 		cmocka_unit_test(threads_race),
 		cmocka_unit_test(processes_race),
 		cmocka_unit_test(stalled_record),
+		cmocka_unit_test(stalled_before_start),
 		cmocka_unit_test(garbage_memory),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,7 +9,8 @@
  *                   what open() gives next
  *   fds-reversed IN OUT   the same with OUT opened first
  *   errno           errno set before each allocation call that succeeds must be the same after,
- *                   on four threads and in a signal handler
+ *                   on four threads and in a signal handler; no floating-point exception flag
+ *                   raised, and none trapped when the program unmasks them
  *   limits          what sizes near SIZE_MAX and odd alignments give (NULL or a block, errno),
  *                   and blocks of their usable size written whole
  *   processes       a fork that does not exec, a vfork that execs, posix_spawn, signals handled
@@ -20,12 +21,16 @@
  *                   LD_PRELOAD, and execlp)
  *   env-child       (env's child) print the environment
  *   allocator       which allocator the blocks come from: jemalloc and tcmalloc count what they
- *                   hand out, glibc's mallinfo2 does */
+ *                   hand out, glibc's mallinfo2 does
+ *   getattr         threads whose first act is pthread_getattr_np(), which allocates with the
+ *                   thread's lock held
+ *   altstack        a signal handler on an 8 KiB alternate stack executes a program */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <fenv.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
@@ -134,7 +139,7 @@ static int case_fds(const char *in_path, const char *out_path, int reversed, con
 	return 0;
 }
 
-static int errno_changes;
+static int errno_changes, fp_changes;
 static pthread_mutex_t errno_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Each successful call must leave errno as it found it. */
@@ -142,11 +147,18 @@ static void errno_round(void)
 {
 	int changed = 0;
 
+	feclearexcept(FE_ALL_EXCEPT);
 	for (int i = 0; i < 300; i++) {
-		void *p, *q, *a = NULL;
+		void *p, *q, *a = NULL, *small;
 
 		errno = 4242;
 		p = malloc(50000 + (size_t)i);
+		changed += errno != 4242;
+		small = malloc(1 + (size_t)i % 200);
+		changed += errno != 4242;
+		small = realloc(small, 300 + (size_t)i);
+		changed += errno != 4242;
+		free(small);
 		changed += errno != 4242;
 		q = calloc(10, 5000);
 		changed += errno != 4242;
@@ -163,6 +175,7 @@ static void errno_round(void)
 	}
 	pthread_mutex_lock(&errno_lock);
 	errno_changes += changed;
+	fp_changes += fetestexcept(FE_ALL_EXCEPT) != 0; /* (the library's arithmetic shows none) */
 	pthread_mutex_unlock(&errno_lock);
 }
 
@@ -204,6 +217,13 @@ static int case_errno(void)
 		raise(SIGUSR1);
 	fprintf(report, "errno changed by successful calls: %d; in the handler: %d of %d runs\n",
 		errno_changes, (int)handler_changes, (int)handler_runs);
+	fprintf(report, "threads that saw floating-point exception flags raised: %d\n", fp_changes);
+	/* Inexact results trapped (SIGFPE): the library's arithmetic must not raise it. */
+	feenableexcept(FE_INEXACT | FE_INVALID | FE_DIVBYZERO | FE_OVERFLOW);
+	for (int i = 0; i < 2000; i++)
+		free(malloc(100000 + (size_t)i));
+	fedisableexcept(FE_ALL_EXCEPT);
+	fprintf(report, "allocated with inexact results trapped\n");
 	return 0;
 }
 
@@ -373,24 +393,11 @@ static int case_threads(void)
 	return 0;
 }
 
-static int by_string(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
+/* The environment in its order (a library that moved an entry would show). */
 static void print_env(FILE *out, const char *who)
 {
-	size_t n = 0;
-	char **sorted;
-
-	while (environ && environ[n])
-		n++;
-	sorted = malloc((n + 1) * sizeof(*sorted));
-	memcpy(sorted, environ, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), by_string);
-	for (size_t i = 0; i < n; i++)
-		fprintf(out, "%s: %s\n", who, sorted[i]);
-	free(sorted);
+	for (size_t i = 0; environ && environ[i]; i++)
+		fprintf(out, "%s: %s\n", who, environ[i]);
 	fprintf(out, "%s: getenv LD_PRELOAD %s\n", who, getenv("LD_PRELOAD") ? "set" : "unset");
 }
 
@@ -399,7 +406,7 @@ static int run_child(const char *path, const char *how)
 {
 	char *argv[] = { self, "env-child", (char *)path, (char *)how, NULL };
 	char *custom[] = { "A=1", "B=2", NULL };
-	char *preloading[] = { "C=3", "LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6", NULL };
+	char *preloading[] = { "LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6", "C=3", NULL };
 	pid_t pid;
 	int status;
 
@@ -447,6 +454,69 @@ static int case_env_child(const char *how)
 	env_child_allocates();
 	print_env(report, how);
 	return 0;
+}
+
+/* Threads that ask for their own attributes first (as Rust's and the JVM's do): glibc allocates
+ * in pthread_getattr_np() with the thread's lock held. */
+static void *asks_attributes(void *arg)
+{
+	pthread_attr_t attr;
+	size_t size = 0;
+
+	(void)arg;
+	if (!pthread_getattr_np(pthread_self(), &attr)) {
+		pthread_attr_getstacksize(&attr, &size);
+		pthread_attr_destroy(&attr);
+	}
+	churn(5, 100000);
+	return (void *)(uintptr_t)(size > 0);
+}
+
+static int case_getattr(void)
+{
+	pthread_t t[64];
+	int ok = 0;
+
+	for (int round = 0; round < 4; round++) {
+		for (int i = 0; i < 64; i++)
+			pthread_create(&t[i], NULL, asks_attributes, NULL);
+		for (int i = 0; i < 64; i++) {
+			void *got;
+
+			pthread_join(t[i], &got);
+			ok += got != NULL;
+		}
+	}
+	fprintf(report, "threads that read their attributes: %d of 256\n", ok);
+	return 0;
+}
+
+/* A signal handler on a small alternate stack (as a crash reporter's) executes a program. */
+static char exec_line[4200];
+
+static void exec_from_handler(int sig)
+{
+	(void)sig;
+	execl("/bin/sh", "sh", "-c", exec_line, (char *)NULL);
+	_exit(96);
+}
+
+static int case_altstack(const char *path)
+{
+	static unsigned char altstack[8192]; /* SIGSTKSZ, as glibc 2.36 had it */
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigaction sa = { .sa_handler = exec_from_handler, .sa_flags = SA_ONSTACK };
+
+	churn(20, 300000);
+	snprintf(exec_line, sizeof(exec_line),
+		 "echo executed from a handler on its alternate stack >> '%s'", path);
+	fprintf(report, "raising SIGUSR2\n");
+	fclose(report);
+	report = NULL;
+	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR2, &sa, NULL))
+		return 97;
+	raise(SIGUSR2);
+	return 98;
 }
 
 /* Who hands out the blocks: 64 MiB held must show in that allocator's own count. */
@@ -531,6 +601,10 @@ int main(int argc, char **argv)
 		rc = case_env_child(argv[3]);
 	else if (!strcmp(argv[1], "allocator"))
 		rc = case_allocator();
+	else if (!strcmp(argv[1], "getattr"))
+		rc = case_getattr();
+	else if (!strcmp(argv[1], "altstack"))
+		rc = case_altstack(argv[2]);
 	else
 		rc = 2;
 	if (report)
