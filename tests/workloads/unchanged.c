@@ -276,14 +276,14 @@ static int case_limits(void)
 	free(q);
 	errno = 0, q = malloc(0), result("malloc(0)", q, 0), free(q);
 	errno = 0, q = realloc(NULL, 0), result("realloc(NULL, 0)", q, 0), free(q);
-	/* A block's usable size is at least its size, and all of it can be written; below glibc's
-	 * mmap threshold, its size classes are 16 bytes apart: the usable size is glibc's own. */
+	/* A block's usable size is at least its size, and all of it can be written: the allocator's
+	 * own, sampled or not. */
 	for (size_t size = 1; size <= ((size_t)4 << 20); size = size * 3 + 7) {
 		unsigned char *b = malloc(size);
 		size_t usable = malloc_usable_size(b);
 
 		memset(b, 0xab, usable);
-		if (size >= 9 && size < 100000)
+		if (size < 100000) /* (past glibc's mmap threshold, which moves) */
 			fprintf(report, "usable size of %zu: %zu\n", size, usable);
 		b = realloc(b, size * 2);
 		fprintf(report, "usable >= size for %zu: %s, kept through realloc: %s\n", size,
@@ -555,6 +555,13 @@ static int case_allocator(void)
 		memset(held[i], 2, usable);
 		held[i] = realloc(held[i], (2 << 20) + (size_t)i);
 		free(held[i]);
+	}
+	/* The allocator's usable sizes, sampled blocks' too (every one, at --alloc-rate 1). */
+	for (size_t size = 1; size < 70000; size = size * 5 / 4 + 1) {
+		void *b = malloc(size);
+
+		fprintf(report, "usable size of %zu: %zu\n", size, malloc_usable_size(b));
+		free(b);
 	}
 	/* Small blocks, most not sampled, grown to sizes that are. */
 	for (int i = 0; i < 500; i++) {
