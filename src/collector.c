@@ -1436,7 +1436,11 @@ static struct snapshot *make_stretch(struct collector *c, enum sample_mode mode,
 {
 	struct snapshot *s;
 
+	/* Its cost is of now: nothing may have published since the first seconds (a server's
+	 * batch run without periodic tables publishes only at the end). */
+	selfcost_measure(&c->cost);
 	lock_profiles(c);
+	measure_parts(c);
 	s = profile_range_snapshot(c->profiles[mode], from_s, to_s);
 	stamp(c, s, mode, c->end_ns ? c->end_ns : util_now_ns());
 	unlock_profiles(c);

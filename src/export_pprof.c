@@ -178,6 +178,7 @@ static void gz_varint_field(struct gz *g, unsigned field, uint64_t v)
 /* --- the profile -------------------------------------------------------------------------------- */
 
 #define NO_SITE UINT32_MAX
+#define NOT_LEAF UINT32_MAX
 
 /* One Mapping: a module's file, or its name alone when none of its functions has one. */
 struct mapping {
@@ -206,8 +207,12 @@ struct pprof {
 	struct idmap mapping_index; /* interned key → mapping id */
 	struct idmap module_file;   /* interned module → a function of it with a file, + 1 */
 	uint32_t *first_site;       /* per function: its lowest sampled address with a line */
-	uint32_t *outer;            /* per site of inlined code: the caller's site at its address */
-	bool *leaf;                 /* per site: a leaf Location */
+	/* Per site: a leaf Location's Lines after its own, the sites of the callers its code is
+	 * inlined into, innermost first: chain[chain_at[site]] on, chain_len[site] of them
+	 * (NOT_LEAF: no leaf Location). Kept per leaf, not as a link per site: a site (function,
+	 * address) recurs in the chain of code inlined into itself, and links would make a cycle. */
+	uint32_t *chain, *chain_at, *chain_len;
+	size_t nchain, chain_cap;
 	struct idmap site_index;    /* hash of site_key → site (verified on lookup) */
 	uint64_t profiled_since;    /* CLOCK_REALTIME ns when profiling began */
 	/* An allocation profile's snapshots, in heap_types' order (NULL: none), and the trees of
@@ -272,9 +277,9 @@ static void pprof_index(struct pprof *p)
 
 	p->first_site = xmalloc((s->nfuncs ? s->nfuncs : 1) * sizeof(*p->first_site));
 	memset(p->first_site, 0xff, s->nfuncs * sizeof(*p->first_site));
-	p->outer = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*p->outer));
-	memset(p->outer, 0xff, s->nsites * sizeof(*p->outer));
-	p->leaf = xcalloc(s->nsites ? s->nsites : 1, sizeof(*p->leaf));
+	p->chain_at = xcalloc(s->nsites ? s->nsites : 1, sizeof(*p->chain_at));
+	p->chain_len = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*p->chain_len));
+	memset(p->chain_len, 0xff, s->nsites * sizeof(*p->chain_len));
 	for (uint32_t i = 0; i < s->nsites; i++) {
 		const struct snapshot_site *site = &s->sites[i];
 		const struct site_key key = { site->func, site->addr };
@@ -457,7 +462,8 @@ static void sample(struct gz *g, struct pprof *p, const struct tree *t, const ui
 
 /* How many callers of a leaf at site share its Location (path[0..depth) is the stack to it):
  * while a frame is code inlined into the one above, that caller's site at the same address
- * holds the line of the call. Links the chain in outer[] for the Location's Lines. */
+ * holds the line of the call. The first path to a leaf makes its chain; a later one shares the
+ * Location as far as its frames match it. Never more than the path's depth: bounded. */
 static size_t inline_chain(struct pprof *p, uint32_t site, const uint32_t *path, size_t depth)
 {
 	const struct snapshot *s = p->s;
@@ -465,17 +471,26 @@ static size_t inline_chain(struct pprof *p, uint32_t site, const uint32_t *path,
 	uint32_t at = site;
 	size_t k = 0;
 
-	p->leaf[site] = true;
+	if (p->chain_len[site] != NOT_LEAF) {
+		const uint32_t *chain = p->chain + p->chain_at[site];
+
+		while (k < p->chain_len[site] && k + 1 < depth &&
+		       s->sites[chain[k]].func == s->nodes[path[depth - 2 - k]].func)
+			k++;
+		return k;
+	}
+	p->chain_at[site] = (uint32_t)p->nchain;
 	for (; addr != SNAPSHOT_SITE_OTHER && s->funcs[s->sites[at].func].inlined && k + 1 < depth;
 	     k++) {
-		uint32_t caller = s->nodes[path[depth - 2 - k]].func;
-		uint32_t outer = p->outer[at] != NO_SITE ? p->outer[at] : site_at(p, caller, addr);
+		uint32_t outer = site_at(p, s->nodes[path[depth - 2 - k]].func, addr);
 
-		if (outer == NO_SITE || s->sites[outer].func != caller)
+		if (outer == NO_SITE)
 			break;
-		p->outer[at] = outer;
+		xgrow((void **)&p->chain, &p->chain_cap, p->nchain + 1, sizeof(*p->chain));
+		p->chain[p->nchain++] = outer;
 		at = outer;
 	}
+	p->chain_len[site] = (uint32_t)k;
 	return k;
 }
 
@@ -589,9 +604,18 @@ static size_t trees_of(const struct snapshot *s, const struct export_scope *scop
 
 /* --- the tables --------------------------------------------------------------------------------- */
 
-/* A Location: id, mapping, address, then its Lines (function, line), innermost first. */
+static void location_line(struct pb *msg, struct pb *tmp, uint32_t func, uint32_t line)
+{
+	tmp->len = 0;
+	pb_uint(tmp, 1, func);
+	pb_uint(tmp, 2, line);
+	pb_bytes(msg, 4, tmp->buf, tmp->len);
+}
+
+/* A Location: id, mapping, address, then its Lines (function, line), innermost first: the
+ * site's (none: the function's, without a line), then for a leaf its inlined callers'. */
 static void location_record(struct gz *g, struct pprof *p, uint64_t id, uint32_t func,
-			    uint64_t addr, uint32_t site, struct pb *msg, struct pb *tmp)
+			    uint64_t addr, uint32_t site, bool leaf, struct pb *msg, struct pb *tmp)
 {
 	const struct snapshot *s = p->s;
 	uint32_t mapping = p->mapping_of[func];
@@ -601,15 +625,16 @@ static void location_record(struct gz *g, struct pprof *p, uint64_t id, uint32_t
 	/* An address-less Location of a module with a file is in no mapping: pprof would look it up. */
 	pb_uint(msg, 2, address || !p->mappings[mapping - 1].path ? mapping : 0);
 	pb_uint(msg, 3, address ? addr : 0);
-	do {
-		uint32_t f = site == NO_SITE ? func : s->sites[site].func;
+	if (site == NO_SITE) {
+		location_line(msg, tmp, func, 0);
+	} else {
+		location_line(msg, tmp, s->sites[site].func, s->sites[site].line);
+		for (uint32_t k = 0; leaf && k < p->chain_len[site]; k++) {
+			const struct snapshot_site *outer = &s->sites[p->chain[p->chain_at[site] + k]];
 
-		tmp->len = 0;
-		pb_uint(tmp, 1, f);
-		pb_uint(tmp, 2, site == NO_SITE ? 0 : s->sites[site].line);
-		pb_bytes(msg, 4, tmp->buf, tmp->len);
-		site = site == NO_SITE ? NO_SITE : p->outer[site];
-	} while (site != NO_SITE);
+			location_line(msg, tmp, outer->func, outer->line);
+		}
+	}
 	gz_record(g, PPROF_LOCATION, msg);
 }
 
@@ -622,7 +647,7 @@ static void mappings_finish(struct pprof *p)
 		if (p->mapping_of[f] && p->first_site[f] != NO_SITE)
 			p->mappings[p->mapping_of[f] - 1].lines = true;
 	for (uint32_t i = 0; i < s->nsites; i++)
-		if (p->leaf[i] && p->outer[i] != NO_SITE)
+		if (p->chain_len[i] != NOT_LEAF && p->chain_len[i])
 			p->mappings[p->mapping_of[s->sites[i].func] - 1].inline_frames = true;
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return;
@@ -643,12 +668,12 @@ static void tables(struct gz *g, struct pprof *p, struct pb *msg, struct pb *tmp
 
 		if (p->mapping_of[f])
 			location_record(g, p, f, f, fn->path ? fn->code_start : 0, p->first_site[f],
-					msg, tmp);
+					false, msg, tmp);
 	}
 	for (uint32_t i = 0; i < s->nsites && !g->err; i++)
-		if (p->leaf[i])
+		if (p->chain_len[i] != NOT_LEAF)
 			location_record(g, p, s->nfuncs + i, s->sites[i].func, s->sites[i].addr, i,
-					msg, tmp);
+					true, msg, tmp);
 	for (uint32_t f = 1; f < s->nfuncs && !g->err; f++) {
 		uint32_t first = p->first_site[f];
 
@@ -760,8 +785,9 @@ static void pprof_free(struct pprof *p)
 	free(p->mappings);
 	free(p->mapping_of);
 	free(p->first_site);
-	free(p->outer);
-	free(p->leaf);
+	free(p->chain);
+	free(p->chain_at);
+	free(p->chain_len);
 	idmap_free(&p->string_index);
 	idmap_free(&p->mapping_index);
 	idmap_free(&p->module_file);

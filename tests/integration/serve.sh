@@ -126,6 +126,11 @@ check "profile-headers" sh -c "
 	[ \$(curl -s -m 30 -D '$TMPD/p.head' -o '$TMPD/p.pb.gz' -w '%{http_code}' '$base/debug/pprof/profile?seconds=1') = 200 ] &&
 	grep -qi '^content-type: application/octet-stream' '$TMPD/p.head' &&
 	gzip -t '$TMPD/p.pb.gz'"
+# Its own cost is of the moment it was made: the go tool's profile of 2 s came before it, so
+# proftop had run 3 s at least (a run without periodic tables published its cost only once, early).
+go tool pprof -comments "$TMPD/p.pb.gz" >"$TMPD/p.comments" 2>&1
+check "profile-own-cost-of-now" sh -c "awk '/proftop itself: cpu/ { sub(/s\$/, \"\", \$6); w = \$6 }
+	END { if (w + 0 < 3) exit 1 }' '$TMPD/p.comments' || { cat '$TMPD/p.comments'; exit 1; }"
 check "bad-seconds-400" sh -c "[ \$(curl -s -m 10 -D '$TMPD/e.head' -o '$TMPD/e.body' -w '%{http_code}' '$base/debug/pprof/profile?seconds=abc') = 400 ] &&
 	grep -qi '^x-go-pprof: 1' '$TMPD/e.head' && grep -qi '^content-type: text/plain' '$TMPD/e.head' &&
 	grep -q \"'abc'\" '$TMPD/e.body'"

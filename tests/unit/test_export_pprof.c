@@ -541,6 +541,76 @@ static void pprof_addresses_and_lines(void **state)
 	snapshot_unref(x.s);
 }
 
+/* Code inlined into itself (recursion the compiler unrolled) and into a function inlined into
+ * it: a site (function, address) recurs in its own chain. The export ends, and the leaf's
+ * Location lists every inlined frame of the stack once, innermost first. */
+static void pprof_inlined_into_itself(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL);
+	uint32_t main_ = profile_func(p, "prog", "main", 0x1000);
+	uint32_t work = profile_func(p, "prog", "work", 0x1100);
+	uint32_t step = profile_inlined_func(p, "prog", "step");
+	uint32_t hop = profile_inlined_func(p, "prog", "hop");
+
+	profile_func_code(p, main_, "/nonexistent/proftop-test/prog", 0x1000, 0x1100);
+	profile_func_code(p, work, "/nonexistent/proftop-test/prog", 0x1100, 0x1200);
+
+	uint32_t m_call = profile_site(p, main_, 0x1010, "prog.c", 3);
+	uint32_t w_self = profile_site(p, work, 0x1130, "prog.c", 7);
+	uint32_t s_self = profile_site(p, step, 0x1130, "step.h", 20);
+	uint32_t w_mut = profile_site(p, work, 0x1140, "prog.c", 8);
+	uint32_t s_mut = profile_site(p, step, 0x1140, "step.h", 21);
+	uint32_t h_mut = profile_site(p, hop, 0x1140, "hop.h", 30);
+	const uint32_t self_stack[] = { main_, work, step, step, step };
+	const uint32_t self_at[] = { m_call, w_self, s_self, s_self, s_self };
+	const uint32_t mut_stack[] = { main_, work, step, hop, step };
+	const uint32_t mut_at[] = { m_call, w_mut, s_mut, h_mut, s_mut };
+
+	for (int i = 0; i < 3; i++)
+		profile_add_sites(p, 1, 1, self_stack, self_at, 5);
+	for (int i = 0; i < 2; i++)
+		profile_add_sites(p, 1, 1, mut_stack, mut_at, 5);
+	profile_set_comm(p, 1, 1, "prog");
+
+	struct snapshot *s = profile_snapshot(p);
+	struct decoded *d;
+	const struct d_location *l;
+	const struct d_sample *smp;
+
+	s->freq = HZ;
+	profile_free(p);
+	d = decode(s, NULL);
+	assert_int_equal(total(d), 5);
+	l = leaf_of(d, s, s_self);
+	assert_int_equal(l->nlines, 4);
+	for (int i = 0; i < 3; i++) {
+		assert_string_equal(line_func(d, &l->lines[i]), "step (inlined)");
+		assert_int_equal(l->lines[i].line, 20);
+	}
+	assert_string_equal(line_func(d, &l->lines[3]), "work");
+	assert_int_equal(l->lines[3].line, 7);
+	smp = sample_at(d, l->id);
+	assert_int_equal(smp->count, 3);
+	assert_int_equal(smp->nlocs, 2);
+	assert_int_equal(smp->locs[1], main_);
+	l = leaf_of(d, s, s_mut);
+	assert_int_equal(l->nlines, 4);
+	assert_string_equal(line_func(d, &l->lines[0]), "step (inlined)");
+	assert_string_equal(line_func(d, &l->lines[1]), "hop (inlined)");
+	assert_int_equal(l->lines[1].line, 30);
+	assert_string_equal(line_func(d, &l->lines[2]), "step (inlined)");
+	assert_int_equal(l->lines[2].line, 21);
+	assert_string_equal(line_func(d, &l->lines[3]), "work");
+	assert_int_equal(l->lines[3].line, 8);
+	smp = sample_at(d, l->id);
+	assert_int_equal(smp->count, 2);
+	assert_int_equal(smp->nlocs, 2);
+	assert_consistent(d);
+	free_decoded(d);
+	snapshot_unref(s);
+}
+
 /* One thread's scope: its samples only, with the same Locations. */
 static void pprof_one_thread(void **state)
 {
@@ -679,6 +749,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pprof_functions_only),
 		cmocka_unit_test(pprof_addresses_and_lines),
+		cmocka_unit_test(pprof_inlined_into_itself),
 		cmocka_unit_test(pprof_one_thread),
 		cmocka_unit_test(pprof_mapping_from_the_file),
 		cmocka_unit_test(pprof_mapping_without_the_file),
