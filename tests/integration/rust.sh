@@ -5,7 +5,8 @@
 # walked a cycle of inlining sites until memory ran out, ends under a 4 GiB address-space limit
 # (not under AddressSanitizer, whose shadow needs more; the time limit catches the loop there)
 # and `go tool pprof` reads it: as many samples as proftop took, and one Location holding
-# Map::fold inlined into itself three times over. The same through --serve's /debug/pprof/profile.
+# Map::fold inlined into itself three times over. The same through --serve's /debug/pprof/profile,
+# after which proftop holds about what it held before.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/iterchain"
 require_perf_events
@@ -53,8 +54,20 @@ while [ $i -lt 100 ] && [ -z "$port" ]; do
 	[ -z "$port" ] && sleep 0.1
 	i=$((i + 1))
 done
+# rss_kb — proftop's resident memory now, in KiB.
+rss_kb()
+{
+	awk '/^VmRSS:/ { print $2 }' "/proc/$(pgrep -P "$PID" | head -n 1)/status" 2>/dev/null
+}
+sleep 2
+rss_before=$(rss_kb)
 check "served" sh -c "[ \$(curl -s -m 20 -o '$TMPD/served.pb.gz' -w '%{http_code}' 'http://127.0.0.1:$port/debug/pprof/profile?seconds=2') = 200 ]"
 check "served-reads" sh -c "go tool pprof -top '$TMPD/served.pb.gz' 2>&1 | grep -q 'Duration: 2s'"
+rss_after=$(rss_kb)
+# What a profile request keeps: the profile of 2 s is a copy of the call tree and a few hundred KB
+# of pprof, freed once answered (a request once left a server's proftop 350M bigger).
+check "served-memory-given-back" sh -c "[ -n '$rss_before' ] && [ -n '$rss_after' ] &&
+	[ $((${rss_after:-0} - ${rss_before:-0})) -lt 32768 ] || { echo 'RSS ${rss_before}K before, ${rss_after}K after'; exit 1; }"
 kill -INT $PID 2>/dev/null
 wait $PID
 check "served-ends-on-sigint" status $? 130 "$TMPD/serve.err"
