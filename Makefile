@@ -44,7 +44,7 @@ WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_RS_SRCS:tests/workloads/%.rs=$(BUILD)/workloads/%)
 
 
-.PHONY: FORCE all deps test test-body test-asan-body unit asan tsan demo bench fuzz man install clean help
+.PHONY: FORCE all deps test test-body test-asan-body unit it asan tsan demo bench fuzz man install clean help
 # The sanitizer builds put their binary in their own tree so ./proftop stays the normal build.
 PROFTOP_BIN ?= proftop
 all: $(PROFTOP_BIN) $(ALLOC_LIB)
@@ -57,7 +57,8 @@ $(ALLOC_LIB): $(ALLOC_LIB_SRCS) preload/alloc_env.h include/proftop/shmring.h in
 $(PROFTOP_BIN): $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/%.o: src/%.c $(wildcard include/proftop/*.h) | $(BUILD)
+# Each object is rebuilt when a header it includes changes: the compiler lists them (-MMD).
+$(BUILD)/%.o: src/%.c | $(BUILD)
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -c -o $@ $<
 
 # theme.c and allocrun.c have the themes' and the allocation library's directories built in:
@@ -87,14 +88,24 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp tests/workloads/burn.h | $(BUILD)/wo
 $(BUILD)/workloads/%: tests/workloads/%.rs | $(BUILD)/workloads
 	rustc -O -g -o $@ $<
 
-$(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/unit_*.h) $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
+
+-include $(UNIT_BINS:=.d)
 
 deps:
 	@sh tests/deps.sh $(DEB_PKGS)
 
-unit: $(UNIT_BINS)
-	@sh tests/run_unit.sh $(UNIT_BINS)
+# T=NAME (or T="NAME ...") runs tests/unit/test_NAME.c's tests alone; without T, every unit test.
+UNIT_CHOSEN := $(if $(T),$(patsubst %,$(BUILD)/tests/test_%,$(T)),$(UNIT_BINS))
+unit: $(UNIT_CHOSEN)
+	@sh tests/run_unit.sh $(UNIT_CHOSEN)
+
+# T=NAME (or T="NAME ...") runs tests/integration/NAME.sh alone against ./proftop.
+it: $(PROFTOP_BIN) $(ALLOC_LIB) $(WORKLOADS)
+	@[ -n "$(T)" ] || { echo "make it T=NAME runs tests/integration/NAME.sh (ls tests/integration)"; exit 2; }
+	@rc=0; for t in $(T); do PROFTOP_BIN=./$(PROFTOP_BIN) BUILD_DIR=$(BUILD) \
+	    sh tests/integration/$$t.sh || rc=1; done; exit $$rc
 
 # pkg-config runs when make reads this file, so targets that may need `deps` first re-run make.
 test: deps
@@ -113,12 +124,13 @@ asan:
 test-asan-body: $(PROFTOP_BIN) $(ALLOC_LIB) $(UNIT_BINS) $(WORKLOADS)
 	@PROFTOP_BIN=$(PROFTOP_BIN) PROFTOP_SANITIZER=asan sh tests/run_all.sh $(BUILD)
 
-# The tests of every handoff between threads under ThreadSanitizer: the ring, the diagnostics
-# channel, ring → collector thread → snapshots read on other threads (the HTTP server's among
-# them), and the debuginfod fetcher.
-TSAN_TESTS := build-tsan/tests/test_ring build-tsan/tests/test_diag build-tsan/tests/test_collector \
-              build-tsan/tests/test_shmring build-tsan/tests/test_serve \
-              build-tsan/tests/test_fetch
+# Under ThreadSanitizer: every unit test that starts threads, itself (pthread_create) or through
+# a module that does (the ring → collector → snapshot readers, the HTTP server, the debuginfod
+# fetcher, the diagnostics channel's writers). Not the allocation library's: it goes into
+# programs built without TSan, uninstrumented, and its test calls it from signal handlers.
+THREADED_HEADERS := $(patsubst src/%.c,-e proftop/%.h,$(shell grep -l pthread_create src/*.c))
+TSAN_TESTS := $(patsubst tests/unit/%.c,build-tsan/tests/%,$(filter-out tests/unit/test_alloclib.c, \
+              $(shell grep -l -e pthread_create $(THREADED_HEADERS) tests/unit/test_*.c)))
 tsan:
 	$(MAKE) BUILD=build-tsan CC=clang CFLAGS="-O1 -g -fsanitize=thread" LDFLAGS="-fsanitize=thread" \
 	    $(TSAN_TESTS)
@@ -165,12 +177,14 @@ FUZZ_CFLAGS := $(CPPFLAGS) -std=gnu11 -g -O1 -pthread $(shell pkg-config --cflag
 FUZZ_OBJS := $(LIB_SRCS:src/%.c=build-fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_OBJS)
 
-build-fuzz/obj/%.o: src/%.c $(wildcard include/proftop/*.h)
+build-fuzz/obj/%.o: src/%.c
 	@mkdir -p build-fuzz/obj
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -c -o $@ $<
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -c -o $@ $<
 
-build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) $(wildcard tests/unit/unit_*.h)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -MMD -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+
+-include $(FUZZ_OBJS:.o=.d) $(FUZZ_TARGETS:=.d)
 
 install: proftop $(ALLOC_LIB)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR) $(DESTDIR)$(THEMEDIR) $(DESTDIR)$(ALLOCLIBDIR)
@@ -187,6 +201,8 @@ help:
 	@echo "make deps      install the Debian packages the build and tests need (apt-get, as root)"
 	@echo "make demo      build and profile a bundled workload"
 	@echo "make test      build and run every test"
+	@echo "make unit      the unit tests (T=ring: tests/unit/test_ring.c alone)"
+	@echo "make it T=tui  one integration script, tests/integration/tui.sh"
 	@echo "make asan      the test suite under AddressSanitizer + UBSan"
 	@echo "make tsan      the thread handoff tests under ThreadSanitizer"
 	@echo "make fuzz      libFuzzer targets (FUZZ_SECONDS=60 each)"

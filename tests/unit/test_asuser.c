@@ -123,7 +123,7 @@ static pid_t parked_tid;
 static void *park(void *arg)
 {
 	(void)arg;
-	parked_tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&parked_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&parked);
 	pthread_mutex_unlock(&parked);
 	return NULL;
@@ -167,8 +167,8 @@ static void test_run_as_nobody(void **state)
 	assert_int_equal(pthread_create(&thread, NULL, park, NULL), 0);
 	while (!__atomic_load_n(&parked_tid, __ATOMIC_SEQ_CST))
 		usleep(1000);
-	o.other = parked_tid;
-	groups_of(parked_tid, groups, sizeof(groups));
+	o.other = __atomic_load_n(&parked_tid, __ATOMIC_SEQ_CST);
+	groups_of(o.other, groups, sizeof(groups));
 
 	o.path = secret;
 	assert_int_equal(asuser_run(&nobody, try_open, &o), 7);
