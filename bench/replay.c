@@ -22,6 +22,7 @@
  * must give the stacks libunwind gives. */
 #include "proftop/collector.h"
 #include "proftop/export.h"
+#include "proftop/export_writers.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/target.h"

@@ -4,6 +4,7 @@
  * one, so two proftops saving at once never overwrite each other: each takes the next name. */
 #include "proftop/export.h"
 
+#include "proftop/export_writers.h"
 #include "proftop/outfile.h"
 #include "proftop/util.h"
 
@@ -84,36 +85,6 @@ const char *export_default_path(enum export_format format)
 	default:
 		return "tmon.out";
 	}
-}
-
-uint64_t export_ns_to_ticks(uint64_t ns, unsigned hz)
-{
-	return (uint64_t)(((unsigned __int128)ns * hz + 500000000u) / 1000000000u);
-}
-
-void export_scope_merged(struct export_scope *scope, const struct snapshot *s)
-{
-	scope->root = s->merged_root;
-	scope->thread = NULL;
-}
-
-void export_scope_of_tid(struct export_scope *scope, const struct snapshot *s, pid_t tid)
-{
-	export_scope_merged(scope, s);
-	for (size_t i = 0; tid && i < s->nthreads; i++) {
-		if (s->threads[i].tid == tid) {
-			scope->root = s->threads[i].root;
-			scope->thread = &s->threads[i];
-		}
-	}
-}
-
-void export_walk_begin(struct snapshot_walk *w, const struct snapshot *s,
-		       const struct export_scope *scope, void (*leave)(void *arg, uint32_t node),
-		       void *arg)
-{
-	*w = (struct snapshot_walk){ .nodes = s->nodes, .leave = leave, .arg = arg };
-	snapshot_walk_begin(w, scope->root, false);
 }
 
 /* What one file holds: a scope of the snapshot, and for a folded diff the baseline's tree of the

@@ -21,7 +21,7 @@
  * f != g) adds n.total to f → g; and when n's function already has a frame a higher on the path,
  * n.total leaves the edge out of a (a → the next node after a on the path). #calls is the number
  * of distinct call paths through the edge, as in tmon.out. */
-#include "proftop/export.h"
+#include "proftop/export_writers.h"
 
 #include "proftop/annotate.h"
 #include "proftop/idmap.h"

@@ -8,7 +8,7 @@
  * Against a baseline the lines are "outer;...;leaf OLD NEW": every stack of either side with its
  * self samples in each, as flamegraph.pl's difffolded.pl writes them for a differential flame
  * graph. */
-#include "proftop/export.h"
+#include "proftop/export_writers.h"
 
 #include "proftop/idmap.h"
 #include "proftop/util.h"

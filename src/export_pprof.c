@@ -36,7 +36,7 @@
  * their leaf at its function's entry too; a function without code or sites has one Location with
  * no address, a Line of line 0. Function ids are proftop's; Location ids are the function's for
  * the entry, nfuncs + the site's for a leaf. */
-#include "proftop/export.h"
+#include "proftop/export_writers.h"
 
 #include "proftop/debugfile.h"
 #include "proftop/idmap.h"

@@ -15,7 +15,7 @@
  * `proftop report` turns back), the rest is in visible form (util.h: ESC as ^[), and a
  * package::name that two functions would share gets a #N suffix so that dprofpp keeps them apart
  * as proftop does. */
-#include "proftop/export.h"
+#include "proftop/export_writers.h"
 
 #include "proftop/idmap.h"
 #include "proftop/strpool.h"

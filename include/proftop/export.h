@@ -84,38 +84,4 @@ int export_stream(FILE *out, const struct snapshot *snapshot, enum export_format
 int export_save(const struct snapshot *snapshot, const struct snapshot *baseline,
 		const struct export_options *options, char **message);
 
-/* --- the writers ------------------------------------------------------------------------------ */
-
-/* One tree of a snapshot: the merged tree (thread NULL, root merged_root) or one thread's. */
-struct export_scope {
-	uint32_t root;
-	const struct snapshot_thread *thread;
-};
-
-void export_scope_merged(struct export_scope *scope, const struct snapshot *snapshot);
-/* The tree of thread tid, or the merged tree when tid is 0 or the snapshot has no such thread. */
-void export_scope_of_tid(struct export_scope *scope, const struct snapshot *snapshot, pid_t tid);
-
-/* Each writes the scope's tree to out and returns 0 or -errno (a write error on out). */
-int export_tmon(FILE *out, const struct snapshot *snapshot,
-		const struct export_scope *scope);
-int export_callgrind(FILE *out, const struct snapshot *snapshot,
-		     const struct export_scope *scope);
-int export_folded(FILE *out, const struct snapshot *snapshot,
-		  const struct export_scope *scope);
-/* Folded stacks of now against a baseline: "a;b;c OLD NEW" per stack of either side. */
-int export_folded_diff(FILE *out, const struct snapshot *old, const struct export_scope *old_scope,
-		       const struct snapshot *now, const struct export_scope *scope);
-int export_pprof(FILE *out, const struct snapshot *snapshot,
-		 const struct export_scope *scope);
-
-/* The walk every writer makes over a scope: depth first, hottest child first (the snapshot's
- * walk), leave(arg, node) called as each node's subtree ends. */
-void export_walk_begin(struct snapshot_walk *walk, const struct snapshot *snapshot,
-		       const struct export_scope *scope, void (*leave)(void *arg, uint32_t node),
-		       void *arg);
-
-/* Ticks of hz in ns nanoseconds, rounded. */
-uint64_t export_ns_to_ticks(uint64_t ns, unsigned hz);
-
 #endif

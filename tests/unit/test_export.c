@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include "proftop/export.h"
+#include "proftop/export_writers.h"
 #include "proftop/profile.h"
 #include "proftop/report.h"
 #include "proftop/tmon_read.h"

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include "proftop/export.h"
+#include "proftop/export_writers.h"
 #include "proftop/profile.h"
 #include "unit_profiles.h"
 
