@@ -1,0 +1,330 @@
+/* pyframes.c — the Python frames of a CPython thread, from the process's memory (pyframes.h).
+ *
+ * The offsets below are those of CPython's own structures on x86-64, as the interpreters'
+ * debug info gives them (gdb: `print &((PyThreadState *)0)->native_thread_id` in each of
+ * pyenv's 3.8.18, 3.9.18, 3.10.13, 3.11.7, 3.12.1, 3.13.0). They hold for every release of a
+ * minor version: CPython keeps these structures' layout within one. A layout is checked when
+ * it is used: a thread state must point back at its interpreter, a frame at a code object.
+ *
+ * The frame chain, per version:
+ *  - 3.8 to 3.10: PyThreadState.frame, PyFrameObject.f_back; each frame object is one call of
+ *    _PyEval_EvalFrameDefault.
+ *  - 3.11: PyThreadState.cframe->current_frame, _PyInterpreterFrame.previous; one evaluation
+ *    runs frames down to the one marked is_entry.
+ *  - 3.12: the same chain; an evaluation entered from C begins with a frame owned by the C stack
+ *    (owner FRAME_OWNED_BY_CSTACK), a shim that is no Python function: skipped, it ends the run.
+ *  - 3.13: PyThreadState.current_frame; f_executable for the code; shims as in 3.12.
+ * Before 3.11 a thread state knows its thread by pthread_t only: the kernel's id is read from
+ * glibc's struct pthread, at the offset proftop's own thread has it. */
+#include "proftop/pyframes.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum frame_model {
+	FRAME_OBJECTS, /* 3.8 to 3.10 */
+	FRAME_ENTRY,   /* 3.11: is_entry */
+	FRAME_SHIMS,   /* 3.12, 3.13: owner */
+};
+
+#define OWNED_BY_CSTACK 3
+
+struct pyframes_layout {
+	unsigned minor;
+	enum frame_model model;
+	uint16_t interp_head;    /* _PyRuntimeState.interpreters.head */
+	uint16_t threads_head;   /* PyInterpreterState.tstate_head or threads.head */
+	uint16_t tstate_next, tstate_interp;
+	uint16_t tstate_frame;   /* frame, cframe or current_frame */
+	int16_t cframe_current;  /* _PyCFrame.current_frame; -1: tstate_frame is the frame itself */
+	uint16_t tstate_thread_id, tstate_native_id; /* native: 0 before 3.11 */
+	uint16_t frame_back, frame_code, frame_mark; /* mark: is_entry (3.11) or owner (3.12+) */
+	uint16_t code_name, code_qualname, code_filename, code_firstlineno; /* qualname: 0 before 3.11 */
+	uint16_t ascii_size, compact_size; /* sizeof PyASCIIObject, PyCompactUnicodeObject */
+};
+
+static const struct pyframes_layout layouts[] = {
+	{ 8, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72 },
+	{ 9, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72 },
+	{ 10, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72 },
+	{ 11, FRAME_ENTRY, 40, 16, 8, 16, 56, 8, 152, 160, 48, 32, 68, 120, 128, 112, 72, 48, 72 },
+	{ 12, FRAME_SHIMS, 40, 72, 8, 16, 56, 0, 136, 144, 8, 0, 70, 120, 128, 112, 68, 40, 56 },
+	{ 13, FRAME_SHIMS, 632, 7344, 8, 16, 72, -1, 152, 160, 8, 0, 70, 120, 128, 112, 68, 40, 56 },
+};
+
+/* A thread state list this long is no list. */
+#define MAX_THREADS 100000
+
+/* --- the file's symbols ------------------------------------------------------------------------ */
+
+static void symbols_in(Elf *elf, Elf_Scn *scn, struct pyframes_symbols *out)
+{
+	GElf_Shdr shdr;
+	Elf_Data *data;
+
+	if (!gelf_getshdr(scn, &shdr) || (shdr.sh_type != SHT_DYNSYM && shdr.sh_type != SHT_SYMTAB) ||
+	    !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
+		return;
+	for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
+		GElf_Sym sym;
+		const char *name;
+
+		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value ||
+		    !(name = elf_strptr(elf, shdr.sh_link, sym.st_name)))
+			continue;
+		if (!strcmp(name, "_PyRuntime"))
+			out->runtime = sym.st_value;
+		else if (!strcmp(name, "Py_Version"))
+			out->version = sym.st_value;
+		else if (!strcmp(name, "PyCode_Type"))
+			out->code_type = sym.st_value;
+	}
+}
+
+/* "libpython3.X..." or "python3.X": X. */
+static void version_of_name(const char *path, struct pyframes_symbols *out)
+{
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	unsigned major, minor;
+
+	if (!strncmp(base, "lib", 3))
+		base += 3;
+	if (sscanf(base, "python%u.%u", &major, &minor) == 2 && major == 3 && minor < 100) {
+		out->name_major = major;
+		out->name_minor = minor;
+	}
+}
+
+int pyframes_symbols_of(const char *path, struct pyframes_symbols *out)
+{
+	int fd, err = 0;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));)
+			symbols_in(elf, scn, out);
+	} else {
+		err = -ENOEXEC;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	if (!err && (!out->runtime || !out->code_type))
+		err = -ENOENT;
+	if (!err)
+		version_of_name(path, out);
+	return err;
+}
+
+/* --- reading the process ------------------------------------------------------------------------- */
+
+static int read_u64(const struct pyframes *py, uint64_t addr, uint64_t *v)
+{
+	return py->read(py->arg, addr, v, sizeof(*v));
+}
+
+/* Where glibc keeps the kernel's thread id in struct pthread: found in this thread's own. */
+static size_t pthread_tid_offset(void)
+{
+	const int32_t *self = (const int32_t *)(uintptr_t)pthread_self();
+	int32_t tid = (int32_t)syscall(SYS_gettid);
+
+	for (size_t i = 0; i < 1024 / sizeof(*self); i++)
+		if (self[i] == tid)
+			return i * sizeof(*self);
+	return 0;
+}
+
+int pyframes_open(struct pyframes *py, const struct pyframes_symbols *sym, uint64_t bias,
+		  pyframes_read_fn *read, void *arg)
+{
+	memset(py, 0, sizeof(*py));
+	py->read = read;
+	py->arg = arg;
+	py->runtime = sym->runtime + bias;
+	py->code_type = sym->code_type + bias;
+	py->major = sym->name_major;
+	py->minor = sym->name_minor;
+	if (sym->version) { /* Py_Version: 0xMMmmPPRS */
+		uint32_t v;
+
+		if (read(arg, sym->version + bias, &v, sizeof(v)))
+			return -EIO;
+		py->major = v >> 24;
+		py->minor = (v >> 16) & 0xff;
+	}
+	for (size_t i = 0; py->major == 3 && i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (layouts[i].minor == py->minor)
+			py->layout = &layouts[i];
+	if (!py->layout)
+		return -ENOTSUP;
+	if (py->layout->model == FRAME_OBJECTS && !(py->pthread_tid_offset = pthread_tid_offset()))
+		return -ENOTSUP;
+	return 0;
+}
+
+/* The kernel's id of the thread whose state is at tstate (0: unreadable). */
+static pid_t thread_of(const struct pyframes *py, uint64_t tstate)
+{
+	const struct pyframes_layout *l = py->layout;
+	uint64_t v;
+	int32_t tid;
+
+	if (l->tstate_native_id)
+		return read_u64(py, tstate + l->tstate_native_id, &v) ? 0 : (pid_t)v;
+	if (read_u64(py, tstate + l->tstate_thread_id, &v) || !v ||
+	    py->read(py->arg, v + py->pthread_tid_offset, &tid, sizeof(tid)))
+		return 0;
+	return tid;
+}
+
+/* The thread state of tid in the main interpreter's list (0: none, or -errno). */
+static int64_t thread_state(const struct pyframes *py, pid_t tid)
+{
+	const struct pyframes_layout *l = py->layout;
+	uint64_t interp, tstate, back;
+
+	if (read_u64(py, py->runtime + l->interp_head, &interp) || !interp ||
+	    read_u64(py, interp + l->threads_head, &tstate))
+		return -EIO;
+	for (size_t n = 0; tstate && n < MAX_THREADS; n++) {
+		if (read_u64(py, tstate + l->tstate_interp, &back))
+			return -EIO;
+		if (back != interp)
+			return -EBADMSG;
+		if (thread_of(py, tstate) == tid)
+			return (int64_t)tstate;
+		if (read_u64(py, tstate + l->tstate_next, &tstate))
+			return -EIO;
+	}
+	return tstate ? -EBADMSG : 0;
+}
+
+/* A str object's text into out (UTF-8, at most size - 1 bytes). */
+static int read_str(const struct pyframes *py, uint64_t str, char *out, size_t size)
+{
+	const struct pyframes_layout *l = py->layout;
+	uint8_t head[72], raw[4 * PYFRAMES_NAME_MAX];
+	int64_t length;
+	uint32_t state, kind;
+	size_t n = 0, chars;
+
+	if (py->read(py->arg, str, head, l->ascii_size))
+		return -EIO;
+	memcpy(&length, head + 16, sizeof(length));
+	memcpy(&state, head + 32, sizeof(state));
+	kind = (state >> 2) & 7;
+	if (length < 0 || !(state >> 5 & 1) || (kind != 1 && kind != 2 && kind != 4))
+		return -EBADMSG; /* not a compact str */
+	chars = (size_t)length < size - 1 ? (size_t)length : size - 1;
+	if (py->read(py->arg, str + (state >> 6 & 1 ? l->ascii_size : l->compact_size), raw,
+		     chars * kind))
+		return -EIO;
+	for (size_t i = 0; i < chars; i++) {
+		uint32_t c = kind == 1 ? raw[i] : kind == 2 ? (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8)
+			     : (uint32_t)(raw[4 * i] | raw[4 * i + 1] << 8 | raw[4 * i + 2] << 16 |
+					  (uint32_t)raw[4 * i + 3] << 24);
+		int len = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+
+		if (c > 0x10ffff || n + (size_t)len >= size)
+			break;
+		if (len == 1) {
+			out[n++] = (char)c;
+			continue;
+		}
+		out[n++] = (char)((len == 2 ? 0xc0 : len == 3 ? 0xe0 : 0xf0) | c >> (6 * (len - 1)));
+		for (int k = len - 2; k >= 0; k--)
+			out[n++] = (char)(0x80 | ((c >> (6 * k)) & 0x3f));
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/* The code object at code into f. */
+static int read_code(const struct pyframes *py, uint64_t code, struct pyframe *f)
+{
+	const struct pyframes_layout *l = py->layout;
+	uint64_t type, name, file;
+	int32_t first;
+	int err;
+
+	if (read_u64(py, code + 8, &type)) /* ob_type */
+		return -EIO;
+	if (type != py->code_type)
+		return -EBADMSG;
+	if (read_u64(py, code + (l->code_qualname ? l->code_qualname : l->code_name), &name) ||
+	    read_u64(py, code + l->code_filename, &file) ||
+	    py->read(py->arg, code + l->code_firstlineno, &first, sizeof(first)))
+		return -EIO;
+	f->code = code;
+	f->first_line = first > 0 ? (unsigned)first : 0;
+	f->run_end = false;
+	err = read_str(py, name, f->name, sizeof(f->name));
+	if (!err)
+		err = read_str(py, file, f->file, sizeof(f->file));
+	return err;
+}
+
+/* The innermost frame of the thread state (0: none). */
+static int first_frame(const struct pyframes *py, uint64_t tstate, uint64_t *frame)
+{
+	const struct pyframes_layout *l = py->layout;
+
+	if (read_u64(py, tstate + l->tstate_frame, frame))
+		return -EIO;
+	if (l->cframe_current >= 0 && *frame && read_u64(py, *frame + (uint64_t)l->cframe_current, frame))
+		return -EIO;
+	return 0;
+}
+
+int pyframes_stack(const struct pyframes *py, pid_t tid, struct pyframe *out, size_t max)
+{
+	const struct pyframes_layout *l = py->layout;
+	int64_t tstate = thread_state(py, tid);
+	uint64_t frame, code;
+	size_t n = 0;
+	int err;
+
+	if (tstate <= 0)
+		return tstate ? (int)tstate : -ESRCH;
+	err = first_frame(py, (uint64_t)tstate, &frame);
+	for (size_t steps = 0; !err && frame && steps < PYFRAMES_MAX; steps++) {
+		uint8_t mark = 0;
+
+		if (l->frame_mark && py->read(py->arg, frame + l->frame_mark, &mark, sizeof(mark)))
+			return -EIO;
+		if (l->model == FRAME_SHIMS && mark == OWNED_BY_CSTACK) {
+			if (n)
+				out[n - 1].run_end = true;
+		} else if (n < max) {
+			if (read_u64(py, frame + l->frame_code, &code))
+				return -EIO;
+			err = read_code(py, code, &out[n]);
+			out[n].run_end = l->model == FRAME_OBJECTS || (l->model == FRAME_ENTRY && mark);
+			n++;
+		}
+		if (!err && read_u64(py, frame + l->frame_back, &frame))
+			return -EIO;
+	}
+	if (err)
+		return err;
+	if (frame)
+		return -EBADMSG; /* deeper than any real stack: a loop */
+	if (n)
+		out[n - 1].run_end = true;
+	return (int)n;
+}
