@@ -24,9 +24,16 @@
 #include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+enum line_table {
+	LINES_LNOTAB,    /* 3.8, 3.9: co_lnotab, f_lasti in bytes */
+	LINES_RANGES,    /* 3.10: co_linetable of ranges, f_lasti in instructions */
+	LINES_LOCATIONS, /* 3.11+: co_linetable of locations, the frame's instruction pointer */
+};
 
 enum frame_model {
 	FRAME_OBJECTS, /* 3.8 to 3.10 */
@@ -48,15 +55,25 @@ struct pyframes_layout {
 	uint16_t frame_back, frame_code, frame_mark; /* mark: is_entry (3.11) or owner (3.12+) */
 	uint16_t code_name, code_qualname, code_filename, code_firstlineno; /* qualname: 0 before 3.11 */
 	uint16_t ascii_size, compact_size; /* sizeof PyASCIIObject, PyCompactUnicodeObject */
+	enum line_table lines;
+	uint16_t frame_where;    /* f_lasti (int) before 3.11, prev_instr or instr_ptr from 3.11 */
+	uint16_t code_table;     /* co_lnotab or co_linetable (a bytes object) */
+	uint16_t code_units;     /* co_code_adaptive: the instructions (3.11+) */
 };
 
 static const struct pyframes_layout layouts[] = {
-	{ 8, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72 },
-	{ 9, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72 },
-	{ 10, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72 },
-	{ 11, FRAME_ENTRY, 40, 16, 8, 16, 56, 8, 152, 160, 48, 32, 68, 120, 128, 112, 72, 48, 72 },
-	{ 12, FRAME_SHIMS, 40, 72, 8, 16, 56, 0, 136, 144, 8, 0, 70, 120, 128, 112, 68, 40, 56 },
-	{ 13, FRAME_SHIMS, 632, 7344, 8, 16, 72, -1, 152, 160, 8, 0, 70, 120, 128, 112, 68, 40, 56 },
+	{ 8, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72,
+	  LINES_LNOTAB, 104, 120, 0 },
+	{ 9, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72,
+	  LINES_LNOTAB, 104, 120, 0 },
+	{ 10, FRAME_OBJECTS, 32, 8, 8, 16, 24, -1, 176, 0, 24, 32, 0, 112, 0, 104, 40, 48, 72,
+	  LINES_RANGES, 96, 120, 0 },
+	{ 11, FRAME_ENTRY, 40, 16, 8, 16, 56, 8, 152, 160, 48, 32, 68, 120, 128, 112, 72, 48, 72,
+	  LINES_LOCATIONS, 56, 136, 184 },
+	{ 12, FRAME_SHIMS, 40, 72, 8, 16, 56, 0, 136, 144, 8, 0, 70, 120, 128, 112, 68, 40, 56,
+	  LINES_LOCATIONS, 56, 136, 192 },
+	{ 13, FRAME_SHIMS, 632, 7344, 8, 16, 72, -1, 152, 160, 8, 0, 70, 120, 128, 112, 68, 40, 56,
+	  LINES_LOCATIONS, 56, 136, 200 },
 };
 
 /* A thread state list this long is no list. */
@@ -254,6 +271,136 @@ static int read_str(const struct pyframes *py, uint64_t str, char *out, size_t s
 	return 0;
 }
 
+/* --- line numbers ------------------------------------------------------------------------------ */
+
+/* A line table longer than this is refused (the largest in CPython's own library: ~30 KB). */
+#define LINE_TABLE_MAX (64 * 1024)
+
+/* 3.8, 3.9: pairs of increments (bytes, lines); the line of the instruction at byte offset. */
+static int line_lnotab(const uint8_t *t, size_t n, int line, int64_t offset)
+{
+	int64_t addr = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		addr += t[i];
+		if (addr > offset)
+			break;
+		line += (int8_t)t[i + 1];
+	}
+	return line;
+}
+
+/* 3.10: ranges of bytes, each with its line's delta (-128: no line). */
+static int line_ranges(const uint8_t *t, size_t n, int line, int64_t offset)
+{
+	int64_t end = 0;
+
+	for (size_t i = 0; i + 1 < n; i += 2) {
+		int64_t start = end;
+		int8_t delta = (int8_t)t[i + 1];
+
+		end += t[i];
+		if (delta != -128)
+			line += delta;
+		if (offset >= start && offset < end)
+			return delta == -128 ? 0 : line;
+	}
+	return 0;
+}
+
+/* 3.11+: unsigned varints of 6-bit chunks, bit 6 saying another follows. */
+static uint64_t location_varint(const uint8_t *t, size_t n, size_t *i)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; *i < n && shift < 64; shift += 6) {
+		uint8_t b = t[(*i)++];
+
+		v |= (uint64_t)(b & 63) << shift;
+		if (!(b & 64))
+			break;
+	}
+	return v;
+}
+
+static int64_t location_svarint(const uint8_t *t, size_t n, size_t *i)
+{
+	uint64_t v = location_varint(t, n, i);
+
+	return v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+}
+
+/* 3.11+: entries of code units, each starting with a byte with bit 7 set: its kind (bits 3-6)
+ * and its length - 1 (bits 0-2); kind 15 has no location, 14 is the long form (line delta, end
+ * line, columns), 13 a line delta alone, 10-12 the line plus kind - 10 with two columns, 0-9
+ * the same line with one. The line of code unit unit. */
+static int line_locations(const uint8_t *t, size_t n, int line, int64_t unit)
+{
+	int64_t at = 0;
+	size_t i = 0;
+
+	while (i < n && t[i] & 0x80) {
+		unsigned kind = (t[i] >> 3) & 15, len = (t[i] & 7) + 1;
+		bool none = kind == 15;
+
+		i++;
+		if (kind == 14 || kind == 13) {
+			line += (int)location_svarint(t, n, &i);
+			if (kind == 14)
+				for (int k = 0; k < 3; k++)
+					location_varint(t, n, &i);
+		} else if (kind >= 10 && kind <= 12) {
+			line += (int)kind - 10;
+			i += 2;
+		} else if (!none) {
+			i += 1;
+		}
+		if (unit >= at && unit < at + len)
+			return none ? 0 : line;
+		at += len;
+	}
+	return 0;
+}
+
+/* The line where the frame at frame, of the code at code, is (0: unknown). */
+static unsigned frame_line(const struct pyframes *py, uint64_t frame, uint64_t code, int first)
+{
+	const struct pyframes_layout *l = py->layout;
+	uint64_t table, where;
+	int64_t size, offset;
+	int32_t lasti;
+	uint8_t *bytes;
+	int line = 0;
+
+	if (read_u64(py, code + l->code_table, &table) || read_u64(py, table + 16, (uint64_t *)&size) ||
+	    size < 0 || size > LINE_TABLE_MAX)
+		return 0;
+	if (l->lines == LINES_LOCATIONS) {
+		if (read_u64(py, frame + l->frame_where, &where) || where < code + l->code_units)
+			return 0;
+		offset = (int64_t)(where - code - l->code_units) / 2;
+	} else {
+		if (py->read(py->arg, frame + l->frame_where, &lasti, sizeof(lasti)))
+			return 0;
+		if (lasti < 0)
+			return first > 0 ? (unsigned)first : 0;
+		offset = l->lines == LINES_RANGES ? (int64_t)lasti * 2 : lasti;
+	}
+	bytes = malloc(size ? (size_t)size : 1);
+	if (!bytes)
+		return 0;
+	if (!py->read(py->arg, table + 32, bytes, (size_t)size)) {
+		if (l->lines == LINES_LNOTAB)
+			line = line_lnotab(bytes, (size_t)size, first, offset);
+		else if (l->lines == LINES_RANGES)
+			line = line_ranges(bytes, (size_t)size, first, offset);
+		else
+			line = line_locations(bytes, (size_t)size, first, offset);
+	}
+	free(bytes);
+	return line > 0 ? (unsigned)line : 0;
+}
+
 /* The code object at code into f. */
 static int read_code(const struct pyframes *py, uint64_t code, struct pyframe *f)
 {
@@ -314,6 +461,8 @@ int pyframes_stack(const struct pyframes *py, pid_t tid, struct pyframe *out, si
 			if (read_u64(py, frame + l->frame_code, &code))
 				return -EIO;
 			err = read_code(py, code, &out[n]);
+			if (!err)
+				out[n].line = frame_line(py, frame, code, (int)out[n].first_line);
 			out[n].run_end = l->model == FRAME_OBJECTS || (l->model == FRAME_ENTRY && mark);
 			n++;
 		}

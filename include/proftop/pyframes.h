@@ -49,14 +49,15 @@ struct pyframes {
 int pyframes_open(struct pyframes *py, const struct pyframes_symbols *sym, uint64_t bias,
 		  pyframes_read_fn *read, void *arg);
 
-/* One Python frame: its code object (its identity), names, first line. run_end: the last
+/* One Python frame: its code object (its identity), names, first line, the line it is at (0:
+ * unknown; the line table read at most 64 KB). run_end: the last
  * (outermost) frame one call of the evaluation function runs; the next frame belongs to an
  * evaluation further down the native stack. */
 struct pyframe {
 	uint64_t code;
 	char name[PYFRAMES_NAME_MAX];     /* co_qualname from 3.11, co_name before */
 	char file[PYFRAMES_NAME_MAX];     /* co_filename */
-	unsigned first_line;
+	unsigned first_line, line;
 	bool run_end;
 };
 

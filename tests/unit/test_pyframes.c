@@ -147,9 +147,8 @@ static void check_interpreter(const char *python, unsigned minor)
 	assert_int_equal(py.minor, minor);
 
 	n = pyframes_stack(&py, c.pid, frames, 16);
-	print_message("%s: %d frames: %s %s %s %s\n", python, n, n > 0 ? frames[0].name : "",
-		      n > 1 ? frames[1].name : "", n > 2 ? frames[2].name : "",
-		      n > 3 ? frames[3].name : "");
+	for (int i = 0; i < n; i++)
+		print_message("%s: %s:%u\n", python, frames[i].name, frames[i].line);
 	assert_int_equal(n, 4);
 	assert_string_equal(frames[0].name, "leaf");
 	assert_string_equal(frames[1].name, "middle");
@@ -160,6 +159,11 @@ static void check_interpreter(const char *python, unsigned minor)
 	assert_int_equal(frames[0].first_line, 4);
 	assert_int_equal(frames[1].first_line, 11);
 	assert_int_equal(frames[3].first_line, 1);
+	/* Each at its line: the sleep, the calls. */
+	assert_int_equal(frames[0].line, 10);
+	assert_int_equal(frames[1].line, 12);
+	assert_int_equal(frames[2].line, 15);
+	assert_int_equal(frames[3].line, 16);
 	/* The outermost frame ends its evaluation's run; before 3.11 every frame does. */
 	assert_true(frames[3].run_end);
 	if (minor < 11)
