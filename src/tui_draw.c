@@ -508,19 +508,22 @@ static void draw_top(struct tui_screen *s)
 		    s->filter[0] ? "no function matches the filter" : "no samples yet");
 }
 
-/* Indentation and the open/closed mark of a tree row; the indentation stops growing at a third of
- * the function column so deep stacks keep their names visible. */
+/* Indentation and the open/closed mark of a tree row. The indentation stops growing at a third of
+ * the function column so deep stacks keep their names visible; deeper rows show their depth as a
+ * number there instead (view_tree_indent()). */
 static int draw_tree_prefix(const struct tui_screen *s, int y, int x, int width,
 			    const struct view_tree_row *r, unsigned long sel)
 {
-	int indent = (int)r->depth * 2, max = width / 3;
 	const char *mark = !r->has_children ? "  " : r->open ? (s->utf8 ? "▾ " : "- ")
 							    : (s->utf8 ? "▸ " : "+ ");
+	struct view_indent in;
 
-	if (indent > max)
-		indent = max - max % 2;
-	fill(y, x, indent, sel ? sel : s->attrs[THEME_NORMAL]);
-	return indent + put(y, x + indent, width - indent, sel ? sel : s->attrs[THEME_TREE], mark);
+	view_tree_indent(&in, r->depth, width / 3, s->utf8);
+	fill(y, x, in.columns, sel ? sel : s->attrs[THEME_NORMAL]);
+	if (in.mark[0])
+		put(y, x + in.mark_x, width - in.mark_x, sel ? sel : s->attrs[THEME_TREE], in.mark);
+	return in.columns + put(y, x + in.columns, width - in.columns,
+				sel ? sel : s->attrs[THEME_TREE], mark);
 }
 
 static void draw_tree_rows(struct tui_screen *s, enum tui_view v, const struct view_tree_row *rows)
