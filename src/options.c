@@ -686,8 +686,10 @@ static const struct option_spec options_table[] = {
 		       "function's instructions on that line (disassembled with capstone from the\n"
 		       "file on disk), each with the samples taken at it; the function's lines\n"
 		       "without samples are then listed too. Bytes capstone cannot decode (data,\n"
-		       "an instruction newer than it) are listed as \\fB.byte\\fR lines. Nothing is\n"
-		       "shown for a file that changed since it was profiled.",
+		       "an instruction newer than it) are listed as \\fB.byte\\fR lines. An inlined\n"
+		       "function's instructions are those of its copies in the functions its\n"
+		       "samples were in, each on the line of the inlined function it is on. Nothing\n"
+		       "is shown for a file that changed since it was profiled.",
 	},
 	{
 		.name = "histogram", .parse = set_histogram,
