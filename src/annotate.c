@@ -9,6 +9,7 @@
 #include "proftop/disasm.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
+#include "proftop/view_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,18 @@ static bool name_matches(const char *name, const char *want)
 	return !strncmp(name, want, len) && (!name[len] || !strcmp(name + len, inlined_suffix));
 }
 
+/* A name as the tables show it, whole or shortened (--names): "ns::crunch<double>" finds
+ * "double ns::crunch<double>(double, unsigned long)", and every overload of it. */
+static bool func_matches(const char *name, const char *want)
+{
+	char buf[8192];
+
+	for (int n = VIEW_NAMES_FULL; n < VIEW_NAMES_COUNT; n++)
+		if (name_matches(view_name(name, (enum view_names)n, buf, sizeof(buf)), want))
+			return true;
+	return false;
+}
+
 size_t annotate_find(const struct snapshot *s, const char *name, uint32_t *out, size_t max)
 {
 	size_t n = 0;
@@ -37,7 +50,7 @@ size_t annotate_find(const struct snapshot *s, const char *name, uint32_t *out, 
 	for (size_t f = 1; f < s->nfuncs; f++) {
 		size_t at;
 
-		if (!name_matches(s->funcs[f].name, name))
+		if (!func_matches(s->funcs[f].name, name))
 			continue;
 		/* Insertion by total, hottest first: few functions share a name. */
 		for (at = n < max ? n : max; at > 0 && s->func_total[out[at - 1]] < s->func_total[f]; at--)

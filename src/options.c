@@ -195,6 +195,16 @@ static char *set_theme(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_names(struct options *o, const char *value)
+{
+	int names = view_names_parse(value);
+
+	if (names < 0)
+		return bad("names (full, short or bare)", value);
+	o->tui.names = o->batch.names = (enum view_names)names;
+	return NULL;
+}
+
 static char *set_window(struct options *o, const char *value)
 {
 	if (!parse_number(value, OPTIONS_MAX_WINDOW, &o->tui.window) || o->tui.window <= 0)
@@ -578,6 +588,24 @@ static const struct option_spec options_table[] = {
 		.help = "seconds of the screen's time window (key w; default 10)",
 		.man = "Length of the screen's time window, which key \\fBw\\fR switches to (more\n"
 		       "than 0, at most 3600; default 10).",
+	},
+	{
+		.name = "names", .arg = "HOW", .parse = set_names,
+		.help = "C++ and Rust function names: full (default), short (without\n"
+			"parameter lists and return types) or bare (also without\n"
+			"template arguments); the screen's p key switches",
+		.man = "How the screen and batch mode's tables show function names: \\fBfull\\fR\n"
+		       "(default), as demangled; \\fBshort\\fR, without the parameter list, the\n"
+		       "return type and a member function's qualifiers, as \\fBc++filt \\-p\\fR prints\n"
+		       "them (\\fIstd::vector<int, std::allocator<int> >::push_back\\fR for\n"
+		       "\\fIvoid std::vector<int, std::allocator<int> >::push_back(int const&)\\fR);\n"
+		       "\\fBbare\\fR, also with each list of template or generic arguments written\n"
+		       "\\fB<>\\fR (\\fIstd::vector<>::push_back\\fR, Rust's\n"
+		       "\\fI<alloc::vec::Vec<> as core::ops::drop::Drop>::drop\\fR). Clone suffixes\n"
+		       "(\\fB[clone .cold]\\fR) and \\fB(inlined)\\fR stay; Rust names have no hash\n"
+		       "in any form. The screen's \\fBp\\fR key switches between the three. The\n"
+		       "filter reads whole names, \\fB\\-\\-annotate\\fR whole or shortened ones,\n"
+		       "and the exported snapshots always have whole names.",
 	},
 	{
 		.name = "history", .arg = "SEC", .parse = set_history,

@@ -36,8 +36,9 @@ struct annotation {
 	const char *no_lines;          /* the snapshot's word on why it has none (snapshot.h) */
 };
 
-/* The functions of snapshot named name: exactly, or as "name (inlined)". Fills out[0..max) with
- * their ids, hottest (by total) first; returns how many there are. */
+/* The functions of snapshot named name: exactly, or as "name (inlined)", whole or shortened as
+ * --names shortens it (view_name.h). Fills out[0..max) with their ids, hottest (by total) first;
+ * returns how many there are. */
 size_t annotate_find(const struct snapshot *snapshot, const char *name, uint32_t *out, size_t max);
 
 /* Sum func's sites per line into *out (annotation_free() it). */
