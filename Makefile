@@ -86,7 +86,7 @@ $(BUILD)/workloads/%: tests/workloads/%.cpp tests/workloads/burn.h | $(BUILD)/wo
 
 # Rust's programs as their users build them for profiling: optimised, with debug info.
 $(BUILD)/workloads/%: tests/workloads/%.rs | $(BUILD)/workloads
-	rustc -O -g -o $@ $<
+	MAKEFLAGS= rustc -O -g -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)

@@ -9,6 +9,7 @@
 #include "proftop/disasm.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
+#include "proftop/view_name.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +31,18 @@ static bool name_matches(const char *name, const char *want)
 	return !strncmp(name, want, len) && (!name[len] || !strcmp(name + len, inlined_suffix));
 }
 
+/* A name as the tables show it, whole or shortened (--names): "ns::crunch<double>" finds
+ * "double ns::crunch<double>(double, unsigned long)", and every overload of it. */
+static bool func_matches(const char *name, const char *want)
+{
+	char buf[8192];
+
+	for (int n = VIEW_NAMES_FULL; n < VIEW_NAMES_COUNT; n++)
+		if (name_matches(view_name(name, (enum view_names)n, buf, sizeof(buf)), want))
+			return true;
+	return false;
+}
+
 size_t annotate_find(const struct snapshot *s, const char *name, uint32_t *out, size_t max)
 {
 	size_t n = 0;
@@ -37,7 +50,7 @@ size_t annotate_find(const struct snapshot *s, const char *name, uint32_t *out, 
 	for (size_t f = 1; f < s->nfuncs; f++) {
 		size_t at;
 
-		if (!name_matches(s->funcs[f].name, name))
+		if (!func_matches(s->funcs[f].name, name))
 			continue;
 		/* Insertion by total, hottest first: few functions share a name. */
 		for (at = n < max ? n : max; at > 0 && s->func_total[out[at - 1]] < s->func_total[f]; at--)
@@ -207,6 +220,82 @@ static int compare_insns(const void *pa, const void *pb, void *arg)
 	return c ? c : (a->addr > b->addr) - (a->addr < b->addr);
 }
 
+static int compare_ranges(const void *pa, const void *pb)
+{
+	const struct disasm_range *a = pa, *b = pb;
+
+	return (a->start > b->start) - (a->start < b->start);
+}
+
+/* The index of the range of ranges[0..n) (by start, not overlapping) that holds addr; n if none. */
+static size_t range_of(const struct disasm_range *ranges, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr < ranges[lo - 1].end ? lo - 1 : n;
+}
+
+/* The functions of path (as the profile saw them) that func's samples were in, by start, into
+ * *out (malloc'd); returns how many. An inlined function's code is in those. */
+static size_t inlined_containers(const struct snapshot *s, uint32_t func, const char *path,
+				 struct disasm_range **out)
+{
+	struct disasm_range *all = xmalloc(s->nfuncs * sizeof(*all));
+	bool *used;
+	size_t n = 0, kept = 0;
+
+	for (size_t f = 1; f < s->nfuncs; f++)
+		if (s->funcs[f].path && !strcmp(s->funcs[f].path, path) &&
+		    s->funcs[f].code_end > s->funcs[f].code_start)
+			all[n++] = (struct disasm_range){ s->funcs[f].code_start, s->funcs[f].code_end };
+	qsort(all, n, sizeof(*all), compare_ranges);
+	used = xcalloc(n + 1, sizeof(*used));
+	for (size_t i = 0; i < s->nsites; i++)
+		if (s->sites[i].func == func && s->sites[i].addr != SNAPSHOT_SITE_OTHER)
+			used[range_of(all, n, s->sites[i].addr)] = true;
+	for (size_t i = 0; i < n; i++)
+		if (used[i])
+			all[kept++] = all[i];
+	free(used);
+	*out = all;
+	return kept;
+}
+
+/* An inlined function's code: its copies in the functions its samples were in. */
+static int inlined_code_load(struct annotate_code *code, struct disasm *d, const struct snapshot *s,
+			     uint32_t func, const char **why)
+{
+	const char *path = annotate_binary(s, func), *shown = s->funcs[func].name;
+	size_t len = strlen(shown), n = 0;
+	struct disasm_range *ranges = NULL;
+	char *name;
+	int err;
+
+	if (path)
+		n = inlined_containers(s, func, path, &ranges);
+	if (!n) {
+		free(ranges);
+		*why = "no code address is known for it (a saved profile, or code without symbols)";
+		return -ENOENT;
+	}
+	if (len >= sizeof(inlined_suffix) - 1 &&
+	    !strcmp(shown + len - (sizeof(inlined_suffix) - 1), inlined_suffix))
+		len -= sizeof(inlined_suffix) - 1;
+	name = xasprintf("%.*s", (int)len, shown);
+	err = disasm_inlined(d, path, name, ranges, n, &code->insns, &code->n, why);
+	free(name);
+	free(ranges);
+	return err;
+}
+
 int annotate_code_load(struct annotate_code *code, struct disasm *d, const struct snapshot *s,
 		       uint32_t func, const char **why)
 {
@@ -214,15 +303,16 @@ int annotate_code_load(struct annotate_code *code, struct disasm *d, const struc
 	int err;
 
 	memset(code, 0, sizeof(*code));
-	if (!f || !f->path) {
-		*why = "no code address is known for it (a saved profile, or inlined, JIT or stripped "
-		       "code)";
+	if (f && f->inlined && !f->path)
+		err = inlined_code_load(code, d, s, func, why);
+	else if (!f || !f->path) {
+		*why = "no code address is known for it (a saved profile, or JIT or stripped code)";
 		return -ENOENT;
-	}
-	err = disasm_function(d, f->path, f->code_start, f->code_end, &code->insns, &code->n, why);
+	} else
+		err = disasm_function(d, f->path, f->code_start, f->code_end, &code->insns,
+				      &code->n, why);
 	if (err)
 		return err;
-	code->end = f->code_end;
 	code->order = xmalloc(code->n * sizeof(*code->order));
 	for (size_t i = 0; i < code->n; i++)
 		code->order[i] = i;
@@ -274,7 +364,7 @@ void annotate_code_count(struct annotate_code *code, const struct snapshot *s, u
 void annotate_code_samples(const struct annotate_code *code, size_t i, uint64_t *self,
 			   uint64_t *total)
 {
-	uint64_t from = code->insns[i].addr, to = i + 1 < code->n ? code->insns[i + 1].addr : code->end;
+	uint64_t from = code->insns[i].addr, to = from + code->insns[i].size;
 	size_t lo = 0, hi = code->nsites;
 
 	while (lo < hi) {

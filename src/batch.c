@@ -61,16 +61,18 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 	fputc('\n', out);
 }
 
-/* One row: the numbers' cells, then "FUNCTION  MODULE" (indented by depth in a tree). The names
- * come from the target, so they are printed in visible form: no byte of theirs acts on a terminal
- * or breaks the line. */
+/* One row: the numbers' cells, then "FUNCTION  MODULE" (indented by depth in a tree), the name
+ * whole or shortened as --names asks. The names come from the target, so they are printed in
+ * visible form: no byte of theirs acts on a terminal or breaks the line. */
 static void print_row(FILE *out, const struct view_cells *c, unsigned depth, const char *name,
-		      const char *module, const char *mark)
+		      enum view_names names, const char *module, const char *mark)
 {
+	char buf[8192];
+
 	fprintf(out, "%s%s%s%s%s%*s", c->text[VIEW_CELL_FIRST], c->text[VIEW_CELL_SECOND],
 		c->text[VIEW_CELL_COUNT], c->text[VIEW_CELL_DELTA_FIRST],
 		c->text[VIEW_CELL_DELTA_SECOND], (int)depth * 2, "");
-	util_print_safe(out, name);
+	util_print_safe(out, view_name(name, names, buf, sizeof(buf)));
 	fputs("  ", out);
 	util_print_safe(out, module);
 	fputs(mark, out);
@@ -86,7 +88,7 @@ static const char *one_side(bool only_new, bool only_old)
 /* The function table; against a baseline (base matched against s), with the changes, the
  * largest first. */
 static void print_functions(FILE *out, const struct snapshot *s, const struct snapshot *with,
-			    const struct diff_base *base, long max_rows)
+			    const struct diff_base *base, enum view_names names, long max_rows)
 {
 	struct view_top_query query = { base ? VIEW_SORT_DELTA_SELF : VIEW_SORT_SELF, NULL,
 					SNAPSHOT_NO_NODE, base };
@@ -102,7 +104,7 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct sn
 		view_delta_headings(&c, "+SELF", "+TOTAL");
 	if (objects)
 		snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%9s  ", "OBJECTS");
-	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
+	print_row(out, &c, 0, "FUNCTION", VIEW_NAMES_FULL, "MODULE", "");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
 		const struct view_row *r = &rows[i];
 
@@ -114,13 +116,13 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct sn
 		if (base)
 			view_delta_cells(&c, r->self_pct - r->old_self_pct,
 					 r->total_pct - r->old_total_pct);
-		print_row(out, &c, 0, r->name, r->module, one_side(r->only_new, r->only_old));
+		print_row(out, &c, 0, r->name, names, r->module, one_side(r->only_new, r->only_old));
 	}
 	free(rows);
 }
 
 static void print_tree(FILE *out, const struct snapshot *s, const struct diff_base *base,
-		       double min_percent, long max_rows)
+		       double min_percent, enum view_names names, long max_rows)
 {
 	struct view_tree_query query = { .min_pct = min_percent, .baseline = base };
 	struct view_tree_row *rows = NULL;
@@ -133,7 +135,7 @@ static void print_tree(FILE *out, const struct snapshot *s, const struct diff_ba
 	view_cell_headings(&c, "TOTAL%", "SELF%", snapshot_unit(s));
 	if (base)
 		view_delta_headings(&c, "+TOTAL", "+SELF");
-	print_row(out, &c, 0, "FUNCTION", "MODULE", "");
+	print_row(out, &c, 0, "FUNCTION", VIEW_NAMES_FULL, "MODULE", "");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
 		const struct view_tree_row *r = &rows[i];
 
@@ -142,7 +144,8 @@ static void print_tree(FILE *out, const struct snapshot *s, const struct diff_ba
 		if (base)
 			view_delta_cells(&c, r->total_pct - r->old_total_pct,
 					 r->self_pct - r->old_self_pct);
-		print_row(out, &c, r->depth, r->name, r->module, one_side(base && r->only_new, false));
+		print_row(out, &c, r->depth, r->name, names, r->module,
+			  one_side(base && r->only_new, false));
 	}
 	free(rows);
 	view_tree_free(&tree);
@@ -357,9 +360,9 @@ static int print_table(FILE *out, const struct snapshot *s, const struct snapsho
 	if (base)
 		diff_base_match(base, s, 0);
 	if (o->tree)
-		print_tree(out, s, base, o->min_percent, max_rows);
+		print_tree(out, s, base, o->min_percent, o->names, max_rows);
 	else
-		print_functions(out, s, with, base, max_rows);
+		print_functions(out, s, with, base, o->names, max_rows);
 	if (o->annotate)
 		print_annotations(out, s, o->annotate, o->asm_code);
 	if (o->histogram)

@@ -141,6 +141,7 @@ size_t disasm_bytes(struct disasm *d, struct module *mod, const unsigned char *c
 		xgrow((void **)out, &cap, count + 1, sizeof(**out));
 		insn = &(*out)[count++];
 		insn->addr = ci->address;
+		insn->size = ci->size;
 		len = snprintf(insn->text, sizeof(insn->text), "%.31s", ci->mnemonic);
 		if (ci->op_str[0])
 			snprintf(insn->text + len, sizeof(insn->text) - (size_t)len, " %.78s", ci->op_str);
@@ -192,4 +193,109 @@ int disasm_function(struct disasm *d, const char *path, uint64_t start, uint64_t
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* --- an inlined function's copies ------------------------------------------------------------- */
+
+/* Whether a frame is the inlined function name (collector.c names an unnamed one "[inlined]"). */
+static bool frame_is(const struct lines_frame *frame, const char *name)
+{
+	return frame->inlined && (frame->function ? !strcmp(frame->function, name)
+						  : !strcmp(name, "[inlined]"));
+}
+
+/* Of insns[0..n), the ones name's frame is on (its innermost, for a function inlined into
+ * itself), moved to the front with that frame's line; returns how many. */
+static size_t keep_inlined(struct module *mod, const char *name, struct disasm_insn *insns,
+			   size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct lines_frame frames[LINES_MAX_FRAMES];
+		size_t depth = module_source(mod, insns[i].addr, frames, LINES_MAX_FRAMES - 1), k = 0;
+
+		while (k < depth && !frame_is(&frames[k], name))
+			k++;
+		if (k == depth)
+			continue;
+		insns[i].file = frames[k].file;
+		insns[i].line = frames[k].line;
+		insns[kept++] = insns[i];
+	}
+	return kept;
+}
+
+/* The file's function at r as the profile saw it, or -ESTALE with *why. */
+static int check_range(struct module *mod, const struct disasm_range *r, const char **why)
+{
+	uint64_t start = 0, end = 0;
+
+	if (!module_lookup_range(mod, r->start, &start, &end) || start != r->start || end != r->end) {
+		*why = "the file changed since it was profiled";
+		return -ESTALE;
+	}
+	return 0;
+}
+
+/* name's instructions in the function at r, appended to *out (n of them, room for *cap). */
+static int add_inlined(struct disasm *d, struct module *mod, const char *name,
+		       const struct disasm_range *r, struct disasm_insn **out, size_t *n, size_t *cap,
+		       const char **why)
+{
+	struct disasm_insn *insns;
+	unsigned char *code;
+	size_t got;
+
+	if (check_range(mod, r, why))
+		return -ESTALE;
+	code = xmalloc(r->end - r->start);
+	if (module_read(mod, r->start, code, r->end - r->start)) {
+		free(code);
+		*why = "its code is not in the file";
+		return -EFAULT;
+	}
+	got = disasm_bytes(d, NULL, code, r->end - r->start, r->start, &insns);
+	free(code);
+	got = keep_inlined(mod, name, insns, got);
+	xgrow((void **)out, cap, *n + got + 1, sizeof(**out));
+	memcpy(*out + *n, insns, got * sizeof(*insns));
+	*n += got;
+	free(insns);
+	return 0;
+}
+
+int disasm_inlined(struct disasm *d, const char *path, const char *name,
+		   const struct disasm_range *ranges, size_t nranges, struct disasm_insn **out,
+		   size_t *n, const char **why)
+{
+	struct disasm_file *f = disasm_file(d, path);
+	uint64_t bytes = 0;
+	size_t cap = 0;
+	int err = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!f->mod) {
+		*why = f->why;
+		return f->err;
+	}
+	for (size_t i = 0; i < nranges && !err; i++) {
+		if (ranges[i].end <= ranges[i].start ||
+		    ranges[i].end - ranges[i].start > DISASM_MAX_BYTES - bytes)
+			continue;
+		bytes += ranges[i].end - ranges[i].start;
+		err = add_inlined(d, f->mod, name, &ranges[i], out, n, &cap, why);
+	}
+	module_source_close(f->mod); /* as disasm_function() does */
+	if (!err && !*n) {
+		*why = "none of the code of the functions its samples are in is its own";
+		err = -ENOENT;
+	}
+	if (err) {
+		free(*out);
+		*out = NULL;
+		*n = 0;
+	}
+	return err;
 }

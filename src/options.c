@@ -195,6 +195,16 @@ static char *set_theme(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_names(struct options *o, const char *value)
+{
+	int names = view_names_parse(value);
+
+	if (names < 0)
+		return bad("names (full, short or bare)", value);
+	o->tui.names = o->batch.names = (enum view_names)names;
+	return NULL;
+}
+
 static char *set_window(struct options *o, const char *value)
 {
 	if (!parse_number(value, OPTIONS_MAX_WINDOW, &o->tui.window) || o->tui.window <= 0)
@@ -580,6 +590,24 @@ static const struct option_spec options_table[] = {
 		       "than 0, at most 3600; default 10).",
 	},
 	{
+		.name = "names", .arg = "HOW", .parse = set_names,
+		.help = "C++ and Rust function names: full (default), short (without\n"
+			"parameter lists and return types) or bare (also without\n"
+			"template arguments); the screen's p key switches",
+		.man = "How the screen and batch mode's tables show function names: \\fBfull\\fR\n"
+		       "(default), as demangled; \\fBshort\\fR, without the parameter list, the\n"
+		       "return type and a member function's qualifiers, as \\fBc++filt \\-p\\fR prints\n"
+		       "them (\\fIstd::vector<int, std::allocator<int> >::push_back\\fR for\n"
+		       "\\fIvoid std::vector<int, std::allocator<int> >::push_back(int const&)\\fR);\n"
+		       "\\fBbare\\fR, also with each list of template or generic arguments written\n"
+		       "\\fB<>\\fR (\\fIstd::vector<>::push_back\\fR, Rust's\n"
+		       "\\fI<alloc::vec::Vec<> as core::ops::drop::Drop>::drop\\fR). Clone suffixes\n"
+		       "(\\fB[clone .cold]\\fR) and \\fB(inlined)\\fR stay; Rust names have no hash\n"
+		       "in any form. The screen's \\fBp\\fR key switches between the three. The\n"
+		       "filter reads whole names, \\fB\\-\\-annotate\\fR whole or shortened ones,\n"
+		       "and the exported snapshots always have whole names.",
+	},
+	{
 		.name = "history", .arg = "SEC", .parse = set_history,
 		.help = "seconds of the screen's timeline kept a second each (default 600;\n"
 			"older ones merge coarser; 0: no timeline, no window)",
@@ -686,8 +714,10 @@ static const struct option_spec options_table[] = {
 		       "function's instructions on that line (disassembled with capstone from the\n"
 		       "file on disk), each with the samples taken at it; the function's lines\n"
 		       "without samples are then listed too. Bytes capstone cannot decode (data,\n"
-		       "an instruction newer than it) are listed as \\fB.byte\\fR lines. Nothing is\n"
-		       "shown for a file that changed since it was profiled.",
+		       "an instruction newer than it) are listed as \\fB.byte\\fR lines. An inlined\n"
+		       "function's instructions are those of its copies in the functions its\n"
+		       "samples were in, each on the line of the inlined function it is on. Nothing\n"
+		       "is shown for a file that changed since it was profiled.",
 	},
 	{
 		.name = "histogram", .parse = set_histogram,

@@ -539,6 +539,7 @@ static int start(struct tui *t, const struct tui_options *o, const char *target)
 	t->o = o;
 	tui_screen_init(&t->screen, target);
 	t->screen.window_s = o->window;
+	t->screen.names = o->names;
 	first_theme(t, &theme, &complaint);
 	if (open_terminal(t) < 0) {
 		free(complaint);

@@ -21,6 +21,7 @@
 #include "proftop/tui_timeline.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
+#include "proftop/view_name.h"
 
 #include <curses.h>
 #include <math.h>
@@ -129,6 +130,12 @@ static void fill(int y, int x, int width, unsigned long attr)
 		return;
 	attrset((attr_t)attr);
 	mvhline(y, x, ' ', width);
+}
+
+/* A function's name as the screen shows it (the p key): whole, or shortened into buf. */
+static const char *shown_name(const struct tui_screen *s, const char *name, char buf[PUT_MAX])
+{
+	return view_name(name, s->names, buf, PUT_MAX);
 }
 
 static unsigned long pct_attr(const struct tui_screen *s, double pct)
@@ -246,11 +253,11 @@ static void draw_timeline(struct tui_screen *s, int y, bool traced)
 		fill(y + 1, 0, COLS, s->attrs[THEME_NORMAL]);
 	} else if (traced) {
 		const struct snapshot *p = s->live;
-		char name[256];
+		char name[256], buf[PUT_MAX];
 
 		tui_timeline_columns(s, &scale, true, samples); /* max stays: the same scale */
 		draw_bars(s, y + 1, &scale, samples, max);
-		snprintf(name, sizeof(name), "<- %s", p->funcs[p->traced_func].name);
+		snprintf(name, sizeof(name), "<- %s", shown_name(s, p->funcs[p->traced_func].name, buf));
 		if (scale.columns + 3 + (int)strlen(name) <= COLS)
 			put(y + 1, scale.columns + 2, COLS, s->attrs[THEME_NORMAL], name);
 	}
@@ -293,7 +300,7 @@ static bool by_process(const struct tui_screen *s)
 
 static void draw_tabs(struct tui_screen *s, int y)
 {
-	char text[TUI_FILTER_MAX + 160];
+	char text[TUI_FILTER_MAX + 160], buf[PUT_MAX];
 	int x = 0, n = 0;
 
 	fill(y, 0, COLS, s->attrs[THEME_TAB]);
@@ -313,12 +320,15 @@ static void draw_tabs(struct tui_screen *s, int y)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " %s %d",
 			      by_process(s) ? "process" : "thread", (int)s->thread);
 	if (s->view == TUI_CALLERS && s->lists[TUI_CALLERS].rows)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, " callers of %s", s->callers[0].name);
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " callers of %s",
+			      shown_name(s, s->callers[0].name, buf));
 	if (s->view == TUI_LINES && s->shown && s->lines_func < tui_screen_lines_snapshot(s)->nfuncs)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " lines of %s",
-			      tui_screen_lines_snapshot(s)->funcs[s->lines_func].name);
+			      shown_name(s, tui_screen_lines_snapshot(s)->funcs[s->lines_func].name,
+					 buf));
 	if (s->view == TUI_TREE && s->focused && s->lists[TUI_TREE].rows)
-		n += snprintf(text + n, sizeof(text) - (size_t)n, " %% of %s", s->tree[0].name);
+		n += snprintf(text + n, sizeof(text) - (size_t)n, " %% of %s",
+			      shown_name(s, s->tree[0].name, buf));
 	if (s->filter[0] && !s->editing && s->view != TUI_CALLERS && s->view != TUI_LINES)
 		snprintf(text + n, sizeof(text) - (size_t)n, " filter: %s", s->filter);
 	put(y, x + 1, COLS, s->attrs[THEME_TAB], text);
@@ -391,7 +401,9 @@ static void draw_name(const struct tui_screen *s, int y, int x, int width, const
 		      bool only_new, bool only_old, unsigned long sel)
 {
 	const char *mark = only_new ? "(new)" : only_old ? "(gone)" : NULL;
-	int used = put(y, x, mark ? width - 7 : width, sel ? sel : s->attrs[THEME_NORMAL], name);
+	char buf[PUT_MAX];
+	int used = put(y, x, mark ? width - 7 : width, sel ? sel : s->attrs[THEME_NORMAL],
+		       shown_name(s, name, buf));
 
 	if (mark)
 		put(y, x + used + 1, width - used - 1,
@@ -508,19 +520,22 @@ static void draw_top(struct tui_screen *s)
 		    s->filter[0] ? "no function matches the filter" : "no samples yet");
 }
 
-/* Indentation and the open/closed mark of a tree row; the indentation stops growing at a third of
- * the function column so deep stacks keep their names visible. */
+/* Indentation and the open/closed mark of a tree row. The indentation stops growing at a third of
+ * the function column so deep stacks keep their names visible; deeper rows show their depth as a
+ * number there instead (view_tree_indent()). */
 static int draw_tree_prefix(const struct tui_screen *s, int y, int x, int width,
 			    const struct view_tree_row *r, unsigned long sel)
 {
-	int indent = (int)r->depth * 2, max = width / 3;
 	const char *mark = !r->has_children ? "  " : r->open ? (s->utf8 ? "▾ " : "- ")
 							    : (s->utf8 ? "▸ " : "+ ");
+	struct view_indent in;
 
-	if (indent > max)
-		indent = max - max % 2;
-	fill(y, x, indent, sel ? sel : s->attrs[THEME_NORMAL]);
-	return indent + put(y, x + indent, width - indent, sel ? sel : s->attrs[THEME_TREE], mark);
+	view_tree_indent(&in, r->depth, width / 3, s->utf8);
+	fill(y, x, in.columns, sel ? sel : s->attrs[THEME_NORMAL]);
+	if (in.mark[0])
+		put(y, x + in.mark_x, width - in.mark_x, sel ? sel : s->attrs[THEME_TREE], in.mark);
+	return in.columns + put(y, x + in.columns, width - in.columns,
+				sel ? sel : s->attrs[THEME_TREE], mark);
 }
 
 static void draw_tree_rows(struct tui_screen *s, enum tui_view v, const struct view_tree_row *rows)
@@ -570,7 +585,7 @@ static void draw_threads(struct tui_screen *s)
 		size_t row = first + (size_t)i;
 		int y = s->list_y + i;
 		unsigned long sel = row == l->cursor ? s->attrs[THEME_SELECTED] : 0;
-		char text[160];
+		char text[160], buf[PUT_MAX];
 
 		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
 		if (row == 0) {
@@ -593,7 +608,7 @@ static void draw_threads(struct tui_screen *s)
 		put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
 		snprintf(text, sizeof(text), "%6.2f%%  ", t->hot_pct);
 		put(y, 55, 9, sel ? sel : pct_attr(s, t->hot_pct), text);
-		put(y, 64, COLS - 64, sel ? sel : s->attrs[THEME_NORMAL], t->hot_name);
+		put(y, 64, COLS - 64, sel ? sel : s->attrs[THEME_NORMAL], shown_name(s, t->hot_name, buf));
 	}
 }
 
@@ -640,9 +655,10 @@ static void draw_lines_heading(struct tui_screen *s, int y, const struct snapsho
 {
 	const struct snapshot_func *f = s->lines_func < src->nfuncs ? &src->funcs[s->lines_func] : NULL;
 	unsigned long a = s->attrs[THEME_NORMAL] | A_BOLD;
-	char text[PUT_MAX];
+	char text[PUT_MAX], buf[PUT_MAX];
 
-	snprintf(text, sizeof(text), " %s  %s  self %llu  total %llu  %% of %s%s", f ? f->name : "?",
+	snprintf(text, sizeof(text), " %s  %s  self %llu  total %llu  %% of %s%s",
+		 f ? shown_name(s, f->name, buf) : "?",
 		 f ? f->module : "", (unsigned long long)s->lines.self,
 		 (unsigned long long)s->lines.total,
 		 s->lines_of_profile ? "the whole profile" : "the function",
@@ -866,7 +882,7 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 {
 	const struct view_flame_frame *f = tui_flame_selected(s);
 	uint64_t all = s->nflame ? s->flame[0].total : 0;
-	char text[512], extra[160] = "";
+	char text[512], extra[160] = "", buf[PUT_MAX];
 	int x;
 
 	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
@@ -887,7 +903,7 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 		 s->nflame_zoom ? "  zoomed" : "", extra);
 	x = put(y, 0, COLS, s->attrs[THEME_COLUMNS], text);
 	x += put(y, x, COLS - x, s->attrs[THEME_COLUMN_SORTED],
-		 f->func == SNAPSHOT_ROOT_FUNC ? "all" : f->name);
+		 f->func == SNAPSHOT_ROOT_FUNC ? "all" : shown_name(s, f->name, buf));
 	if (f->func != SNAPSHOT_ROOT_FUNC)
 		x += put(y, x + 2, COLS - x - 2, s->attrs[THEME_COLUMNS], f->module);
 }
@@ -916,6 +932,8 @@ static unsigned long flame_attr(const struct tui_screen *s, const struct view_fl
 /* Each frame: its name in its cells, the last cell left blank so that neighbours part. */
 static void draw_flame(struct tui_screen *s)
 {
+	char buf[PUT_MAX];
+
 	tui_flame_fit(s, COLS, s->list_h);
 	if (s->columns_y >= 0)
 		draw_flame_heading(s, s->columns_y);
@@ -928,7 +946,7 @@ static void draw_flame(struct tui_screen *s)
 			continue;
 		y = s->flame_up ? s->list_y + s->list_h - 1 - row : s->list_y + row;
 		fill(y, f->x, w, a);
-		put(y, f->x, w, a, f->func == SNAPSHOT_ROOT_FUNC ? "all" : f->name);
+		put(y, f->x, w, a, f->func == SNAPSHOT_ROOT_FUNC ? "all" : shown_name(s, f->name, buf));
 	}
 	if (!s->nflame && s->list_h > 0)
 		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples yet");

@@ -477,6 +477,7 @@ static void toggle_focus(struct tui_screen *s, int unused)
 {
 	(void)unused;
 	const struct view_tree_row *r = tree_row(s);
+	char buf[160];
 
 	if (s->focused) {
 		s->focused = false;
@@ -486,7 +487,7 @@ static void toggle_focus(struct tui_screen *s, int unused)
 		s->focused = s->nfocus > 0;
 		if (s->focused)
 			tui_screen_message(s, false, "percentages relative to %s (%% again: the whole)",
-					   r->name);
+					   view_name(r->name, s->names, buf, sizeof(buf)));
 	}
 	s->stale = true;
 }
@@ -685,6 +686,21 @@ static void toggle_inlined(struct tui_screen *s, int unused)
 	present_baseline(s);
 	tui_screen_message(s, false, s->fold_inlined ? "inlined functions counted in their callers" :
 			   "inlined functions shown as frames of their own");
+}
+
+/* `p`: function names whole, without parameter lists and return types, without template
+ * arguments too, in turn. Only the drawing reads it: the rows stay. */
+static void names_step(struct tui_screen *s, int unused)
+{
+	static const char *const told[VIEW_NAMES_COUNT] = {
+		"names in full",
+		"short names: no parameter lists or return types",
+		"bare names: no parameter lists, return types or template arguments",
+	};
+
+	(void)unused;
+	s->names = (enum view_names)((s->names + 1) % VIEW_NAMES_COUNT);
+	tui_screen_message(s, false, "%s", told[s->names]);
 }
 
 /* `a`: the selected function per source line, in the Lines view. */
@@ -979,6 +995,9 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 'B' }, .where = TUI_IN_VIEWS, .run = drop_baseline, .action = TUI_ACT_BASELINE },
 	{ .keys = { 'i' }, .where = TUI_IN_VIEWS, .run = toggle_inlined,
 	  .help = "inlined functions: frames of their own / counted in their callers" },
+	{ .keys = { 'p' }, .where = TUI_IN_VIEWS, .run = names_step,
+	  .help = "names: full / without parameter lists and return types / also without\n"
+		  "template arguments (as drawn: the filter reads whole names)" },
 	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_FLAME, .run = flame_arrow, .arg = TUI_FLAME_PARENT,
 	  .help = "the frame above / below: caller or widest callee, as drawn",
 	  .hint = { "h/j/k/l:move", TUI_IN_FLAME, 3, 1 } },

@@ -485,6 +485,22 @@ size_t view_tree(const struct view_tree *t, const struct view_tree_query *q,
 	return n;
 }
 
+/* (view.h) room's whole levels are indented; past them the mark takes their place. */
+void view_tree_indent(struct view_indent *out, unsigned depth, int room, bool utf8)
+{
+	int levels = room > 1 ? room / 2 : 0, width;
+
+	memset(out, 0, sizeof(*out));
+	if (depth <= (unsigned)levels) {
+		out->columns = (int)depth * 2;
+		return;
+	}
+	width = snprintf(out->mark, sizeof(out->mark), "%s%u", utf8 ? "·" : ":", depth);
+	width -= utf8 ? 1 : 0; /* the middle dot is two bytes, one column */
+	out->columns = levels * 2 > width + 1 ? levels * 2 : width + 1;
+	out->mark_x = out->columns - 1 - width;
+}
+
 /* --- callers ----------------------------------------------------------------------------------- */
 
 struct inverted {

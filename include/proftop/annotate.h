@@ -36,8 +36,9 @@ struct annotation {
 	const char *no_lines;          /* the snapshot's word on why it has none (snapshot.h) */
 };
 
-/* The functions of snapshot named name: exactly, or as "name (inlined)". Fills out[0..max) with
- * their ids, hottest (by total) first; returns how many there are. */
+/* The functions of snapshot named name: exactly, or as "name (inlined)", whole or shortened as
+ * --names shortens it (view_name.h). Fills out[0..max) with their ids, hottest (by total) first;
+ * returns how many there are. */
 size_t annotate_find(const struct snapshot *snapshot, const char *name, uint32_t *out, size_t max);
 
 /* Sum func's sites per line into *out (annotation_free() it). */
@@ -74,14 +75,14 @@ struct annotate_code {
 	struct disasm_insn *insns;    /* by address */
 	size_t n;
 	size_t *order;                /* indexes of insns in the order of the rows */
-	uint64_t end;                 /* the end of the function's code */
 	struct snapshot_site *sites;  /* the function's in the counted snapshot, by address */
 	size_t nsites, sites_cap;
 };
 
 /* func's instructions from the file its snapshot names, read with d (code is then
- * annotate_code_free()'d). Returns 0, or -errno with *why (static) saying why there are none: no
- * code address is known, or what disasm_function() said. */
+ * annotate_code_free()'d); an inlined function's are those of its copies in the functions its
+ * samples were in (disasm_inlined()). Returns 0, or -errno with *why (static) saying why there are
+ * none: no code address is known, or what disasm_function() or disasm_inlined() said. */
 int annotate_code_load(struct annotate_code *code, struct disasm *d, const struct snapshot *snapshot,
 		       uint32_t func, const char **why);
 void annotate_code_free(struct annotate_code *code);

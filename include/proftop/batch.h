@@ -3,6 +3,8 @@
 #ifndef PROFTOP_BATCH_H
 #define PROFTOP_BATCH_H
 
+#include "proftop/view_name.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -17,6 +19,7 @@ struct batch_options {
 	const char *annotate;  /* --annotate FUNC: also print FUNC's samples per source line */
 	bool histogram;        /* --histogram: also print each module's address histogram */
 	bool asm_code;         /* --asm: the annotation shows each line's instructions */
+	enum view_names names; /* --names: the tables' function names whole or shortened */
 };
 
 #define BATCH_DEFAULT_ROWS 25

@@ -19,6 +19,7 @@ struct module;
 
 struct disasm_insn {
 	uint64_t addr;          /* link-time address */
+	unsigned size;          /* its bytes: [addr, addr + size) */
 	const char *file;       /* its source line, as the function's own frame sees it (code
 				 * inlined there is on the line of the inlined call); NULL, 0 */
 	unsigned line;
@@ -34,6 +35,21 @@ void disasm_free(struct disasm *disasm);
  * range is too big, not in the file, or not x86-64 code. */
 int disasm_function(struct disasm *disasm, const char *path, uint64_t start, uint64_t end,
 		    struct disasm_insn **out, size_t *n, const char **why);
+/* A function's link-time range, [start, end). */
+struct disasm_range {
+	uint64_t start, end;
+};
+
+/* The instructions of the inlined function name (a lines.h frame's; "[inlined]" for those the
+ * DWARF names none) in the functions ranges[0..nranges) (by start, as the profile saw them: those
+ * its samples were in) of the ELF file at path: the instructions whose chain of inlined frames has
+ * name in it, each with the line that frame has there (a line of name's own source, as its
+ * samples are counted). By address, into *out (malloc'd) and *n. The functions are read up to
+ * DISASM_MAX_BYTES in all, the first ones first. Returns 0, or -errno with *why (static) as
+ * disasm_function() says it, or saying that none of the instructions there is name's. */
+int disasm_inlined(struct disasm *disasm, const char *path, const char *name,
+		   const struct disasm_range *ranges, size_t nranges, struct disasm_insn **out,
+		   size_t *n, const char **why);
 /* The instructions of code[0..size), at link-time address start, into *out (malloc'd; NULL when
  * there are none), with their source lines from mod (NULL: none). Returns how many. What
  * disasm_function() does once it has the bytes: no file is read but mod's DWARF. */

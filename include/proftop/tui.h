@@ -8,6 +8,8 @@
 #ifndef PROFTOP_TUI_H
 #define PROFTOP_TUI_H
 
+#include "proftop/view_name.h"
+
 #include <stdbool.h>
 
 struct session;
@@ -15,6 +17,7 @@ struct session;
 struct tui_options {
 	double window;         /* seconds in the time window `w` shows */
 	const char *theme;     /* name or path; NULL: default (mono under NO_COLOR) */
+	enum view_names names; /* --names: how function names show at first (key p) */
 };
 
 #define TUI_DEFAULT_WINDOW 10.0

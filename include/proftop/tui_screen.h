@@ -17,6 +17,7 @@
 #include "proftop/theme.h"
 #include "proftop/view.h"
 #include "proftop/view_flame.h"
+#include "proftop/view_name.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -82,6 +83,8 @@ struct tui_screen {
 	/* What the Lines rows were made from: shown, or its sites in the thread scope. */
 	struct snapshot *lines_src;
 	bool fold_inlined;     /* `i`: inlined functions count in their callers */
+	enum view_names names; /* `p`: function names whole or shortened, as drawn (filters and
+				* sorting read whole names) */
 	bool stale;            /* the rows must be rebuilt from shown */
 
 	enum tui_view view;

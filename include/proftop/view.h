@@ -173,6 +173,19 @@ uint32_t view_tree_find(const struct view_tree *tree, const uint32_t *funcs, siz
 size_t view_tree_funcs(const struct view_tree *tree, uint32_t node, uint32_t *funcs, size_t max);
 void view_tree_free(struct view_tree *tree);
 
+/* How a tree row shows its depth before its open/closed mark, in room columns (a share of the
+ * function column): two columns a level while they fit, so a child sits two columns right of its
+ * parent. A row deeper than that stops moving right and says its depth instead: "·27" (":27"
+ * without UTF-8) at mark_x, ending a column before its mark, which stays where the deepest
+ * indented rows have theirs. So two rows of different depths never look alike, at any depth. */
+struct view_indent {
+	int columns;               /* before the open/closed mark */
+	int mark_x;                /* where mark starts, from the row's indentation */
+	char mark[16];             /* "" while the depth is shown by indentation alone */
+};
+
+void view_tree_indent(struct view_indent *indent, unsigned depth, int room, bool utf8);
+
 /* The callers of func, bottom-up: the root is func itself (its total the samples it was on the
  * stack for, counted once per sample), its children are the functions that called it, theirs the
  * functions that called those, and so on up to the thread roots; a node's self is the samples

@@ -1,19 +1,22 @@
 /* libFuzzer target: the disassembly annotate shows (disasm.c, capstone) over hostile bytes. Every
  * input is disassembled twice:
  *  - as code (disasm_bytes() at an address from its first 8 bytes): the instructions must start
- *    at the first byte, go up in address without a gap longer than an instruction (15 bytes), and
- *    reach the last one: a byte capstone cannot decode is shown as data, not the end of the
- *    listing (annotate counts the samples past the last instruction as its own). Each text is
- *    printable ASCII, NUL-terminated in its field;
+ *    at the first byte, each where the one before ends (1 to 15 bytes each), and reach the last
+ *    one: a byte capstone cannot decode is shown as data, not the end of the listing (annotate
+ *    counts the samples in an instruction's bytes). Each text is printable ASCII, NUL-terminated
+ *    in its field;
  *  - as an ELF file (a memfd; disasm_function(), which reads the file, its symbols and DWARF):
  *    every function a module read from the same bytes finds in its code is disassembled the same
  *    way, the instructions inside it, their source files touched; a range that is not a function
- *    of the file is refused as stale, one too big as such.
+ *    of the file is refused as stale, one too big as such. The code inlined there
+ *    (disasm_inlined(), for the unnamed inlined functions and for the one the DWARF has at the
+ *    function's start) is some of those instructions, or an error that says why.
  *
  * Seeds in corpus/fuzz_disasm: the ELF seeds of fuzz_lines (inline.so, DWARF 5 lines) and
  * fuzz_module (seed.so), and raw code: the .text of a -O2 build of tests/workloads/lines.c,
  * VEX/EVEX (AVX-512) encodings, prefixes past the 15-byte limit, bytes invalid in 64-bit mode. */
 #include "proftop/disasm.h"
+#include "proftop/lines.h"
 #include "proftop/module.h"
 #include "proftop/util.h"
 
@@ -43,14 +46,38 @@ static void check_insns(const struct disasm_insn *insns, size_t n, uint64_t star
 				abort();
 		if (insns[i].addr < start || insns[i].addr >= end)
 			abort();
-		if (i ? insns[i].addr <= insns[i - 1].addr || insns[i].addr - insns[i - 1].addr > 15
+		if (i ? insns[i].addr != insns[i - 1].addr + insns[i - 1].size
 		      : insns[i].addr != start)
+			abort();
+		if (!insns[i].size || insns[i].size > 15)
 			abort();
 		if (insns[i].file && strlen(insns[i].file) > (1u << 30))
 			abort();
 	}
-	if (n && end - insns[n - 1].addr > 15)
+	if (n && insns[n - 1].addr + insns[n - 1].size != end)
 		abort();
+}
+
+/* The code of [start, end) inlined from name: some of its instructions, by address, each whole. */
+static void check_inlined(struct disasm *d, const char *path, const char *name, uint64_t start,
+			  uint64_t end)
+{
+	struct disasm_range range = { start, end };
+	struct disasm_insn *insns;
+	const char *why = NULL;
+	size_t n;
+
+	if (disasm_inlined(d, path, name, &range, 1, &insns, &n, &why)) {
+		if (!why || insns || n)
+			abort();
+		return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (insns[i].addr < start || !insns[i].size || insns[i].size > 15 ||
+		    insns[i].addr + insns[i].size > end ||
+		    (i && insns[i].addr < insns[i - 1].addr + insns[i - 1].size))
+			abort();
+	free(insns);
 }
 
 static void check_code(struct disasm *d, const uint8_t *data, size_t size)
@@ -93,6 +120,7 @@ static void check_file(struct disasm *d, const uint8_t *data, size_t size)
 	for (uint64_t a = uw ? uw->code_start : 0, steps = 0;
 	     uw && a < uw->code_end && nfuncs < MAX_FUNCS && steps < SCAN_STEPS; steps++) {
 		uint64_t start, end, s2, e2;
+		struct lines_frame frames[LINES_MAX_FRAMES];
 		int err;
 
 		if (!module_lookup_range(mod, a, &start, &end) || end <= a) {
@@ -106,6 +134,11 @@ static void check_file(struct disasm *d, const uint8_t *data, size_t size)
 		else if (!why || insns || n)
 			abort();
 		free(insns);
+		check_inlined(d, path, "[inlined]", start, end);
+		/* The function inlined at the start of the range, as the DWARF names it. */
+		if (module_source(mod, start, frames, LINES_MAX_FRAMES - 1) && frames[0].inlined &&
+		    frames[0].function)
+			check_inlined(d, path, frames[0].function, start, end);
 		/* Not a function of the file, and too big to be shown. */
 		err = disasm_function(d, path, start + 1, end + 1, &insns, &n, &why);
 		free(insns);

@@ -104,6 +104,19 @@ run_proftop inline-caller -b -n 0 --annotate caller_a -- "$WL/inline" 1
 # caller_a's samples are in step's code: on the line of the call, as totals.
 check "inline-caller-cost-on-call-line" approx "$(annotated "$OUT" "inline.c:$CALL_A" 2)" 100 3
 
+# --asm on the inlined step: the instructions of its copies in caller_a and caller_b (an imul in
+# each), on its line, every one of its samples in one of them. (Before: "no code address is
+# known for it", and no instructions.)
+run_proftop inline-asm -b -n 0 --annotate step --asm -- "$WL/inline" 1
+check "inline-asm-exit-0" status $RC 0 "$ERR"
+check "inline-asm-no-complaint" sh -c "! grep -q '^no instructions' '$OUT'"
+check "inline-asm-samples-in-instructions" sh -c "awk '
+	/^--- annotate/ { for (i = 1; i < NF; i++) if (\$i == \"self\") want = \$(i + 1); next }
+	\$4 ~ /^0x[0-9a-f]+\$/ { sum += \$3 }
+	/ 0x[0-9a-f]+  imul / { imul++ }
+	END { if (!want || sum != want || imul < 2) {
+		print \"instructions: \" sum \" samples, \" imul \" imul; the function: \" want; exit 1 } }' '$OUT'"
+
 run_proftop no-inline -b -n 0 --no-inline -- "$WL/inline" 1
 check "no-inline-exit-0" status $RC 0 "$ERR"
 check "no-inline-no-inlined-rows" sh -c "! grep -q '(inlined)' '$OUT'"

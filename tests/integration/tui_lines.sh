@@ -70,13 +70,14 @@ wait_selected()
 	return 1
 }
 
-# under_hot NAME — of one frame, the rows under the hot line up to the next line: how many are
-# instructions, how many of them an imul, the sum of their SAMPLES, and the hot line's SAMPLES.
-under_hot()
+# under_line NAME FILE LINE — of one frame, the rows under FILE:LINE up to the next line: how
+# many are instructions, how many of them an imul, the sum of their SAMPLES, and the line's
+# SAMPLES.
+under_line()
 {
-	screen "$1" | awk -v hot=" lines\\.c:$hot " '
-		$0 ~ hot { on = 1; line = $3; next }
-		on && / lines\.c:[0-9]+ / { on = 0 }
+	screen "$1" | awk -v at=" $2:$3 " -v file=" $2:[0-9]+ " '
+		index($0, at) { on = 1; line = $3; next }
+		on && $0 ~ file { on = 0 }
 		on && /^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  / {
 			n++; if ($0 ~ /0x[0-9a-f]+  imul /) imul++
 			if ($1 !~ /^0x/) sum += $3
@@ -115,7 +116,7 @@ tm send-keys -t lines d
 check "lines-d-shows-instructions" wait_screen lines '^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  imul '
 tm send-keys -t lines Space
 sleep 0.5 # a paused frame: the line's and its instructions' counts of one snapshot
-set -- $(under_hot lines)
+set -- $(under_line lines lines.c "$hot")
 check "lines-d-hot-line-has-instructions" between "${1:-0}" 3 40
 check "lines-d-imul-under-hot-line" between "${2:-0}" 1 40
 check "lines-d-hot-instruction-samples" between "${3:-0}" 1 1000000
@@ -156,8 +157,11 @@ check "lines-no-sanitizer-report" no_sanitizer_report lines
 # --- i: inlined functions counted in their callers ----------------------------------------------
 # On the inline workload, step (inlined) has about every sample; i folds it into caller_a (2/3)
 # and caller_b (1/3), whose lines then hold them on the line of the call; i again brings it back.
+# d on step (inlined) lists its copies' instructions in caller_a and caller_b under its own line,
+# their samples adding up to the line's (it said there was no code address before).
 call_a=$(grep -n '/\* call a \*/' tests/workloads/inline.c | cut -d: -f1)
-pane inl 120 30 -t mono -- "$WL/inline" 30
+step=$(grep -n '/\* step line \*/' tests/workloads/inline.c | cut -d: -f1)
+pane inl 120 50 -t mono -- "$WL/inline" 30
 check "inline-step-row" wait_screen inl '^ +[0-9.]+ +[0-9.]+ +[0-9]+ +step \(inlined\) +inline'
 sleep 1
 tm send-keys -t inl i
@@ -174,6 +178,18 @@ check "inline-i-again-header" wait_gone inl '^ proftop .* no inline'
 # > and <: the next and previous function in Top's order, from the hottest (step).
 tm send-keys -t inl Home a
 check "inline-a-on-step" wait_screen inl ' lines of step \(inlined\)'
+tm send-keys -t inl d
+check "inline-d-instructions" wait_screen inl '^ +([0-9.]+ +[0-9.]+ +[0-9]+)? +0x[0-9a-f]+  imul '
+check "inline-d-no-complaint" wait_gone inl 'no instructions'
+tm send-keys -t inl Space
+sleep 0.5 # a paused frame: the line's and its instructions' counts of one snapshot
+set -- $(under_line inl inline.c "$step")
+check "inline-d-step-line-has-instructions" between "${1:-0}" 4 60
+check "inline-d-imul-in-both-copies" between "${2:-0}" 2 40
+check "inline-d-instruction-samples" between "${3:-0}" 1 1000000
+check "inline-d-instruction-samples-add-up" status "${3:-0}" "${4:-x}"
+tm send-keys -t inl Space d
+check "inline-d-again-hides-them" wait_gone inl '0x[0-9a-f]+  imul '
 tm send-keys -t inl '>'
 check "inline-next-function" wait_gone inl ' lines of step \(inlined\)'
 check "inline-next-function-lines" wait_screen inl ' lines of [a-z_]+'

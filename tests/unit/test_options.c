@@ -596,7 +596,8 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->no_inline == b->no_inline && a->no_lines == b->no_lines &&
 	       a->batch.histogram == b->batch.histogram &&
 	       same_string(a->batch.annotate, b->batch.annotate) &&
-	       a->batch.asm_code == b->batch.asm_code &&
+	       a->batch.asm_code == b->batch.asm_code && a->tui.names == b->tui.names &&
+	       a->batch.names == b->batch.names &&
 	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
 	       same_string(a->input, b->input) && same_string(a->baseline, b->baseline) &&
 	       a->serving == b->serving &&
@@ -613,7 +614,7 @@ static const char *const samples[][2] = {
 	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },
 	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
 	{ "batch", NULL },
-	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },
+	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },  { "names", "bare" },
 	{ "history", "120" },     { "serve", "6060" },     { "collectors", "3" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
@@ -690,6 +691,29 @@ static void memory_sizes(void **state)
 		msg = NULL;
 		options_free(&o);
 	}
+}
+
+/* --names: the screen's first level and batch's tables alike; anything else names the choices. */
+static void names_levels(void **state)
+{
+	struct options o;
+	char *msg = NULL;
+
+	(void)state;
+	assert_int_equal(parse(&o, &msg, 2, "proftop", "./prog"), OPTIONS_OK);
+	assert_int_equal(o.tui.names, VIEW_NAMES_FULL);
+	assert_int_equal(o.batch.names, VIEW_NAMES_FULL);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "--names", "short", "./prog"), OPTIONS_OK);
+	assert_int_equal(o.tui.names, VIEW_NAMES_SHORT);
+	assert_int_equal(o.batch.names, VIEW_NAMES_SHORT);
+	options_free(&o);
+	assert_int_equal(parse(&o, &msg, 4, "proftop", "--names", "long", "./prog"),
+			 OPTIONS_USAGE_ERROR);
+	assert_non_null(strstr(msg, "full, short or bare"));
+	assert_non_null(strstr(msg, "long"));
+	free(msg);
+	options_free(&o);
 }
 
 static void env_sets_every_option(void **state)
@@ -851,6 +875,7 @@ int main(void)
 		cmocka_unit_test(env_empty),
 		cmocka_unit_test(env_flags),
 		cmocka_unit_test(env_does_not_block_help),
+		cmocka_unit_test(names_levels),
 		cmocka_unit_test(env_sets_every_option),
 		cmocka_unit_test(memory_sizes),
 		cmocka_unit_test(help_and_man_list_every_option),

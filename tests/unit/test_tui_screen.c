@@ -792,6 +792,32 @@ static void keys_across_views(void **state)
 	assert_int_equal(f->s.view, TUI_TOP);
 }
 
+/* p: names whole, short, bare and whole again, in every view; the rows stay as they were (the
+ * drawing shortens them), the cursor where it was. */
+static void p_steps_the_names(void **state)
+{
+	struct fixture *f = *state;
+	static const enum view_names want[] = { VIEW_NAMES_SHORT, VIEW_NAMES_BARE, VIEW_NAMES_FULL };
+
+	assert_int_equal(f->s.names, VIEW_NAMES_FULL);
+	key(f, KEY_DOWN);
+	for (int v = 0; v < 5; v++) {
+		key(f, "12345"[v]);
+		for (size_t i = 0; i < 3; i++) {
+			size_t cursor = list(f)->cursor, rows = list(f)->rows;
+
+			key(f, 'p');
+			assert_int_equal(f->s.names, want[i]);
+			assert_non_null(strstr(f->s.message, want[i] == VIEW_NAMES_FULL ? "in full"
+							  : want[i] == VIEW_NAMES_SHORT ? "short names"
+											  : "bare names"));
+			tui_screen_rebuild(&f->s);
+			assert_int_equal(list(f)->cursor, cursor);
+			assert_int_equal(list(f)->rows, rows);
+		}
+	}
+}
+
 /* Any key but a resize clears the message; with the help open, a key only closes it (q too). */
 static void message_and_help(void **state)
 {
@@ -1700,6 +1726,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(editing_keys, setup, teardown),
 		cmocka_unit_test_setup_teardown(escape_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(keys_across_views, setup, teardown),
+		cmocka_unit_test_setup_teardown(p_steps_the_names, setup, teardown),
 		cmocka_unit_test_setup_teardown(message_and_help, setup, teardown),
 		cmocka_unit_test_setup_teardown(help_scrolls, setup, teardown),
 		cmocka_unit_test_setup_teardown(lines_from_top, setup, teardown),

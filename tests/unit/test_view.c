@@ -498,6 +498,52 @@ static void timeline_traces_a_function(void **state)
 	profile_free(f.p);
 }
 
+/* A tree row's depth before its mark: indented two columns a level within room, then its depth as
+ * a number ending a column before the mark, which stays at the last indented level's column. Every
+ * depth reads differently from every other, the number never overwrites the room's end. */
+static void tree_indent_shows_every_depth(void **state)
+{
+	struct view_indent in;
+
+	(void)state;
+	view_tree_indent(&in, 0, 15, true);
+	assert_int_equal(in.columns, 0);
+	assert_string_equal(in.mark, "");
+	view_tree_indent(&in, 7, 15, true);
+	assert_int_equal(in.columns, 14);
+	assert_string_equal(in.mark, "");
+	view_tree_indent(&in, 8, 15, true);
+	assert_int_equal(in.columns, 14);
+	assert_string_equal(in.mark, "·8");
+	assert_int_equal(in.mark_x, 11); /* "·8" in columns 11-12, a blank, the mark at 14 */
+	view_tree_indent(&in, 27, 15, false);
+	assert_string_equal(in.mark, ":27");
+	assert_int_equal(in.mark_x, 10);
+	assert_int_equal(in.columns, 14);
+	/* No room: the number makes its own. */
+	view_tree_indent(&in, 1234, 1, true);
+	assert_string_equal(in.mark, "·1234");
+	assert_int_equal(in.mark_x, 0);
+	assert_int_equal(in.columns, 6);
+	view_tree_indent(&in, 1, 0, false);
+	assert_string_equal(in.mark, ":1");
+	assert_int_equal(in.columns, 3);
+	/* Distinct at every depth and room: by columns while indented, by the number after. */
+	for (int room = 0; room < 40; room++)
+		for (unsigned a = 0; a < 200; a++)
+			for (unsigned b = a + 1; b < 200; b++) {
+				struct view_indent ia, ib;
+
+				view_tree_indent(&ia, a, room, true);
+				view_tree_indent(&ib, b, room, true);
+				assert_true(ia.columns != ib.columns || strcmp(ia.mark, ib.mark));
+				assert_true(ib.columns >= ia.columns);
+				if (ib.mark[0]) /* "·N": strlen - 1 columns, then a blank */
+					assert_int_equal(ib.mark_x + (int)strlen(ib.mark) - 1,
+							 ib.columns - 1);
+			}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -511,6 +557,7 @@ int main(void)
 		cmocka_unit_test(top_sorts_and_filters),
 		cmocka_unit_test(stretch_counts_its_samples),
 		cmocka_unit_test(timeline_traces_a_function),
+		cmocka_unit_test(tree_indent_shows_every_depth),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
