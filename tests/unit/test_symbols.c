@@ -482,6 +482,105 @@ static void test_stripped_copy(void **state)
 	assert_true(sym.module_addr == expect);
 }
 
+/* The module of the file at path, read on its own (no debug file looked for). */
+static struct module *load_module(const char *path)
+{
+	struct module *mod = module_new("m", 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(module_load_file(mod, fd, (size_t)st.st_size, NULL), 0);
+	close(fd);
+	return mod;
+}
+
+/* The ELF entry point of the file at path. */
+static uint64_t entry_of(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr ehdr;
+
+	assert_non_null(elf);
+	assert_non_null(gelf_getehdr(elf, &ehdr));
+	elf_end(elf);
+	close(fd);
+	return ehdr.e_entry;
+}
+
+/* The functions .dynsym of the file at path defines, at distinct addresses (none is _start). */
+static size_t dynsym_functions(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t seen[64];
+	Elf_Scn *scn = NULL;
+	size_t n = 0;
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !data)
+			continue;
+		for (int i = 1; gelf_getsym(data, i, &sym); i++) {
+			size_t k = 0;
+
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+				continue;
+			while (k < n && seen[k] != sym.st_value)
+				k++;
+			if (k == n && n < 64)
+				seen[n++] = sym.st_value;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+/* A program stripped of its symbols still names its entry point _start, over the function its
+ * symbol covered (its FDE), and only that: its symbols are still said to be missing (the warning,
+ * debuginfod), and a shared library's entry point is not named so. */
+static void test_stripped_entry(void **state)
+{
+	const char *stripped = tmp_path("stripped-entry");
+	uint64_t entry = entry_of(self_exe()), start, end, ref_start, ref_end;
+	struct module *orig, *mod;
+	const char *name;
+	Dl_info info;
+
+	(void)state;
+	if (!have_tool("objcopy"))
+		skip();
+	assert_int_equal(run("objcopy --strip-all '%s' '%s'", self_exe(), stripped), 0);
+	orig = load_module(self_exe());
+	name = module_lookup_range(orig, entry, &ref_start, &ref_end);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	mod = load_module(stripped);
+	name = module_lookup_range(mod, entry, &start, &end);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	assert_true(start == entry);
+	assert_true(end == ref_end);
+	assert_null(module_lookup_range(mod, end, &start, &end));
+	assert_int_equal(module_function_count(mod), dynsym_functions(stripped));
+	module_free(mod);
+	module_free(orig);
+
+	/* libc.so.6 has an entry point (it prints its version), not called _start. */
+	assert_true(dladdr((void *)printf, &info) && info.dli_fname);
+	mod = load_module(info.dli_fname);
+	name = module_lookup_range(mod, entry_of(info.dli_fname), &start, &end);
+	assert_true(!name || strcmp(name, "_start"));
+	module_free(mod);
+}
+
 static void test_debuglink_build_id(void **state)
 {
 	const char *debug = tmp_path("self.debug"), *linked = tmp_path("linked");
@@ -1414,6 +1513,7 @@ int main(void)
 		cmocka_unit_test(test_reread_rate_limit),
 		cmocka_unit_test(test_warn_refused_perf_map),
 		cmocka_unit_test(test_perf_map_late),
+		cmocka_unit_test(test_stripped_entry),
 		cmocka_unit_test(test_warn_unreadable_module),
 	};
 
