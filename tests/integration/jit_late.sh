@@ -128,6 +128,9 @@ if [ -z "${JAVA_MISSING:-}" ]; then
 	rm -f "$MAP"
 	wait "$PT"
 	RC=$?
+	if grep -Eq 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$ERR"; then
+		fail "mid-sanitizer" "$(grep -E -A12 'ERROR: |runtime error:' "$ERR")"
+	fi
 	check "mid-status-0" status "$RC" 0 "$ERR"
 	check "mid-hot-one-row" one_row "$OUT" "$HOT"
 	check "mid-hardly-any-unnamed" between "$(self_in '[anon]' "$OUT")" 0 3

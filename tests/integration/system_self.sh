@@ -42,6 +42,9 @@ profile_all()
 	PT=$(cat "$TMPD/$tag.pid")
 	kill "$SPIN" "$spin2" "$WAITS" 2>/dev/null
 	wait "$SPIN" "$spin2" "$WAITS" 2>/dev/null
+	if grep -Eq 'ERROR: (Address|Leak|Thread|Memory)Sanitizer|runtime error:' "$TMPD/$tag.err"; then
+		fail "$tag-sanitizer" "$(grep -E -A12 'ERROR: |runtime error:' "$TMPD/$tag.err")"
+	fi
 }
 
 for mode in cpu offcpu; do
