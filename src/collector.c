@@ -26,6 +26,10 @@
  * A snapshot then misses what the workers have not added yet: the records of their current
  * round and their batches (milliseconds); the final one misses nothing.
  *
+ * JIT code a perf map names late (symbols.h): a worker's symbolizer tells it (jit_ops) when a map
+ * whose addresses went unnamed changes, and the worker names them in the profiles, under
+ * profile_lock; the end of the run looks at such maps a last time before the final publication.
+ *
  * Threads: everything in struct collector but what publish_lock guards (`published`,
  * `published_range`, `range`, `ranged`, `publications`, `requested`, `thread_live`,
  * `stretches`, `end_ns`, `fetched`), what profile_lock guards (above) and the atomics (`stop`,
@@ -254,11 +258,66 @@ static void unlock_profiles(struct collector *c)
 		pthread_mutex_unlock(&c->profile_lock);
 }
 
+/* --- JIT maps read late ---------------------------------------------------------------------- */
+
+struct jit_naming {
+	struct worker *w;
+	pid_t pid;
+};
+
+/* A JIT address's name for profile_name_jit(): what the worker's symbolizer read of the map. */
+static const char *jit_name_at(void *arg, uint64_t addr, const char **module)
+{
+	struct jit_naming *n = arg;
+
+	return symbolizer_jit_name(n->w->symbolizer, n->pid, addr, module);
+}
+
+/* pid's perf map changed: its addresses interned unnamed take the names it gives now. */
+static void jit_named(void *arg, pid_t pid)
+{
+	struct jit_naming n = { arg, pid };
+	struct collector *c = n.w->c;
+
+	lock_profiles(c);
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_name_jit(c->profiles[m], pid, jit_name_at, &n);
+	unlock_profiles(c);
+}
+
+static void jit_forget(void *arg, pid_t pid)
+{
+	struct collector *c = ((struct worker *)arg)->c;
+
+	lock_profiles(c);
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++)
+		profile_jit_forget(c->profiles[m], pid);
+	unlock_profiles(c);
+}
+
+static bool jit_waiting(void *arg, pid_t pid)
+{
+	struct collector *c = ((struct worker *)arg)->c;
+	bool waiting;
+
+	lock_profiles(c);
+	waiting = profile_jit_waiting(c->profiles[c->first_mode], pid);
+	unlock_profiles(c);
+	return waiting;
+}
+
+static const struct symbolizer_jit_ops jit_ops = {
+	.named = jit_named,
+	.forget = jit_forget,
+	.waiting = jit_waiting,
+};
+
 static void worker_init(struct collector *c, struct worker *w, unsigned index)
 {
 	w->c = c;
 	w->index = index;
 	w->symbolizer = symbolizer_new(c->diag);
+	symbolizer_set_jit_ops(w->symbolizer, &jit_ops, w);
 	/* Allocations come with registers and a stack copy, whatever -g says. */
 	w->unwinder = unwinder_new(sample_mode_allocations(c->config.mode) ? CALLGRAPH_DWARF
 									    : c->config.callgraph,
@@ -445,6 +504,25 @@ static uint32_t intern_func(struct collector *c, const char *module, const char 
 	return id;
 }
 
+/* The id of pid's JIT address addr that no map names yet (profile_jit_func()), in every
+ * profile. */
+static uint32_t intern_jit_func(struct collector *c, const char *module, uint64_t addr, pid_t pid)
+{
+	uint32_t id = 0;
+
+	for (size_t m = c->first_mode; m < c->first_mode + c->nprofiles; m++) {
+		uint32_t got = profile_jit_func(c->profiles[m], module, addr, pid);
+
+		if (m == c->first_mode)
+			id = got;
+		else if (got != id)
+			diag_report(c->diag, DIAG_ERROR, "internal: JIT address %u of the %s profile is "
+				    "%u in the %s profile", got, sample_mode_name((enum sample_mode)m), id,
+				    sample_mode_name(c->first_mode));
+	}
+	return id;
+}
+
 static void func_code(struct collector *c, uint32_t func, const char *path, uint64_t start,
 		      uint64_t end)
 {
@@ -468,10 +546,11 @@ static uint32_t site_of(struct collector *c, uint32_t func, uint64_t addr, const
 	return cpu ? profile_site(cpu, func, addr, file, line) : PROFILE_NO_SITE;
 }
 
-/* The chain of the address sym describes into out[] (room for LINES_MAX_FRAMES): innermost
- * first, the function of the symbol last. Returns its length. The module's part (its line
- * tables, the slow part the first time) is read before the profiles are locked. */
-static size_t make_chain(struct worker *w, const struct symbol *sym, struct chain_frame *out)
+/* The chain of the address sym describes in pid into out[] (room for LINES_MAX_FRAMES):
+ * innermost first, the function of the symbol last. Returns its length. The module's part (its
+ * line tables, the slow part the first time) is read before the profiles are locked. */
+static size_t make_chain(struct worker *w, pid_t pid, const struct symbol *sym,
+			 struct chain_frame *out)
 {
 	struct collector *c = w->c;
 	struct lines_frame lf[LINES_MAX_FRAMES];
@@ -487,8 +566,11 @@ static size_t make_chain(struct worker *w, const struct symbol *sym, struct chai
 			diag_report(c->diag, DIAG_WARNING, "%s", problem);
 	}
 	lock_profiles(c);
-	func = intern_func(c, sym->module, sym->function,
-			   sym->function || sym->bounded ? sym->function_addr : sym->module_addr, false);
+	if (!sym->function && sym->jit_addr)
+		func = intern_jit_func(c, sym->module, sym->jit_addr, pid);
+	else
+		func = intern_func(c, sym->module, sym->function, sym->function || sym->bounded ?
+				   sym->function_addr : sym->module_addr, false);
 	if (sym->function && sym->elf)
 		func_code(c, func, module_path(sym->elf), sym->function_addr, sym->function_end);
 	if (!lines) {
@@ -693,7 +775,7 @@ static const struct chain_frame *resolve_frame(struct worker *w, pid_t pid, uint
 		return cache_frame(w, e, pid, addr, me->chain, me->depth);
 	}
 	symbolizer_resolve(w->symbolizer, pid, addr, &sym);
-	*depth = make_chain(w, &sym, scratch);
+	*depth = make_chain(w, pid, &sym, scratch);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
 	if ((!sym.function && !sym.bounded) || *depth > CHAIN_CACHED)
 		return scratch;
@@ -1548,6 +1630,7 @@ static void work(struct worker *w)
 	drain(w);
 	now = util_now_ns();
 	forget_exited(w, now);
+	symbolizer_settle_jits(w->symbolizer);
 	trim_sources(w, now);
 }
 
@@ -1702,6 +1785,10 @@ void collector_finish(struct collector *c)
 		pthread_mutex_unlock(&c->publish_lock);
 		if (c->profiles[SAMPLE_MODE_OFFCPU])
 			count_still_waiting(c, c->end_ns);
+		/* A JIT may have written its map as its process ended: what it names is named
+		 * before the last publication. */
+		for (unsigned i = 0; i < c->nworkers; i++)
+			symbolizer_jit_final(c->workers[i].symbolizer);
 	}
 	take_fetched(c);
 	for (unsigned i = 0; i < c->nworkers; i++)

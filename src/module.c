@@ -15,6 +15,8 @@
  * deterministic name (a global over a weak over a local binding, then a name without a leading
  * underscore, then the shorter, then the lesser), names are demangled once and copied into one
  * block the module owns, and a function of size 0 extends to the next one (or its section's end).
+ * A program with no .symtab (its own or a debug file's) has its entry point named _start, as the
+ * linker calls it, when no symbol covers it: the root of every stack of its main thread.
  *
  * The debug file. A module without a .symtab, or without any unwind table (no .eh_frame_hdr, no
  * .debug_frame), is looked up once in its separate debug file (debugfile.c), which gives what the
@@ -88,6 +90,7 @@ struct module {
 	size_t nfuncs;
 	char *names;
 	bool symtab;		/* the functions came from a .symtab (its own, or a debug file's) */
+	bool entry_named;	/* one of them is a stripped program's entry point, named _start */
 	char **old_names;	/* names of functions a debug file replaced: still handed out */
 	size_t nold_names;
 	unsigned char build_id[DEBUGFILE_BUILD_ID_MAX];
@@ -150,7 +153,7 @@ bool module_is_elf(const struct module *mod)
 
 size_t module_function_count(const struct module *mod)
 {
-	return mod->nfuncs;
+	return mod->nfuncs - mod->entry_named;
 }
 
 /* Besides the exact segment, an offset in the page below a segment's start, or in its
@@ -666,8 +669,10 @@ static char *module_check_extent(Elf *elf, size_t size)
 	return NULL;
 }
 
+static void module_name_entry(struct module *mod, Elf *elf);
+
 /* Segments and unwind tables from the image; functions from its .symtab, else the debug file's,
- * else its .dynsym. */
+ * else its .dynsym (and a stripped program's entry point). */
 static int module_read_image(struct module *mod, const struct debugfile_origin *origin)
 {
 	Elf *elf = elf_memory((char *)mod->image, mod->size);
@@ -686,8 +691,10 @@ static int module_read_image(struct module *mod, const struct debugfile_origin *
 	if (module_read_debugfile(mod, elf, origin, !symbols))
 		symbols = true;
 	mod->symtab = symbols;
-	if (!symbols)
+	if (!symbols) {
 		module_read_symbols(mod, elf, module_section(elf, SHT_DYNSYM, NULL));
+		module_name_entry(mod, elf);
+	}
 out_end:
 	elf_end(elf);
 	return err;
@@ -1029,6 +1036,7 @@ static bool module_take_symbols(struct module *mod, Elf *debug)
 	mod->old_names = xrealloc(mod->old_names, (mod->nold_names + 1) * sizeof(*mod->old_names));
 	mod->old_names[mod->nold_names++] = names;
 	mod->symtab = true;
+	mod->entry_named = false;
 	return true;
 }
 
@@ -1139,4 +1147,120 @@ bool module_fde_bounds(struct module *mod, uint64_t addr, uint64_t *start)
 		return false;
 	*start = mod->fde_starts[lo - 1];
 	return true;
+}
+
+/* ---- the entry point of a stripped program -------------------------------------------------- */
+
+/* What the linker calls a program's entry point (ld's default ENTRY). */
+static const char module_entry_name[] = "_start";
+
+/* A program whose entry point is _start: ET_EXEC, or ET_DYN marked a PIE (DF_1_PIE). Not a shared
+ * library, whose entry point (libc.so.6 has one) is another function; not a Go program, whose
+ * linker names its entry point otherwise (_rt0_amd64_linux). */
+static bool module_is_program(Elf *elf, const GElf_Ehdr *ehdr)
+{
+	size_t entsize = gelf_fsize(elf, ELF_T_DYN, 1, EV_CURRENT);
+	Elf_Scn *scn = module_section(elf, SHT_DYNAMIC, NULL);
+	Elf_Data *data;
+	GElf_Dyn dyn;
+
+	if (module_section(elf, SHT_NULL, ".note.go.buildid") ||
+	    module_section(elf, SHT_NULL, ".go.buildinfo"))
+		return false;
+	if (ehdr->e_type == ET_EXEC)
+		return true;
+	if (ehdr->e_type != ET_DYN || !scn || !entsize || !(data = elf_getdata(scn, NULL)))
+		return false;
+	for (size_t i = 0; i < data->d_size / entsize && gelf_getdyn(data, (int)i, &dyn); i++) {
+		if (dyn.d_tag == DT_NULL)
+			break;
+		if (dyn.d_tag == DT_FLAGS_1)
+			return dyn.d_un.d_val & DF_1_PIE;
+	}
+	return false;
+}
+
+/* The end of the code section holding addr; 0 when none does. */
+static uint64_t module_code_end(Elf *elf, uint64_t addr)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr shdr;
+
+	while ((scn = elf_nextscn(elf, scn)))
+		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_PROGBITS &&
+		    (shdr.sh_flags & SHF_EXECINSTR) && addr >= shdr.sh_addr &&
+		    addr - shdr.sh_addr < shdr.sh_size)
+			return shdr.sh_addr + shdr.sh_size;
+	return 0;
+}
+
+/* Does an FDE cover addr? */
+static bool module_fde_covers(Dwarf_CFI *cfi, uint64_t addr)
+{
+	Dwarf_Frame *frame;
+
+	if (dwarf_cfi_addrframe(cfi, addr, &frame))
+		return false;
+	free(frame);
+	return true;
+}
+
+/* Where the function at entry ends, limit at most: at the next function or FDE to start after
+ * it, and within its own FDE when one starts at entry (the first address in [entry, limit) it
+ * no longer covers: FDEs do not overlap). 0 when an FDE that starts before entry covers it:
+ * entry is then inside another function. */
+static uint64_t module_entry_end(struct module *mod, uint64_t entry, uint64_t limit)
+{
+	Dwarf_CFI *cfi = module_cfi(mod);
+	uint64_t fde, lo, hi;
+
+	for (size_t i = 0; i < mod->nfde_starts; i++)
+		if (mod->fde_starts[i] > entry && mod->fde_starts[i] < limit)
+			limit = mod->fde_starts[i];
+	for (size_t i = 0; i < mod->nfuncs; i++)
+		if (mod->funcs[i].start > entry && mod->funcs[i].start < limit)
+			limit = mod->funcs[i].start;
+	if (!cfi || !module_fde_bounds(mod, entry, &fde))
+		return limit;
+	if (fde != entry)
+		return 0;
+	/* Covered on [entry, end), not after it up to limit: the first address not covered. */
+	lo = entry + 1;
+	hi = limit;
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (module_fde_covers(cfi, mid))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* A program stripped of its .symtab still says where it starts (e_entry): the entry point is
+ * named _start, as the linker calls it, when no symbol covers it, from there to where that
+ * function ends (module_entry_end()). No other function is named: nothing else says which. */
+static void module_name_entry(struct module *mod, Elf *elf)
+{
+	uint64_t entry, start, end, limit;
+	size_t at = 0;
+	GElf_Ehdr ehdr;
+
+	if (!gelf_getehdr(elf, &ehdr) || !ehdr.e_entry || !module_is_program(elf, &ehdr))
+		return;
+	entry = ehdr.e_entry;
+	limit = module_code_end(elf, entry);
+	if (!limit || module_lookup_range(mod, entry, &start, &end))
+		return;
+	end = module_entry_end(mod, entry, limit);
+	if (end <= entry)
+		return;
+	while (at < mod->nfuncs && mod->funcs[at].start < entry)
+		at++;
+	mod->funcs = xrealloc(mod->funcs, (mod->nfuncs + 1) * sizeof(*mod->funcs));
+	memmove(&mod->funcs[at + 1], &mod->funcs[at], (mod->nfuncs - at) * sizeof(*mod->funcs));
+	mod->funcs[at] = (struct module_func){ entry, end, module_entry_name };
+	mod->nfuncs++;
+	mod->entry_named = true;
 }

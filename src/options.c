@@ -328,6 +328,13 @@ static char *set_all_cpus(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_include_self(struct options *o, const char *value)
+{
+	(void)value;
+	o->sample.include_self = true;
+	return NULL;
+}
+
 static char *set_output(struct options *o, const char *value)
 {
 	if (!*value)
@@ -434,7 +441,16 @@ static const struct option_spec options_table[] = {
 		       "shows only it in every view; \\fB\\-\\-per\\-thread\\fR writes a file per\n"
 		       "process. It runs until \\fB\\-d\\fR, \\fBq\\fR or a signal; give no command\n"
 		       "and no \\fB\\-p\\fR with it. The header's user and system times are the\n"
-		       "machine's.",
+		       "machine's. proftop's own process is left out (\\fB\\-\\-include\\-self\\fR\n"
+		       "keeps it).",
+	},
+	{
+		.name = "include-self", .parse = set_include_self,
+		.help = "-a: proftop's own threads (sampler, collectors) too; left out\n"
+			"by default",
+		.man = "With \\fB\\-a\\fR, profile proftop's own process too: its sampler,\n"
+		       "collector and other threads, which are otherwise left out, so that the\n"
+		       "profile is of the machine's work and not of proftop's reading it.",
 	},
 	{
 		.name = "call-graph", .letter = 'g', .arg = "MODE", .parse = set_call_graph,
@@ -1087,6 +1103,9 @@ static char *check_target(const struct options *o)
 	if (o->sample.system_wide && (o->argv || o->npids || o->input))
 		return xstrdup("-a profiles every process on the machine: give no command, -p or -i "
 			       "with it (-d SEC stops it after a while)");
+	if (o->sample.include_self && !o->sample.system_wide)
+		return xstrdup("--include-self keeps proftop's own process in a profile of every "
+			       "process: it goes with -a");
 	if (o->sample.system_wide && sample_mode_allocations(o->sample.mode))
 		return xasprintf("--mode %s sees allocations through a library preloaded into the "
 				 "command proftop starts: not with -a", sample_mode_name(o->sample.mode));

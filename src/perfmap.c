@@ -64,6 +64,7 @@ struct perfmap {
 	size_t name_bytes;	/* what this map's new names cost the pool, over its life */
 	size_t skipped;		/* lines left out for the limits, over the map's life */
 	size_t cut;		/* names cut to PERFMAP_NAME_MAX */
+	uint64_t changes;	/* entries added, replaced or forgotten, over the map's life */
 	bool skipping;		/* `consumed` is inside an overlong line: skip to its newline */
 	/* The file as last read. */
 	dev_t dev;
@@ -75,6 +76,7 @@ struct perfmap {
 	size_t tail_len;
 	uint64_t checked_ns;	/* last look at the file; 0: never */
 	uint64_t behind_ns;	/* since when refreshes stop before the end of the file; 0: they don't */
+	struct perfmap_owner owner;	/* the process's, as last read from /proc (has_uid: read) */
 	char path[96];		/* what the last refresh read or failed on */
 };
 
@@ -292,6 +294,7 @@ static void perfmap_add_line(struct perfmap *map, const char *line, size_t len, 
 	sym->end = e.start + e.size;
 	sym->seq = map->seq++;
 	sym->name = name;
+	map->changes++;
 }
 
 /* Add buf's lines, the last one unterminated too when `tail` (it is the end of the file). A line
@@ -356,6 +359,11 @@ size_t perfmap_skipped(const struct perfmap *map)
 size_t perfmap_cut_names(const struct perfmap *map)
 {
 	return map->cut;
+}
+
+uint64_t perfmap_changes(const struct perfmap *map)
+{
+	return map->changes;
 }
 
 const char *perfmap_path(const struct perfmap *map)
@@ -461,8 +469,12 @@ static int perfmap_open(struct perfmap *map, pid_t pid, struct stat *st)
 
 	snprintf(map->path, sizeof(map->path), "/proc/%d/status", (int)pid);
 	err = perfmap_status(pid, &owner);
-	if (err)
+	/* A process gone (reaped) is who it was: a JIT may have written its map as it ended. */
+	if (err && map->owner.has_uid)
+		owner = map->owner;
+	else if (err)
 		return err;
+	map->owner = owner;
 	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/perf-%d.map", (int)pid, (int)owner.nspid);
 	snprintf(path[1], sizeof(path[1]), "/tmp/perf-%d.map", (int)pid);
 	memcpy(map->path, path[1], sizeof(map->path));
@@ -557,11 +569,18 @@ static int perfmap_read(struct perfmap *map, int fd, off_t size, uint64_t deadli
 /* Forget what was read: the file is another one now. */
 static void perfmap_reset(struct perfmap *map)
 {
+	if (map->n)
+		map->changes++;
 	map->n = map->sorted = 0;
 	map->full = map->skipping = false;
 	map->consumed = 0;
 	map->tail_len = 0;
 	map->behind_ns = 0;
+}
+
+void perfmap_expire(struct perfmap *map)
+{
+	map->checked_ns = 0;
 }
 
 bool perfmap_due(const struct perfmap *map, uint64_t now_ns)

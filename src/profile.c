@@ -29,6 +29,15 @@
  * (node, that site). A fold keeps a surviving node's entries (renumbered) and drops those of the
  * nodes that went into "[other]", which so has self samples but no sites.
  *
+ * JIT code named late: an address no symbol names but a JIT's perf map may (profile_jit_func())
+ * is a function of its own, keyed by its process and address, until the map names it
+ * (profile_name_jit()). Then it is merged into the function of that name: merged_into says
+ * where to, lookups of the address and stacks added later count there, and the tries are rebuilt
+ * as a fold rebuilds them, with the merged nodes together (node sites and history follow). The
+ * flat table takes the merged function's counts: its self adds up; its total is the sum less the
+ * samples where both were on the stack, as the tries count them (samples of folded subtrees
+ * cannot be told apart: those count twice). A merged function keeps its id, with no samples.
+ *
  * The history (history.h) keeps each second's (thread leaf, leaf site) counts. A snapshot of a
  * stretch counts each leaf's samples there (and its merged counterpart's) as self and sums totals
  * bottom-up, which the index order makes one reverse pass; each leaf site counts self samples of
@@ -81,6 +90,7 @@ struct func_key {
 	const char *name;      /* NULL: the function is the address below */
 	uint64_t addr;         /* where a named function starts; an unnamed one's address */
 	uint64_t inlined;      /* 1: its inlined instances (addr 0) */
+	uint64_t jit_pid;      /* a JIT's unnamed address (profile_jit_func()): its process; else 0 */
 };
 
 struct site_key {
@@ -102,6 +112,13 @@ struct profile {
 	struct idmap func_index;   /* hash of func_key -> id (verified on lookup) */
 	struct idmap renamed_index; /* hash of (module, addr) -> an id named after it was interned
 				     * unnamed there (profile_name_funcs(); verified on lookup) */
+	uint32_t *merged_into;     /* per function: the one it was merged into (never a merged one
+				    * itself); 0: none */
+	size_t nmerged;
+	uint32_t *jit_funcs;       /* the JIT addresses of live processes, named or not */
+	size_t njit_funcs, jit_funcs_cap;
+	uint32_t *remapped;        /* a stack added, its merged functions replaced */
+	size_t remapped_cap;
 
 	struct snapshot_node *nodes;
 	uint32_t *merged_of;
@@ -221,6 +238,7 @@ size_t profile_memory(const struct profile *p)
 		       p->funcs_cap * (sizeof(*p->funcs) + sizeof(*p->func_keys) + 3 * sizeof(uint64_t)) +
 		       (p->func_index.capacity + p->renamed_index.capacity) *
 			       (sizeof(uint64_t) + sizeof(uint32_t)) +
+		       (p->funcs_cap + p->jit_funcs_cap + p->remapped_cap) * sizeof(uint32_t) +
 		       p->threads_cap * sizeof(*p->threads) +
 		       p->sites_cap * (sizeof(*p->sites) + sizeof(*p->site_seen)) +
 		       p->site_index.capacity * (sizeof(uint64_t) + sizeof(uint32_t)) +
@@ -291,6 +309,7 @@ static void grow_funcs(struct profile *p)
 	p->func_self = xrealloc(p->func_self, cap * sizeof(*p->func_self));
 	p->func_total = xrealloc(p->func_total, cap * sizeof(*p->func_total));
 	p->func_seen = xrealloc(p->func_seen, cap * sizeof(*p->func_seen));
+	p->merged_into = xrealloc(p->merged_into, cap * sizeof(*p->merged_into));
 	p->funcs_cap = cap;
 	log_reserve(&p->logs[LOG_FUNCS], cap);
 }
@@ -318,6 +337,7 @@ static uint32_t add_func(struct profile *p, const struct func_key *key, const ch
 	p->func_keys[id] = *key;
 	p->func_self[id] = p->func_total[id] = 0;
 	p->func_seen[id] = 0;
+	p->merged_into[id] = 0;
 	p->nfuncs++;
 	log_change(p, LOG_FUNCS, id);
 	return id;
@@ -381,6 +401,9 @@ void profile_free(struct profile *p)
 	free(p->func_self);
 	free(p->func_total);
 	free(p->func_seen);
+	free(p->merged_into);
+	free(p->jit_funcs);
+	free(p->remapped);
 	free(p->nodes);
 	free(p->merged_of);
 	free(p->threads);
@@ -403,6 +426,12 @@ void profile_free(struct profile *p)
 }
 
 static uint32_t func_of_key(struct profile *p, const struct func_key *key);
+
+/* Where func counts now: the function it was merged into, if it was. */
+static inline uint32_t func_now(const struct profile *p, uint32_t func)
+{
+	return p->merged_into[func] ? p->merged_into[func] : func;
+}
 
 uint32_t profile_func(struct profile *p, const char *module, const char *name, uint64_t addr)
 {
@@ -460,7 +489,7 @@ static uint32_t func_of_key(struct profile *p, const struct func_key *key)
 	char *shown;
 
 	if (id != IDMAP_MISSING)
-		return id;
+		return func_now(p, id);
 	if (!key->name && !key->inlined) {
 		uint32_t named = idmap_get(&p->renamed_index, renamed_hash(key->module, key->addr));
 
@@ -488,7 +517,7 @@ size_t profile_name_funcs(struct profile *p, const char *module, const char *pat
 		const char *name;
 		uint64_t end = 0, h;
 
-		if (key.module != interned || key.name || key.inlined ||
+		if (key.module != interned || key.name || key.inlined || key.jit_pid ||
 		    !(name = namer(arg, key.addr, &end)))
 			continue;
 		key.name = intern(p, name);
@@ -506,6 +535,181 @@ size_t profile_name_funcs(struct profile *p, const char *module, const char *pat
 		renamed++;
 	}
 	return renamed;
+}
+
+/* --- JIT code named late ---------------------------------------------------------------------- */
+
+/* A JIT address's key carries its process; once the process is gone its functions keep their
+ * keys with this added, which no lookup makes: a later process of the same pid is another. */
+#define JIT_PID_GONE (1ull << 32)
+
+static void rebuild(struct profile *p, uint64_t threshold);
+
+uint32_t profile_jit_func(struct profile *p, const char *module, uint64_t addr, pid_t pid)
+{
+	struct func_key key = { intern(p, module ? module : "[unknown]"), NULL, addr, 0,
+				(uint64_t)(uint32_t)pid };
+	uint32_t id;
+	char *shown;
+	uint64_t h;
+
+	if (pid <= 0)
+		return profile_func(p, module, NULL, addr);
+	id = find_func(p, &key, &h);
+	if (id != IDMAP_MISSING)
+		return func_now(p, id);
+	shown = module ? xasprintf("%s+0x%llx", module, (unsigned long long)addr)
+		       : xasprintf("0x%llx", (unsigned long long)addr);
+	id = add_func(p, &key, intern(p, shown));
+	free(shown);
+	idmap_put(&p->func_index, h, id);
+	xgrow((void **)&p->jit_funcs, &p->jit_funcs_cap, p->njit_funcs + 1, sizeof(*p->jit_funcs));
+	p->jit_funcs[p->njit_funcs++] = id;
+	return id;
+}
+
+/* Is id an address of pid's that no name has taken yet? */
+static bool jit_waiting(const struct profile *p, uint32_t id, pid_t pid)
+{
+	return !p->merged_into[id] && p->func_keys[id].jit_pid == (uint64_t)(uint32_t)pid;
+}
+
+bool profile_jit_waiting(const struct profile *p, pid_t pid)
+{
+	for (size_t i = 0; i < p->njit_funcs; i++)
+		if (jit_waiting(p, p->jit_funcs[i], pid))
+			return true;
+	return false;
+}
+
+void profile_jit_forget(struct profile *p, pid_t pid)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < p->njit_funcs; i++) {
+		uint32_t id = p->jit_funcs[i];
+
+		if (p->func_keys[id].jit_pid == (uint64_t)(uint32_t)pid)
+			p->func_keys[id].jit_pid |= JIT_PID_GONE;
+		else
+			p->jit_funcs[kept++] = id;
+	}
+	p->njit_funcs = kept;
+}
+
+/* Entering (enter) or leaving thread node n on a walk of the tries, for count_both(). */
+static void both_step(const struct profile *p, uint32_t n, bool enter, const uint32_t *group,
+		      uint32_t *on_func, uint32_t *on_group, uint64_t *both)
+{
+	uint32_t f = p->nodes[n].func, g = group[f];
+
+	if (!g)
+		return;
+	if (!enter) {
+		on_func[f]--;
+		on_group[g]--;
+		return;
+	}
+	/* The first of f on this path, below another of the group: its samples count twice. */
+	if (!on_func[f] && on_group[g])
+		both[g] += p->nodes[n].total;
+	on_func[f]++;
+	on_group[g]++;
+}
+
+/* For each group of functions about to become one (group[f]: the one; 0: f is in none), what the
+ * sum of their totals counts too many: per sample in the tries, one for every other function of
+ * the group on its stack. A walk of the thread tries, depth first, in no memory but counters. */
+static void count_both(const struct profile *p, const uint32_t *group, uint64_t *both)
+{
+	uint32_t *on_func = xcalloc(p->nfuncs, sizeof(*on_func));
+	uint32_t *on_group = xcalloc(p->nfuncs, sizeof(*on_group));
+
+	for (size_t t = 0; t < p->nthreads; t++) {
+		uint32_t root = p->threads[t].root, n = p->nodes[root].first_child;
+
+		while (n != SNAPSHOT_NO_NODE) {
+			both_step(p, n, true, group, on_func, on_group, both);
+			if (p->nodes[n].first_child != SNAPSHOT_NO_NODE) {
+				n = p->nodes[n].first_child;
+				continue;
+			}
+			for (;;) {
+				both_step(p, n, false, group, on_func, on_group, both);
+				if (p->nodes[n].next_sibling != SNAPSHOT_NO_NODE) {
+					n = p->nodes[n].next_sibling;
+					break;
+				}
+				n = p->nodes[n].parent;
+				if (n == root) {
+					n = SNAPSHOT_NO_NODE;
+					break;
+				}
+			}
+		}
+	}
+	free(on_func);
+	free(on_group);
+}
+
+/* The functions merged[0..n) were just merged (merged_into): the flat table counts them in the
+ * functions they went into, and the tries are made again with their nodes together. */
+static void merge_funcs(struct profile *p, const uint32_t *merged, size_t n)
+{
+	uint32_t *group = xcalloc(p->nfuncs, sizeof(*group));
+	uint64_t *both = xcalloc(p->nfuncs, sizeof(*both));
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t to = p->merged_into[merged[i]];
+
+		group[merged[i]] = group[to] = to;
+	}
+	count_both(p, group, both);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t from = merged[i], to = p->merged_into[from];
+
+		p->func_self[to] += p->func_self[from];
+		p->func_total[to] += p->func_total[from];
+		p->func_self[from] = p->func_total[from] = 0;
+		p->nmerged++;
+		log_change(p, LOG_FUNCS, from);
+		log_change(p, LOG_FUNCS, to);
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t to = p->merged_into[merged[i]];
+
+		p->func_total[to] -= both[to] < p->func_total[to] ? both[to] : p->func_total[to];
+		both[to] = 0;
+	}
+	if (p->traced_func < p->nfuncs)
+		p->traced_func = func_now(p, p->traced_func);
+	free(group);
+	free(both);
+	rebuild(p, 0);
+}
+
+size_t profile_name_jit(struct profile *p, pid_t pid, profile_jit_namer_fn *namer, void *arg)
+{
+	uint32_t *merged = NULL;
+	size_t n = 0, cap = 0;
+
+	for (size_t i = 0; i < p->njit_funcs; i++) {
+		uint32_t id = p->jit_funcs[i];
+		struct func_key named = { NULL, NULL, 0, 0, 0 };
+		const char *name, *module = NULL;
+
+		if (!jit_waiting(p, id, pid) || !(name = namer(arg, p->func_keys[id].addr, &module)))
+			continue;
+		named.module = intern(p, module ? module : "[unknown]");
+		named.name = intern(p, name);
+		p->merged_into[id] = func_of_key(p, &named);
+		xgrow((void **)&merged, &cap, n + 1, sizeof(*merged));
+		merged[n++] = id;
+	}
+	if (n)
+		merge_funcs(p, merged, n);
+	free(merged);
+	return n;
 }
 
 const char *profile_func_name(const struct profile *p, uint32_t func)
@@ -879,10 +1083,22 @@ void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
 	profile_add_sites(p, pid, tid, funcs, NULL, depth);
 }
 
+/* funcs[0..depth) with each merged function replaced by the one it went into: a stack made
+ * before the merge (the frames of a sample resolved, a wait's stack) counts where it goes now. */
+static const uint32_t *funcs_now(struct profile *p, const uint32_t *funcs, size_t depth)
+{
+	if (!p->nmerged)
+		return funcs;
+	xgrow((void **)&p->remapped, &p->remapped_cap, depth, sizeof(*p->remapped));
+	for (size_t i = 0; i < depth; i++)
+		p->remapped[i] = func_now(p, funcs[i]);
+	return p->remapped;
+}
+
 void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
 		       const uint32_t *sites, size_t depth)
 {
-	uint32_t node = add_stack(p, pid, tid, funcs, depth, 1);
+	uint32_t node = add_stack(p, pid, tid, funcs_now(p, funcs, depth), depth, 1);
 	uint32_t leaf = sites && depth ? sites[depth - 1] : PROFILE_NO_SITE;
 
 	if (node == SNAPSHOT_NO_NODE)
@@ -890,7 +1106,7 @@ void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *
 	if (sites && node != SNAPSHOT_NO_NODE)
 		count_sites(p, sites, depth);
 	/* The leaf's node, unless the stack was cut short (no room for more nodes). */
-	if (leaf != PROFILE_NO_SITE && p->sites[leaf].func != p->nodes[node].func)
+	if (leaf != PROFILE_NO_SITE && func_now(p, p->sites[leaf].func) != p->nodes[node].func)
 		leaf = PROFILE_NO_SITE;
 	if (leaf != PROFILE_NO_SITE)
 		count_node_site(p, node, leaf);
@@ -903,7 +1119,7 @@ void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *
 void profile_add_n(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth,
 		   uint64_t count)
 {
-	uint32_t node = add_stack(p, pid, tid, funcs, depth, count);
+	uint32_t node = add_stack(p, pid, tid, funcs_now(p, funcs, depth), depth, count);
 
 	if (p->history && node != SNAPSHOT_NO_NODE)
 		history_add_n(p->history, run_second(p, p->now_ns), node, PROFILE_NO_SITE, count);
@@ -961,6 +1177,20 @@ static uint32_t refold_append(struct refold *r, uint32_t func, uint32_t parent, 
 	return id;
 }
 
+/* The child of parent for func with these counts added: found (two nodes became one, their
+ * functions merged) or made. */
+static uint32_t refold_child(struct refold *r, uint32_t func, uint32_t parent, uint64_t self,
+			     uint64_t total)
+{
+	uint32_t id = idmap_get(&r->children, (uint64_t)parent << 32 | func);
+
+	if (id == IDMAP_MISSING)
+		return refold_append(r, func, parent, 0, self, total);
+	r->nodes[id].self += self;
+	r->nodes[id].total += total;
+	return id;
+}
+
 /* Where a folded subtree's samples go: the "[other]" child of parent (a new node). */
 static uint32_t refold_other(struct refold *r, uint32_t parent)
 {
@@ -994,8 +1224,9 @@ static void refold_merge(struct refold *r, uint32_t n)
 	r->merged_of[n] = m;
 }
 
-/* Fold the thread nodes under threshold into their parents' "[other]" children and rebuild the
- * merged tree; to[] maps each old thread node to where its samples are now. */
+/* Fold the thread nodes under threshold into their parents' "[other]" children, put the nodes of
+ * merged functions together, and rebuild the merged tree; to[] maps each old thread node to where
+ * its samples are now. */
 static void refold_threads(struct refold *r, uint64_t threshold, uint32_t *to)
 {
 	const struct profile *p = r->p;
@@ -1009,10 +1240,10 @@ static void refold_threads(struct refold *r, uint64_t threshold, uint32_t *to)
 			continue; /* merged nodes are made again below */
 		if (n->parent == SNAPSHOT_NO_NODE) {
 			to[i] = refold_append(r, n->func, parent, 0, n->self, n->total);
-		} else if (r->nodes[parent].func == p->other_func) {
+		} else if (p->other_func && r->nodes[parent].func == p->other_func) {
 			to[i] = parent; /* inside a folded subtree: already counted */
-		} else if (n->total >= threshold && n->func != p->other_func) {
-			to[i] = refold_append(r, n->func, parent, 0, n->self, n->total);
+		} else if (n->total >= threshold && (!p->other_func || n->func != p->other_func)) {
+			to[i] = refold_child(r, func_now(p, n->func), parent, n->self, n->total);
 		} else { /* folds, or an earlier fold's "[other]": one per parent */
 			to[i] = refold_other(r, parent);
 			r->nodes[to[i]].self += n->total;
@@ -1025,7 +1256,8 @@ static void refold_threads(struct refold *r, uint64_t threshold, uint32_t *to)
 }
 
 /* After refold_threads(): the node sites of the thread nodes that stayed, renumbered (to[] maps
- * an old node to its new one, in r); those of the nodes that went into "[other]" are dropped. */
+ * an old node to its new one, in r) and added up where nodes went together; those of the nodes
+ * that went into "[other]" are dropped. */
 static void refold_node_sites(struct profile *p, const struct refold *r, const uint32_t *to)
 {
 	size_t kept = 0;
@@ -1036,10 +1268,15 @@ static void refold_node_sites(struct profile *p, const struct refold *r, const u
 	idmap_free(&p->node_site_index);
 	for (size_t i = 0; i < p->nnode_sites; i++) {
 		struct snapshot_node_site e = p->node_sites[i];
-		uint32_t n = to[e.node];
+		uint32_t n = to[e.node], at;
 
-		if (n == SNAPSHOT_NO_NODE || r->nodes[n].func != p->nodes[e.node].func)
+		if (n == SNAPSHOT_NO_NODE || r->nodes[n].func != func_now(p, p->nodes[e.node].func))
 			continue;
+		at = idmap_get(&p->node_site_index, (uint64_t)n << 32 | e.site);
+		if (at != IDMAP_MISSING) {
+			p->node_sites[at].self += e.self;
+			continue;
+		}
 		e.node = n;
 		e.next = p->node_site_first[n];
 		p->node_site_first[n] = (uint32_t)kept;
@@ -1049,16 +1286,13 @@ static void refold_node_sites(struct profile *p, const struct refold *r, const u
 	p->nnode_sites = kept;
 }
 
-static void fold(struct profile *p)
+/* Make the tries again: thread nodes under threshold (0: none) folded, merged functions'
+ * together. Node ids change. */
+static void rebuild(struct profile *p, uint64_t threshold)
 {
-	size_t per_node = (sizeof(struct snapshot_node) + sizeof(uint32_t)) * (1 + POOL_SIZE) + 40;
-	uint64_t threshold = fold_threshold(p, p->max_bytes / per_node / 4);
 	uint32_t *to = xmalloc(p->nnodes * sizeof(*to));
 	struct refold r = { .p = p, .cap = p->nnodes / 2 + 16 };
-	size_t before = p->nnodes;
 
-	if (!p->other_func)
-		p->other_func = profile_func(p, NULL, "[other]", 0);
 	r.nodes = xmalloc(r.cap * sizeof(*r.nodes));
 	r.merged_of = xmalloc(r.cap * sizeof(*r.merged_of));
 	r.other_of = xmalloc(r.cap * sizeof(*r.other_of));
@@ -1081,9 +1315,20 @@ static void fold(struct profile *p)
 	p->nnodes = r.nnodes;
 	p->nodes_cap = r.cap;
 	p->child_index = r.children;
+	logs_restart(p);
+}
+
+static void fold(struct profile *p)
+{
+	size_t per_node = (sizeof(struct snapshot_node) + sizeof(uint32_t)) * (1 + POOL_SIZE) + 40;
+	uint64_t threshold = fold_threshold(p, p->max_bytes / per_node / 4);
+	size_t before = p->nnodes;
+
+	if (!p->other_func)
+		p->other_func = profile_func(p, NULL, "[other]", 0);
+	rebuild(p, threshold);
 	p->folded_nodes += before - p->nnodes;
 	p->folds++;
-	logs_restart(p);
 }
 
 /* --- starting over ---------------------------------------------------------------------------- */
@@ -1299,7 +1544,7 @@ static void timeline(const struct profile *p, struct snapshot *s)
 
 void profile_trace(struct profile *p, uint32_t func)
 {
-	p->traced_func = func;
+	p->traced_func = func < p->nfuncs ? func_now(p, func) : func;
 }
 
 struct snapshot *profile_snapshot(struct profile *p)

@@ -8,7 +8,8 @@
  * inherit=1 makes the kernel follow every thread and process the task creates after the event
  * was opened.
  *
- * -a opens one event per CPU for every task (pid -1), which inherits nothing.
+ * -a opens one event per CPU for every task (pid -1), which inherits nothing; proftop's own
+ * samples and switches are dropped as they are read, unless --include-self.
  *
  * Attach mode opens an event on every thread of the processes: a thread created while proftop
  * opens them gets the event inherited from its creator and one of its own, and would be sampled
@@ -113,6 +114,7 @@ struct sampler {
 	bool launched;          /* the events arm at the command's exec */
 	bool dedupe;            /* attach mode: see the file's header */
 	bool drop_idle;         /* -a: samples of the idle task are dropped (idle()) */
+	pid_t drop_pid;         /* -a: proftop's own samples and switches are dropped; 0: none */
 	struct idmap event_owner; /* event id → the tid proftop opened it for */
 	struct idmap authority; /* tid → the tid whose events count for it */
 	struct idmap switched;  /* tid → 1 while its last sampled switch is not back in */
@@ -362,6 +364,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	s->launched = launched;
 	s->dedupe = !launched && !config->system_wide; /* one event per CPU: nothing inherited */
 	s->drop_idle = config->system_wide && !config->kernel && sample_mode_switches(config->mode);
+	s->drop_pid = config->system_wide && !config->include_self ? getpid() : 0;
 	s->diag = diag;
 	idmap_init(&s->event_owner);
 	idmap_init(&s->switched);
@@ -661,8 +664,10 @@ static void count_lost(struct sampler *s, const struct perf_event_header *h)
 		atomic_fetch_add_explicit(&s->dropped, r.lost.lost, memory_order_relaxed);
 }
 
-/* The thread a record is about (where sample_layout() says its pid/tid are); false: none. */
-static bool record_tid(const struct sampler *s, const struct perf_event_header *h, uint32_t *tid)
+/* The process and thread a record is about (where sample_layout() says its pid/tid are);
+ * false: none. */
+static bool record_ids(const struct sampler *s, const struct perf_event_header *h, uint32_t *pid,
+		       uint32_t *tid)
 {
 	struct sample_layout at;
 	uint32_t pid_tid[2];
@@ -670,8 +675,16 @@ static bool record_tid(const struct sampler *s, const struct perf_event_header *
 	if (sample_layout(s->sample_type, h, &at) || at.pid_tid < 0)
 		return false;
 	memcpy(pid_tid, (const char *)h + at.pid_tid, sizeof(pid_tid));
+	*pid = pid_tid[0];
 	*tid = pid_tid[1];
 	return true;
+}
+
+static bool record_tid(const struct sampler *s, const struct perf_event_header *h, uint32_t *tid)
+{
+	uint32_t pid;
+
+	return record_ids(s, h, &pid, tid);
 }
 
 /* The switch records the collector needs are the ones after a sampled switch out,
@@ -707,13 +720,23 @@ static bool idle(const struct sampler *s, const struct perf_event_header *h)
 	return s->drop_idle && record_tid(s, h, &tid) && tid == 0;
 }
 
+/* -a without --include-self: a sample or switch of proftop itself (its sampler, its collectors
+ * unwinding) is not the machine's work. Dropped here, before it costs the ring and the
+ * collector anything. */
+static bool own(const struct sampler *s, const struct perf_event_header *h)
+{
+	uint32_t pid, tid;
+
+	return s->drop_pid && record_ids(s, h, &pid, &tid) && pid == (uint32_t)s->drop_pid;
+}
+
 static void handle_record(struct sampler *s, const struct perf_event_header *h)
 {
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		/* The modes with switches weigh CPU samples as time against the switches' times:
 		 * none is thinned out (the +/- keys are refused there). */
-		if (counts(s, h) && !idle(s, h) &&
+		if (counts(s, h) && !idle(s, h) && !own(s, h) &&
 		    (sample_mode_switches(s->config.mode) || !thin_out(s))) {
 			bool switched = is_switch_sample(s, h);
 
@@ -724,7 +747,7 @@ static void handle_record(struct sampler *s, const struct perf_event_header *h)
 		break;
 	case PERF_RECORD_SWITCH:
 	case PERF_RECORD_SWITCH_CPU_WIDE:
-		if (counts(s, h) && switch_wanted(s, h))
+		if (counts(s, h) && !own(s, h) && switch_wanted(s, h))
 			forward(s, h, 0);
 		break;
 	case PERF_RECORD_FORK:

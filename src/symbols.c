@@ -22,6 +22,13 @@
  * refresh that is due while the budget is spent waits (the map keeps what it has) until time
  * refilled it. A map that stays behind its file for JIT_BEHIND_NS is reported once.
  *
+ * Names that come late. A JIT may write its map after its code ran: Java's -XX:+DumpPerfMapAtExit
+ * as it ends, `jcmd PID Compiler.perfmap` when asked. An address the map did not name is handed
+ * back with jit_addr, and when the map changes later the owner (symbolizer_jit_ops) is told, to
+ * name what it kept of such addresses. A process gone keeps its map until a last look at it (on
+ * the budget, when an address still waits for a name: symbolizer_settle_jits()), and the end of
+ * the run looks at every such map once more (symbolizer_jit_final(): a tenth of the run).
+ *
  * Address translation. A file mapping [start, end) maps file offset pgoff at start, so addr is at
  * file offset off = addr - start + pgoff, which the module turns into a link-time address through
  * its PT_LOAD segments. That one rule covers PIE and non-PIE executables and shared libraries
@@ -77,6 +84,9 @@
 #define JIT_SLICE_NS		(10 * 1000 * 1000ll)
 /* A map this long behind its file is worth a word to the user. */
 #define JIT_BEHIND_NS		(2 * 1000 * 1000 * 1000ull)
+/* The last look at the end of the run takes at most 1/JIT_SHARE of the run, within these. */
+#define JIT_FINAL_MIN_NS	JIT_SLICE_NS
+#define JIT_FINAL_MAX_NS	(1000 * 1000 * 1000ll)
 
 enum symbolizer_kind {
 	SYMBOLIZER_FILE,	/* a mapped file, ELF or not */
@@ -109,6 +119,9 @@ struct symbolizer_jit {
 	bool told_skipped;	/* the user knows the map went past its limits */
 	bool told_cut;		/* ... and had names cut */
 	bool told_behind;	/* ... and that it is read more slowly than it grows */
+	bool missed;		/* an address of pid found no name in the map */
+	bool gone;		/* the process ended: its last look is still to take */
+	uint64_t changes;	/* perfmap_changes() when the owner was last told */
 };
 
 struct symbolizer {
@@ -123,6 +136,9 @@ struct symbolizer {
 	size_t njits, jits_cap;
 	int64_t jit_credit_ns;		/* what reading perf maps may still take; may go below 0 */
 	uint64_t jit_credit_at;		/* when it was last refilled */
+	uint64_t born_ns;		/* when the symbolizer was made: the run's start */
+	const struct symbolizer_jit_ops *jit_ops;	/* NULL: no one is told */
+	void *jit_arg;
 	bool elf_ok;			/* libelf accepted our version */
 	struct diag *diag;		/* NULL: reports dropped */
 	struct kallsyms *kernel;	/* read at the first kernel address */
@@ -515,12 +531,23 @@ static struct symbolizer_jit *symbolizer_jit(struct symbolizer *s, pid_t pid)
 	return &s->jits[i];
 }
 
+/* pid's map, or NULL (none is made). */
+static struct symbolizer_jit *symbolizer_find_jit(const struct symbolizer *s, pid_t pid)
+{
+	size_t i = symbolizer_jit_search(s, pid);
+
+	return i < s->njits && s->jits[i].pid == pid ? &s->jits[i] : NULL;
+}
+
+/* Forget pid's map, and tell the owner that nothing more of pid will be named. */
 static void symbolizer_drop_jit(struct symbolizer *s, pid_t pid)
 {
 	size_t i = symbolizer_jit_search(s, pid);
 
 	if (i == s->njits || s->jits[i].pid != pid)
 		return;
+	if (s->jit_ops && s->jits[i].missed)
+		s->jit_ops->forget(s->jit_arg, pid);
 	perfmap_free(s->jits[i].map);
 	memmove(&s->jits[i], &s->jits[i + 1], (s->njits - i - 1) * sizeof(*s->jits));
 	s->njits--;
@@ -591,22 +618,103 @@ static uint64_t symbolizer_jit_deadline(struct symbolizer *s, uint64_t now)
 	return s->jit_credit_ns > 0 ? now + (uint64_t)s->jit_credit_ns : 0;
 }
 
+/* Look at jit's perf map until deadline (a refresh that is due), and tell the owner when what it
+ * names changed since an address found no name there; both charged to the budget. Returns
+ * whether the look is complete: the map was read to the end of its file, or cannot be read (none
+ * was written, say); not when the deadline stopped it first. */
+static bool symbolizer_look_jit(struct symbolizer *s, struct symbolizer_jit *jit, uint64_t now,
+				uint64_t deadline)
+{
+	int err = perfmap_refresh(jit->map, jit->pid, now, deadline);
+
+	symbolizer_warn_jit(s, jit, err);
+	symbolizer_warn_jit_limits(s, jit);
+	symbolizer_warn_jit_behind(s, jit, now);
+	if (s->jit_ops && jit->missed && perfmap_changes(jit->map) != jit->changes) {
+		jit->changes = perfmap_changes(jit->map);
+		s->jit_ops->named(s->jit_arg, jit->pid);
+	}
+	s->jit_credit_ns -= (int64_t)(util_now_ns() - now);
+	return err || !perfmap_behind_since(jit->map);
+}
+
 /* Look at pid's perf map again when that is due and the budget allows, charging the budget. */
 static void symbolizer_refresh_jit(struct symbolizer *s, struct symbolizer_jit *jit)
 {
 	uint64_t now = util_now_ns(), deadline;
-	int err;
 
 	if (!perfmap_due(jit->map, now))
 		return;
 	deadline = symbolizer_jit_deadline(s, now);
-	if (!deadline)
-		return;
-	err = perfmap_refresh(jit->map, jit->pid, now, deadline);
-	s->jit_credit_ns -= (int64_t)(util_now_ns() - now);
-	symbolizer_warn_jit(s, jit, err);
-	symbolizer_warn_jit_limits(s, jit);
-	symbolizer_warn_jit_behind(s, jit, now);
+	if (deadline)
+		symbolizer_look_jit(s, jit, now, deadline);
+}
+
+/* Does an address of jit's process still wait for a name in its map? */
+static bool symbolizer_jit_waits(const struct symbolizer *s, const struct symbolizer_jit *jit)
+{
+	return s->jit_ops && jit->missed && s->jit_ops->waiting(s->jit_arg, jit->pid);
+}
+
+/* A process gone: the last look at its map, read to its end, unless nothing waits for a name
+ * from it; then the map is dropped. A look the budget does not allow now, or that did not reach
+ * the end of the file, waits for the next call. */
+static void symbolizer_settle_jit(struct symbolizer *s, struct symbolizer_jit *jit)
+{
+	uint64_t now, deadline;
+
+	if (symbolizer_jit_waits(s, jit)) {
+		now = util_now_ns();
+		deadline = symbolizer_jit_deadline(s, now);
+		if (!deadline)
+			return;
+		perfmap_expire(jit->map);
+		if (!symbolizer_look_jit(s, jit, now, deadline))
+			return;
+	}
+	symbolizer_drop_jit(s, jit->pid);
+}
+
+void symbolizer_settle_jits(struct symbolizer *s)
+{
+	for (size_t i = s->njits; i-- > 0;)
+		if (i < s->njits && s->jits[i].gone)
+			symbolizer_settle_jit(s, &s->jits[i]);
+}
+
+void symbolizer_jit_final(struct symbolizer *s)
+{
+	uint64_t now = util_now_ns(), deadline;
+	int64_t share = (int64_t)((now - s->born_ns) / JIT_SHARE);
+
+	share = share < JIT_FINAL_MIN_NS ? JIT_FINAL_MIN_NS :
+		share > JIT_FINAL_MAX_NS ? JIT_FINAL_MAX_NS : share;
+	deadline = now + (uint64_t)share;
+	for (size_t i = 0; i < s->njits && now < deadline; i++) {
+		if (!symbolizer_jit_waits(s, &s->jits[i]))
+			continue;
+		/* One look reads at most PERFMAP_READ_MAX: a larger file takes more. */
+		do {
+			perfmap_expire(s->jits[i].map);
+		} while (!symbolizer_look_jit(s, &s->jits[i], now, deadline) &&
+			 (now = util_now_ns()) < deadline);
+		now = util_now_ns();
+	}
+}
+
+void symbolizer_set_jit_ops(struct symbolizer *s, const struct symbolizer_jit_ops *ops, void *arg)
+{
+	s->jit_ops = ops;
+	s->jit_arg = arg;
+}
+
+const char *symbolizer_jit_name(struct symbolizer *s, pid_t pid, uint64_t addr,
+				const char **module)
+{
+	struct symbolizer_jit *jit = symbolizer_find_jit(s, pid);
+
+	*module = s->jit_module;
+	return jit ? perfmap_lookup(jit->map, addr) : NULL;
 }
 
 /* An address no ELF file explains may be JIT code pid described in its perf map. */
@@ -621,8 +729,14 @@ static void symbolizer_resolve_jit(struct symbolizer *s, pid_t pid, uint64_t add
 	jit = symbolizer_jit(s, pid);
 	symbolizer_refresh_jit(s, jit);
 	name = perfmap_lookup(jit->map, addr);
-	if (!name)
+	if (!name) {
+		/* What the map names now is no news to addresses unnamed from here on. */
+		if (!jit->missed)
+			jit->changes = perfmap_changes(jit->map);
+		jit->missed = true;
+		out->jit_addr = addr;
 		return;
+	}
 	out->function = name;
 	out->module = s->jit_module;
 	out->module_addr = addr;
@@ -642,7 +756,7 @@ struct symbolizer *symbolizer_new(struct diag *diag)
 	s->vdso_name = strpool_intern(s->strings, "[vdso]", 6);
 	s->diag = diag;
 	s->jit_credit_ns = JIT_SLICE_NS;
-	s->jit_credit_at = util_now_ns();
+	s->jit_credit_at = s->born_ns = util_now_ns();
 	s->elf_ok = module_init() == 0;
 	if (!s->elf_ok)
 		diag_report(diag, DIAG_WARNING, "libelf refuses this ELF version: no symbols");
@@ -747,8 +861,13 @@ void symbolizer_exec(struct symbolizer *s, pid_t pid)
 
 void symbolizer_exit(struct symbolizer *s, pid_t pid)
 {
+	struct symbolizer_jit *jit = symbolizer_find_jit(s, pid);
+
 	maps_exit(s->maps, pid);
-	symbolizer_drop_jit(s, pid);
+	if (!jit)
+		return;
+	jit->gone = true;
+	symbolizer_settle_jit(s, jit);
 }
 
 /* The mapping of pid holding addr (reading /proc/PID/maps again first when none does and that
@@ -820,6 +939,7 @@ void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct s
 	out->elf = NULL;
 	out->bounded = false;
 	out->function_end = 0;
+	out->jit_addr = 0;
 	if (!m && addr >= KALLSYMS_KERNEL_START) {
 		symbolizer_resolve_kernel(s, addr, out);
 		return;

@@ -49,6 +49,8 @@ int module_load_image(struct module *mod, void *image, size_t size);
 const char *module_name(const struct module *mod);
 /* Whether its segments were read: then module_translate() gives link-time addresses. */
 bool module_is_elf(const struct module *mod);
+/* The functions its symbols name (a stripped program's entry point, named _start for want of
+ * them, is not counted). */
 size_t module_function_count(const struct module *mod);
 /* The link-time address of file offset off (off itself when the module has no segments). */
 uint64_t module_translate(const struct module *mod, uint64_t off);

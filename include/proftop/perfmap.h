@@ -71,6 +71,9 @@ size_t perfmap_count(const struct perfmap *map);
 /* Lines skipped because the map was at a limit, and names cut, since the map was made. */
 size_t perfmap_skipped(const struct perfmap *map);
 size_t perfmap_cut_names(const struct perfmap *map);
+/* How many times an entry was added or replaced, or the entries forgotten (a file written anew),
+ * since the map was made: what perfmap_lookup() answers changed only when this did. */
+uint64_t perfmap_changes(const struct perfmap *map);
 
 /* Bring map up to date with pid's perf map file (/tmp/perf-PID.map, or the one inside pid's mount
  * namespace under its namespace pid), looking at the file at most once per PERFMAP_RECHECK_NS.
@@ -79,8 +82,13 @@ size_t perfmap_cut_names(const struct perfmap *map);
  * at or past deadline_ns (util_now_ns()'s clock), and the next look goes on from there. Returns 0
  * (also when nothing changed) or -errno; a failure keeps what was already known. */
 int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns, uint64_t deadline_ns);
+/* The process's owner is read from /proc at each look; once it is gone (reaped), the owner last
+ * read is still the one the file must belong to, and /tmp/perf-PID.map the file: a JIT writes its
+ * map as it ends (Java's -XX:+DumpPerfMapAtExit), which a look after the end still reads. */
 /* Would perfmap_refresh() at now_ns look at the file? */
 bool perfmap_due(const struct perfmap *map, uint64_t now_ns);
+/* Make the next perfmap_refresh() look at the file, however recent the last look. */
+void perfmap_expire(struct perfmap *map);
 /* When (now_ns of that refresh) refreshes began to stop before the end of the file, for want of
  * time: the map has been this long behind its file. 0 when the last refresh read to the end. */
 uint64_t perfmap_behind_since(const struct perfmap *map);

@@ -52,6 +52,23 @@ uint32_t profile_inlined_func(struct profile *profile, const char *module, const
 typedef const char *profile_namer_fn(void *arg, uint64_t addr, uint64_t *end);
 size_t profile_name_funcs(struct profile *profile, const char *module, const char *path,
 			  profile_namer_fn *namer, void *arg);
+/* JIT code whose perf map names it late. The id of an address of process pid (> 0; else
+ * profile_func()) that no symbol names but the process's perf map may later: shown as
+ * "module+0xaddr" ("0xaddr" without a module), one function per address until then. */
+uint32_t profile_jit_func(struct profile *profile, const char *module, uint64_t addr, pid_t pid);
+/* pid's perf map names more: each address of pid still unnamed takes the name namer gives it,
+ * in *module (NULL: none yet), and is merged into the function of that name (the one
+ * profile_func(module, name, 0) gives): its samples count there from now on, in the flat table
+ * and in the trees (which are made again: node ids change), and so do lookups of the address and
+ * stacks added later that hold its id. Returns how many were named. */
+typedef const char *profile_jit_namer_fn(void *arg, uint64_t addr, const char **module);
+size_t profile_name_jit(struct profile *profile, pid_t pid, profile_jit_namer_fn *namer,
+			void *arg);
+/* Does an address of pid still wait for a name? */
+bool profile_jit_waiting(const struct profile *profile, pid_t pid);
+/* Nothing more of pid will be named (its map is another program's, or the process ended): its
+ * addresses keep what they have, and a later process of the same pid starts anew. */
+void profile_jit_forget(struct profile *profile, pid_t pid);
 /* func's name as snapshots show it. */
 const char *profile_func_name(const struct profile *profile, uint32_t func);
 /* Where func's code is (snapshot_func's path and range): set once, later calls change nothing. */

@@ -58,6 +58,7 @@ struct sample_config {
 	unsigned switch_period; /* one switch in this many is sampled (0 or 1: every one) */
 	uint64_t alloc_rate;    /* allocation modes: a sample every this many bytes on average */
 	bool system_wide;       /* -a: every process, an event per CPU; profiles per process */
+	bool include_self;      /* -a: proftop's own process too (--include-self) */
 	unsigned collectors;    /* the collector's unwinding threads (collector.h); 0: one */
 };
 

@@ -41,6 +41,10 @@ struct symbol {
 	uint64_t module_addr;
 	/* The ELF file (for module_source()); NULL for JIT code, the unmapped, the unreadable. */
 	struct module *elf;
+	/* When function is NULL and the address is in no ELF file (anonymous memory, a mapping
+	 * without ELF data, no mapping at all): the address itself, which the process's perf map
+	 * may name later (symbolizer_jit_name()). 0 otherwise. */
+	uint64_t jit_addr;
 };
 
 /* diag receives the warnings; NULL drops them. */
@@ -61,6 +65,36 @@ size_t symbolizer_add_debug_file(struct symbolizer *symbolizer, const unsigned c
 				 size_t len, const char *path, char **why, symbolizer_named_fn *named,
 				 void *arg);
 
+/* JIT maps read after their addresses were sampled. A perf map is looked at again when it is due
+ * (perfmap.h) as addresses come, once more when its process is gone, and at the end of the run
+ * (symbolizer_jit_final()): what it names then was unnamed before. ops tell the owner of what was
+ * made of the unnamed addresses (NULL: no one is told, and no map is looked at a last time).
+ * Each is called on the thread that calls into the symbolizer, and may call into it only
+ * symbolizer_jit_name(). */
+struct symbolizer_jit_ops {
+	/* pid's perf map changed, after an address of pid found no name in it: such addresses may
+	 * have one now (symbolizer_jit_name()). Called from inside the symbolizer's calls; its time
+	 * counts against the perf maps' share of the worker's time. */
+	void (*named)(void *arg, pid_t pid);
+	/* Nothing more of pid will be named: its map was looked at a last time after it ended, or
+	 * is another program's now (exec). */
+	void (*forget)(void *arg, pid_t pid);
+	/* Does an address of pid still wait for a name? A last look at a map is taken only then. */
+	bool (*waiting)(void *arg, pid_t pid);
+};
+void symbolizer_set_jit_ops(struct symbolizer *symbolizer, const struct symbolizer_jit_ops *ops,
+			    void *arg);
+/* The name pid's perf map gives addr as last read (no look at the file), or NULL; *module is
+ * what symbolizer_resolve() says of its functions ("[jit]"). */
+const char *symbolizer_jit_name(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,
+				const char **module);
+/* The perf maps of processes gone with addresses waiting for names take their last look, as far
+ * as the perf maps' share of time allows; the others later. For a worker's every round. */
+void symbolizer_settle_jits(struct symbolizer *symbolizer);
+/* The run ended: every perf map that left an address waiting for a name is looked at a last
+ * time, read to its end as far as a tenth of the run allows (at least 10 ms, at most 1 s). */
+void symbolizer_jit_final(struct symbolizer *symbolizer);
+
 /* Keep the modules' source lines (module_source()) within budget bytes (0: no limit), to be
  * called at a steady pace (once a second): the DWARF of modules unread for 8 calls or more (more
  * for one closed before: symbols.c) is closed, the longest unread first, while they hold more;
@@ -80,7 +114,8 @@ void symbolizer_mmap(struct symbolizer *symbolizer, pid_t pid, uint64_t start, u
 void symbolizer_fork(struct symbolizer *symbolizer, pid_t parent, pid_t child);
 /* execve(): pid's old maps are gone; MMAP2 records for the new image follow. */
 void symbolizer_exec(struct symbolizer *symbolizer, pid_t pid);
-/* The process is gone; its maps may be dropped. */
+/* The process is gone; its maps may be dropped. Its perf map is looked at a last time first,
+ * when an address waits for a name (symbolizer_jit_ops). */
 void symbolizer_exit(struct symbolizer *symbolizer, pid_t pid);
 
 /* Resolve addr in pid. Never fails: fills *out as far as it can. When pid is unknown or no mapping

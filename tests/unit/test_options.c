@@ -584,6 +584,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->sample.mode == b->sample.mode && a->sample.switch_period == b->sample.switch_period &&
 	       a->sample.alloc_rate == b->sample.alloc_rate &&
 	       a->sample.system_wide == b->sample.system_wide &&
+	       a->sample.include_self == b->sample.include_self &&
 	       a->sample.collectors == b->sample.collectors &&
 	       a->sample.callgraph == b->sample.callgraph &&
 	       a->sample.stack_size == b->sample.stack_size && a->run.duration == b->run.duration &&
@@ -610,7 +611,7 @@ static bool same_options(const struct options *a, const struct options *b)
  * does exactly what --name=value does, and something other than the default. */
 static const char *const samples[][2] = {
 	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
-	{ "all-cpus", NULL },
+	{ "all-cpus", NULL },       { "include-self", NULL },
 	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },
 	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
 	{ "batch", NULL },
@@ -627,28 +628,32 @@ static const char *const samples[][2] = {
 
 static void env_same_as_command_line(const char *name, const char *value)
 {
-	/* pid, input and all-cpus are targets of their own; the others need one. --switch-period needs the
-	 * off-CPU mode, --alloc-rate the allocation one, on both sides and in the defaults compared
-	 * with. */
-	bool target = strcmp(name, "pid") && strcmp(name, "input") && strcmp(name, "all-cpus");
-	const char *mode = !strcmp(name, "switch-period") ? "offcpu"
-			   : !strcmp(name, "alloc-rate") ? "alloc" : NULL;
-	bool offcpu = mode != NULL;
-	char *mode_arg = xasprintf("--mode=%s", mode ? mode : "");
-	char *mode_env = xasprintf("mode=%s:", mode ? mode : "");
+	/* pid, input and all-cpus are targets of their own; the others need one. Some need another
+	 * option on both sides and in the defaults compared with: --switch-period the off-CPU
+	 * mode, --alloc-rate the allocation one, --include-self -a (then the target). */
+	const char *with = !strcmp(name, "switch-period") ? "mode=offcpu"
+			   : !strcmp(name, "alloc-rate") ? "mode=alloc"
+			   : !strcmp(name, "include-self") ? "all-cpus" : NULL;
+	bool with_target = with && !strcmp(with, "all-cpus");
+	bool target = strcmp(name, "pid") && strcmp(name, "input") && strcmp(name, "all-cpus") &&
+		      !with_target;
+	char *with_arg = xasprintf("--%s", with ? with : "");
+	char *with_env = xasprintf("%s:", with ? with : "");
 	char *cli = value ? xasprintf("--%s=%s", name, value) : xasprintf("--%s", name);
-	char *env = value ? xasprintf("%s%s=%s", offcpu ? mode_env : "", name, value)
-			  : xasprintf("%s", name);
-	char *argv_cli[] = { "proftop", cli, offcpu ? mode_arg : "./prog", "./prog", NULL };
+	char *env = value ? xasprintf("%s%s=%s", with ? with_env : "", name, value)
+			  : xasprintf("%s%s", with ? with_env : "", name);
+	char *argv_cli[] = { "proftop", cli, with ? with_arg : "./prog", "./prog", NULL };
 	char *argv_env[] = { "proftop", "./prog", NULL };
-	char *argv_default[] = { "proftop", offcpu ? mode_arg : "./prog", "./prog", NULL };
+	char *argv_default[] = { "proftop", with ? with_arg : "./prog", "./prog", NULL };
 	struct options by_cli, by_env, defaults;
 	char *msg;
 
-	assert_int_equal(options_parse(&by_cli, (target ? 3 : 2) + offcpu, argv_cli, NULL, &msg),
+	assert_int_equal(options_parse(&by_cli, 2 + !!with + target, argv_cli, NULL, &msg),
 			 OPTIONS_OK);
 	assert_int_equal(options_parse(&by_env, target ? 2 : 1, argv_env, env, &msg), OPTIONS_OK);
-	assert_int_equal(options_parse(&defaults, 2 + offcpu, argv_default, NULL, &msg), OPTIONS_OK);
+	/* (the defaults of pid, input and all-cpus: with a command) */
+	assert_int_equal(options_parse(&defaults, 1 + !!with + (target || !with), argv_default, NULL,
+				       &msg), OPTIONS_OK);
 	if (!same_options(&by_cli, &by_env) || same_options(&by_env, &defaults))
 		fail_msg("PROFTOP=%s does not do what %s does", env, cli);
 	options_free(&by_cli);
@@ -656,8 +661,8 @@ static void env_same_as_command_line(const char *name, const char *value)
 	options_free(&defaults);
 	free(cli);
 	free(env);
-	free(mode_arg);
-	free(mode_env);
+	free(with_arg);
+	free(with_env);
 }
 
 /* --max-memory: bytes with K, M or G, 0 for no limit; too small, too big or malformed is an

@@ -529,6 +529,164 @@ static void fold_keeping_most_of_the_tree(void **state)
 	profile_free(p);
 }
 
+/* --- JIT addresses named late ------------------------------------------------------------------ */
+
+/* The perf map written late: 0x1000..0x103f is m1, 0x1040..0x105f is m2, nothing else. */
+static const char *jit_names(void *arg, uint64_t addr, const char **module)
+{
+	(void)arg;
+	*module = "[jit]";
+	return addr >= 0x1000 && addr < 0x1040 ? "m1" : addr >= 0x1040 && addr < 0x1060 ? "m2" : NULL;
+}
+
+/* Every node under root as "path self total" lines into out[] (room for the snapshot's nodes),
+ * the path the names from root down. Returns how many. */
+static size_t node_paths(const struct snapshot *s, uint32_t root, const char *prefix, char **out)
+{
+	size_t n = 0;
+
+	for (uint32_t c = s->nodes[root].first_child; c != SNAPSHOT_NO_NODE; c = s->nodes[c].next_sibling) {
+		char path[1024];
+
+		snprintf(path, sizeof(path), "%s/%s", prefix, s->funcs[s->nodes[c].func].name);
+		assert_true(asprintf(&out[n], "%s %llu %llu", path, (unsigned long long)s->nodes[c].self,
+				     (unsigned long long)s->nodes[c].total) > 0);
+		n++;
+		n += node_paths(s, c, path, out + n);
+	}
+	return n;
+}
+
+static int by_string(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The snapshots' trees are the same, node for node by the names on their paths, and so are their
+ * flat tables by name; every node site's function is its node's. */
+static void assert_same_by_name(const struct snapshot *a, const struct snapshot *b)
+{
+	char **pa = calloc(a->nnodes, sizeof(*pa)), **pb = calloc(b->nnodes, sizeof(*pb));
+	size_t na = node_paths(a, a->merged_root, "", pa), nb = node_paths(b, b->merged_root, "", pb);
+
+	for (size_t t = 0; t < a->nthreads; t++) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof(prefix), "T%d", (int)a->threads[t].tid);
+		na += node_paths(a, a->threads[t].root, prefix, pa + na);
+		nb += node_paths(b, b->threads[t].root, prefix, pb + nb);
+	}
+	assert_int_equal(na, nb);
+	qsort(pa, na, sizeof(*pa), by_string);
+	qsort(pb, nb, sizeof(*pb), by_string);
+	for (size_t i = 0; i < na; i++) {
+		assert_string_equal(pa[i], pb[i]);
+		free(pa[i]);
+		free(pb[i]);
+	}
+	free(pa);
+	free(pb);
+	for (uint32_t f = 1; f < b->nfuncs; f++) {
+		uint32_t g = unit_func_named(a, b->funcs[f].name);
+
+		if (!b->func_total[f])
+			continue;
+		assert_int_not_equal(g, UINT32_MAX);
+		assert_int_equal(a->func_self[g], b->func_self[f]);
+		assert_int_equal(a->func_total[g], b->func_total[f]);
+	}
+	for (size_t e = 0; e < a->nnode_sites; e++)
+		assert_int_equal(a->sites[a->node_sites[e].site].func, a->nodes[a->node_sites[e].node].func);
+}
+
+/* Addresses a perf map names late merge into the functions it names: the profile is the one
+ * that had those names from the start, tree, flat table (recursion through two addresses of one
+ * method counted once), node sites and history, including the samples added after with the old
+ * ids; an address still unnamed stays as it was until its process is forgotten. */
+static void jit_names_merge_like_named_from_start(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new(NULL), *u = profile_new(NULL);
+	uint32_t fp[10], fu[10], stack[8], named[8], sites[8];
+	uint32_t lib_site_p, lib_site_u;
+
+	fp[0] = profile_func(p, "prog", "main", 0x10);
+	fp[1] = profile_func(p, "prog", "lib", 0x20);
+	fu[0] = profile_func(u, "prog", "main", 0x10);
+	fu[1] = profile_func(u, "prog", "lib", 0x20);
+	fp[2] = profile_func(p, "[jit]", "m1", 0); /* named from the start too */
+	/* p: 3 to 9 are JIT addresses 0x1000, 0x1010, ... 0x1060: the first four m1's, two m2's, the
+	 * last none's. u has the names they get. */
+	for (int i = 3; i < 10; i++)
+		fp[i] = profile_jit_func(p, "[anon]", 0x1000 + 0x10 * (uint64_t)(i - 3), 7);
+	fu[2] = fu[3] = fu[4] = fu[5] = fu[6] = profile_func(u, "[jit]", "m1", 0);
+	fu[7] = fu[8] = profile_func(u, "[jit]", "m2", 0);
+	fu[9] = profile_jit_func(u, "[anon]", 0x1060, 7);
+	assert_int_equal(profile_jit_func(p, "[anon]", 0x1000, 7), fp[3]);
+	assert_int_not_equal(profile_jit_func(p, "[anon]", 0x1000, 8), fp[3]);
+	lib_site_p = profile_site(p, fp[1], 0x24, "lib.c", 3);
+	lib_site_u = profile_site(u, fu[1], 0x24, "lib.c", 3);
+	profile_set_history(p, 600, 0);
+	profile_set_history(u, 600, 0);
+	for (int i = 0; i < 40000; i++) {
+		size_t depth = 1 + rng() % 7;
+		pid_t tid = (pid_t)(1 + rng() % 2);
+
+		stack[0] = 0;
+		for (size_t d = 1; d < depth; d++)
+			stack[d] = 1 + rng() % 9;
+		if (rng() % 3 == 0)
+			stack[depth++] = 1; /* lib, at its site */
+		for (size_t d = 0; d < depth; d++) {
+			named[d] = fu[stack[d]];
+			stack[d] = fp[stack[d]];
+			sites[d] = PROFILE_NO_SITE;
+		}
+		sites[depth - 1] = stack[depth - 1] == fp[1] ? lib_site_p : PROFILE_NO_SITE;
+		profile_set_time(p, (uint64_t)i * 100000u);
+		profile_add_sites(p, 7, tid, stack, sites, depth);
+		sites[depth - 1] = named[depth - 1] == fu[1] ? lib_site_u : PROFILE_NO_SITE;
+		profile_set_time(u, (uint64_t)i * 100000u);
+		profile_add_sites(u, 7, tid, named, sites, depth);
+		if (i == 20000) {
+			struct snapshot *held = profile_snapshot(p);
+
+			assert_true(profile_jit_waiting(p, 7));
+			assert_int_equal(profile_name_jit(p, 7, jit_names, NULL), 6);
+			assert_int_equal(profile_name_jit(p, 7, jit_names, NULL), 0);
+			assert_string_equal(held->funcs[fp[3]].name, "[anon]+0x1000");
+			snapshot_unref(held);
+		}
+	}
+	struct snapshot *a = profile_snapshot(p), *b = profile_snapshot(u);
+
+	assert_same_by_name(a, b);
+	assert_int_equal(a->func_total[fp[3]], 0);
+	assert_string_equal(a->funcs[fp[9]].name, "[anon]+0x1060");
+	assert_int_equal(profile_jit_func(p, "[anon]", 0x1000, 7), fp[2]);
+	assert_int_equal(profile_jit_func(p, "[anon]", 0x1040, 7), unit_func_named(a, "m2"));
+	snapshot_unref(a);
+	snapshot_unref(b);
+	a = profile_range_snapshot(p, 0, UINT64_MAX);
+	b = profile_range_snapshot(u, 0, UINT64_MAX);
+	assert_int_equal(a->samples, 40000);
+	assert_same_by_name(a, b);
+	snapshot_unref(a);
+	snapshot_unref(b);
+
+	/* The process ends: what is unnamed stays so, and a later one of the same pid is another. */
+	assert_true(profile_jit_waiting(p, 7));
+	profile_jit_forget(p, 7);
+	assert_false(profile_jit_waiting(p, 7));
+	assert_int_equal(profile_name_jit(p, 7, jit_names, NULL), 0);
+	uint32_t again = profile_jit_func(p, "[anon]", 0x1000, 7);
+	assert_int_not_equal(again, fp[3]);
+	assert_int_not_equal(again, fp[2]);
+	assert_true(profile_jit_waiting(p, 7));
+	profile_free(p);
+	profile_free(u);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -543,6 +701,7 @@ int main(void)
 		cmocka_unit_test(budget_holds_fold_after_fold),
 		cmocka_unit_test(late_names_rename_in_place),
 		cmocka_unit_test(late_lines_fill_sites),
+		cmocka_unit_test(jit_names_merge_like_named_from_start),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

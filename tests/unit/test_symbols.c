@@ -482,6 +482,105 @@ static void test_stripped_copy(void **state)
 	assert_true(sym.module_addr == expect);
 }
 
+/* The module of the file at path, read on its own (no debug file looked for). */
+static struct module *load_module(const char *path)
+{
+	struct module *mod = module_new("m", 1);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+
+	assert_true(fd >= 0);
+	assert_int_equal(fstat(fd, &st), 0);
+	assert_int_equal(module_load_file(mod, fd, (size_t)st.st_size, NULL), 0);
+	close(fd);
+	return mod;
+}
+
+/* The ELF entry point of the file at path. */
+static uint64_t entry_of(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	GElf_Ehdr ehdr;
+
+	assert_non_null(elf);
+	assert_non_null(gelf_getehdr(elf, &ehdr));
+	elf_end(elf);
+	close(fd);
+	return ehdr.e_entry;
+}
+
+/* The functions .dynsym of the file at path defines, at distinct addresses (none is _start). */
+static size_t dynsym_functions(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	uint64_t seen[64];
+	Elf_Scn *scn = NULL;
+	size_t n = 0;
+	GElf_Shdr shdr;
+	GElf_Sym sym;
+
+	assert_non_null(elf);
+	while ((scn = elf_nextscn(elf, scn))) {
+		Elf_Data *data = elf_getdata(scn, NULL);
+
+		if (!gelf_getshdr(scn, &shdr) || shdr.sh_type != SHT_DYNSYM || !data)
+			continue;
+		for (int i = 1; gelf_getsym(data, i, &sym); i++) {
+			size_t k = 0;
+
+			if (GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF)
+				continue;
+			while (k < n && seen[k] != sym.st_value)
+				k++;
+			if (k == n && n < 64)
+				seen[n++] = sym.st_value;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	return n;
+}
+
+/* A program stripped of its symbols still names its entry point _start, over the function its
+ * symbol covered (its FDE), and only that: its symbols are still said to be missing (the warning,
+ * debuginfod), and a shared library's entry point is not named so. */
+static void test_stripped_entry(void **state)
+{
+	const char *stripped = tmp_path("stripped-entry");
+	uint64_t entry = entry_of(self_exe()), start, end, ref_start, ref_end;
+	struct module *orig, *mod;
+	const char *name;
+	Dl_info info;
+
+	(void)state;
+	if (!have_tool("objcopy"))
+		skip();
+	assert_int_equal(run("objcopy --strip-all '%s' '%s'", self_exe(), stripped), 0);
+	orig = load_module(self_exe());
+	name = module_lookup_range(orig, entry, &ref_start, &ref_end);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	mod = load_module(stripped);
+	name = module_lookup_range(mod, entry, &start, &end);
+	assert_non_null(name);
+	assert_string_equal(name, "_start");
+	assert_true(start == entry);
+	assert_true(end == ref_end);
+	assert_null(module_lookup_range(mod, end, &start, &end));
+	assert_int_equal(module_function_count(mod), dynsym_functions(stripped));
+	module_free(mod);
+	module_free(orig);
+
+	/* libc.so.6 has an entry point (it prints its version), not called _start. */
+	assert_true(dladdr((void *)printf, &info) && info.dli_fname);
+	mod = load_module(info.dli_fname);
+	name = module_lookup_range(mod, entry_of(info.dli_fname), &start, &end);
+	assert_true(!name || strcmp(name, "_start"));
+	module_free(mod);
+}
+
 static void test_debuglink_build_id(void **state)
 {
 	const char *debug = tmp_path("self.debug"), *linked = tmp_path("linked");
@@ -725,6 +824,145 @@ static void test_perf_map(void **state)
 
 	unlink(path);
 	munmap(code, 2 * page);
+	symbolizer_free(s);
+}
+
+/* What the symbolizer told of its JIT maps (symbolizer_jit_ops). */
+struct jit_heard {
+	struct symbolizer *s;
+	uint64_t addr;		/* the address asked about when told of a change */
+	pid_t named[4], forgotten[4];
+	const char *name[4];	/* what the map named addr when it was told */
+	int nnamed, nforgotten;
+	bool waiting;
+};
+
+static void heard_named(void *arg, pid_t pid)
+{
+	struct jit_heard *h = arg;
+	const char *module;
+
+	assert_true(h->nnamed < 4);
+	h->name[h->nnamed] = symbolizer_jit_name(h->s, pid, h->addr, &module);
+	assert_string_equal(module, "[jit]");
+	h->named[h->nnamed++] = pid;
+}
+
+static void heard_forget(void *arg, pid_t pid)
+{
+	struct jit_heard *h = arg;
+
+	assert_true(h->nforgotten < 4);
+	h->forgotten[h->nforgotten++] = pid;
+}
+
+static bool heard_waiting(void *arg, pid_t pid)
+{
+	(void)pid;
+	return ((struct jit_heard *)arg)->waiting;
+}
+
+static const struct symbolizer_jit_ops heard_ops = { heard_named, heard_forget, heard_waiting };
+
+/* A perf map written after its code ran: the address unnamed at first is handed back
+ * (jit_addr), and the owner told when the map names it, live (the map looked at again), at the
+ * last look after the process ended and was reaped (its owner still the one read from /proc
+ * before), and at the end of the run (symbolizer_jit_final(), without waiting for a recheck). */
+static void test_perf_map_late(void **state)
+{
+	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+	char *code = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct symbolizer *s = symbolizer_new(NULL);
+	struct jit_heard h = { .s = s, .waiting = true };
+	char path[64], text[128];
+	int go[2], status;
+	struct symbol sym;
+	pid_t child;
+
+	(void)state;
+	assert_true(code != MAP_FAILED);
+	h.addr = addr_of(code) + 0x10;
+	symbolizer_set_jit_ops(s, &heard_ops, &h);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+	unlink(path);
+	assert_int_equal(symbolizer_load_proc(s, getpid()), 0);
+	symbolizer_resolve(s, getpid(), h.addr, &sym);
+	assert_null(sym.function);
+	assert_true(sym.jit_addr == h.addr);
+
+	/* Live: written later, seen at the next look that is due. */
+	snprintf(text, sizeof(text), "%lx 40 late_fn\n", (unsigned long)addr_of(code));
+	write_file(path, text, strlen(text));
+	sleep_ms(150);
+	symbolizer_resolve(s, getpid(), h.addr + 0x100, &sym);
+	assert_int_equal(h.nnamed, 1);
+	assert_int_equal(h.named[0], getpid());
+	assert_string_equal(h.name[0], "late_fn");
+
+	/* The end of the run: a map rewritten just now is read without waiting for a recheck. */
+	snprintf(text, sizeof(text), "%lx 40 final_fn\n", (unsigned long)addr_of(code));
+	write_file(path, text, strlen(text));
+	symbolizer_jit_final(s);
+	assert_int_equal(h.nnamed, 2);
+	assert_string_equal(h.name[1], "final_fn");
+	unlink(path);
+
+	/* A process that writes its map as it ends, and is reaped before the symbolizer hears. */
+	assert_int_equal(pipe(go), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		char c;
+
+		close(go[1]);
+		if (read(go[0], &c, 1) == 1) {
+			snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)getpid());
+			snprintf(text, sizeof(text), "%lx 40 dumped_at_exit\n", (unsigned long)addr_of(code));
+			write_file(path, text, strlen(text));
+		}
+		_exit(0);
+	}
+	close(go[0]);
+	assert_int_equal(symbolizer_load_proc(s, child), 0);
+	symbolizer_resolve(s, child, h.addr, &sym);
+	assert_null(sym.function);
+	assert_true(sym.jit_addr == h.addr);
+	assert_int_equal(write(go[1], "x", 1), 1);
+	close(go[1]);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)child);
+	symbolizer_exit(s, child);
+	unlink(path);
+	assert_int_equal(h.nnamed, 3);
+	assert_int_equal(h.named[2], child);
+	assert_string_equal(h.name[2], "dumped_at_exit");
+	assert_int_equal(h.nforgotten, 1);
+	assert_int_equal(h.forgotten[0], child);
+
+	/* One that wrote no map: the last look finds none, and the map is dropped all the same. */
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(symbolizer_load_proc(s, child), 0);
+	symbolizer_resolve(s, child, h.addr, &sym);
+	assert_true(sym.jit_addr == h.addr);
+	kill(child, SIGKILL);
+	assert_int_equal(waitpid(child, &status, 0), child);
+	symbolizer_exit(s, child);
+	assert_int_equal(h.nforgotten, 2);
+	assert_int_equal(h.forgotten[1], child);
+	symbolizer_settle_jits(s);
+	assert_int_equal(h.nnamed, 3);
+
+	/* Nothing waits for a name: the map is dropped with no last look. */
+	h.waiting = false;
+	symbolizer_exit(s, getpid());
+	assert_int_equal(h.nnamed, 3);
+	assert_int_equal(h.nforgotten, 3);
+	munmap(code, page);
 	symbolizer_free(s);
 }
 
@@ -1274,6 +1512,8 @@ int main(void)
 		cmocka_unit_test(test_records),
 		cmocka_unit_test(test_reread_rate_limit),
 		cmocka_unit_test(test_warn_refused_perf_map),
+		cmocka_unit_test(test_perf_map_late),
+		cmocka_unit_test(test_stripped_entry),
 		cmocka_unit_test(test_warn_unreadable_module),
 	};
 
