@@ -33,13 +33,15 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
+WORKLOAD_GO_SRCS := $(wildcard tests/workloads/*.go)
 # The allocation-sampling library --mode alloc preloads (preload/alloc.c). Never built with the
 # sanitizers' flags: it goes into programs that are not. Linked with what it uses only (the
 # sections of allocrec.c it does not call dropped, no libm), and nothing left undefined.
 ALLOC_LIB := $(BUILD)/libproftop-alloc.so
 ALLOC_LIB_SRCS := preload/alloc.c preload/alloc_env.c src/shmring.c src/allocrec.c
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
-             $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%)
+             $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%) \
+             $(WORKLOAD_GO_SRCS:tests/workloads/%.go=$(BUILD)/workloads/%)
 
 
 .PHONY: FORCE all deps test test-body test-asan-body unit asan tsan demo bench fuzz man install clean help
@@ -80,6 +82,11 @@ $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/burn.h | $(BUILD)/work
 $(BUILD)/workloads/%: tests/workloads/%.cpp tests/workloads/burn.h | $(BUILD)/workloads
 	$(CXX) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
 	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
+
+# Go's programs as `go build` makes them (with symbols and DWARF); its cache in the build tree,
+# so that no HOME is needed.
+$(BUILD)/workloads/%: tests/workloads/%.go | $(BUILD)/workloads
+	GOCACHE=$(abspath $(BUILD))/go-cache GO111MODULE=off go build -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(wildcard tests/unit/unit_*.h) $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
 	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
