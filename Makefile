@@ -19,7 +19,7 @@ LDLIBS   += $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -pthread -lm
 DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev libdw-dev libcapstone-dev \
             libdebuginfod-dev libmicrohttpd-dev libcmocka-dev \
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
-            libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl \
+            libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl postgresql \
             libjemalloc2 libtcmalloc-minimal4 libcap2-bin
 
 BUILD    ?= build
