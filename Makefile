@@ -20,7 +20,7 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev l
             libdebuginfod-dev libmicrohttpd-dev libcmocka-dev \
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
             libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl rustc \
-            openjdk-17-jdk-headless nodejs \
+            openjdk-17-jdk-headless nodejs postgresql \
             libjemalloc2 libtcmalloc-minimal4 libcap2-bin
 
 BUILD    ?= build
@@ -35,6 +35,7 @@ WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 FUZZ_TARGETS := $(patsubst tests/fuzz/%.c,build-fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 WORKLOAD_CXX_SRCS := $(wildcard tests/workloads/*.cpp)
 WORKLOAD_RS_SRCS := $(wildcard tests/workloads/*.rs)
+WORKLOAD_GO_SRCS := $(wildcard tests/workloads/*.go)
 # The allocation-sampling library --mode alloc preloads (preload/alloc.c). Never built with the
 # sanitizers' flags: it goes into programs that are not. Linked with what it uses only (the
 # sections of allocrec.c it does not call dropped, no libm), and nothing left undefined.
@@ -42,7 +43,8 @@ ALLOC_LIB := $(BUILD)/libproftop-alloc.so
 ALLOC_LIB_SRCS := preload/alloc.c preload/alloc_env.c src/shmring.c src/allocrec.c
 WORKLOADS := $(WORKLOAD_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%) \
              $(WORKLOAD_CXX_SRCS:tests/workloads/%.cpp=$(BUILD)/workloads/%) \
-             $(WORKLOAD_RS_SRCS:tests/workloads/%.rs=$(BUILD)/workloads/%)
+             $(WORKLOAD_RS_SRCS:tests/workloads/%.rs=$(BUILD)/workloads/%) \
+             $(WORKLOAD_GO_SRCS:tests/workloads/%.go=$(BUILD)/workloads/%)
 
 
 .PHONY: FORCE all deps test test-body test-asan-body unit it asan tsan demo bench fuzz man install clean help
@@ -84,6 +86,11 @@ $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/burn.h | $(BUILD)/work
 $(BUILD)/workloads/%: tests/workloads/%.cpp tests/workloads/burn.h | $(BUILD)/workloads
 	$(CXX) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
 	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
+
+# Go's programs as `go build` makes them (with symbols and DWARF); its cache in the build tree,
+# so that no HOME is needed.
+$(BUILD)/workloads/%: tests/workloads/%.go | $(BUILD)/workloads
+	GOCACHE=$(abspath $(BUILD))/go-cache GO111MODULE=off go build -o $@ $<
 
 # Rust's programs as their users build them for profiling: optimised, with debug info.
 $(BUILD)/workloads/%: tests/workloads/%.rs | $(BUILD)/workloads

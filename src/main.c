@@ -72,6 +72,7 @@ static struct session_options session_options(const struct options *o, bool inte
 		.argv = o->argv,
 		.pids = o->pids,
 		.npids = o->npids,
+		.children = o->children,
 		.input = o->input,
 		.baseline = o->baseline,
 		.ring_size = RING_BYTES,

@@ -18,6 +18,18 @@
  * A program with no .symtab (its own or a debug file's) has its entry point named _start, as the
  * linker calls it, when no symbol covers it: the root of every stack of its main thread.
  *
+ * A symbol is a function only inside its section: a linker's marker at a section's end (Go's
+ * runtime.etext, typed FUNC with size 0) is no function, and would otherwise name every address
+ * past the code (read-only data, or garbage a broken unwind took for a return address). Nor is
+ * a size-0 symbol with a marker's name, and a sized symbol wins over a size-0 one at its address.
+ *
+ * Go's stack roots. A Go program (the gc toolchain's: it has a .gopclntab) runs goroutines on
+ * stacks of their own and the runtime on each thread's g0 stack; the runtime's assembly switches
+ * between them without telling the CFI. Above the frame of such a function a DWARF unwind of the
+ * copied stack reads what is left on the other stack (names like runtime.etext, ASCII bytes).
+ * So the functions Go's own unwinder ends a stack at (traceback.go: those marked TOPFRAME, and
+ * the ones that write SP) are kept, by name, with what they are (module_frame_kind()).
+ *
  * The debug file. A module without a .symtab, or without any unwind table (no .eh_frame_hdr, no
  * .debug_frame), is looked up once in its separate debug file (debugfile.c), which gives what the
  * module lacks: its functions, its .debug_frame, or both. A debug file fetched later (debuginfod)
@@ -81,6 +93,15 @@ struct module_func {
 	const char *name;	/* in module->names */
 };
 
+/* A Go runtime function at which a stack ends (module_frame_kind()), by its start. A runtime has
+ * about twenty; ABI wrappers may double some. */
+#define MODULE_ROOTS_MAX 48
+
+struct module_root {
+	uint64_t start;
+	enum module_frame_kind kind;
+};
+
 struct module {
 	char *name;
 	bool elf;		/* its segments were read: addresses translate to link-time ones */
@@ -91,6 +112,9 @@ struct module {
 	char *names;
 	bool symtab;		/* the functions came from a .symtab (its own, or a debug file's) */
 	bool entry_named;	/* one of them is a stripped program's entry point, named _start */
+	bool go;		/* built by Go's gc toolchain: its runtime's functions are roots */
+	struct module_root roots[MODULE_ROOTS_MAX];
+	size_t nroots;
 	char **old_names;	/* names of functions a debug file replaced: still handed out */
 	size_t nold_names;
 	unsigned char build_id[DEBUGFILE_BUILD_ID_MAX];
@@ -134,7 +158,8 @@ struct module {
 struct module_raw {
 	uint64_t start;
 	uint64_t size;
-	uint64_t limit;		/* end of its section: where a size-0 function must stop */
+	uint64_t limit;		/* end of its section: where a function must stop; UINT64_MAX:
+				 * unknown */
 	const char *name;	/* in the ELF's string table */
 	int rank;		/* binding: global 2, weak 1, local 0 */
 };
@@ -208,6 +233,20 @@ const char *module_lookup_range(const struct module *mod, uint64_t addr, uint64_
 	*start = mod->funcs[lo - 1].start;
 	*end = mod->funcs[lo - 1].end;
 	return mod->funcs[lo - 1].name;
+}
+
+/* The kind of the function module_lookup() names at addr: only Go's modules have roots, and
+ * only they pay for the lookup. */
+enum module_frame_kind module_frame_kind(const struct module *mod, uint64_t addr)
+{
+	uint64_t start, end;
+
+	if (!mod->nroots || !module_lookup_range(mod, addr, &start, &end))
+		return MODULE_FRAME_CALL;
+	for (size_t i = 0; i < mod->nroots; i++)
+		if (mod->roots[i].start == start)
+			return mod->roots[i].kind;
+	return MODULE_FRAME_CALL;
 }
 
 const struct module_unwind *module_unwind(const struct module *mod)
@@ -366,8 +405,9 @@ static int module_rank(unsigned char bind)
 	}
 }
 
-/* The end of section shndx, for a symbol at addr inside it; UINT64_MAX when unknown. One
- * symbol table names few sections, in runs, so the last answer is kept. */
+/* The end of section shndx, for a symbol at addr inside it; UINT64_MAX when unknown (no section
+ * or an unreadable header), 0 when addr is not inside it (at its end, as a linker's end-of-text
+ * marker is). One symbol table names few sections, in runs, so the last answer is kept. */
 static uint64_t module_section_end(Elf *elf, size_t shndx, uint64_t addr, size_t *last_ndx,
 				   GElf_Shdr *last)
 {
@@ -384,8 +424,23 @@ static uint64_t module_section_end(Elf *elf, size_t shndx, uint64_t addr, size_t
 		*last_ndx = shndx;
 	}
 	if (addr < last->sh_addr || addr - last->sh_addr >= last->sh_size)
-		return UINT64_MAX;
+		return 0;
 	return last->sh_addr + last->sh_size;
+}
+
+/* Names linkers give to section boundaries: labels, not functions, however they are typed. */
+static bool module_is_marker(const char *name)
+{
+	static const char *const markers[] = {
+		"runtime.text", "runtime.etext", "etext", "_etext", "__etext", "edata", "_edata",
+		"end", "_end", "__end", "__bss_start", "__bss_start__", "__bss_end__", "_bss_end__",
+		"__end__",
+	};
+
+	for (size_t i = 0; i < sizeof(markers) / sizeof(markers[0]); i++)
+		if (!strcmp(name, markers[i]))
+			return true;
+	return false;
 }
 
 /* Append the function symbols of symbol table scn to raw. */
@@ -405,6 +460,7 @@ static int module_collect(Elf *elf, Elf_Scn *scn, struct module_raw **raw, size_
 		struct module_raw *r;
 		unsigned char type;
 		const char *name;
+		uint64_t limit;
 		GElf_Sym sym;
 
 		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
@@ -413,20 +469,24 @@ static int module_collect(Elf *elf, Elf_Scn *scn, struct module_raw **raw, size_
 		if (type != STT_FUNC && type != STT_GNU_IFUNC)
 			continue;
 		name = elf_strptr(elf, shdr.sh_link, sym.st_name);
-		if (!name || !*name)
+		if (!name || !*name || (!sym.st_size && module_is_marker(name)))
+			continue;
+		limit = module_section_end(elf, sym.st_shndx, sym.st_value, &last_ndx, &last);
+		if (!limit)
 			continue;
 		xgrow((void **)raw, &cap, *n + 1, sizeof(**raw));
 		r = &(*raw)[(*n)++];
 		r->start = sym.st_value;
 		r->size = sym.st_size;
-		r->limit = module_section_end(elf, sym.st_shndx, sym.st_value, &last_ndx, &last);
+		r->limit = limit;
 		r->name = name;
 		r->rank = module_rank(GELF_ST_BIND(sym.st_info));
 	}
 	return 0;
 }
 
-/* By address; at one address the alias to keep comes first. */
+/* By address; at one address the alias to keep comes first: one with a size (a function, not
+ * a label at its start), then by binding, name. */
 static int module_raw_cmp(const void *a, const void *b)
 {
 	const struct module_raw *x = a, *y = b;
@@ -435,6 +495,8 @@ static int module_raw_cmp(const void *a, const void *b)
 
 	if (x->start != y->start)
 		return x->start < y->start ? -1 : 1;
+	if (!x->size != !y->size)
+		return !x->size - !y->size;
 	if (x->rank != y->rank)
 		return y->rank - x->rank;
 	if (xu != yu)
@@ -466,13 +528,19 @@ static size_t module_dedup(struct module_raw *raw, size_t n)
 	return out;
 }
 
+/* A function ends where its size says, but never past its section; one of size 0 at the next
+ * function, or its section's end. With neither known it covers nothing: it would name every
+ * address above it. */
 static uint64_t module_func_end(const struct module_raw *raw, size_t i, size_t n)
 {
 	uint64_t next = i + 1 < n ? raw[i + 1].start : UINT64_MAX;
+	uint64_t end = raw[i].start + raw[i].size < raw[i].start ? UINT64_MAX :
+		       raw[i].start + raw[i].size;
 
 	if (raw[i].size)
-		return raw[i].start + raw[i].size < raw[i].start ? UINT64_MAX :
-		       raw[i].start + raw[i].size;
+		return end < raw[i].limit ? end : raw[i].limit;
+	if (next == UINT64_MAX && raw[i].limit == UINT64_MAX)
+		return raw[i].start;
 	return next < raw[i].limit ? next : raw[i].limit;
 }
 
@@ -530,6 +598,76 @@ static void module_build(struct module *mod, const struct module_raw *raw, size_
 	free(demangled);
 }
 
+/* ---- Go's stack roots ---------------------------------------------------------------------- */
+
+/* Go's runtime (1.x, amd64) as its traceback.go sees it: TOPFRAME functions start a stack; the
+ * others write SP ("SPWRITE"), switching to g0's stack (systemstack, mcall, morestack,
+ * asmcgocall; nanotime1 and time.now to call the vdso, walltime before Go 1.17), to a
+ * goroutine's (gogo, cgocallback), or aligning SP for C code (the cgo calls, sigfwd); Go's own
+ * unwinder stops at them or jumps to the other stack, whose frames are not in the sample's copy.
+ * Two of them leave nothing a frame-pointer walk can trust either: mcall clears the frame
+ * pointer (the goroutine it came from may run on another thread meanwhile), and newstack, which
+ * morestack calls, copies the goroutine's stack elsewhere and frees it (a walk found
+ * 0xffffffffffffffff above it).
+ * Assembly functions are named NAME.abi0 in the symbol table since Go 1.17. */
+static const struct {
+	const char *name;
+	enum module_frame_kind kind;
+} module_go_roots[] = {
+	{ "runtime.goexit", MODULE_FRAME_TOP },
+	{ "runtime.mstart", MODULE_FRAME_TOP },
+	{ "runtime.rt0_go", MODULE_FRAME_TOP },
+	{ "runtime.sigtramp", MODULE_FRAME_TOP },
+	{ "runtime.cgoSigtramp", MODULE_FRAME_TOP },
+	{ "runtime.systemstack", MODULE_FRAME_SWITCH },
+	{ "runtime.mcall", MODULE_FRAME_TOP },
+	{ "runtime.morestack", MODULE_FRAME_TOP },
+	{ "runtime.asmcgocall", MODULE_FRAME_SWITCH },
+	{ "runtime.asmcgocall_no_g", MODULE_FRAME_SWITCH },
+	{ "runtime.gogo", MODULE_FRAME_SWITCH },
+	{ "runtime.cgocallback", MODULE_FRAME_SWITCH },
+	{ "runtime.nanotime1", MODULE_FRAME_SWITCH },
+	{ "runtime.walltime", MODULE_FRAME_SWITCH },
+	{ "runtime.walltime1", MODULE_FRAME_SWITCH },
+	{ "time.now", MODULE_FRAME_SWITCH },
+	{ "runtime.callCgoMmap", MODULE_FRAME_SWITCH },
+	{ "runtime.callCgoMunmap", MODULE_FRAME_SWITCH },
+	{ "runtime.callCgoSigaction", MODULE_FRAME_SWITCH },
+	{ "runtime.sigfwd", MODULE_FRAME_SWITCH },
+};
+
+static enum module_frame_kind module_go_kind(const char *name)
+{
+	size_t len = strlen(name);
+
+	if (len > 5 && !strcmp(name + len - 5, ".abi0"))
+		len -= 5;
+	for (size_t i = 0; i < sizeof(module_go_roots) / sizeof(module_go_roots[0]); i++)
+		if (strlen(module_go_roots[i].name) == len && !memcmp(name, module_go_roots[i].name, len))
+			return module_go_roots[i].kind;
+	return MODULE_FRAME_CALL;
+}
+
+/* The gc toolchain's programs and libraries have its function table, in one section or the
+ * other by how they were linked; gccgo's, whose runtime switches no stacks, have none. */
+static bool module_is_go(Elf *elf)
+{
+	return module_section(elf, SHT_NULL, ".gopclntab") ||
+	       module_section(elf, SHT_NULL, ".data.rel.ro.gopclntab");
+}
+
+/* The roots among mod's functions, found again whenever its functions are. */
+static void module_find_roots(struct module *mod)
+{
+	mod->nroots = 0;
+	for (size_t i = 0; mod->go && i < mod->nfuncs && mod->nroots < MODULE_ROOTS_MAX; i++) {
+		enum module_frame_kind kind = module_go_kind(mod->funcs[i].name);
+
+		if (kind != MODULE_FRAME_CALL)
+			mod->roots[mod->nroots++] = (struct module_root){ mod->funcs[i].start, kind };
+	}
+}
+
 /* Read the functions of symbol table scn of elf into mod (which has none yet). */
 static int module_read_symbols(struct module *mod, Elf *elf, Elf_Scn *scn)
 {
@@ -544,6 +682,7 @@ static int module_read_symbols(struct module *mod, Elf *elf, Elf_Scn *scn)
 		goto out_free;
 	n = module_dedup(raw, n);
 	module_build(mod, raw, n);
+	module_find_roots(mod);
 out_free:
 	free(raw);
 	return err;
@@ -686,6 +825,7 @@ static int module_read_image(struct module *mod, const struct debugfile_origin *
 		goto out_end;
 	mod->damage = module_check_extent(elf, mod->size);
 	mod->build_id_len = debugfile_build_id(elf, mod->build_id);
+	mod->go = module_is_go(elf);
 	symbols = !module_read_symbols(mod, elf, module_section(elf, SHT_SYMTAB, NULL));
 	module_read_unwind(mod, elf);
 	if (module_read_debugfile(mod, elf, origin, !symbols))

@@ -101,6 +101,13 @@ static char *set_pids(struct options *o, const char *value)
 	return message;
 }
 
+static char *set_children(struct options *o, const char *value)
+{
+	(void)value;
+	o->children = true;
+	return NULL;
+}
+
 static char *set_call_graph(struct options *o, const char *value)
 {
 	if (!strcmp(value, "none"))
@@ -424,6 +431,17 @@ static const struct option_spec options_table[] = {
 		       "processes they create. Detaching leaves them running untouched. A kernel\n"
 		       "thread (kthreadd, a kworker) has no user space to profile: it is left out\n"
 		       "with a warning, or is the error when no other PID is given.",
+	},
+	{
+		.name = "children", .letter = 'C', .parse = set_children,
+		.help = "with -p: also the processes they started before the\n"
+			"attach (a server's workers), and theirs",
+		.man = "With \\fB\\-p\\fR: attach also to the processes the named ones started before\n"
+		       "proftop attached (a pre-forking server's workers, PostgreSQL's backends), and\n"
+		       "to those these started, all their threads. The ones started after the attach\n"
+		       "are followed without it. Without it, when a named process stays idle (under\n"
+		       "1% of a CPU for 2 seconds, or the whole run) and processes it started before\n"
+		       "the attach exist, proftop says how many: their work is not in the profile.",
 	},
 	{
 		.name = "all-cpus", .letter = 'a', .parse = set_all_cpus,
@@ -1126,6 +1144,9 @@ static char *check_target(const struct options *o)
 	     (o->run.export.format == EXPORT_AUTO && o->run.export.output &&
 	      export_format_of_path(o->run.export.output) == EXPORT_TMON)))
 		return xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
+	if (o->children && !o->npids)
+		return xstrdup("--children follows the processes that -p's started before the "
+			       "attach: it needs -p (a command's and -a's are all followed already)");
 	if (o->sample.alloc_rate && !sample_mode_allocations(o->sample.mode))
 		return xstrdup("--alloc-rate sets how often allocations are sampled: it needs "
 			       "--mode alloc");

@@ -409,6 +409,16 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	return 0;
 }
 
+int sampler_attach(struct sampler *s, pid_t pid)
+{
+	int *cpus, ncpus = online_cpus(&cpus), err;
+
+	s->step = step_open;
+	err = open_process(s, pid, cpus, ncpus);
+	free(cpus);
+	return err;
+}
+
 /* Past perf_event_mlock_kb per CPU, summed over all of a user's perf buffers, the kernel counts
  * their pages against RLIMIT_MEMLOCK, unless perf_event_paranoid is -1 or the user has
  * CAP_IPC_LOCK (perf_mmap() in kernel/events/core.c). */

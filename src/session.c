@@ -35,6 +35,14 @@
 #define TERMINATE_GRACE_MS 2000
 /* Attached processes ending send no signal: look at them this often. */
 #define ATTACH_CHECK_MS 250
+/* A named process that used under 1/IDLE_SHARE of a CPU over its first IDLE_CHECK_NS (or the
+ * whole run, if shorter) is idle: if processes it started before the attach run, they are said
+ * to be unfollowed. */
+#define IDLE_CHECK_NS 2000000000ull
+#define IDLE_SHARE 100
+/* --children: rounds of attaching to the processes started before their parent's events were
+ * open; each round's are those started while the round before opened its events. */
+#define CHILDREN_ROUNDS_MAX 16
 
 struct session {
 	struct target *target;     /* NULL for a saved profile */
@@ -54,6 +62,9 @@ struct session {
 	int epoll_fd;
 	bool interrupted;          /* SIGINT, SIGQUIT: the command got it from the terminal too */
 	enum session_end end;
+	uint64_t started_ns;       /* when profiling began */
+	bool children;             /* --children: the attached ones' children were attached too */
+	bool idle_checked;         /* attach mode: idle named processes were looked for */
 	char state[96];
 	const struct session_frontend *frontend; /* while session_run() runs */
 };
@@ -170,6 +181,46 @@ static int open_target(struct session *s, const struct session_options *o, char 
 	return open_attach(s, o, message);
 }
 
+/* The i-th process -p named. */
+static pid_t named_pid(const struct session *s, size_t i)
+{
+	size_t n;
+
+	return target_pids(s->target, &n)[i];
+}
+
+/* --children: events on the processes the attached ones started before their events were open
+ * (target.h), round after round, since a process found in one round may have started others
+ * before its own events opened. One that cannot be attached to is said and left out. */
+static void open_children(struct session *s)
+{
+	size_t adopted = 0;
+
+	for (int round = 0; round < CHILDREN_ROUNDS_MAX; round++) {
+		pid_t *pids;
+		size_t *roots, n = target_unfollowed(s->target, &pids, &roots);
+
+		for (size_t i = 0; i < n; i++) {
+			int err = sampler_attach(s->sampler, pids[i]);
+
+			if (!err)
+				err = target_adopt(s->target, pids[i], roots[i]);
+			adopted += !err;
+			if (err && err != -ESRCH)
+				diag_report(s->diag, DIAG_WARNING, "--children: cannot attach to pid %d, "
+					    "which pid %d started: %s", (int)pids[i],
+					    (int)named_pid(s, roots[i]), strerror(-err));
+		}
+		free(pids);
+		free(roots);
+		target_stamp(s->target);
+		if (!n)
+			break;
+	}
+	diag_report(s->diag, DIAG_INFO, "--children: %zu processes started before the attach are "
+		    "followed too", adopted);
+}
+
 /* The engine: events on the target, the ring, the collector, their threads. */
 /* The CPUs this process may run on (its affinity), not the machine's. */
 static long usable_cpus(void)
@@ -213,6 +264,13 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	}
 	if (err)
 		return err;
+	if (!launched && !config.system_wide) {
+		target_stamp(s->target);
+		s->children = o->children;
+		if (o->children)
+			open_children(s);
+		pids = target_pids(s->target, &npids);
+	}
 	err = collector_new(&s->collector, s->ring, s->sampler, &config, s->diag);
 	if (err) {
 		*message = xasprintf("collector: %s", strerror(-err));
@@ -232,6 +290,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		err = collector_start(s->collector, launched ? NULL : pids, launched ? 0 : npids);
 	if (err)
 		*message = xasprintf("cannot start threads: %s", strerror(-err));
+	s->started_ns = util_now_ns();
 	return err;
 }
 
@@ -364,6 +423,36 @@ static void describe_end(struct session *s)
 		snprintf(s->state, sizeof(s->state), "ended");
 }
 
+/* Attach mode without --children, once: a named process idle over its first IDLE_CHECK_NS (or
+ * the run, if shorter) while processes it started before the attach run unfollowed, whose work
+ * is then what the user came for (a server's workers), is said, with their number. */
+static void check_idle(struct session *s, uint64_t now, bool at_end)
+{
+	uint64_t elapsed = now - s->started_ns;
+	size_t *roots, n;
+	pid_t *pids;
+
+	if (s->idle_checked || s->children || target_launched(s->target) ||
+	    target_system_wide(s->target) || (!at_end && elapsed < IDLE_CHECK_NS))
+		return;
+	s->idle_checked = true;
+	n = target_unfollowed(s->target, &pids, &roots);
+	for (size_t i = 0; i < target_named(s->target); i++) {
+		uint64_t cpu = target_named_own_cpu_ns(s->target, i);
+		size_t started = 0;
+
+		for (size_t j = 0; j < n; j++)
+			started += roots[j] == i;
+		if (started && cpu * IDLE_SHARE < elapsed)
+			diag_report(s->diag, DIAG_WARNING, "pid %d is idle (%.2fs of CPU in %.1fs); "
+				    "the %zu processes it started before proftop attached are not "
+				    "followed: use --children (-C)", (int)named_pid(s, i),
+				    (double)cpu / 1e9, (double)elapsed / 1e9, started);
+	}
+	free(pids);
+	free(roots);
+}
+
 /* Profiling has ended (or, for a saved profile, never ran). */
 static bool stopped(const struct session *s)
 {
@@ -386,6 +475,7 @@ static void stop(struct session *s, enum session_end why)
 	if (s->interrupted && target_launched(s->target))
 		target_wait(s->target, TERMINATE_GRACE_MS);
 	target_terminate(s->target, TERMINATE_GRACE_MS);
+	check_idle(s, util_now_ns(), true);
 	update_cpu_times(s);
 	sampler_stop(s->sampler);
 	collector_finish(s->collector);
@@ -516,6 +606,7 @@ static enum session_end turn(struct session *s, struct clock *c)
 		return end;
 	update_cpu_times(s);
 	now = util_now_ns();
+	check_idle(s, now, false);
 	if (target_ended(s))
 		end = SESSION_END_TARGET;
 	else if (c->deadline && now >= c->deadline)

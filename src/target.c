@@ -1,6 +1,14 @@
 /* target.c — launch a command behind a start barrier, or check PIDs to attach to; reap and report
  * the exit status. An attached process is followed by its pidfd (or its start time), never by
- * its number alone: the kernel gives a reaped process's pid to the next one in time. */
+ * its number alone: the kernel gives a reaped process's pid to the next one in time.
+ *
+ * The processes an attached one started. Its events follow (inherit) every process it starts
+ * once they are open, but not those it started before: a server's workers (PostgreSQL's
+ * backends). Which those are is told by start times: a child that started no later than its
+ * parent's events were opened (target_stamp(), in clock ticks after boot as /proc counts them,
+ * rounded up: a child of the same tick counts as earlier) has none of its own, nor has anything
+ * it started. Such processes are listed (target_unfollowed()) to attach to as well
+ * (--children), or to say that they are not followed. */
 #include "proftop/target.h"
 
 #include "proftop/util.h"
@@ -8,6 +16,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +45,13 @@ struct target {
 	int *pidfds;            /* attach mode: each process's pidfd (-1: none could be had) ... */
 	unsigned long long *starts; /* ... and start time: they tell it from a later process that
 				     * was given its pid */
+	unsigned long long *stamps; /* ... when its events were open by (clock ticks after boot;
+				     * 0: not yet) ... */
+	uint64_t *own_first;    /* ... its own CPU time then (utime + stime, ns) ... */
+	size_t *roots;          /* ... and which named process (an index below nnamed) it is or
+				 * descends from */
+	size_t nnamed;          /* the processes named with -p come first */
+	size_t cap;             /* room in the per-process arrays */
 };
 
 /* Give the command /dev/null as input and output_fd as its output, for a screen that owns the
@@ -238,9 +254,11 @@ static char *proc_stat(pid_t pid, char *buf, size_t size)
 /* What /proc/PID/stat says of a process. */
 struct proc_fields {
 	char state;                 /* R, S, ..., Z (zombie), X (dead) */
+	pid_t ppid;
 	long threads;
 	unsigned long long start;   /* clock ticks after boot */
 	uint64_t cpu_ns[2];         /* utime + cutime and stime + cstime, ns */
+	uint64_t own_ns;            /* utime + stime: without the children it reaped */
 };
 
 static int proc_fields_read(pid_t pid, struct proc_fields *f)
@@ -249,15 +267,18 @@ static int proc_fields_read(pid_t pid, struct proc_fields *f)
 	unsigned long long utime, stime, cutime, cstime;
 	long tick = sysconf(_SC_CLK_TCK);
 	const char *p = proc_stat(pid, buf, sizeof(buf));
+	int ppid;
 
 	/* After ") ": state ppid pgrp session tty_nr tpgid flags minflt cminflt majflt cmajflt, then
 	 * utime stime cutime cstime, priority nice num_threads itrealvalue starttime. */
-	if (!p || tick <= 0 || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
-				      "%llu %llu %*d %*d %ld %*d %llu", &f->state, &utime, &stime,
-				      &cutime, &cstime, &f->threads, &f->start) != 7)
+	if (!p || tick <= 0 || sscanf(p + 1, " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+				      "%llu %llu %*d %*d %ld %*d %llu", &f->state, &ppid, &utime, &stime,
+				      &cutime, &cstime, &f->threads, &f->start) != 8)
 		return -EINVAL;
+	f->ppid = (pid_t)ppid;
 	f->cpu_ns[0] = (utime + cutime) * (1000000000ull / (unsigned long long)tick);
 	f->cpu_ns[1] = (stime + cstime) * (1000000000ull / (unsigned long long)tick);
+	f->own_ns = (utime + stime) * (1000000000ull / (unsigned long long)tick);
 	return 0;
 }
 
@@ -413,12 +434,33 @@ static void attach_unique(struct target *target, const pid_t *pids, size_t npids
 	}
 }
 
-/* The i-th process attached to: its pidfd, start time and CPU times so far. Returns 0, or -ESRCH
- * when it has ended. */
-static int attach_one(struct target *target, size_t i)
+/* Room for n attached processes in every per-process array (the pids' own included). */
+static void attached_room(struct target *t, size_t n)
+{
+	size_t cap = t->cap;
+
+	if (n <= cap)
+		return;
+	cap = n < 2 * cap ? 2 * cap : n;
+	t->pids = xrealloc(t->pids, cap * sizeof(*t->pids));
+	t->cpu_first = xrealloc(t->cpu_first, 2 * cap * sizeof(*t->cpu_first));
+	t->cpu_last = xrealloc(t->cpu_last, 2 * cap * sizeof(*t->cpu_last));
+	t->starts = xrealloc(t->starts, cap * sizeof(*t->starts));
+	t->stamps = xrealloc(t->stamps, cap * sizeof(*t->stamps));
+	t->own_first = xrealloc(t->own_first, cap * sizeof(*t->own_first));
+	t->roots = xrealloc(t->roots, cap * sizeof(*t->roots));
+	t->pidfds = xrealloc(t->pidfds, cap * sizeof(*t->pidfds));
+	t->cap = cap;
+}
+
+/* The i-th process attached to, under the named process root: its pidfd, start time and CPU
+ * times so far. Returns 0, or -ESRCH when it has ended. */
+static int attach_one(struct target *target, size_t i, size_t root)
 {
 	struct proc_fields f;
 
+	target->stamps[i] = 0;
+	target->roots[i] = root;
 	target->pidfds[i] = pidfd_open(target->pids[i], 0);
 	if (target->pidfds[i] < 0 && errno == ESRCH)
 		return -ESRCH;
@@ -429,6 +471,7 @@ static int attach_one(struct target *target, size_t i)
 		return -ESRCH;
 	memcpy(&target->cpu_first[2 * i], f.cpu_ns, sizeof(f.cpu_ns));
 	memcpy(&target->cpu_last[2 * i], f.cpu_ns, sizeof(f.cpu_ns));
+	target->own_first[i] = f.own_ns;
 	return 0;
 }
 
@@ -446,16 +489,14 @@ int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *m
 	target = target_new();
 	attach_unique(target, pids, npids);
 	npids = target->npids;
+	target->nnamed = npids;
 	target->description = describe_pids(target->pids, npids);
-	target->cpu_first = xcalloc(2 * npids, sizeof(uint64_t));
-	target->cpu_last = xcalloc(2 * npids, sizeof(uint64_t));
-	target->starts = xcalloc(npids, sizeof(*target->starts));
-	target->pidfds = xmalloc(npids * sizeof(*target->pidfds));
+	attached_room(target, npids);
 	for (size_t i = 0; i < npids; i++)
 		target->pidfds[i] = -1;
 	/* From here on each pid stands for the process that has it now, and for no later one. */
 	for (size_t i = 0; i < npids; i++) {
-		if (attach_one(target, i)) {
+		if (attach_one(target, i, i)) {
 			*missing = target->pids[i];
 			target_free(target);
 			return -ESRCH;
@@ -463,6 +504,168 @@ int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *m
 	}
 	*out = target;
 	return 0;
+}
+
+/* --- the processes the attached ones started --------------------------------------------------- */
+
+/* The clock of /proc's start times (CLOCK_BOOTTIME, in clock ticks), rounded up. */
+static unsigned long long boot_ticks(void)
+{
+	long tick = sysconf(_SC_CLK_TCK);
+	struct timespec ts;
+
+	if (tick <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts))
+		return ULLONG_MAX;
+	return ((unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec) *
+	       (unsigned long long)tick / 1000000000ull + 1;
+}
+
+void target_stamp(struct target *target)
+{
+	unsigned long long now = boot_ticks();
+
+	for (size_t i = 0; i < target->npids; i++)
+		if (!target->stamps[i])
+			target->stamps[i] = now;
+}
+
+/* A live process as /proc says: who started it, when; and, once known, what it is to the
+ * target: attached (its index), or unfollowed under a named process. */
+struct proc_node {
+	pid_t pid, ppid;
+	unsigned long long start;
+	size_t attached;        /* index in the target's pids; SIZE_MAX: not attached */
+	size_t root;            /* unfollowed: the named process it descends from; SIZE_MAX: no */
+};
+
+static int proc_node_by_pid(const void *a, const void *b)
+{
+	const struct proc_node *x = a, *y = b;
+
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Every live process (zombies left out), sorted by pid. */
+static size_t proc_nodes_read(struct proc_node **out)
+{
+	DIR *dir = opendir("/proc");
+	struct proc_node *nodes = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+
+	while (dir && (de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		struct proc_fields f;
+
+		if (*end || pid <= 0 || pid > INT_MAX || proc_fields_read((pid_t)pid, &f) ||
+		    f.state == 'Z' || f.state == 'X')
+			continue;
+		xgrow((void **)&nodes, &cap, n + 1, sizeof(*nodes));
+		nodes[n++] = (struct proc_node){ (pid_t)pid, f.ppid, f.start, SIZE_MAX, SIZE_MAX };
+	}
+	if (dir)
+		closedir(dir);
+	if (n)
+		qsort(nodes, n, sizeof(*nodes), proc_node_by_pid);
+	*out = nodes;
+	return n;
+}
+
+static struct proc_node *proc_node_find(struct proc_node *nodes, size_t n, pid_t pid)
+{
+	struct proc_node key = { .pid = pid };
+
+	return n ? bsearch(&key, nodes, n, sizeof(*nodes), proc_node_by_pid) : NULL;
+}
+
+/* Whether node is unfollowed, from its parent: started by an attached process before its events
+ * were open, or by an unfollowed one. Sets node->root; returns whether it changed. */
+static bool proc_node_settle(const struct target *t, struct proc_node *nodes, size_t n,
+			     struct proc_node *node)
+{
+	struct proc_node *parent = proc_node_find(nodes, n, node->ppid);
+	size_t at;
+
+	if (node->attached != SIZE_MAX || node->root != SIZE_MAX || !parent)
+		return false;
+	at = parent->attached;
+	if (at != SIZE_MAX && t->stamps[at] && node->start <= t->stamps[at])
+		node->root = t->roots[at];
+	else if (at == SIZE_MAX && parent->root != SIZE_MAX)
+		node->root = parent->root;
+	return node->root != SIZE_MAX;
+}
+
+static int proc_node_by_start(const void *a, const void *b)
+{
+	const struct proc_node *x = a, *y = b;
+
+	return (x->start > y->start) - (x->start < y->start);
+}
+
+size_t target_unfollowed(const struct target *target, pid_t **pids, size_t **roots)
+{
+	struct proc_node *nodes, *node;
+	size_t n = proc_nodes_read(&nodes), found = 0;
+	bool changed = true;
+
+	*pids = NULL;
+	*roots = NULL;
+	for (size_t i = 0; i < target->npids; i++)
+		if ((node = proc_node_find(nodes, n, target->pids[i])) && node->start == target->starts[i])
+			node->attached = i;
+	/* A parent's state is settled before its child's in the pass after, at the latest: passes
+	 * until none changes, each at least one generation further down. */
+	while (changed) {
+		changed = false;
+		for (size_t i = 0; i < n; i++)
+			changed |= proc_node_settle(target, nodes, n, &nodes[i]);
+	}
+	/* Parents before their children: a child starts no earlier than its parent. */
+	qsort(nodes, n, sizeof(*nodes), proc_node_by_start);
+	for (size_t i = 0; i < n; i++) {
+		if (nodes[i].root == SIZE_MAX)
+			continue;
+		*pids = xrealloc(*pids, (found + 1) * sizeof(**pids));
+		*roots = xrealloc(*roots, (found + 1) * sizeof(**roots));
+		(*pids)[found] = nodes[i].pid;
+		(*roots)[found++] = nodes[i].root;
+	}
+	free(nodes);
+	return found;
+}
+
+int target_adopt(struct target *target, pid_t pid, size_t root)
+{
+	size_t i = target->npids;
+	int err;
+
+	attached_room(target, i + 1);
+	target->pids[i] = pid;
+	target->pidfds[i] = -1;
+	err = attach_one(target, i, root < target->nnamed ? root : 0);
+	if (err) {
+		if (target->pidfds[i] >= 0)
+			close(target->pidfds[i]);
+		return err;
+	}
+	target->npids++;
+	return 0;
+}
+
+size_t target_named(const struct target *target)
+{
+	return target->nnamed;
+}
+
+uint64_t target_named_own_cpu_ns(const struct target *target, size_t i)
+{
+	struct proc_fields f;
+
+	if (i >= target->nnamed || !attached_read(target, i, &f) || f.own_ns < target->own_first[i])
+		return 0;
+	return f.own_ns - target->own_first[i];
 }
 
 int target_system(struct target **out)
@@ -586,6 +789,9 @@ void target_free(struct target *target)
 	free(target->cpu_first);
 	free(target->cpu_last);
 	free(target->starts);
+	free(target->stamps);
+	free(target->own_first);
+	free(target->roots);
 	for (size_t i = 0; target->pidfds && i < target->npids; i++)
 		if (target->pidfds[i] >= 0)
 			close(target->pidfds[i]);

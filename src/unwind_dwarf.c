@@ -23,6 +23,7 @@
 #include "proftop/debug_frame.h"
 #include "proftop/diag.h"
 #include "proftop/idmap.h"
+#include "proftop/module.h"
 #include "proftop/symbols.h"
 #include "proftop/unwind_rules.h"
 #include "proftop/util.h"
@@ -402,6 +403,14 @@ static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t
 
 enum walk_result { WALK_DONE, WALK_LIBUNWIND };
 
+/* Whether the frame looked up at lookup (in m) is the last one this stack holds: Go's runtime
+ * started the stack there, or switched to it from another, whose frames the copy does not have
+ * (module.h). Its "caller" would be whatever that stack left behind. */
+static bool ends_stack(const struct unwind_info *m, uint64_t lookup)
+{
+	return m && module_frame_kind(m->module, lookup - m->bias) != MODULE_FRAME_CALL;
+}
+
 /* Where the row says the caller's value of tracked register t is, for a frame whose CFA is cfa.
  * libunwind's "null location", which it takes for a lost register (the end of the chain for the
  * return address and rbp), is a memory location at address 0: a register saved at CFA + offset
@@ -469,6 +478,8 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 			*truncated = true;
 			break;
 		}
+		if (ends_stack(m, lookup))
+			break;
 		if (!m->eh_frame_hdr)
 			return WALK_LIBUNWIND;
 		rule = unwind_rules_get(ctx->unwinder->rules, m->module, lookup - m->bias);
@@ -658,7 +669,8 @@ size_t unwind_dwarf(struct unwind_dwarf *u, const struct sample_record *r, uint6
 		/* Met before the step: a row libunwind has cached is not looked up again, but a CFA
 		 * expression in it (a PLT entry's) is read from the module's .eh_frame, which
 		 * access_mem finds only in modules met. */
-		ctx_module(&ctx, n == 1 ? ip : ip - 1);
+		if (ends_stack(ctx_module(&ctx, n == 1 ? ip : ip - 1), n == 1 ? ip : ip - 1))
+			break;
 		ctx.reads_left = READS_PER_STEP;
 		step = unw_step(&cursor);
 		/* Without unwind information libunwind guesses the caller from rbp, which code built

@@ -59,6 +59,18 @@ const char *module_lookup(const struct module *mod, uint64_t addr, uint64_t *sta
 /* The same, with where it ends (exclusive) in *end. */
 const char *module_lookup_range(const struct module *mod, uint64_t addr, uint64_t *start,
 				uint64_t *end);
+/* Where a stack ends, by the function a frame is in: Go's runtime switches stacks in assembly its
+ * CFI does not describe (module.c). */
+enum module_frame_kind {
+	MODULE_FRAME_CALL,	/* any other function: its caller's frame is above it */
+	MODULE_FRAME_SWITCH,	/* it switched stacks: its caller's frames are on the other stack,
+				 * which a copy of this one does not hold (a frame-pointer walk of
+				 * the live process may follow them) */
+	MODULE_FRAME_TOP,	/* the last frame any walk can trust: nothing called it, or its
+				 * callers' frames are gone */
+};
+/* The kind of the function at link-time address addr. */
+enum module_frame_kind module_frame_kind(const struct module *mod, uint64_t addr);
 /* The path the file was loaded from, as the process mapped it; NULL for an image. */
 const char *module_path(const struct module *mod);
 /* Its unwind tables; NULL when it has no ELF image to unwind through. */

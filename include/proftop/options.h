@@ -31,6 +31,7 @@ struct options {
 	bool help, version;
 	pid_t *pids;           /* -p; malloc'd */
 	size_t npids;
+	bool children;         /* -C: -p's processes' children started before the attach too */
 	char **argv;           /* the command (points into the argv given to options_parse) */
 	const char *input;     /* -i FILE: show a saved tmon.out instead of profiling */
 	const char *baseline;  /* --baseline FILE: a saved tmon.out to compare with */

@@ -25,6 +25,10 @@ struct sampler;
  * reported to diag. Returns 0 or -errno, with *what naming the step that failed (static string). */
 int sampler_open(struct sampler **out, const struct sample_config *config, const pid_t *pids,
 		 size_t npids, bool launched, struct ring *ring, struct diag *diag, const char **what);
+/* Attach mode, before sampler_start(): open events on every thread of pid as well (a process
+ * the attached ones started before their events were open, which inherited none). Returns 0,
+ * -ESRCH when it ended meanwhile, or -errno (then sampler_advice()'s step is perf_event_open). */
+int sampler_attach(struct sampler *sampler, pid_t pid);
 /* A sentence of advice (malloc'd) for an error from sampler_open() at step what, with the config
  * it was given (attach: for existing processes). Reads the kernel's limits to say which one. */
 char *sampler_advice(int err, const char *what, const struct sample_config *config, bool attach);

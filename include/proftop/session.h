@@ -37,6 +37,7 @@ struct session_options {
 	char **argv;           /* launch mode: the command */
 	const pid_t *pids;     /* attach mode */
 	size_t npids;
+	bool children;         /* attach mode: their children started before the attach too */
 	const char *input;     /* a saved profile (tmon.out) to show instead */
 	const char *baseline;  /* a saved profile (tmon.out) to compare with; NULL: none */
 	size_t ring_size;      /* bytes of the sampler → collector ring */

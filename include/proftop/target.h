@@ -27,6 +27,23 @@ int target_start(struct target *target);
  * process after one ended names nothing attached to (a pidfd, or the start time, tells them
  * apart). Returns 0, or -ESRCH with *missing set. */
 int target_attach(struct target **out, const pid_t *pids, size_t npids, pid_t *missing);
+/* Attach mode: the events of every process attached so far are open: a process any of them
+ * starts from now on is followed by them (inherited). Called after each round of opening. */
+void target_stamp(struct target *target);
+/* Attach mode: the live processes the attached ones started that their events do not follow:
+ * started before the attached parent's events were open (target_stamp()), or by such a
+ * process (and so on down). Parents come before their children. Returns how many; *pids is
+ * malloc'd (NULL when none), and *roots (malloc'd, as long) holds for each the index of the
+ * named process (below target_named()) it descends from. */
+size_t target_unfollowed(const struct target *target, pid_t **pids, size_t **roots);
+/* Attach to pid as well, one of target_unfollowed()'s under the named process root: it joins
+ * target_pids(), its CPU time the target's. Returns 0, or -ESRCH when it has ended. */
+int target_adopt(struct target *target, pid_t pid, size_t root);
+/* Attach mode: how many processes -p named; they are the first of target_pids(). */
+size_t target_named(const struct target *target);
+/* The CPU time the i-th named process used itself since it was attached (not its children's),
+ * in ns; 0 once it is gone. */
+uint64_t target_named_own_cpu_ns(const struct target *target, size_t i);
 /* -a: every process on the machine, those running now listed as target_pids() (for their
  * maps); it never ends by itself, and its CPU times are the machine's (/proc/stat) since.
  * Returns 0 or -errno. */

@@ -14,7 +14,11 @@
  * -Wl,--build-id and stripped of .comment: headers, .symtab, .dynsym and a build-id note to
  * mutate. debug_frame.so is four functions built the same way with -g
  * -fno-asynchronous-unwind-tables, all debug sections but .debug_frame removed and that one
- * compressed (objcopy --compress-debug-sections=zlib): no .eh_frame_hdr, a zlib .debug_frame. */
+ * compressed (objcopy --compress-debug-sections=zlib): no .eh_frame_hdr, a zlib .debug_frame.
+ * go.so is seed.so dressed as a Go program (objcopy --add-section .gopclntab=FILE-OF-ONE-BYTE
+ * --redefine-sym seed_g=runtime.systemstack.abi0 --redefine-sym seed_l=runtime.goexit.abi0
+ * --add-symbol runtime.etext=.text:0x18,function,local): Go's stack roots, and a marker at the
+ * end of .text. */
 #include "proftop/lines.h"
 #include "proftop/module.h"
 #include "proftop/unwind_rules.h"
@@ -43,14 +47,18 @@ static void check_name(const char *name)
 		abort();
 }
 
-/* A lookup's function must hold the address: it starts at or before it. */
+/* A lookup's function must hold the address: it starts at or before it. A stack root (Go's) is
+ * one of the module's functions. */
 static void check_lookup(const struct module *mod, uint64_t addr)
 {
 	uint64_t start = 0;
 	const char *name = module_lookup(mod, addr, &start);
+	enum module_frame_kind kind = module_frame_kind(mod, addr);
 
 	check_name(name);
 	if (name && start > addr)
+		abort();
+	if ((kind != MODULE_FRAME_CALL && !name) || kind > MODULE_FRAME_TOP)
 		abort();
 }
 

@@ -106,6 +106,8 @@ static void usage_errors(void **state)
 		{ "-p", "abc", NULL, NULL },   { "-p", "0", NULL, NULL },   { "-p", "1,,x", NULL, NULL },
 		{ "--bogus", "x", NULL, NULL }, { "-g", "lbr", "x", NULL }, { "-n", "1s", "x", NULL },
 		{ "-p", "1", "cmd", NULL },    { "-b", NULL, NULL, NULL },
+		{ "-C", "cmd", NULL, NULL },   { "-C", "-a", NULL, NULL },
+		{ "--children", "-i", "t.tmon", NULL },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *argv[6] = { "proftop" };
@@ -593,7 +595,8 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->batch.max_rows == b->batch.max_rows && a->batch.tree == b->batch.tree &&
 	       a->batch.min_percent == b->batch.min_percent && a->tui.window == b->tui.window &&
 	       same_string(a->tui.theme, b->tui.theme) && a->batch_mode == b->batch_mode &&
-	       a->npids == b->npids && a->max_memory == b->max_memory && a->history == b->history &&
+	       a->npids == b->npids && a->children == b->children &&
+	       a->max_memory == b->max_memory && a->history == b->history &&
 	       a->no_inline == b->no_inline && a->no_lines == b->no_lines &&
 	       a->batch.histogram == b->batch.histogram &&
 	       same_string(a->batch.annotate, b->batch.annotate) &&
@@ -611,7 +614,7 @@ static bool same_options(const struct options *a, const struct options *b)
  * does exactly what --name=value does, and something other than the default. */
 static const char *const samples[][2] = {
 	{ "freq", "499" },        { "duration", "2.5" },   { "pid", "12,34" },
-	{ "all-cpus", NULL },       { "include-self", NULL },
+	{ "children", NULL },     { "all-cpus", NULL },       { "include-self", NULL },
 	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },
 	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
 	{ "batch", NULL },
@@ -625,6 +628,26 @@ static const char *const samples[][2] = {
 	{ "help", NULL },
 	{ "version", NULL },
 };
+
+/* --children goes with -p: on both sides, and in the defaults compared with. */
+static void env_same_as_command_line_with_pid(const char *name)
+{
+	char *cli = xasprintf("--%s", name);
+	char *argv_cli[] = { "proftop", cli, "-p", "12", NULL };
+	char *argv_env[] = { "proftop", "-p", "12", NULL };
+	struct options by_cli, by_env, defaults;
+	char *msg;
+
+	assert_int_equal(options_parse(&by_cli, 4, argv_cli, NULL, &msg), OPTIONS_OK);
+	assert_int_equal(options_parse(&by_env, 3, argv_env, name, &msg), OPTIONS_OK);
+	assert_int_equal(options_parse(&defaults, 3, argv_env, NULL, &msg), OPTIONS_OK);
+	if (!same_options(&by_cli, &by_env) || same_options(&by_env, &defaults))
+		fail_msg("PROFTOP=%s does not do what %s does", name, cli);
+	options_free(&by_cli);
+	options_free(&by_env);
+	options_free(&defaults);
+	free(cli);
+}
 
 static void env_same_as_command_line(const char *name, const char *value)
 {
@@ -733,7 +756,9 @@ static void env_sets_every_option(void **state)
 			k++;
 		if (k == sizeof(samples) / sizeof(samples[0]))
 			fail_msg("option '%s' has no sample value in test_options.c", name);
-		if (strcmp(name, "help") && strcmp(name, "version"))
+		if (!strcmp(name, "children"))
+			env_same_as_command_line_with_pid(name);
+		else if (strcmp(name, "help") && strcmp(name, "version"))
 			env_same_as_command_line(name, samples[k][1]);
 	}
 }

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <inttypes.h>
 #include <libelf.h>
 #include <link.h>
 #include <signal.h>
@@ -1486,6 +1487,131 @@ static void test_warn_unreadable_module(void **state)
 	diag_free(diag);
 }
 
+/* ---- what is not a function ------------------------------------------------------------- */
+
+/* sh_addr and sh_size of section name in path, through libelf. */
+static bool elf_section_range(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr shdr;
+		const char *s;
+
+		if (!gelf_getshdr(scn, &shdr) || !(s = elf_strptr(elf, shstrndx, shdr.sh_name)) ||
+		    strcmp(s, name))
+			continue;
+		*addr = shdr.sh_addr;
+		*size = shdr.sh_size;
+		found = true;
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* A module read from the file at path, and looked up at link-time addresses. */
+static struct module *module_of(const char *path)
+{
+	struct module *mod = module_new(base_name(path), strlen(base_name(path)));
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+
+	assert_true(fd >= 0 && !fstat(fd, &st));
+	assert_int_equal(module_load_file(mod, fd, (size_t)st.st_size, NULL), 0);
+	close(fd);
+	return mod;
+}
+
+static const char *name_at(const struct module *mod, uint64_t addr)
+{
+	uint64_t start;
+	const char *name = module_lookup(mod, addr, &start);
+
+	return name ? name : "(none)";
+}
+
+/* Symbols typed FUNC that are labels: a marker at the end of .text (Go's runtime.etext, which
+ * named every address past the code: ASCII a broken unwind took for a return address), a
+ * size-0 label at a function's start, and a linker's marker name inside a function. This test
+ * binary with those added by objcopy (which gives them size 0). */
+static void test_marker_symbols(void **state)
+{
+	const char *marked = tmp_path("marked");
+	uint64_t text = 0, text_size = 0, target = 0;
+	struct module *mod, *plain;
+
+	(void)state;
+	if (!have_tool("objcopy"))
+		skip();
+	assert_true(elf_section_range(self_exe(), ".text", &text, &text_size));
+	assert_true(elf_symbol_value(self_exe(), "test_symbols_target", &target));
+	assert_int_equal(run("objcopy --add-symbol endmark=.text:%#" PRIx64 ",function,global "
+			     "--add-symbol tst=.text:%#" PRIx64 ",function,global "
+			     "--add-symbol etext=.text:%#" PRIx64 ",function,global '%s' '%s'",
+			     text_size, target - text, target - text + 1, self_exe(), marked), 0);
+	mod = module_of(marked);
+	assert_string_equal(name_at(mod, target), "test_symbols_target");
+	assert_string_equal(name_at(mod, target + 2), "test_symbols_target");
+	for (uint64_t past = 0; past < 256; past += 8)
+		assert_string_not_equal(name_at(mod, text + text_size + past), "endmark");
+	/* And its functions are what they were: the last one in .text ends where it did. */
+	plain = module_of(self_exe());
+	assert_string_equal(name_at(mod, text + text_size - 1), name_at(plain, text + text_size - 1));
+	module_free(plain);
+	module_free(mod);
+}
+
+/* Go's runtime switches stacks in functions a DWARF unwind must stop at (module.h): known in a
+ * program `go build` made, and by name only there, not in a C program that has the same names. */
+static void test_go_roots(void **state)
+{
+	static const char go_src[] = "package main\n\nfunc main() { println(\"hi\") }\n";
+	static const char c_src[] =
+		"__attribute__((noinline)) void sys(void) __asm__(\"runtime.systemstack\");\n"
+		"void sys(void) { __asm__ volatile(\"\"); }\n"
+		"int main(void) { sys(); return 0; }\n";
+	const char *go = tmp_path("goprog"), *c = tmp_path("cprog");
+	uint64_t addr = 0;
+	struct module *mod;
+
+	(void)state;
+	if (!have_tool("go") || !have_tool("cc"))
+		skip();
+	write_file(tmp_path("goprog.go"), go_src, sizeof(go_src) - 1);
+	write_file(tmp_path("cprog.c"), c_src, sizeof(c_src) - 1);
+	assert_int_equal(run("cd '%s' && HOME='%s' GOCACHE='%s/gocache' GO111MODULE=off "
+			     "go build -o goprog goprog.go >/dev/null 2>&1 && cc -O1 -o cprog cprog.c",
+			     tmpdir, tmpdir, tmpdir), 0);
+	mod = module_of(go);
+	assert_true(elf_symbol_value(go, "runtime.systemstack.abi0", &addr));
+	assert_int_equal(module_frame_kind(mod, addr), MODULE_FRAME_SWITCH);
+	assert_int_equal(module_frame_kind(mod, addr + 8), MODULE_FRAME_SWITCH);
+	assert_true(elf_symbol_value(go, "runtime.goexit.abi0", &addr));
+	assert_int_equal(module_frame_kind(mod, addr), MODULE_FRAME_TOP);
+	assert_true(elf_symbol_value(go, "runtime.mstart.abi0", &addr));
+	assert_int_equal(module_frame_kind(mod, addr), MODULE_FRAME_TOP);
+	assert_true(elf_symbol_value(go, "runtime.mstart0", &addr));
+	assert_int_equal(module_frame_kind(mod, addr), MODULE_FRAME_CALL);
+	assert_true(elf_symbol_value(go, "main.main", &addr));
+	assert_int_equal(module_frame_kind(mod, addr), MODULE_FRAME_CALL);
+	module_free(mod);
+	mod = module_of(c);
+	assert_true(elf_symbol_value(c, "runtime.systemstack", &addr));
+	assert_string_equal(name_at(mod, addr), "runtime.systemstack");
+	assert_int_equal(module_frame_kind(mod, addr), MODULE_FRAME_CALL);
+	module_free(mod);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1515,6 +1641,8 @@ int main(void)
 		cmocka_unit_test(test_perf_map_late),
 		cmocka_unit_test(test_stripped_entry),
 		cmocka_unit_test(test_warn_unreadable_module),
+		cmocka_unit_test(test_marker_symbols),
+		cmocka_unit_test(test_go_roots),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
