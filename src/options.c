@@ -638,7 +638,8 @@ static const struct option_spec options_table[] = {
 		       "answer holds. A batch header ends with what each part holds:\n"
 		       "\\fB(call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M, closed 3 times)\\fR.\n"
 		       "proftop's own memory is this plus its symbol tables, its 8 MiB ring\n"
-		       "and its libraries' code.",
+		       "(and while the collector is behind, up to 64 MiB of records waiting for\n"
+		       "room in it) and its libraries' code.",
 	},
 	{
 		.name = "max-rows", .arg = "N", .parse = set_max_rows,
