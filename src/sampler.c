@@ -17,6 +17,11 @@
  * thread created later from the events of its creating thread's "authority" (the FORK record
  * says who created it).
  *
+ * Attach mode in the modes that sample switches: the threads waiting when the events are enabled
+ * switched out before they existed. Those found waiting all along (blocked.h) each get a
+ * SAMPLE_RECORD_BLOCKED record in the ring before the kernel's first, and their switch records
+ * are forwarded up to their first switch in, where their waits end.
+ *
  * Records the ring has no room for wait in the backlog (backlog.h), in order: samples and switch
  * records up to BACKLOG_LIMIT bytes of them, then they are counted as overflow; address-space
  * records always, as losing one would misname every later sample.
@@ -28,6 +33,7 @@
 
 #include "proftop/allocrec.h"
 #include "proftop/backlog.h"
+#include "proftop/blocked.h"
 #include "proftop/shmring.h"
 
 #include "proftop/diag.h"
@@ -131,6 +137,8 @@ struct sampler {
 	struct idmap authority; /* tid → the tid whose events count for it */
 	struct idmap switched;  /* tid → 1 while its last sampled switch is not back in */
 	struct idmap switch_ids; /* ids of the context-switch events (→ 1) */
+	struct blocked_thread *attached; /* attach mode, switch modes: the threads opened */
+	size_t nattached, attached_cap;
 	_Atomic uint64_t samples, switches, overflow, dropped, throttled;
 	struct shmring_reader alloc_reader; /* an allocation run's shared ring */
 	bool allocs;            /* alloc_reader is set */
@@ -337,6 +345,13 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 	return open_event(s, &attr, pid, cpus, ncpus, false);
 }
 
+/* A thread opened in attach mode, for the waits that began before it (blocked.h). */
+static void remember_thread(struct sampler *s, pid_t pid, pid_t tid)
+{
+	xgrow((void **)&s->attached, &s->attached_cap, s->nattached + 1, sizeof(*s->attached));
+	s->attached[s->nattached++] = (struct blocked_thread){ pid, tid };
+}
+
 /* Attach mode: every thread of pid, scanning /proc/PID/task until a pass finds nothing new so
  * threads created while we opened are not missed (later ones are inherited). */
 static int open_process(struct sampler *s, pid_t pid, const int *cpus, int ncpus)
@@ -373,6 +388,8 @@ static int open_process(struct sampler *s, pid_t pid, const int *cpus, int ncpus
 			err = open_task(s, tid, cpus, ncpus, false);
 			if (err == -ESRCH) /* the thread ended meanwhile */
 				err = 0;
+			else if (!err && sample_mode_switches(s->config.mode))
+				remember_thread(s, pid, tid);
 		}
 		closedir(dir);
 	}
@@ -1013,17 +1030,49 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/* The waits found in the ring, each thread's switch records forwarded up to its switch in. Before
+ * the thread starts: this thread is the ring's producer until then. */
+static void push_waits(struct sampler *s, struct blocked *waits)
+{
+	for (size_t i = 0; i < blocked_count(waits); i++) {
+		pid_t tid;
+		size_t len;
+		const void *rec = blocked_record(waits, i, &tid, &len);
+		void *dst = ring_reserve(s->ring, len);
+
+		if (dst) {
+			memcpy(dst, rec, len);
+			ring_commit(s->ring);
+		} else if ((dst = backlog_reserve(&s->backlog, len, true))) {
+			memcpy(dst, rec, len);
+		} else {
+			atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+			continue;
+		}
+		idmap_put(&s->switched, (uint32_t)tid, 1);
+	}
+}
+
 int sampler_start(struct sampler *s, int wake_fd)
 {
+	struct blocked *waits = NULL;
 	int err;
 
 	s->wake_fd = wake_fd;
+	if (s->nattached)
+		waits = blocked_scan(s->attached, s->nattached,
+				     s->config.callgraph == CALLGRAPH_DWARF ? s->config.stack_size : 0);
 	/* A launched command's events arm themselves at its exec (enable_on_exec): enabling them
 	 * now would sample proftop's own child searching PATH. */
 	for (size_t i = 0; !s->launched && i < s->nfds; i++)
 		if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH)
 			diag_report(s->diag, DIAG_WARNING, "could not enable a perf event: %s; a thread "
 				    "may go unsampled", strerror(errno));
+	if (waits) {
+		blocked_confirm(waits, util_now_ns());
+		push_waits(s, waits);
+		blocked_free(waits);
+	}
 	err = pthread_create(&s->thread, NULL, sampler_main, s);
 	if (err)
 		return -err;
@@ -1075,6 +1124,7 @@ void sampler_free(struct sampler *s)
 	idmap_free(&s->authority);
 	idmap_free(&s->switched);
 	idmap_free(&s->switch_ids);
+	free(s->attached);
 	free(s->fds);
 	free(s->rings);
 	free(s->cursors);
