@@ -88,6 +88,7 @@ section_rate() {
 	cpus=$(getconf _NPROCESSORS_ONLN)
 	echo "== off-CPU loss at $rate switches/s ($pairs thread pairs), ${secs}s attached," \
 		"median of $reps rounds; busy: $cpus spinners beside it"
+	[ -n "$before" ] && echo "   proftop before: $before"
 	for round in $(seq "$reps"); do
 		for load in idle busy; do
 			if [ "$load" = busy ]; then
@@ -107,21 +108,21 @@ section_rate() {
 			fi
 		done
 	done
-	printf '  %-5s %-28s %10s %9s %9s %9s %7s\n' load profiler "switches/s" kept overflow dropped CPU%
+	printf '  %-5s %-20s %10s %9s %9s %9s %7s\n' load profiler "switches/s" kept overflow dropped CPU%
 	for load in idle busy; do
 		for who in before proftop perf; do
 			[ -s "$tmp/$load.$who.rate" ] || continue
 			case $who in
-			before) label="before ($before)" ;;
-			proftop) label="proftop (this build)" ;;
+			before) label="proftop before" ;;
+			proftop) label="proftop" ;;
 			perf) label="perf record (lost)" ;;
 			esac
 			if [ "$who" = perf ]; then
-				printf '  %-5s %-28s %10s %9s %19s %7s\n' "$load" "$label" \
+				printf '  %-5s %-20s %10s %9s %19s %7s\n' "$load" "$label" \
 					"$(median <"$tmp/$load.$who.rate")" "$(median <"$tmp/$load.$who.kept")" \
 					"$(median <"$tmp/$load.$who.lost")" "$(median <"$tmp/$load.$who.cpu")"
 			else
-				printf '  %-5s %-28s %10s %9s %9s %9s %7s\n' "$load" "$label" \
+				printf '  %-5s %-20s %10s %9s %9s %9s %7s\n' "$load" "$label" \
 					"$(median <"$tmp/$load.$who.rate")" "$(median <"$tmp/$load.$who.kept")" \
 					"$(median <"$tmp/$load.$who.overflow")" \
 					"$(median <"$tmp/$load.$who.dropped")" "$(median <"$tmp/$load.$who.cpu")"
@@ -138,18 +139,25 @@ section_rate() {
 }
 
 section_slowdown() {
-	local round period pid lost samples
+	local round period pid lost samples bin label
 	for round in $(seq "$reps"); do
 		echo "== off-CPU mode on pingpong, ${secs}s attached, round $round of $reps (round trips/s of the target; profiler CPU)"
 		printf '  %-34s %12s\n' "bare" "$("$wl" "$secs" | awk '{ print $1 }')"
-		for period in 1 11 101; do
+		for period in 1 11 101 ${before:+before}; do
+			bin=./proftop
+			label="proftop --switch-period $period"
+			if [ "$period" = before ]; then
+				bin=$before
+				period=1
+				label="proftop before, period 1"
+			fi
 			"$wl" "$secs" >"$tmp/trips" &
 			pid=$!
 			sleep 0.05
-			/usr/bin/time -f '%U %S' -o "$tmp/time" ./proftop -b -n 0 -d "$secs" --mode offcpu \
+			/usr/bin/time -f '%U %S' -o "$tmp/time" "$bin" -b -n 0 -d "$secs" --mode offcpu \
 				--switch-period "$period" -p "$pid" >"$tmp/table" 2>"$tmp/err"
 			wait "$pid"
-			printf '  %-34s %12s   proftop CPU %5.2fs   %s\n' "proftop --switch-period $period" \
+			printf '  %-34s %12s   proftop CPU %5.2fs   %s\n' "$label" \
 				"$(awk '{ print $1 }' "$tmp/trips")" "$(awk '{ print $1 + $2 }' "$tmp/time")" \
 				"$(awk '/^=== proftop final/ { for (i = 1; i < NF; i++) if ($i ~ /^(switches|overflow|dropped)$/) printf "%s %s  ", $i, $(i + 1) }' "$tmp/table")"
 		done
