@@ -41,6 +41,7 @@
 
 #include "proftop/allocrec.h"
 #include "proftop/asuser.h"
+#include "proftop/blocked.h"
 #include "proftop/diag.h"
 #include "proftop/fetch.h"
 #include "proftop/heap.h"
@@ -125,12 +126,15 @@ struct exited {
 
 /* A thread switched out, waiting to run again. Its switch sample gave the stack,
  * its switch-out record the time and whether it was preempted (still runnable); when it is
- * switched back in, the time between counts on that stack. */
+ * switched back in, the time between counts on that stack. A thread found waiting when proftop
+ * attached (blocked.h) has its record's stack and time instead: its wait is a whole one, not one
+ * switch in --switch-period, and ends at its next switch record. */
 struct waiting {
 	pid_t pid, tid;
 	uint64_t out_ns;           /* 0: no switch-out seen since the stack */
 	uint64_t counted_us;       /* of this wait, counted already (a long one, while it lasts) */
 	bool preempted;
+	bool attached;             /* found waiting at the attach */
 	size_t depth;              /* 0: no stack */
 	uint32_t funcs[];          /* SAMPLE_MAX_FRAMES, outermost first */
 };
@@ -988,6 +992,7 @@ static void switch_sample(struct worker *w, const struct sample_record *r)
 	wt->pid = (pid_t)r->pid;
 	wt->tid = (pid_t)r->tid;
 	wt->out_ns = 0;
+	wt->attached = false;
 	wt->depth = depth;
 	memcpy(wt->funcs, funcs, depth * sizeof(*funcs));
 	unlock_profiles(c);
@@ -1001,7 +1006,8 @@ static void count_waited(struct collector *c, struct waiting *w, uint64_t now_ns
 {
 	uint64_t us = now_ns > w->out_ns ? (now_ns - w->out_ns + 500) / 1000 : 0;
 
-	us *= c->config.switch_period > 1 ? c->config.switch_period : 1;
+	if (!w->attached)
+		us *= c->config.switch_period > 1 ? c->config.switch_period : 1;
 	if (us <= w->counted_us)
 		return;
 	us -= w->counted_us;
@@ -1022,6 +1028,10 @@ static void switch_record(struct worker *w, const struct sample_record *r)
 	wt = find_waiting(w, r->tid);
 	if (!wt || !wt->depth) {
 		/* a switch between samples */
+	} else if (wt->attached && r->switched.out) {
+		/* it ran since the attach after all (blocked.h makes sure it did not): no wait */
+		wt->depth = 0;
+		wt->out_ns = 0;
 	} else if (r->switched.out) {
 		if (!wt->out_ns) { /* the switch the stack was taken at */
 			wt->out_ns = r->time;
@@ -1098,6 +1108,70 @@ static bool owns_id(const struct worker *w, uint32_t id)
 	return id % w->c->nworkers == w->index;
 }
 
+/* A blocked record's kernel frames appended to funcs (outermost first: the record's innermost
+ * last), each named as a kernel frame of --kernel would be when /proc/kallsyms knows it, else by
+ * its name alone. Returns the new depth. */
+static size_t kernel_frames(struct worker *w, const char *frames, size_t len, uint32_t *funcs,
+			    size_t depth)
+{
+	const char *names[BLOCKED_KFRAMES_MAX], *modules[BLOCKED_KFRAMES_MAX];
+	const char *at = frames, *end = frames + len;
+	size_t n = 0;
+
+	while (n < BLOCKED_KFRAMES_MAX && blocked_next_kframe(&at, end, &names[n], &modules[n]))
+		n++;
+	while (n-- > 0 && depth < SAMPLE_MAX_FRAMES) {
+		char module[BLOCKED_NAME_MAX + 2];
+		struct symbol sym;
+
+		if (modules[n])
+			snprintf(module, sizeof(module), "[%s]", modules[n]);
+		lock_profiles(w->c);
+		if (symbolizer_kernel_function(w->symbolizer, names[n], modules[n] ? module : NULL, &sym))
+			funcs[depth++] = intern_func(w->c, sym.module, sym.function, sym.function_addr, false);
+		else
+			funcs[depth++] = intern_func(w->c, modules[n] ? module : "[kernel.kallsyms]",
+						     names[n], 0, false);
+		unlock_profiles(w->c);
+	}
+	return depth;
+}
+
+/* A thread found waiting at the attach (blocked.h): its wait counts from the record's time on
+ * its user stack, unwound as a switch sample's, with the kernel's frames over it under --kernel;
+ * on the kernel's frames alone when the user stack could not be read. */
+static void blocked_wait(struct worker *w, const void *data, size_t len)
+{
+	struct collector *c = w->c;
+	uint32_t funcs[SAMPLE_MAX_FRAMES], sites[SAMPLE_MAX_FRAMES];
+	struct blockedrec b;
+	struct sample_record r;
+	struct waiting *wt;
+	const char *kernel;
+	size_t kernel_len, depth = 0;
+
+	if (!c->profiles[SAMPLE_MODE_OFFCPU] ||
+	    sample_parse_blocked(data, len, &b, &r, &kernel, &kernel_len) || !owns_id(w, b.tid))
+		return;
+	if (b.ip)
+		depth = sample_stack(w, &r, funcs, sites);
+	if (c->config.kernel || !depth)
+		depth = kernel_frames(w, kernel, kernel_len, funcs, depth);
+	if (!depth)
+		return; /* nothing known of it: not counted, as a switch without a stack */
+	lock_profiles(c);
+	owner_at_first_sample(c, (pid_t)b.pid, (pid_t)b.tid);
+	wt = waiting_of(w, &r);
+	wt->pid = (pid_t)b.pid;
+	wt->out_ns = b.since_ns;
+	wt->counted_us = 0;
+	wt->preempted = false;
+	wt->attached = true;
+	wt->depth = depth;
+	memcpy(wt->funcs, funcs, depth * sizeof(*funcs));
+	unlock_profiles(c);
+}
+
 /* One record, in ring order (the file comment says which ones are this worker's). */
 static void handle_record(struct worker *w, const void *data, size_t len)
 {
@@ -1109,6 +1183,10 @@ static void handle_record(struct worker *w, const void *data, size_t len)
 		return;
 	if (h->type == SAMPLE_RECORD_ALLOC) {
 		alloc_record(w, h, len); /* (one worker in the allocation modes) */
+		return;
+	}
+	if (h->type == SAMPLE_RECORD_BLOCKED) {
+		blocked_wait(w, data, len);
 		return;
 	}
 	/* A CPU sample, told by its header: another worker's is not even parsed. */

@@ -20,6 +20,7 @@ struct kallsyms {
 	const char *core;          /* "[kernel.kallsyms]" */
 	struct kallsyms_func *funcs; /* sorted by start once parsing is done */
 	size_t n, cap;
+	const struct kallsyms_func **by_name; /* kallsyms_find()'s index, made at its first call */
 };
 
 static bool printable(const char *s, size_t len)
@@ -179,6 +180,7 @@ void kallsyms_free(struct kallsyms *k)
 	if (!k)
 		return;
 	free(k->funcs);
+	free(k->by_name);
 	strpool_free(k->strings);
 	free(k);
 }
@@ -207,4 +209,50 @@ const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr, uint64_t *s
 	*start = k->funcs[lo - 1].start;
 	*module = k->funcs[lo - 1].module;
 	return k->funcs[lo - 1].name;
+}
+
+/* By name; of one name, the core kernel's first, then by start. */
+static int by_name(const void *a, const void *b)
+{
+	const struct kallsyms_func *x = *(const struct kallsyms_func *const *)a;
+	const struct kallsyms_func *y = *(const struct kallsyms_func *const *)b;
+	int c = strcmp(x->name, y->name);
+	bool x_core = !strcmp(x->module, "[kernel.kallsyms]"), y_core = !strcmp(y->module, "[kernel.kallsyms]");
+
+	if (c)
+		return c;
+	if (x_core != y_core)
+		return x_core ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+const char *kallsyms_find(struct kallsyms *k, const char *name, const char *module,
+			  uint64_t *start, const char **module_out)
+{
+	size_t lo = 0, hi = k->n;
+
+	if (!k->by_name && k->n) {
+		k->by_name = xmalloc(k->n * sizeof(*k->by_name));
+		for (size_t i = 0; i < k->n; i++)
+			k->by_name[i] = &k->funcs[i];
+		qsort(k->by_name, k->n, sizeof(*k->by_name), by_name);
+	}
+	while (lo < hi) { /* the first of the name */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (strcmp(k->by_name[mid]->name, name) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < k->n && !strcmp(k->by_name[lo]->name, name); lo++) {
+		const struct kallsyms_func *f = k->by_name[lo];
+
+		if (module && strcmp(f->module, module))
+			continue;
+		*start = f->start;
+		*module_out = f->module;
+		return f->name;
+	}
+	return NULL;
 }

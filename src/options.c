@@ -508,7 +508,17 @@ static const struct option_spec options_table[] = {
 		       "ticks of a microsecond). Without \\fB\\-\\-kernel\\fR a stack off the CPU ends\n"
 		       "in the C library's wrapper of the call that blocked. A thread still switched\n"
 		       "out counts while it waits (up to 0.2 s ago: its record may be on the way)\n"
-		       "and until profiling ends. A thread's switches lost (the counters' overflow and dropped) or not\n"
+		       "and until profiling ends. Attached (\\fB\\-p\\fR), a thread already waiting when\n"
+		       "proftop's events are enabled (asleep, in an uninterruptible wait or stopped, in\n"
+		       "\\fI/proc/PID/task/TID/status\\fR before and after they were, with no context switch in\n"
+		       "between) waits from then until it runs again or profiling ends, on the stack it waits with:\n"
+		       "its stack and instruction pointers in \\fI/proc/PID/task/TID/syscall\\fR and the top of its\n"
+		       "stack in \\fI/proc/PID/mem\\fR, unwound as a switch's stack is (a caller whose frame needs\n"
+		       "another register ends it), with \\fB\\-g fp\\fR the instruction alone; with \\fB\\-\\-kernel\\fR\n"
+		       "the kernel's frames of \\fI/proc/PID/task/TID/stack\\fR (root's to read) over it. When the\n"
+		       "user stack cannot be read (reading it needs ptrace access) the kernel's frames, or the function\n"
+		       "\\fI/proc/PID/task/TID/wchan\\fR names, stand alone; a wait nothing is known of is not counted.\n"
+		       "A thread's switches lost (the counters' overflow and dropped) or not\n"
 		       "sampled (\\fB\\-\\-switch\\-period\\fR: a thread that switches a few times\n"
 		       "may have none sampled) leave its waits uncounted. The switch event fires in\n"
 		       "the kernel, so it needs\n"
@@ -700,7 +710,8 @@ static const struct option_spec options_table[] = {
 		       "answer holds. A batch header ends with what each part holds:\n"
 		       "\\fB(call trees 20.1M of 24.0M, DWARF 1.2M of 8.0M, closed 3 times)\\fR.\n"
 		       "proftop's own memory is this plus its symbol tables, its 8 MiB ring\n"
-		       "and its libraries' code.",
+		       "(and while the collector is behind, up to 64 MiB of records waiting for\n"
+		       "room in it) and its libraries' code.",
 	},
 	{
 		.name = "max-rows", .arg = "N", .parse = set_max_rows,

@@ -18,12 +18,23 @@
  * thread created later from the events of its creating thread's "authority" (the FORK record
  * says who created it).
  *
- * Threads: the sampler thread owns the event fds, the kernel rings, the pending queue and the
+ * Attach mode in the modes that sample switches: the threads waiting when the events are enabled
+ * switched out before they existed. Those found waiting all along (blocked.h) each get a
+ * SAMPLE_RECORD_BLOCKED record in the ring before the kernel's first, and their switch records
+ * are forwarded up to their first switch in, where their waits end.
+ *
+ * Records the ring has no room for wait in the backlog (backlog.h), in order: samples and switch
+ * records up to BACKLOG_LIMIT bytes of them, then they are counted as overflow; address-space
+ * records always, as losing one would misname every later sample.
+ *
+ * Threads: the sampler thread owns the event fds, the kernel rings, the backlog and the
  * dedup and switch-event maps (filled before it starts). Other threads touch only the atomic
  * counters, the requested frequency and the stop flag. */
 #include "proftop/sampler.h"
 
 #include "proftop/allocrec.h"
+#include "proftop/backlog.h"
+#include "proftop/blocked.h"
 #include "proftop/shmring.h"
 
 #include "proftop/diag.h"
@@ -52,15 +63,30 @@
  * Unprivileged users may lock only about 512 KiB per CPU (perf_event_mlock_kb), so mapping
  * falls back to smaller rings. */
 #define KERNEL_RING_PAGES 1024
+/* The switch modes add a dwarf sample per switch out, 16 KiB in the ring whatever the stack
+ * holds: at 10,000 switches a second on 2 CPUs each CPU's ring takes 80 MB/s, which 4 MiB holds
+ * for 50 ms, and a sampler thread sharing busy CPUs was seen to wait 40 ms for one. They get
+ * SWITCH_RING_TOTAL_PAGES shared among the CPUs, from KERNEL_RING_PAGES to 4 times that each
+ * (more CPUs spread the switches over more rings). */
+#define SWITCH_RING_TOTAL_PAGES 16384
+#define SWITCH_RING_MAX_PAGES 4096
 #define POLL_MS 20
 /* The allocation ring (allocrun.h) is read every ALLOC_POLL_MS. */
 #define ALLOC_POLL_MS 5
-/* At the end, how long the allocations left in the shared ring wait for the collector. */
-#define FINAL_ALLOCS_WAIT_NS 5000000000ull
+/* At the end, how long the allocations left in the shared ring and the records left in the
+ * backlog wait for the collector. */
+#define FINAL_WAIT_NS 5000000000ull
 #define CONSUMER_WAKE_NS 10000000ull
 #define WAKEUP_MAX_BYTES (512u * 1024)
 /* The smallest kernel ring tried: 32 KiB holds two dwarf samples of the largest stack copy. */
 #define KERNEL_RING_MIN_PAGES 8
+/* Samples waiting for room in the ring, at most (their memory is given back as they leave): the
+ * switch modes bring 50 MB/s at 10,000 switches a second (a dwarf sample of a blocked thread
+ * keeps about 5 KiB of stack), and a collector reading a library's DWARF at its first sample
+ * on a loaded machine was seen to need a second or more. */
+#define BACKLOG_LIMIT (64u << 20)
+/* While records wait in the backlog, how often the sampler looks for room in the ring. */
+#define BACKLOG_POLL_MS 2
 
 /* sampler_open()'s steps, for *what. */
 static const char step_open[] = "perf_event_open";
@@ -83,12 +109,6 @@ struct ring_cursor {
 	bool has_next;
 };
 
-struct pending {
-	struct pending *next;
-	size_t len;
-	unsigned char record[];
-};
-
 struct sampler {
 	struct sample_config config;
 	uint64_t sample_type;
@@ -101,7 +121,7 @@ struct sampler {
 	size_t nfds, fds_cap;
 	struct kernel_ring *rings; /* one per CPU */
 	size_t nrings;
-	struct pending *pending, **pending_tail;
+	struct backlog backlog; /* records waiting for room in the ring, oldest first */
 	unsigned char *bounce;  /* a record that wraps the end of a kernel ring is copied here */
 	pthread_t thread;
 	bool running;
@@ -119,6 +139,8 @@ struct sampler {
 	struct idmap authority; /* tid → the tid whose events count for it */
 	struct idmap switched;  /* tid → 1 while its last sampled switch is not back in */
 	struct idmap switch_ids; /* ids of the context-switch events (→ 1) */
+	struct blocked_thread *attached; /* attach mode, switch modes: the threads opened */
+	size_t nattached, attached_cap;
 	_Atomic uint64_t samples, switches, overflow, dropped, throttled;
 	struct shmring_reader alloc_reader; /* an allocation run's shared ring */
 	bool allocs;            /* alloc_reader is set */
@@ -247,11 +269,25 @@ static int remember_fd(struct sampler *s, int fd, pid_t tid, bool switches)
 	return 0;
 }
 
+/* The data pages per CPU proftop would like (a power of two, as the kernel wants). */
+static size_t ring_pages_wanted(const struct sampler *s, int ncpus)
+{
+	size_t pages = SWITCH_RING_MAX_PAGES;
+
+	if (s->config.callgraph != CALLGRAPH_DWARF)
+		return KERNEL_RING_PAGES / 8;
+	if (!sample_mode_switches(s->config.mode))
+		return KERNEL_RING_PAGES;
+	while (pages > KERNEL_RING_PAGES && pages * (size_t)ncpus > SWITCH_RING_TOTAL_PAGES)
+		pages /= 2;
+	return pages;
+}
+
 /* Open the event of attr for pid on each CPU; the first event per CPU owns that CPU's ring. */
 static int open_event(struct sampler *s, struct perf_event_attr *attr, pid_t pid, const int *cpus,
 		      int ncpus, bool switches)
 {
-	size_t want = s->config.callgraph == CALLGRAPH_DWARF ? KERNEL_RING_PAGES : KERNEL_RING_PAGES / 8;
+	size_t want = ring_pages_wanted(s, ncpus);
 	size_t pages = ring_pages_allowed(want);
 	size_t quarter = pages * (size_t)sysconf(_SC_PAGESIZE) / 4;
 
@@ -311,6 +347,13 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 	return open_event(s, &attr, pid, cpus, ncpus, false);
 }
 
+/* A thread opened in attach mode, for the waits that began before it (blocked.h). */
+static void remember_thread(struct sampler *s, pid_t pid, pid_t tid)
+{
+	xgrow((void **)&s->attached, &s->attached_cap, s->nattached + 1, sizeof(*s->attached));
+	s->attached[s->nattached++] = (struct blocked_thread){ pid, tid };
+}
+
 /* Attach mode: every thread of pid, scanning /proc/PID/task until a pass finds nothing new so
  * threads created while we opened are not missed (later ones are inherited). */
 static int open_process(struct sampler *s, pid_t pid, const int *cpus, int ncpus)
@@ -347,6 +390,8 @@ static int open_process(struct sampler *s, pid_t pid, const int *cpus, int ncpus
 			err = open_task(s, tid, cpus, ncpus, false);
 			if (err == -ESRCH) /* the thread ended meanwhile */
 				err = 0;
+			else if (!err && sample_mode_switches(s->config.mode))
+				remember_thread(s, pid, tid);
 		}
 		closedir(dir);
 	}
@@ -374,7 +419,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	s->ring = ring;
 	s->wake_fd = -1;
 	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	s->pending_tail = &s->pending;
+	backlog_init(&s->backlog, BACKLOG_LIMIT);
 	s->bounce = xmalloc(65536);
 	atomic_init(&s->requested_freq, config->freq);
 	raise_fd_limit();
@@ -576,64 +621,86 @@ static bool is_switch_sample(const struct sampler *s, const struct perf_event_he
 	return idmap_get(&s->switch_ids, id) != IDMAP_MISSING;
 }
 
-/* Copy a kernel record into the proftop ring. Samples and switch records are counted as
- * overflow when it is full; address-space records queue instead, because losing one would
- * misname every later sample. A sample's copy carries mark in its misc (SAMPLE_MISC_SWITCH_EVENT
- * or 0). */
+/* A record is in the ring: the samples and switches that reached the collector are counted. */
+static void count_forwarded(struct sampler *s, const struct perf_event_header *h)
+{
+	if (h->type != PERF_RECORD_SAMPLE)
+		return;
+	atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
+	if (h->misc & SAMPLE_MISC_SWITCH_EVENT)
+		atomic_fetch_add_explicit(&s->switches, 1, memory_order_relaxed);
+}
+
+/* Samples and switch records may be lost (counted as overflow); the others may not. */
+static bool lossy(const struct perf_event_header *h)
+{
+	return h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_SWITCH ||
+	       h->type == PERF_RECORD_SWITCH_CPU_WIDE;
+}
+
+/* Copy a kernel record into the proftop ring, or into the backlog behind the records waiting
+ * there (the file's header says what it takes). A sample's copy carries mark in its misc
+ * (SAMPLE_MISC_SWITCH_EVENT or 0). */
 static void forward(struct sampler *s, const struct perf_event_header *h, uint16_t mark)
 {
 	size_t stack_at = 0;
 	uint64_t keep = 0;
 	size_t len = trimmed_size(s, h, &stack_at, &keep);
-	void *dst = s->pending ? NULL : ring_reserve(s->ring, len);
+	void *dst = backlog_empty(&s->backlog) ? ring_reserve(s->ring, len) : NULL;
+	bool in_ring = dst != NULL;
 
-	if (dst) {
-		copy_record(dst, h, len, stack_at, keep);
-		if (h->type == PERF_RECORD_SAMPLE) { /* the mark is ours alone */
-			struct perf_event_header *copy = dst;
-
-			copy->misc = (uint16_t)((copy->misc & ~SAMPLE_MISC_SWITCH_EVENT) | mark);
-		}
-		ring_commit(s->ring);
-		if (h->type == PERF_RECORD_SAMPLE)
-			atomic_fetch_add_explicit(&s->samples, 1, memory_order_relaxed);
-		if (mark & SAMPLE_MISC_SWITCH_EVENT)
-			atomic_fetch_add_explicit(&s->switches, 1, memory_order_relaxed);
-		return;
-	}
-	if (h->type == PERF_RECORD_SAMPLE || h->type == PERF_RECORD_SWITCH ||
-	    h->type == PERF_RECORD_SWITCH_CPU_WIDE) {
+	if (!dst)
+		dst = backlog_reserve(&s->backlog, len, lossy(h));
+	if (!dst) {
+		if (!lossy(h))
+			fatal("out of memory (%u bytes)", BACKLOG_CHUNK);
 		atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
 		return;
 	}
-	struct pending *p = xmalloc(sizeof(*p) + h->size);
+	copy_record(dst, h, len, stack_at, keep);
+	if (h->type == PERF_RECORD_SAMPLE) { /* the mark is ours alone */
+		struct perf_event_header *copy = dst;
 
-	p->next = NULL;
-	p->len = h->size;
-	memcpy(p->record, h, h->size);
-	*s->pending_tail = p;
-	s->pending_tail = &p->next;
+		copy->misc = (uint16_t)((copy->misc & ~SAMPLE_MISC_SWITCH_EVENT) | mark);
+	}
+	if (in_ring) {
+		ring_commit(s->ring);
+		count_forwarded(s, dst);
+	}
 }
 
-static bool flush_pending(struct sampler *s)
+/* Move what waits in the backlog into the ring, as far as it has room. */
+static bool flush_backlog(struct sampler *s)
 {
+	const void *rec;
 	bool pushed = false;
+	size_t len;
 
-	while (s->pending) {
-		struct pending *p = s->pending;
-		void *dst = ring_reserve(s->ring, p->len);
+	while ((rec = backlog_peek(&s->backlog, &len))) {
+		void *dst = ring_reserve(s->ring, len);
 
 		if (!dst)
 			break;
-		memcpy(dst, p->record, p->len);
+		memcpy(dst, rec, len);
 		ring_commit(s->ring);
+		count_forwarded(s, dst);
+		backlog_pop(&s->backlog);
 		pushed = true;
-		s->pending = p->next;
-		if (!s->pending)
-			s->pending_tail = &s->pending;
-		free(p);
 	}
 	return pushed;
+}
+
+/* The end: what the backlog still holds is lost; its samples and switch records are counted. */
+static void drop_backlog(struct sampler *s)
+{
+	const struct perf_event_header *h;
+	size_t len;
+
+	while ((h = backlog_peek(&s->backlog, &len))) {
+		if (lossy(h))
+			atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+		backlog_pop(&s->backlog);
+	}
 }
 
 /* Whether a sample's event is the one that counts for its thread (see the file's header). */
@@ -886,9 +953,9 @@ static bool drain_allocs(struct sampler *s, uint64_t up_to)
 	size_t bytes;
 
 	s->allocs_waiting = false;
-	/* Address-space records still waiting for room (pending) go first: the allocations wait
-	 * in the shared ring meanwhile. */
-	while (s->allocs && !s->pending && shmring_read(&s->alloc_reader) < up_to &&
+	/* Records still waiting for room (in the backlog) go first: the allocations wait in the
+	 * shared ring meanwhile. */
+	while (s->allocs && backlog_empty(&s->backlog) && shmring_read(&s->alloc_reader) < up_to &&
 	       (slot = shmring_peek(&s->alloc_reader, now, &bytes))) {
 		uint32_t stack;
 		size_t len;
@@ -961,7 +1028,7 @@ static void wake_consumer(struct sampler *s)
 
 static bool drain_all(struct sampler *s)
 {
-	bool pushed = flush_pending(s);
+	bool pushed = flush_backlog(s);
 	uint64_t allocs_up_to = s->allocs ? allocs_bound(s) : 0;
 
 	pushed |= drain_rings(s);
@@ -981,8 +1048,10 @@ static void *sampler_main(void *arg)
 		pfds[i] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
 	pfds[s->nrings] = (struct pollfd){ .fd = s->stop_fd, .events = POLLIN };
 	while (!atomic_load_explicit(&s->stop, memory_order_acquire)) {
-		/* The allocation library wakes nobody: its ring is looked at every ALLOC_POLL_MS. */
-		poll(pfds, s->nrings + 1, s->allocs ? ALLOC_POLL_MS : POLL_MS);
+		/* The allocation library wakes nobody: its ring is looked at every ALLOC_POLL_MS;
+		 * nor does the collector as it makes room for the backlog. */
+		poll(pfds, s->nrings + 1, s->allocs ? ALLOC_POLL_MS
+					: backlog_empty(&s->backlog) ? POLL_MS : BACKLOG_POLL_MS);
 		/* The task that owns a ring's event exited: its fd reports POLLHUP forever. Stop
 		 * polling it; its ring is still drained every pass. */
 		for (size_t i = 0; i < s->nrings; i++)
@@ -994,17 +1063,49 @@ static void *sampler_main(void *arg)
 	return NULL;
 }
 
+/* The waits found in the ring, each thread's switch records forwarded up to its switch in. Before
+ * the thread starts: this thread is the ring's producer until then. */
+static void push_waits(struct sampler *s, struct blocked *waits)
+{
+	for (size_t i = 0; i < blocked_count(waits); i++) {
+		pid_t tid;
+		size_t len;
+		const void *rec = blocked_record(waits, i, &tid, &len);
+		void *dst = ring_reserve(s->ring, len);
+
+		if (dst) {
+			memcpy(dst, rec, len);
+			ring_commit(s->ring);
+		} else if ((dst = backlog_reserve(&s->backlog, len, true))) {
+			memcpy(dst, rec, len);
+		} else {
+			atomic_fetch_add_explicit(&s->overflow, 1, memory_order_relaxed);
+			continue;
+		}
+		idmap_put(&s->switched, (uint32_t)tid, 1);
+	}
+}
+
 int sampler_start(struct sampler *s, int wake_fd)
 {
+	struct blocked *waits = NULL;
 	int err;
 
 	s->wake_fd = wake_fd;
+	if (s->nattached)
+		waits = blocked_scan(s->attached, s->nattached,
+				     s->config.callgraph == CALLGRAPH_DWARF ? s->config.stack_size : 0);
 	/* A launched command's events arm themselves at its exec (enable_on_exec): enabling them
 	 * now would sample proftop's own child searching PATH. */
 	for (size_t i = 0; !s->launched && i < s->nfds; i++)
 		if (ioctl(s->fds[i], PERF_EVENT_IOC_ENABLE, 0) < 0 && errno != ESRCH)
 			diag_report(s->diag, DIAG_WARNING, "could not enable a perf event: %s; a thread "
 				    "may go unsampled", strerror(errno));
+	if (waits) {
+		blocked_confirm(waits, util_now_ns());
+		push_waits(s, waits);
+		blocked_free(waits);
+	}
 	err = pthread_create(&s->thread, NULL, sampler_main, s);
 	if (err)
 		return -err;
@@ -1026,17 +1127,18 @@ void sampler_stop(struct sampler *s)
 	s->running = false;
 	/* The thread is gone: what the kernel still holds is ours to drain here; twice, for the
 	 * allocations reserved while the first pass read the kernel's rings, and again while the
-	 * allocations wait for the collector (running still) to make room, for a while. */
+	 * allocations and the backlog wait for the collector (running still) to make room, for a
+	 * while. */
 	drain_all(s);
 	drain_all(s);
-	for (uint64_t until = util_now_ns() + FINAL_ALLOCS_WAIT_NS;
-	     s->allocs_waiting && util_now_ns() < until;) {
+	for (uint64_t until = util_now_ns() + FINAL_WAIT_NS;
+	     (s->allocs_waiting || !backlog_empty(&s->backlog)) && util_now_ns() < until;) {
 		wake_consumer(s);
 		usleep(1000);
 		drain_all(s);
 	}
 	drop_allocs(s);
-	flush_pending(s);
+	drop_backlog(s);
 }
 
 void sampler_free(struct sampler *s)
@@ -1048,18 +1150,14 @@ void sampler_free(struct sampler *s)
 		munmap(s->rings[i].base, s->rings[i].data_size + (size_t)sysconf(_SC_PAGESIZE));
 	for (size_t i = 0; i < s->nfds; i++)
 		close(s->fds[i]);
-	while (s->pending) {
-		struct pending *p = s->pending;
-
-		s->pending = p->next;
-		free(p);
-	}
+	backlog_free(&s->backlog);
 	if (s->stop_fd >= 0)
 		close(s->stop_fd);
 	idmap_free(&s->event_owner);
 	idmap_free(&s->authority);
 	idmap_free(&s->switched);
 	idmap_free(&s->switch_ids);
+	free(s->attached);
 	free(s->fds);
 	free(s->rings);
 	free(s->cursors);

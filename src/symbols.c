@@ -904,12 +904,9 @@ static uint64_t symbolizer_module_addr(const struct symbolizer_entry *e, const s
 	return module_translate(e->mod, off);
 }
 
-/* A kernel frame (--kernel): named from /proc/kallsyms, read once, when it can be. */
-static void symbolizer_resolve_kernel(struct symbolizer *s, uint64_t addr, struct symbol *out)
+/* /proc/kallsyms, read at the first kernel frame, once; NULL when it cannot be read. */
+static struct kallsyms *kernel_symbols(struct symbolizer *s)
 {
-	uint64_t start;
-	const char *module, *name;
-
 	if (!s->kernel_tried) {
 		char *why;
 
@@ -919,12 +916,38 @@ static void symbolizer_resolve_kernel(struct symbolizer *s, uint64_t addr, struc
 			diag_report(s->diag, DIAG_WARNING, "%s", why);
 		free(why);
 	}
-	name = s->kernel ? kallsyms_lookup(s->kernel, addr, &start, &module) : NULL;
+	return s->kernel;
+}
+
+/* A kernel frame (--kernel): named from /proc/kallsyms, read once, when it can be. */
+static void symbolizer_resolve_kernel(struct symbolizer *s, uint64_t addr, struct symbol *out)
+{
+	uint64_t start;
+	const char *module, *name;
+
+	name = kernel_symbols(s) ? kallsyms_lookup(s->kernel, addr, &start, &module) : NULL;
 	if (!name)
 		return;
 	out->function = name;
 	out->function_addr = start;
 	out->module = module;
+}
+
+bool symbolizer_kernel_function(struct symbolizer *s, const char *name, const char *module,
+				struct symbol *out)
+{
+	uint64_t start;
+	const char *found, *found_module;
+
+	if (!kernel_symbols(s) ||
+	    !(found = kallsyms_find(s->kernel, name, module, &start, &found_module)))
+		return false;
+	memset(out, 0, sizeof(*out));
+	out->function = found;
+	out->function_addr = start;
+	out->module_addr = start;
+	out->module = found_module;
+	return true;
 }
 
 void symbolizer_resolve(struct symbolizer *s, pid_t pid, uint64_t addr, struct symbol *out)

@@ -50,5 +50,11 @@ size_t kallsyms_count(const struct kallsyms *k);
  * "[ext4]") in *start and *module; NULL when none does. The strings live as long as k. */
 const char *kallsyms_lookup(const struct kallsyms *k, uint64_t addr, uint64_t *start,
 			    const char **module);
+/* The function named name in module ("[ext4]"; NULL: in any, the core kernel's first), as
+ * kallsyms_lookup() names it: its name, start and module, the strings living as long as k; NULL
+ * when there is none (an alias of another name at the same address is not kept). The first call
+ * indexes the names. */
+const char *kallsyms_find(struct kallsyms *k, const char *name, const char *module,
+			  uint64_t *start, const char **module_out);
 
 #endif

@@ -83,6 +83,10 @@ void sample_switch_attr_init(struct perf_event_attr *attr, const struct sample_c
  * perf_event_header of this type (one no kernel writes), then the struct allocrec and its
  * stack_size bytes of stack. */
 #define SAMPLE_RECORD_ALLOC 0x7f00u
+/* A thread found waiting when proftop attached (blocked.h): a perf_event_header of this type,
+ * then the struct blockedrec, its stack and its kernel frames. The sampler puts these in the
+ * ring before any of the kernel's records. */
+#define SAMPLE_RECORD_BLOCKED 0x7f01u
 
 /* The sampler marks the samples of the context-switch event with this bit of the header's misc
  * (one the kernel leaves unused in samples) as it copies them: the CPU's and the switches' share
@@ -180,5 +184,15 @@ struct allocrec;
  * no library sends, or ids that are no process's. */
 int sample_parse_alloc(const void *record, size_t len, struct allocrec *alloc,
 		       struct sample_record *out);
+
+struct blockedrec;
+/* Parse a SAMPLE_RECORD_BLOCKED record of len bytes: its fixed part into *blocked, *out as the
+ * switch sample of a DWARF run it stands for (the instruction and stack pointers its only
+ * registers, the others 0; no registers when the instruction pointer is unknown; the stack
+ * pointing into the record), and its kernel frames' bytes in [*kernel, *kernel + *kernel_len)
+ * (blocked_next_kframe() reads them). Returns 0, or -EINVAL for a record too short for its
+ * parts, kernel frames not ending in a terminator, or ids that are no thread's. */
+int sample_parse_blocked(const void *record, size_t len, struct blockedrec *blocked,
+			 struct sample_record *out, const char **kernel, size_t *kernel_len);
 
 #endif

@@ -32,8 +32,10 @@ int sampler_attach(struct sampler *sampler, pid_t pid);
 /* A sentence of advice (malloc'd) for an error from sampler_open() at step what, with the config
  * it was given (attach: for existing processes). Reads the kernel's limits to say which one. */
 char *sampler_advice(int err, const char *what, const struct sample_config *config, bool attach);
-/* Start the thread, and enable the events in attach mode (a launched command's arm at exec). wake_fd, an
- * eventfd, is signalled after each pass that pushed records. Returns 0 or -errno. */
+/* Start the thread, and enable the events in attach mode (a launched command's arm at exec); in
+ * attach mode in the switch modes, the threads found waiting around the enabling go into the
+ * ring first (blocked.h). wake_fd, an eventfd, is signalled after each pass that pushed records.
+ * Returns 0 or -errno. */
 int sampler_start(struct sampler *sampler, int wake_fd);
 /* Disable the events, drain what the kernel still holds, join the thread, close the events. */
 void sampler_stop(struct sampler *sampler);

@@ -118,6 +118,11 @@ void symbolizer_exec(struct symbolizer *symbolizer, pid_t pid);
  * when an address waits for a name (symbolizer_jit_ops). */
 void symbolizer_exit(struct symbolizer *symbolizer, pid_t pid);
 
+/* The kernel function named name in module ("[ext4]"; NULL: any), as a kernel frame of that
+ * function resolves (/proc/kallsyms); false when the kernel's symbols cannot be read or name
+ * none such. */
+bool symbolizer_kernel_function(struct symbolizer *symbolizer, const char *name,
+				const char *module, struct symbol *out);
 /* Resolve addr in pid. Never fails: fills *out as far as it can. When pid is unknown or no mapping
  * holds addr, /proc/PID/maps is read again (at most once per pid per 100 ms) before giving up. */
 void symbolizer_resolve(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,

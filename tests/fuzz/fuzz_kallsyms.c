@@ -1,7 +1,9 @@
 /* libFuzzer target: the /proc/kallsyms reader on arbitrary bytes. Every line that parses keeps
  * the parser's promises (a name inside the line, short, without control characters or blanks;
  * a module inside it too); the table made of all of them answers lookups at each 8-byte value
- * of the input with a function that starts at or before it, not too far, of a bracketed module. */
+ * of the input with a function that starts at or before it, not too far, of a bracketed module;
+ * and each name found at an address is found by name (kallsyms_find()) at a start where
+ * kallsyms_lookup() names a function of that name. */
 #include "proftop/kallsyms.h"
 
 #include <stddef.h>
@@ -46,6 +48,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			     addr - start >= KALLSYMS_FUNC_MAX || module[0] != '[' ||
 			     module[strlen(module) - 1] != ']'))
 			abort();
+		if (name) {
+			uint64_t found_start, at;
+			const char *found_module, *found = kallsyms_find(k, name, NULL, &found_start,
+									 &found_module);
+
+			if (!found || strcmp(found, name) ||
+			    strcmp(kallsyms_lookup(k, found_start, &at, &found_module), name) ||
+			    at != found_start)
+				abort();
+		}
 	}
 	kallsyms_free(k);
 	return 0;

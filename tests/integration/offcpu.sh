@@ -6,10 +6,11 @@
 # the CPU as long as it timed its sleeps, all in sleep_half; mutex4's four threads wait for one mutex in
 # pthread_mutex_lock() under their function; the stacks end in the C library's wrappers; the exports
 # carry the unit (pprof offcpu/nanoseconds read by go tool pprof, dprofpp's seconds, callgrind's
-# event); the screen says offcpu and shows seconds; three collectors time the waits the same. The permission message at paranoid 2 is in
-# permissions.sh.
+# event); the screen says offcpu and shows seconds; three collectors time the waits the same; at
+# 5,000 switches a second every switch is kept, as many as the kernel counted for the program
+# (getrusage). The permission message at paranoid 2 is in permissions.sh.
 . "$(dirname "$0")/lib.sh"
-need "$PROFTOP_BIN" "$WL/waits" "$WL/halfsleep" "$WL/mutex4"
+need "$PROFTOP_BIN" "$WL/waits" "$WL/halfsleep" "$WL/mutex4" "$WL/switches"
 require_perf_events
 if ! switches_allowed; then
 	skip "all" "context switches need perf_event_paranoid <= 1 or root"
@@ -151,6 +152,17 @@ check "mutex-under-contend" between "$(first_total "$OUT" contend)" 85 100
 elapsed=$(awk '/^=== proftop final/ { v = $5; sub(/s$/, "", v); print v }' "$OUT")
 check "mutex-three-waiting" between "$(awk -v b="$(blocked "$OUT")" -v e="$elapsed" \
 	'BEGIN { printf "%.2f\n", b / e }')" 0.5 3.1
+
+# Every switch kept: the switch samples are the kernel's own count of the program's switches
+# (within 1%: the kernel's count includes the few before the exec, proftop's the exits'), none
+# lost (samples wait behind a full ring, in memory of their own, at a rate like this one).
+run_proftop rate -b -n 0 --mode offcpu -- "$WL/switches" 2 5000 2
+check "rate-exit-0" status "$RC" 0 "$ERR"
+kernel=$(awk '/^switches [0-9]+ in / { print $2 }' "$OUT")
+check "rate-every-switch-kept" between "$(header_value "$OUT" switches)" \
+	"$(awk -v k="$kernel" 'BEGIN { printf "%d", k * 0.99 }')" \
+	"$(awk -v k="$kernel" 'BEGIN { printf "%d", k * 1.01 }')"
+check "rate-none-lost" test "$(header_value "$OUT" overflow) $(header_value "$OUT" dropped)" = "0 0"
 
 # The exports carry the unit.
 run_proftop pprof -b -n 0 --mode offcpu -o "$TMPD/w.pb.gz" -- "$WL/waits" 1

@@ -4,8 +4,9 @@
  * them (interned by the collector meanwhile) and drop them, sometimes last; in a run that keeps
  * every mode's profile they also change the mode shown. make tsan runs this under
  * ThreadSanitizer. And the modes' accounting, record by record: CPU samples, blocked and
- * preempted switches, in their profiles and in the wall clock's; and an allocation run's records,
- * from the shared ring the preloaded library writes, in its four profiles. */
+ * preempted switches, in their profiles and in the wall clock's; the waits of threads found
+ * blocked at an attach (SAMPLE_RECORD_BLOCKED); and an allocation run's records, from the shared
+ * ring the preloaded library writes, in its four profiles. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "proftop/allocrec.h"
+#include "proftop/blocked.h"
 #include "proftop/collector.h"
 #include "proftop/ring.h"
 #include "proftop/util.h"
@@ -410,6 +412,72 @@ static void modes_add_up(void **state)
 	ring_destroy(ring);
 }
 
+/* A SAMPLE_RECORD_BLOCKED record of tid, waiting since since_ns at ip (0: unknown), with the
+ * kernel frames kframes (kframes_len bytes of names and modules, innermost first). */
+static void push_blocked(struct ring *ring, uint32_t tid, uint64_t since_ns, uint64_t ip,
+			 const char *kframes, size_t kframes_len)
+{
+	unsigned char rec[512] = { 0 };
+	struct blockedrec b = { (uint32_t)getpid(), tid, since_ns, ip, 0, 0, (uint32_t)kframes_len };
+	struct perf_event_header h = { SAMPLE_RECORD_BLOCKED, 0, 0 };
+	size_t len = (sizeof(h) + sizeof(b) + kframes_len + 7) & ~(size_t)7;
+
+	h.size = (uint16_t)len;
+	memcpy(rec, &h, sizeof(h));
+	memcpy(rec + sizeof(h), &b, sizeof(b));
+	memcpy(rec + sizeof(h) + sizeof(b), kframes, kframes_len);
+	push(ring, rec, len);
+}
+
+/* Threads found blocked at the attach, with one switch in 11 sampled: one back in 4 ms later
+ * counts 4 ms (its wait is whole: not 11 times), in offcpu and wall, on its stack; one never back
+ * counts to the end on its kernel frames (its user stack unknown), innermost the leaf, in the
+ * kernel's module; one whose first record is a switch out had run meanwhile: nothing. */
+static void attached_waits_count_once(void **state)
+{
+	static const struct sample_config thinned = { 999, false, CALLGRAPH_NONE, 0,
+						      SAMPLE_MODE_WALL, 11 };
+	static const char kframes[] = "proftop_test_wait\0\0proftop_test_entry\0\0";
+	struct ring *ring = ring_create(1 << 20);
+	struct collector *c;
+	struct snapshot *off, *wall;
+	uint32_t tid = (uint32_t)getpid();
+	uint64_t since = util_now_ns() - 50000000, end;
+	const void *rec;
+	size_t len;
+
+	(void)state;
+	assert_int_equal(collector_new(&c, ring, NULL, &thinned, NULL), 0);
+	push_blocked(ring, tid, since, (uint64_t)(uintptr_t)leaf_one, "", 0);
+	push_blocked(ring, tid + 1, since, 0, kframes, sizeof(kframes) - 1);
+	push_blocked(ring, tid + 2, since, (uint64_t)(uintptr_t)leaf_two, "", 0);
+	push_switch(ring, tid, false, false, since + 4000000);
+	push_switch(ring, tid + 2, true, false, since + 1000000);
+	push_switch(ring, tid + 2, false, false, since + 2000000);
+	while ((rec = ring_peek(ring, &len))) {
+		collector_process(c, rec, len);
+		ring_release(ring);
+	}
+	collector_finish(c);
+	end = util_now_ns();
+	off = shown(c, SAMPLE_MODE_OFFCPU);
+	wall = shown(c, SAMPLE_MODE_WALL);
+	assert_int_equal(self_of(off, "leaf_one"), 4000);
+	assert_int_equal(self_of(wall, "leaf_one"), 4000);
+	assert_int_equal(self_of(off, "leaf_two"), 0);
+	assert_in_range(self_of(off, "proftop_test_wait"), 50000, (end - since) / 1000 + 1);
+	assert_int_equal(self_of(off, "proftop_test_entry"), 0);
+	assert_int_equal(total_of_func(off, "proftop_test_entry"), self_of(off, "proftop_test_wait"));
+	for (size_t f = 0; f < off->nfuncs; f++)
+		if (strstr(off->funcs[f].name, "proftop_test_"))
+			assert_string_equal(off->funcs[f].module, "[kernel.kallsyms]");
+	assert_int_equal(off->samples, 4000 + self_of(off, "proftop_test_wait"));
+	snapshot_unref(off);
+	snapshot_unref(wall);
+	collector_free(c);
+	ring_destroy(ring);
+}
+
 /* A thread blocked for seconds shows while it waits (up to the collector's lag), and once back
  * in its wait counts exactly once: what was shown early is not counted again. */
 static void long_wait_shows_while_it_lasts(void **state)
@@ -635,6 +703,7 @@ int main(void)
 		cmocka_unit_test(cpu_run_has_no_other_modes),
 		cmocka_unit_test(allocations_add_up),
 		cmocka_unit_test(long_wait_shows_while_it_lasts),
+		cmocka_unit_test(attached_waits_count_once),
 		cmocka_unit_test(history_counts_from_the_start),
 	};
 

@@ -1,6 +1,6 @@
 /* The /proc/kallsyms reader: lines as the kernel writes them and as it never does, lookups at
- * a function's edges, modules, aliases, the hidden addresses of kptr_restrict, and the real
- * file when it shows addresses. */
+ * a function's edges, modules, aliases, lookups by name (of one name in two places, the core
+ * kernel's), the hidden addresses of kptr_restrict, and the real file when it shows addresses. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -88,6 +88,47 @@ static void lookups(void **state)
 	kallsyms_free(k);
 }
 
+/* By name: what kallsyms_lookup() says at its start; the core kernel's first of one name, a
+ * module's when asked for; an alias left out and the data not found. */
+static void finds(void **state)
+{
+	static const char text[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t init_once\n"
+		"ffffffff81000050 D some_data\n"
+		"ffffffffc0001000 t init_once\t[ext4]\n"
+		"ffffffffc0000000 t nfs_wait\t[nfs]\n"
+		"ffffffff81000200 T zzz_last\n";
+	struct kallsyms *k = kallsyms_parse(text, sizeof(text) - 1);
+	uint64_t start, at;
+	const char *module, *found, *looked;
+
+	(void)state;
+	found = kallsyms_find(k, "init_once", NULL, &start, &module);
+	assert_string_equal(found, "init_once");
+	assert_true(start == 0xffffffff81000100ull);
+	assert_string_equal(module, "[kernel.kallsyms]");
+	looked = kallsyms_lookup(k, start, &at, &module);
+	assert_ptr_equal(looked, found);
+	found = kallsyms_find(k, "init_once", "[ext4]", &start, &module);
+	assert_true(start == 0xffffffffc0001000ull);
+	assert_string_equal(module, "[ext4]");
+	assert_non_null(kallsyms_find(k, "nfs_wait", NULL, &start, &module));
+	assert_string_equal(module, "[nfs]");
+	assert_string_equal(kallsyms_find(k, "zzz_last", NULL, &start, &module), "zzz_last");
+	assert_string_equal(kallsyms_find(k, "_stext", NULL, &start, &module), "_stext");
+	assert_null(kallsyms_find(k, "_text", NULL, &start, &module)); /* an alias of _stext */
+	assert_null(kallsyms_find(k, "some_data", NULL, &start, &module));
+	assert_null(kallsyms_find(k, "init_once", "[xfs]", &start, &module));
+	assert_null(kallsyms_find(k, "", NULL, &start, &module));
+	assert_null(kallsyms_find(k, "zzzz", NULL, &start, &module));
+	kallsyms_free(k);
+	k = kallsyms_parse("", 0);
+	assert_null(kallsyms_find(k, "x", NULL, &start, &module));
+	kallsyms_free(k);
+}
+
 /* kptr_restrict: every address 0. Nothing to look up, and load says why. */
 static void hidden_addresses(void **state)
 {
@@ -140,6 +181,9 @@ static void real_file(void **state)
 	/* schedule, or an alias at its address */
 	assert_non_null(kallsyms_lookup(k, addr, &start2, &module));
 	assert_true(start2 == addr);
+	/* and found by name where it is */
+	assert_non_null(kallsyms_find(k, "schedule", NULL, &start2, &module));
+	assert_true(start2 == addr);
 	kallsyms_free(k);
 }
 
@@ -148,6 +192,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(lines),
 		cmocka_unit_test(lookups),
+		cmocka_unit_test(finds),
 		cmocka_unit_test(hidden_addresses),
 		cmocka_unit_test(real_file),
 	};

@@ -5,8 +5,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "proftop/blocked.h"
 #include "proftop/sample.h"
 
+#include <asm/perf_regs.h>
 #include <errno.h>
 #include <string.h>
 
@@ -276,6 +278,63 @@ static void garbage_headers(void **state)
 	assert_int_equal(sample_parse(junk, sizeof(junk), basic, 0, &r), -EINVAL); /* size > len */
 }
 
+/* A blocked record: its parts where the header says, its registers where a DWARF sample's are;
+ * sizes past the record, a thread 0 and kernel frames without their terminator refused. */
+static void blocked_records(void **state)
+{
+	struct builder b;
+	struct blockedrec in = { 7, 8, 1000, 0x401000, 0x7ffd00, 16, 4 }, out;
+	struct sample_record r;
+	const char *kernel;
+	size_t kernel_len, len;
+	uint64_t mask = sample_regs_mask();
+
+	(void)state;
+	begin(&b, SAMPLE_RECORD_BLOCKED, 0);
+	put(&b, &in, sizeof(in));
+	put64(&b, 0x1111);
+	put64(&b, 0x2222);
+	put(&b, "f\0\0\0\0\0\0\0", 8); /* one frame, "f" of the core kernel, then padding */
+	len = finish(&b);
+	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
+	assert_int_equal(out.since_ns, 1000);
+	assert_int_equal(r.tid, 8);
+	assert_int_equal(r.time, 1000);
+	assert_int_equal(r.sample.regs[__builtin_popcountll(mask & ((1ull << PERF_REG_X86_IP) - 1))],
+			 0x401000);
+	assert_int_equal(r.sample.regs[__builtin_popcountll(mask & ((1ull << PERF_REG_X86_SP) - 1))],
+			 0x7ffd00);
+	assert_int_equal(r.sample.stack_size, 16);
+	assert_ptr_equal(r.sample.stack, b.buf + 8 + sizeof(in));
+	assert_ptr_equal(kernel, (const char *)b.buf + 8 + sizeof(in) + 16);
+	assert_int_equal(kernel_len, 4);
+	assert_int_equal(sample_parse_blocked(b.buf, len - 1, &out, &r, &kernel, &kernel_len),
+			 -EINVAL); /* shorter than its header says */
+	in.kernel_size = 3; /* "f\0\0" cut before the module's terminator... still terminated */
+	memcpy(b.buf + 8, &in, sizeof(in));
+	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
+	b.buf[8 + sizeof(in) + 16 + 2] = 'x'; /* ...not now */
+	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	in.kernel_size = 64;
+	memcpy(b.buf + 8, &in, sizeof(in));
+	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	in.kernel_size = 0;
+	in.stack_size = 4096;
+	memcpy(b.buf + 8, &in, sizeof(in));
+	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	in.stack_size = 0;
+	in.tid = 0;
+	memcpy(b.buf + 8, &in, sizeof(in));
+	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	/* The instruction pointer unknown: no registers, the stack unused. */
+	in.tid = 8;
+	in.ip = 0;
+	memcpy(b.buf + 8, &in, sizeof(in));
+	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
+	assert_int_equal(r.sample.regs_abi, 0);
+	assert_null(r.sample.stack);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -285,6 +344,7 @@ int main(void)
 		cmocka_unit_test(switch_records),
 		cmocka_unit_test(layout_of_records),
 		cmocka_unit_test(garbage_headers),
+		cmocka_unit_test(blocked_records),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
