@@ -250,7 +250,8 @@ static void short_is_libiberty_without_params(void **state)
 
 			if (got != full)
 				shortened++;
-			strcpy(buf, got);
+			if (got != buf) /* the name itself, unshortened */
+				strcpy(buf, got);
 			drop_clones(buf);
 			if (strcmp(buf, want))
 				fail_msg("%s: shortened \"%s\" to \"%s\", libiberty prints \"%s\"",
@@ -324,7 +325,8 @@ static void bare_is_libiberty_without_templates(void **state)
 			const char *got = view_name(full, VIEW_NAMES_BARE, buf, sizeof(buf));
 
 			changed += got != full && strstr(got, "<>");
-			strcpy(buf, got);
+			if (got != buf) /* the name itself, unshortened */
+				strcpy(buf, got);
 			drop_clones(buf);
 			drop_empty_arguments(buf);
 			if (strcmp(buf, want))
