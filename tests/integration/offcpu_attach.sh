@@ -91,6 +91,11 @@ each_thread()
 		if [ "$fn" = keep_busy ]; then
 			[ "$mode" = wall ] || continue
 			lo=0.95 # its CPU time is sampled
+		elif [ "$fn" = redis-server ]; then
+			# It runs ten times a second (serverCron): when it ran between the attach's two
+			# looks at the threads, its time until its next wait is not counted (README),
+			# up to 100 ms (CI once saw 0.952 in wall mode).
+			lo=0.9
 		else
 			lo=0.98
 		fi
