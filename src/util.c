@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <time.h>
@@ -381,4 +382,29 @@ char *util_expand_tabs(const char *text)
 	}
 	out[len] = '\0';
 	return out;
+}
+
+int util_wake_new(void)
+{
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	return fd < 0 ? -errno : fd;
+}
+
+void util_wake(int fd)
+{
+	if (write(fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
+		/* saturated: the thread is awake already */
+	}
+}
+
+void util_wake_wait(int fd, int ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	uint64_t count;
+
+	poll(&pfd, 1, ms);
+	if (read(fd, &count, sizeof(count)) < 0) {
+		/* nothing signalled: the poll timed out */
+	}
 }

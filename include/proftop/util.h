@@ -36,6 +36,13 @@ void util_fatal_check(void);
 /* pthread_join() that runs util_fatal_check() while it waits. Returns 0 or -errno. */
 int util_join(pthread_t thread);
 
+/* Wake-ups between threads: an eventfd (non-blocking, close-on-exec; -errno when none could be
+ * made) that util_wake() signals (a saturated one is awake already) and util_wake_wait() waits
+ * on, at most ms milliseconds, taking what was signalled. */
+int util_wake_new(void);
+void util_wake(int fd);
+void util_wake_wait(int fd, int ms);
+
 /* The first size - 1 bytes of a small file (a /proc one), NUL-terminated in buf. Returns the
  * bytes read, 0 when the file cannot be opened or read or is empty. */
 size_t util_read_small(const char *path, char *buf, size_t size);

@@ -1,0 +1,12 @@
+/* source.c — the table of sources of profile data (source.h). Order matters: a record goes to
+ * the first source that says it is of its kind (the switches' samples before the CPU's). */
+#include "proftop/source.h"
+
+#include <stddef.h>
+
+const struct source *const source_table[] = {
+	&source_switches,
+	&source_cpu,
+	&source_alloc,
+	NULL,
+};
