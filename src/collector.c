@@ -24,14 +24,14 @@
  * records of their current round and their batches (milliseconds); the final one misses nothing.
  *
  * Threads. A struct worker belongs to its worker's thread; the rest of struct collector to the
- * collector thread while it runs, but for what is locked (the profiles; `fetched` under
- * fetched_lock; the publication, its own) and the atomics (`stop`, `shown`, `traced_func`, the
+ * collector thread while it runs, but for what is locked (the profiles; the hand-off of
+ * debug files and the publication, their own) and the atomics (`stop`, `shown`, `traced_func`, the
  * CPU times). Once the threads ended everything belongs to whoever holds late_lock: the
  * session's thread, or a reader's (the HTTP endpoint's) making a stretch itself. */
 #include "proftop/collector.h"
 
 #include "proftop/diag.h"
-#include "proftop/fetch.h"
+#include "proftop/handoff.h"
 #include "proftop/profile.h"
 #include "proftop/profiles.h"
 #include "proftop/publication.h"
@@ -55,14 +55,11 @@
 #define REQUEST_WAIT_NS 500000000ull
 /* How long a thread sleeps when nothing wakes it. */
 #define ROUND_MS 50
-#define MAX_SOURCES 8
 
 /* One unwinding thread's: see the file comment. */
 struct worker {
 	struct collector *c;
 	struct source_env env;
-	void *states[MAX_SOURCES]; /* one per source of the run (c->sources) */
-	size_t fetched_applied;    /* of the collector's fetched files (0 again: take them again) */
 	int wake_fd;               /* its own thread's (-1 for the collector thread's worker) */
 	pthread_t thread;
 	bool running;
@@ -75,18 +72,14 @@ struct collector {
 	struct diag *diag;
 	struct worker *workers;
 	unsigned nworkers;
-	const struct source *sources[MAX_SOURCES]; /* the run's, in source_table's order */
-	size_t nsources;
+	struct source_set sources; /* the run's, and each worker's states of them */
+	struct publication_maker maker;
 	struct profiles *profiles;
 	_Atomic int shown;         /* the kind whose snapshots are published */
 	_Atomic uint32_t traced_func; /* the function the timeline follows; 0: none */
 	size_t trees_budget;       /* the call trees' part of --max-memory (0: no limit) */
 	size_t sources_budget;     /* each worker's part for its modules' DWARF (0: no limit) */
-	struct fetcher *fetcher;   /* debuginfod; NULL: not asked */
-	pthread_mutex_t fetched_lock;
-	struct fetched **fetched;  /* debug files sent so far, each worker's to take */
-	size_t nfetched, fetched_cap;
-	_Atomic size_t fetched_count; /* nfetched, for a look without the lock */
+	struct handoff *handoff;   /* debuginfod's files; NULL: not asked */
 	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	pthread_mutex_t late_lock; /* everything once the threads ended */
@@ -99,24 +92,7 @@ struct collector {
 	struct selfcost cost;      /* proftop's own, measured once per publication */
 };
 
-/* The source of the run that owns the kind mode (NULL: none), and its states. */
-static const struct source *owner_of(const struct collector *c, enum sample_mode mode, size_t *at)
-{
-	for (size_t i = 0; i < c->nsources; i++)
-		if (c->sources[i]->owns & PROFILES_MODE(mode)) {
-			*at = i;
-			return c->sources[i];
-		}
-	return NULL;
-}
-
-/* The states of source i, one per worker, in worker order. */
-static void *const *states_of(const struct collector *c, size_t i, void **out)
-{
-	for (unsigned k = 0; k < c->nworkers; k++)
-		out[k] = c->workers[k].states[i];
-	return out;
-}
+static publication_stamp_fn stamp;
 
 static void worker_init(struct collector *c, struct worker *w, unsigned index)
 {
@@ -134,15 +110,15 @@ static void worker_init(struct collector *c, struct worker *w, unsigned index)
 		.nworkers = c->nworkers,
 		.sites = true,
 	};
-	for (size_t i = 0; i < c->nsources; i++)
-		w->states[i] = c->sources[i]->worker_new(&w->env);
+	for (size_t i = 0; i < c->sources.n; i++)
+		c->sources.states[i][index] = c->sources.sources[i]->worker_new(&w->env);
 	w->wake_fd = -1;
 }
 
 static void worker_free(struct collector *c, struct worker *w)
 {
-	for (size_t i = 0; i < c->nsources; i++)
-		c->sources[i]->worker_free(w->states[i]);
+	for (size_t i = 0; i < c->sources.n; i++)
+		c->sources.sources[i]->worker_free(c->sources.states[i][w->env.index]);
 	resolver_free(w->env.resolver);
 	if (w->wake_fd >= 0)
 		close(w->wake_fd);
@@ -158,7 +134,7 @@ static int open_sources(struct collector *c, unsigned nworkers, uint32_t *feeds,
 			continue;
 		if ((*s)->one_worker && nworkers > 1)
 			return -EINVAL;
-		c->sources[c->nsources++] = *s;
+		c->sources.sources[c->sources.n++] = *s;
 		*feeds |= (*s)->feeds;
 		*rebuilt |= (*s)->rebuilt;
 	}
@@ -190,16 +166,16 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->sampler = sampler;
 	c->diag = diag;
 	c->nworkers = nworkers;
+	c->sources.nworkers = nworkers;
 	c->profiles = profiles_new(feeds, rebuilt, config->system_wide, nworkers > 1, diag);
 	c->workers = xcalloc(nworkers, sizeof(*c->workers));
 	for (unsigned i = 0; i < nworkers; i++)
 		worker_init(c, &c->workers[i], i);
 	atomic_init(&c->shown, (int)config->mode);
-	atomic_init(&c->fetched_count, 0);
-	pthread_mutex_init(&c->fetched_lock, NULL);
 	pthread_mutex_init(&c->late_lock, NULL);
 	c->publication = publication_new(c->wake_fd, -1);
 	c->start_ns = util_now_ns();
+	c->maker = (struct publication_maker){ c->profiles, &c->sources, stamp, c, c->start_ns };
 	*out = c;
 	return 0;
 }
@@ -247,39 +223,12 @@ void collector_set_source(struct collector *c, enum collector_source source)
 
 /* --- debuginfod's files ----------------------------------------------------------------------- */
 
-/* A module of the worker's symbolizer lacks symbols or DWARF: ask debuginfod, unless it sent
- * that build-id's file already (to another worker, or for another module of the same build-id):
- * then the worker takes the files sent again, before its next record (drain()), when the module
- * is in place. */
-static void want_debug_file(void *arg, const unsigned char *build_id, size_t len,
-			    const char *module)
-{
-	struct worker *w = arg;
-	struct collector *c = w->c;
-	bool sent = false;
-
-	pthread_mutex_lock(&c->fetched_lock);
-	for (size_t i = 0; i < c->nfetched && !sent; i++)
-		sent = c->fetched[i]->build_id_len == len &&
-		       !memcmp(c->fetched[i]->build_id, build_id, len);
-	pthread_mutex_unlock(&c->fetched_lock);
-	if (sent)
-		w->fetched_applied = 0;
-	else
-		fetcher_want(c->fetcher, build_id, len, module);
-}
-
 bool collector_use_debuginfod(struct collector *c)
 {
-	c->fetcher = fetcher_new(c->wake_fd);
-	if (c->fetcher)
-		for (unsigned i = 0; i < c->nworkers; i++)
-			symbolizer_want_debug_files(resolver_symbolizer(c->workers[i].env.resolver),
-						    want_debug_file, &c->workers[i]);
-	else if (errno)
-		diag_report(c->diag, DIAG_WARNING, "debuginfod: no debug files are fetched: %s",
-			    strerror(errno));
-	return c->fetcher != NULL;
+	c->handoff = handoff_new(c->wake_fd, c->diag);
+	for (unsigned i = 0; c->handoff && i < c->nworkers; i++)
+		resolver_use_handoff(c->workers[i].env.resolver, c->handoff);
+	return c->handoff != NULL;
 }
 
 static void wake_workers(struct collector *c)
@@ -289,84 +238,21 @@ static void wake_workers(struct collector *c)
 			util_wake(c->workers[i].wake_fd);
 }
 
-/* Debug files debuginfod sent, or could not: the ones sent go to every worker
- * (apply_fetched()); the collector thread reports the rest. */
+/* The files debuginfod sent go to every worker (resolver_take_debug_files()). */
 static void take_fetched(struct collector *c)
 {
-	struct fetched done;
-	bool any = false;
-
-	while (c->fetcher && fetcher_take(c->fetcher, &done)) {
-		if (done.err == -ENOENT) {
-			diag_report(c->diag, DIAG_INFO, "debuginfod has no debug file for %s", done.name);
-		} else if (done.err) {
-			diag_report(c->diag, DIAG_WARNING, "debuginfod: no debug file could be fetched from "
-				    "%s: %s; stripped files' functions show as module+0x...",
-				    fetcher_urls(c->fetcher), strerror(-done.err));
-		} else {
-			struct fetched *f = xmalloc(sizeof(*f));
-
-			*f = done; /* (its strings go with it) */
-			pthread_mutex_lock(&c->fetched_lock);
-			xgrow((void **)&c->fetched, &c->fetched_cap, c->nfetched + 1, sizeof(*c->fetched));
-			c->fetched[c->nfetched++] = f;
-			atomic_store_explicit(&c->fetched_count, c->nfetched, memory_order_relaxed);
-			pthread_mutex_unlock(&c->fetched_lock);
-			any = true;
-			continue;
-		}
-		fetched_clear(&done);
-	}
-	if (any)
+	if (c->handoff && handoff_take(c->handoff))
 		wake_workers(c);
-}
-
-/* The worker takes the debug files sent since it last looked: what was stripped is named from
- * now on (and what had only its start address is named where it stood), what had no lines gets
- * them. */
-static void apply_fetched(struct worker *w)
-{
-	struct collector *c = w->c;
-
-	for (;;) {
-		struct fetched *f = NULL;
-		char *why = NULL;
-
-		pthread_mutex_lock(&c->fetched_lock);
-		if (w->fetched_applied < c->nfetched)
-			f = c->fetched[w->fetched_applied++];
-		pthread_mutex_unlock(&c->fetched_lock);
-		if (!f)
-			return;
-		/* (every worker reports and names: the channel says a text once, and naming
-		 * what is named already changes nothing) */
-		if (resolver_add_debug_file(w->env.resolver, f, &why))
-			diag_report(c->diag, DIAG_INFO, "debuginfod sent the debug file of %s: its "
-				    "functions and lines are named", f->name);
-		else if (why)
-			diag_report(c->diag, DIAG_WARNING, "debuginfod sent for %s: %s; not used",
-				    f->name, why);
-		free(why);
-	}
 }
 
 /* Profiling is over: nothing would take what arrives from now on. */
 static void stop_fetching(struct collector *c)
 {
-	char name[64];
-	size_t waiting;
-
-	if (!c->fetcher)
+	if (!c->handoff)
 		return;
-	waiting = fetcher_status(c->fetcher, name, sizeof(name));
-	if (name[0])
-		diag_report(c->diag, DIAG_WARNING, "debuginfod was still fetching the debug file of %s "
-			    "when profiling ended%s: not used", name,
-			    waiting ? " (more were waiting)" : "");
+	handoff_stop(c->handoff);
 	for (unsigned i = 0; i < c->nworkers; i++)
-		symbolizer_want_debug_files(resolver_symbolizer(c->workers[i].env.resolver), NULL, NULL);
-	fetcher_free(c->fetcher);
-	c->fetcher = NULL;
+		resolver_use_handoff(c->workers[i].env.resolver, NULL);
 }
 
 /* --- records ---------------------------------------------------------------------------------- */
@@ -381,8 +267,8 @@ static void handle_record(struct worker *w, const void *data, size_t len)
 
 	if (len < sizeof(*h))
 		return;
-	for (size_t i = 0; i < c->nsources; i++)
-		if (c->sources[i]->record(w->states[i], data, len))
+	for (size_t i = 0; i < c->sources.n; i++)
+		if (c->sources.sources[i]->record(c->sources.states[i][w->env.index], data, len))
 			return;
 	if (sample_parse(data, len, w->env.sample_type, w->env.regs_mask, &r) < 0)
 		return;
@@ -393,16 +279,19 @@ static void handle_record(struct worker *w, const void *data, size_t len)
 		profiles_unlock(c->profiles);
 	}
 	if (r.kind == SAMPLE_KIND_EXIT && source_env_owns(&w->env, r.tid))
-		for (size_t i = 0; i < c->nsources; i++)
-			if (c->sources[i]->thread_exited)
-				c->sources[i]->thread_exited(w->states[i], (pid_t)r.tid);
+		for (size_t i = 0; i < c->sources.n; i++)
+			if (c->sources.sources[i]->thread_exited)
+				c->sources.sources[i]->thread_exited(c->sources.states[i][w->env.index],
+								     (pid_t)r.tid);
 }
 
 static void flush_sources(struct worker *w)
 {
-	for (size_t i = 0; i < w->c->nsources; i++)
-		if (w->c->sources[i]->flush)
-			w->c->sources[i]->flush(w->states[i]);
+	const struct source_set *set = &w->c->sources;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->sources[i]->flush)
+			set->sources[i]->flush(set->states[i][w->env.index]);
 }
 
 void collector_process(struct collector *c, const void *record, size_t len)
@@ -431,9 +320,7 @@ static void drain(struct worker *w)
 		/* A file sent while this worker was busy, or one a module it loaded since wants:
 		 * taken before the next record, so that few of its addresses are interned unnamed
 		 * after another worker named them. */
-		if (atomic_load_explicit(&w->c->fetched_count, memory_order_relaxed) >
-		    w->fetched_applied)
-			apply_fetched(w);
+		resolver_take_debug_files(w->env.resolver, true);
 		w->env.record_ns = util_now_ns(); /* (the profiles' clock, where they are added to) */
 		handle_record(w, data, len);
 		ring_release_reader(w->c->ring, w->env.index);
@@ -452,70 +339,27 @@ static uint64_t truncated_stacks(struct collector *c)
 	return n;
 }
 
-struct stamping {
-	struct collector *c;
-	uint64_t now;
-};
-
-/* What the collector knows of a snapshot of s->mode made at now, and what its source does. */
-static void stamp(void *arg, struct snapshot *s)
+/* What the collector knows of a snapshot made at now (publication_stamp_fn). */
+static void stamp(void *arg, struct snapshot *s, uint64_t now)
 {
-	struct stamping *st = arg;
-	struct collector *c = st->c;
-	void *states[COLLECTOR_MAX_WORKERS];
-	size_t at;
-	const struct source *owner = owner_of(c, s->mode, &at);
+	struct collector *c = arg;
 
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
 	s->counters.truncated = truncated_stacks(c);
-	s->elapsed_ns = st->now - c->start_ns;
+	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
-	if (owner && owner->stamp)
-		owner->stamp(states_of(c, at, states), c->nworkers, s);
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
 	s->system_ns = atomic_load_explicit(&c->cpu_system_ns, memory_order_relaxed);
 	s->cost = c->cost;
-	if (c->fetcher) {
-		char name[48];
-		size_t waiting = fetcher_status(c->fetcher, name, sizeof(name));
-
-		if (waiting)
-			snprintf(s->fetching, sizeof(s->fetching), "%s (+%zu)", name, waiting);
-		else
-			snprintf(s->fetching, sizeof(s->fetching), "%s", name);
-	}
-}
-
-static void stamp_as(struct collector *c, struct snapshot *s, enum sample_mode mode, uint64_t now)
-{
-	struct stamping st = { c, now };
-
-	s->mode = mode;
-	stamp(&st, s);
+	if (c->handoff)
+		handoff_status(c->handoff, s->fetching, sizeof(s->fetching));
 }
 
 void collector_set_cpu_times(struct collector *c, uint64_t user_ns, uint64_t system_ns)
 {
 	atomic_store_explicit(&c->cpu_user_ns, user_ns, memory_order_relaxed);
 	atomic_store_explicit(&c->cpu_system_ns, system_ns, memory_order_relaxed);
-}
-
-/* The snapshot of the selected stretch: a window's ends move with the run. Once profiling ended
- * the clock stops at its end, so a window made later still shows its last seconds. */
-static struct snapshot *range_snapshot(struct collector *c, struct profile *p,
-				       const struct snapshot_range *r, uint64_t now)
-{
-	uint64_t elapsed = now - c->start_ns, from_s = r->from_s, to_s = r->to_s;
-	struct snapshot *s;
-
-	if (r->last_ns) {
-		from_s = elapsed > r->last_ns ? (elapsed - r->last_ns) / 1000000000u : 0;
-		to_s = UINT64_MAX;
-	}
-	s = profile_range_snapshot(p, from_s, to_s);
-	s->window_ns = r->last_ns;
-	return s;
 }
 
 /* What the collector holds by part of the budget, into its cost; with the profiles locked. */
@@ -532,58 +376,19 @@ static void measure_parts(struct collector *c)
 	c->cost.sources_budget = c->sources_budget * c->nworkers;
 }
 
-/* Every source is told of a publication at now (with the profiles locked). */
-static void sources_publishing(struct collector *c, uint64_t now, bool ended)
-{
-	void *states[COLLECTOR_MAX_WORKERS];
-
-	for (size_t i = 0; i < c->nsources; i++)
-		if (c->sources[i]->publishing)
-			c->sources[i]->publishing(states_of(c, i, states), c->nworkers, now, ended);
-}
-
-/* The cumulative snapshot of the kind shown (its source's, or its profile's), with the
- * profiles locked. */
-static struct snapshot *shown_snapshot(struct collector *c, enum sample_mode mode, uint64_t now)
-{
-	uint32_t traced = atomic_load_explicit(&c->traced_func, memory_order_relaxed);
-	void *states[COLLECTOR_MAX_WORKERS];
-	struct stamping st = { c, now };
-	size_t at;
-	const struct source *owner = owner_of(c, mode, &at);
-	struct profile *p = profiles_get(c->profiles, mode);
-	struct snapshot *s;
-
-	if (owner && owner->snapshot)
-		return owner->snapshot(states_of(c, at, states), c->nworkers, mode, traced, now,
-				       stamp, &st);
-	profile_trace(p, traced);
-	s = profile_snapshot(p);
-	stamp_as(c, s, mode, now);
-	return s;
-}
-
 /* The cumulative snapshot, and the one of the selected stretch while a reader selected one. */
 static void publish(struct collector *c)
 {
 	uint64_t now = c->end_ns ? c->end_ns : util_now_ns();
-	struct snapshot *s, *range = NULL;
-	struct snapshot_range selected;
-	enum sample_mode mode = atomic_load_explicit(&c->shown, memory_order_relaxed);
-	bool ranged = publication_selected(c->publication, &selected);
+	struct snapshot *s, *range;
 
 	selfcost_measure(&c->cost);
 	profiles_lock(c->profiles);
 	measure_parts(c);
-	if (!c->end_ns)
-		sources_publishing(c, now, false);
-	s = shown_snapshot(c, mode, now);
-	if (ranged && profiles_rebuilt(c->profiles, mode)) { /* no stretches: it is of now */
-		range = snapshot_ref(s);
-	} else if (ranged) {
-		range = range_snapshot(c, profiles_get(c->profiles, mode), &selected, now);
-		stamp_as(c, range, mode, now);
-	}
+	s = publication_make(c->publication, &c->maker,
+			     atomic_load_explicit(&c->shown, memory_order_relaxed),
+			     atomic_load_explicit(&c->traced_func, memory_order_relaxed), now,
+			     c->end_ns != 0, &range);
 	profiles_unlock(c->profiles);
 	publication_put(c->publication, s, range);
 }
@@ -600,8 +405,7 @@ static struct snapshot *make_stretch(void *arg, enum sample_mode mode, uint64_t 
 	selfcost_measure(&c->cost);
 	profiles_lock(c->profiles);
 	measure_parts(c);
-	s = profile_range_snapshot(profiles_get(c->profiles, mode), from_s, to_s);
-	stamp_as(c, s, mode, c->end_ns ? c->end_ns : util_now_ns());
+	s = publication_stretch(&c->maker, mode, from_s, to_s, c->end_ns ? c->end_ns : util_now_ns());
 	profiles_unlock(c->profiles);
 	return s;
 }
@@ -609,9 +413,11 @@ static struct snapshot *make_stretch(void *arg, enum sample_mode mode, uint64_t 
 /* --- threads ---------------------------------------------------------------------------------- */
 
 /* A worker's round: the debug files sent, the records, the processes gone, the DWARF held. */
-static void work(struct worker *w)
+static void work(void *arg)
 {
-	apply_fetched(w);
+	struct worker *w = arg;
+
+	resolver_take_debug_files(w->env.resolver, false);
 	drain(w);
 	resolver_tick(w->env.resolver, util_now_ns(), w->c->sources_budget);
 }
@@ -619,8 +425,10 @@ static void work(struct worker *w)
 /* The collector thread's round. With one worker it is that worker too; with several it wakes
  * theirs (the sampler woke it). Either way it takes debuginfod's files, makes the stretches
  * asked for and publishes. */
-static void coordinate(struct collector *c)
+static void coordinate(void *arg)
 {
+	struct collector *c = arg;
+
 	take_fetched(c);
 	if (c->nworkers == 1)
 		work(&c->workers[0]);
@@ -641,23 +449,13 @@ static void run_rounds(struct collector *c, int fd, void (*round)(void *arg), vo
 	}
 }
 
-static void worker_round(void *arg)
-{
-	work(arg);
-}
-
-static void collector_round(void *arg)
-{
-	coordinate(arg);
-}
-
 /* A worker's thread (several workers). It owns its struct worker, reads the ring as reader
  * index, and takes the profiles' lock for what it adds. */
 static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 
-	run_rounds(w->c, w->wake_fd, worker_round, w);
+	run_rounds(w->c, w->wake_fd, work, w);
 	work(w);
 	return NULL;
 }
@@ -666,7 +464,7 @@ static void *collector_main(void *arg)
 {
 	struct collector *c = arg;
 
-	run_rounds(c, c->wake_fd, collector_round, c);
+	run_rounds(c, c->wake_fd, coordinate, c);
 	return NULL;
 }
 
@@ -722,6 +520,7 @@ int collector_start(struct collector *c, const pid_t *pids, size_t npids)
 	c->start_ns = util_now_ns();
 	for (unsigned k = 0; k < c->nworkers; k++)
 		c->workers[k].env.start_ns = c->start_ns;
+	c->maker.start_ns = c->start_ns;
 	profiles_set_origin(c->profiles, c->start_ns);
 	publish(c);
 	err = start_workers(c);
@@ -761,7 +560,7 @@ void collector_finish(struct collector *c)
 		c->end_ns = util_now_ns();
 		publication_set_end(c->publication, c->end_ns);
 		profiles_lock(c->profiles);
-		sources_publishing(c, c->end_ns, true);
+		publication_ending(&c->maker, c->end_ns);
 		profiles_unlock(c->profiles);
 		/* A JIT may have written its map as its process ended: what it names is named
 		 * before the last publication. */
@@ -770,7 +569,7 @@ void collector_finish(struct collector *c)
 	}
 	take_fetched(c);
 	for (unsigned i = 0; i < c->nworkers; i++)
-		apply_fetched(&c->workers[i]);
+		resolver_take_debug_files(c->workers[i].env.resolver, false);
 	stop_fetching(c);
 	publish(c);
 	pthread_mutex_unlock(&c->late_lock);
@@ -892,13 +691,8 @@ void collector_free(struct collector *c)
 		worker_free(c, &c->workers[i]);
 	free(c->workers);
 	profiles_free(c->profiles);
-	for (size_t i = 0; i < c->nfetched; i++) {
-		fetched_clear(c->fetched[i]);
-		free(c->fetched[i]);
-	}
-	free(c->fetched);
+	handoff_free(c->handoff);
 	close(c->wake_fd);
-	pthread_mutex_destroy(&c->fetched_lock);
 	pthread_mutex_destroy(&c->late_lock);
 	free(c);
 }

@@ -4,6 +4,9 @@
  * set done (or ended), so the list never holds a request whose reader left. */
 #include "proftop/publication.h"
 
+#include "proftop/profile.h"
+#include "proftop/profiles.h"
+#include "proftop/source.h"
 #include "proftop/util.h"
 
 #include <pthread.h>
@@ -214,4 +217,112 @@ bool publication_ask_stretch(struct publication *p, enum sample_mode mode, uint6
 	pthread_mutex_unlock(&p->lock);
 	*made = req.made;
 	return req.done;
+}
+
+/* --- making them ------------------------------------------------------------------------------ */
+
+struct stamping {
+	const struct publication_maker *m;
+	uint64_t now;
+};
+
+/* The collector's part, then what the source of its kind knows. */
+static void stamp(void *arg, struct snapshot *s)
+{
+	struct stamping *st = arg;
+	const struct source_set *set = st->m->sources;
+	size_t at;
+	const struct source *owner = source_set_owner(set, s->mode, &at);
+
+	st->m->stamp(st->m->arg, s, st->now);
+	if (owner && owner->stamp)
+		owner->stamp(set->states[at], set->nworkers, s);
+}
+
+static void stamp_as(const struct publication_maker *m, struct snapshot *s, enum sample_mode mode,
+		     uint64_t now)
+{
+	struct stamping st = { m, now };
+
+	s->mode = mode;
+	stamp(&st, s);
+}
+
+static void sources_publishing(const struct publication_maker *m, uint64_t now, bool ended)
+{
+	const struct source_set *set = m->sources;
+
+	for (size_t i = 0; i < set->n; i++)
+		if (set->sources[i]->publishing)
+			set->sources[i]->publishing(set->states[i], set->nworkers, now, ended);
+}
+
+void publication_ending(const struct publication_maker *m, uint64_t now_ns)
+{
+	sources_publishing(m, now_ns, true);
+}
+
+/* The cumulative snapshot of the kind shown: its source's, or its profile's. */
+static struct snapshot *shown_snapshot(const struct publication_maker *m, enum sample_mode mode,
+				       uint32_t traced, uint64_t now)
+{
+	struct stamping st = { m, now };
+	size_t at;
+	const struct source *owner = source_set_owner(m->sources, mode, &at);
+	struct profile *p = profiles_get(m->profiles, mode);
+	struct snapshot *s;
+
+	if (owner && owner->snapshot)
+		return owner->snapshot(m->sources->states[at], m->sources->nworkers, mode, traced,
+				       now, stamp, &st);
+	profile_trace(p, traced);
+	s = profile_snapshot(p);
+	stamp_as(m, s, mode, now);
+	return s;
+}
+
+/* The snapshot of the selected stretch: a window's ends move with the run. Once profiling ended
+ * the clock stops at its end, so a window made later still shows its last seconds. */
+static struct snapshot *range_snapshot(const struct publication_maker *m, enum sample_mode mode,
+				       const struct snapshot_range *r, uint64_t now)
+{
+	uint64_t elapsed = now - m->start_ns, from_s = r->from_s, to_s = r->to_s;
+	struct snapshot *s;
+
+	if (r->last_ns) {
+		from_s = elapsed > r->last_ns ? (elapsed - r->last_ns) / 1000000000u : 0;
+		to_s = UINT64_MAX;
+	}
+	s = profile_range_snapshot(profiles_get(m->profiles, mode), from_s, to_s);
+	s->window_ns = r->last_ns;
+	stamp_as(m, s, mode, now);
+	return s;
+}
+
+struct snapshot *publication_make(struct publication *p, const struct publication_maker *m,
+				  enum sample_mode mode, uint32_t traced, uint64_t now_ns, bool ended,
+				  struct snapshot **range)
+{
+	struct snapshot_range selected;
+	bool ranged = publication_selected(p, &selected);
+	struct snapshot *s;
+
+	if (!ended)
+		sources_publishing(m, now_ns, false);
+	s = shown_snapshot(m, mode, traced, now_ns);
+	*range = NULL;
+	if (ranged && profiles_rebuilt(m->profiles, mode)) /* no stretches: it is of now */
+		*range = snapshot_ref(s);
+	else if (ranged)
+		*range = range_snapshot(m, mode, &selected, now_ns);
+	return s;
+}
+
+struct snapshot *publication_stretch(const struct publication_maker *m, enum sample_mode mode,
+				     uint64_t from_s, uint64_t to_s, uint64_t now_ns)
+{
+	struct snapshot *s = profile_range_snapshot(profiles_get(m->profiles, mode), from_s, to_s);
+
+	stamp_as(m, s, mode, now_ns);
+	return s;
 }

@@ -16,6 +16,7 @@
 #include "proftop/blocked.h"
 #include "proftop/diag.h"
 #include "proftop/fetch.h"
+#include "proftop/handoff.h"
 #include "proftop/lines.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
@@ -90,6 +91,8 @@ struct resolver {
 	uint32_t module_frames_generation;
 	struct frame_source sources[RESOLVER_MAX_FRAME_SOURCES];
 	size_t nsources;
+	struct handoff *handoff;   /* debuginfod's files; NULL: none */
+	size_t fetched_applied;    /* of its files, taken so far (0 again: take them again) */
 	struct exited *exited;     /* processes to forget, oldest first */
 	size_t nexited, exited_cap;
 	_Atomic uint64_t truncated;
@@ -592,12 +595,42 @@ static void module_named(void *arg, const char *module, struct module *mod)
 	profiles_unlock(n.r->profiles);
 }
 
-bool resolver_add_debug_file(struct resolver *r, const struct fetched *f, char **why)
+/* A module of the symbolizer lacks symbols or DWARF (handoff_want()). */
+static void want_debug_file(void *arg, const unsigned char *build_id, size_t len,
+			    const char *module)
 {
-	if (!symbolizer_add_debug_file(r->symbolizer, f->build_id, f->build_id_len, f->path, why,
-				       module_named, r))
-		return false;
-	forget_frames(r);
-	r->module_frames_generation++;
-	return true;
+	struct resolver *r = arg;
+
+	handoff_want(r->handoff, build_id, len, module, &r->fetched_applied);
+}
+
+void resolver_use_handoff(struct resolver *r, struct handoff *h)
+{
+	r->handoff = h;
+	symbolizer_want_debug_files(r->symbolizer, h ? want_debug_file : NULL, h ? r : NULL);
+}
+
+void resolver_take_debug_files(struct resolver *r, bool when_waiting)
+{
+	const struct fetched *f;
+
+	if (!r->handoff || (when_waiting && !handoff_waiting(r->handoff, r->fetched_applied)))
+		return;
+	while ((f = handoff_next(r->handoff, &r->fetched_applied))) {
+		char *why = NULL;
+
+		/* (every worker reports and names: the channel says a text once, and naming
+		 * what is named already changes nothing) */
+		if (symbolizer_add_debug_file(r->symbolizer, f->build_id, f->build_id_len, f->path,
+					      &why, module_named, r)) {
+			forget_frames(r);
+			r->module_frames_generation++;
+			diag_report(r->diag, DIAG_INFO, "debuginfod sent the debug file of %s: its "
+				    "functions and lines are named", f->name);
+		} else if (why) {
+			diag_report(r->diag, DIAG_WARNING, "debuginfod sent for %s: %s; not used",
+				    f->name, why);
+		}
+		free(why);
+	}
 }

@@ -10,3 +10,14 @@ const struct source *const source_table[] = {
 	&source_alloc,
 	NULL,
 };
+
+const struct source *source_set_owner(const struct source_set *set, enum sample_mode mode,
+				      size_t *at)
+{
+	for (size_t i = 0; i < set->n; i++)
+		if (set->sources[i]->owns & (1u << (unsigned)mode)) {
+			*at = i;
+			return set->sources[i];
+		}
+	return NULL;
+}

@@ -39,6 +39,32 @@ void publication_make_stretches(struct publication *p, publication_make_fn *make
 uint64_t publication_end(struct publication *p);
 void publication_set_end(struct publication *p, uint64_t end_ns);
 
+/* --- making them (the collector thread, or after the end whoever holds the collector's
+ * late lock), with the profiles locked --------------------------------------------------- */
+struct profiles;
+struct source_set;
+/* What the collector knows of a snapshot of s->mode made at now_ns (counters, clocks, cost). */
+typedef void publication_stamp_fn(void *arg, struct snapshot *s, uint64_t now_ns);
+struct publication_maker {
+	struct profiles *profiles;
+	const struct source_set *sources;
+	publication_stamp_fn *stamp;
+	void *arg;
+	uint64_t start_ns;         /* the run's */
+};
+/* The sources are told (unless ended: they were at the end), then the cumulative snapshot of
+ * mode (its source's, with its siblings, or its profile's) is made, traced counting on its
+ * timeline, and the selected stretch's when one is (into *range, else NULL): for
+ * publication_put() once the profiles are unlocked. */
+struct snapshot *publication_make(struct publication *p, const struct publication_maker *m,
+				  enum sample_mode mode, uint32_t traced, uint64_t now_ns, bool ended,
+				  struct snapshot **range);
+/* The snapshot of the run's seconds [from_s, to_s) in mode. */
+struct snapshot *publication_stretch(const struct publication_maker *m, enum sample_mode mode,
+				     uint64_t from_s, uint64_t to_s, uint64_t now_ns);
+/* The sources are told the run ended at now_ns. */
+void publication_ending(const struct publication_maker *m, uint64_t now_ns);
+
 /* --- readers ------------------------------------------------------------------------------ */
 /* The newest published and its stretch's (NULL when none) into *range, with references. */
 struct snapshot *publication_get(struct publication *p, struct snapshot **range);

@@ -27,7 +27,7 @@ struct diag;
 struct profiles;
 struct resolver;
 struct symbol;
-struct fetched;
+struct handoff;
 
 /* Frames of one sample, inlined and spliced ones included. */
 #define RESOLVER_MAX_FRAMES (UNWIND_MAX_FRAMES * 2)
@@ -76,10 +76,12 @@ size_t resolver_sample_stack(struct resolver *r, const struct sample_record *rec
 size_t resolver_kernel_frames(struct resolver *r, const char *frames, size_t len, uint32_t *funcs,
 			      size_t depth);
 
-/* A debug file debuginfod sent: the modules it is for are named from now on, what the
- * profiles interned unnamed is named where it stood. Returns whether a module took it; *why
- * (malloc'd) says why one refused it. */
-bool resolver_add_debug_file(struct resolver *r, const struct fetched *f, char **why);
+/* Debug files from debuginfod (handoff.h; NULL: no more): the modules that lack one ask for
+ * it, and resolver_take_debug_files() takes those sent since it last looked: what was stripped
+ * is named from now on (and what the profiles interned unnamed is named where it stood), what
+ * had no lines gets them. when_waiting: only if some are waiting (a look without a lock). */
+void resolver_use_handoff(struct resolver *r, struct handoff *h);
+void resolver_take_debug_files(struct resolver *r, bool when_waiting);
 
 /* One frame of a frame source (see the file comment). Its strings need only last the call. */
 struct resolver_frame {

@@ -75,6 +75,20 @@ struct source {
 	void (*stamp)(void *const *states, unsigned nworkers, struct snapshot *s);
 };
 
+/* The run's sources (in source_table's order) and their states, one per worker each. */
+#define SOURCE_MAX 8
+#define SOURCE_MAX_WORKERS 64
+struct source_set {
+	const struct source *sources[SOURCE_MAX];
+	void *states[SOURCE_MAX][SOURCE_MAX_WORKERS];
+	size_t n;
+	unsigned nworkers;
+};
+
+/* The source of the set that owns the kind mode, its index into *at; NULL: none. */
+const struct source *source_set_owner(const struct source_set *set, enum sample_mode mode,
+				      size_t *at);
+
 extern const struct source source_cpu, source_switches, source_alloc;
 
 /* The sources, NULL-terminated. */
