@@ -6,7 +6,6 @@
 #include "proftop/sample.h"
 
 #include "proftop/allocrec.h"
-#include "proftop/blocked.h"
 
 #include <asm/perf_regs.h>
 #include <errno.h>
@@ -502,49 +501,7 @@ int sample_parse_alloc(const void *record, size_t len, struct allocrec *alloc,
 	return 0;
 }
 
-/* Where a perf register goes in a sample_record's regs[] (sample_regs_mask() order). */
-static unsigned reg_index(int perf_reg)
+unsigned sample_reg_index(int perf_reg)
 {
 	return (unsigned)__builtin_popcountll(sample_regs_mask() & ((1ull << perf_reg) - 1));
-}
-
-int sample_parse_blocked(const void *record, size_t len, struct blockedrec *blocked,
-			 struct sample_record *out, const char **kernel, size_t *kernel_len)
-{
-	const unsigned char *bytes = record;
-	struct perf_event_header h;
-	size_t body;
-
-	memset(out, 0, sizeof(*out));
-	memset(blocked, 0, sizeof(*blocked));
-	if (len < sizeof(h))
-		return -EINVAL;
-	memcpy(&h, record, sizeof(h));
-	if (h.type != SAMPLE_RECORD_BLOCKED || h.size > len || h.size < sizeof(h) + sizeof(*blocked))
-		return -EINVAL;
-	memcpy(blocked, bytes + sizeof(h), sizeof(*blocked));
-	body = h.size - sizeof(h) - sizeof(*blocked);
-	if (!blocked->pid || !blocked->tid || blocked->pid > INT32_MAX || blocked->tid > INT32_MAX ||
-	    blocked->stack_size > body || blocked->kernel_size > body - blocked->stack_size ||
-	    (blocked->kernel_size &&
-	     bytes[sizeof(h) + sizeof(*blocked) + blocked->stack_size + blocked->kernel_size - 1]))
-		return -EINVAL;
-	out->kind = SAMPLE_KIND_SAMPLE;
-	out->pid = blocked->pid;
-	out->tid = blocked->tid;
-	out->time = blocked->since_ns;
-	out->sample.ip = blocked->ip;
-	out->sample.user = true;
-	out->sample.switch_event = true;
-	if (blocked->ip) {
-		out->sample.regs_abi = PERF_SAMPLE_REGS_ABI_64;
-		out->sample.nregs = (unsigned)__builtin_popcountll(sample_regs_mask());
-		out->sample.regs[reg_index(PERF_REG_X86_IP)] = blocked->ip;
-		out->sample.regs[reg_index(PERF_REG_X86_SP)] = blocked->sp;
-		out->sample.stack_size = blocked->stack_size;
-		out->sample.stack = bytes + sizeof(h) + sizeof(*blocked);
-	}
-	*kernel = (const char *)bytes + sizeof(h) + sizeof(*blocked) + blocked->stack_size;
-	*kernel_len = blocked->kernel_size;
-	return 0;
 }

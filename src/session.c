@@ -242,12 +242,12 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	int err;
 
 	/* The collector's workers, each a reader of the ring: as asked; by default one, and under -a
-	 * as many as the CPUs proftop may run on call for (collector.h); one in the allocation
-	 * modes, whatever was asked. */
-	if (sample_mode_allocations(config.mode))
-		config.collectors = 1;
-	else if (!config.collectors)
+	 * as many as the CPUs proftop may run on call for (collector.h); one when a source of the
+	 * run needs one (the allocations'), whatever was asked. */
+	if (!config.collectors)
 		config.collectors = config.system_wide ? collector_default_workers(usable_cpus()) : 1;
+	if (!collector_workers_allowed(&config, config.collectors))
+		config.collectors = 1;
 	s->ring = ring_create_readers(o->ring_size, config.collectors);
 	if (!s->ring) {
 		*message = xasprintf("cannot create a ring of %zu bytes", o->ring_size);

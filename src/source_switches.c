@@ -205,7 +205,7 @@ static void blocked_wait(struct switches_state *s, const void *data, size_t len)
 	const char *kernel;
 	size_t kernel_len, depth = 0;
 
-	if (sample_parse_blocked(data, len, &b, &r, &kernel, &kernel_len) ||
+	if (blocked_parse(data, len, &b, &r, &kernel, &kernel_len) ||
 	    !source_env_owns(s->env, b.tid))
 		return;
 	if (b.ip)

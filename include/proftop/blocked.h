@@ -82,4 +82,14 @@ size_t blocked_count(const struct blocked *b);
 const void *blocked_record(const struct blocked *b, size_t i, pid_t *tid, size_t *len);
 void blocked_free(struct blocked *b);
 
+struct sample_record;
+/* Parse a SAMPLE_RECORD_BLOCKED record of len bytes: its fixed part into *blocked, *out as the
+ * switch sample of a DWARF run it stands for (the instruction and stack pointers its only
+ * registers, the others 0; no registers when the instruction pointer is unknown; the stack
+ * pointing into the record), and its kernel frames' bytes in [*kernel, *kernel + *kernel_len)
+ * (blocked_next_kframe() reads them). Returns 0, or -EINVAL for a record too short for its
+ * parts, kernel frames not ending in a terminator, or ids that are no thread's. */
+int blocked_parse(const void *record, size_t len, struct blockedrec *blocked,
+		  struct sample_record *out, const char **kernel, size_t *kernel_len);
+
 #endif

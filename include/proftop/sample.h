@@ -185,14 +185,8 @@ struct allocrec;
 int sample_parse_alloc(const void *record, size_t len, struct allocrec *alloc,
 		       struct sample_record *out);
 
-struct blockedrec;
-/* Parse a SAMPLE_RECORD_BLOCKED record of len bytes: its fixed part into *blocked, *out as the
- * switch sample of a DWARF run it stands for (the instruction and stack pointers its only
- * registers, the others 0; no registers when the instruction pointer is unknown; the stack
- * pointing into the record), and its kernel frames' bytes in [*kernel, *kernel + *kernel_len)
- * (blocked_next_kframe() reads them). Returns 0, or -EINVAL for a record too short for its
- * parts, kernel frames not ending in a terminator, or ids that are no thread's. */
-int sample_parse_blocked(const void *record, size_t len, struct blockedrec *blocked,
-			 struct sample_record *out, const char **kernel, size_t *kernel_len);
+
+/* Where a perf register goes in a sample_record's regs[] (sample_regs_mask() order). */
+unsigned sample_reg_index(int perf_reg);
 
 #endif

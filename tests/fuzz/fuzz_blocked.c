@@ -37,7 +37,7 @@ static void record(const uint8_t *data, size_t size)
 	const char *kernel, *name, *module;
 	size_t kernel_len;
 
-	if (sample_parse_blocked(data, size, &b, &r, &kernel, &kernel_len))
+	if (blocked_parse(data, size, &b, &r, &kernel, &kernel_len))
 		return;
 	if (kernel < (const char *)data || kernel + kernel_len > (const char *)data + size ||
 	    (r.sample.stack && r.sample.stack + r.sample.stack_size > data + size))

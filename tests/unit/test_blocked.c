@@ -235,7 +235,7 @@ static void test_scan_sleeping(void **state)
 	data = blocked_record(b, 0, &tid, &len);
 	assert_int_equal(tid, pid);
 	assert_int_equal(len % 8, 0);
-	assert_int_equal(sample_parse_blocked(data, len, &rec, &r, &kernel, &kernel_len), 0);
+	assert_int_equal(blocked_parse(data, len, &rec, &r, &kernel, &kernel_len), 0);
 	assert_int_equal(rec.pid, (uint32_t)pid);
 	assert_int_equal(rec.since_ns, 12345);
 	/* The child is a fork of this process: its C library is where ours is. */

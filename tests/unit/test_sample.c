@@ -296,7 +296,7 @@ static void blocked_records(void **state)
 	put64(&b, 0x2222);
 	put(&b, "f\0\0\0\0\0\0\0", 8); /* one frame, "f" of the core kernel, then padding */
 	len = finish(&b);
-	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
+	assert_int_equal(blocked_parse(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
 	assert_int_equal(out.since_ns, 1000);
 	assert_int_equal(r.tid, 8);
 	assert_int_equal(r.time, 1000);
@@ -308,29 +308,29 @@ static void blocked_records(void **state)
 	assert_ptr_equal(r.sample.stack, b.buf + 8 + sizeof(in));
 	assert_ptr_equal(kernel, (const char *)b.buf + 8 + sizeof(in) + 16);
 	assert_int_equal(kernel_len, 4);
-	assert_int_equal(sample_parse_blocked(b.buf, len - 1, &out, &r, &kernel, &kernel_len),
+	assert_int_equal(blocked_parse(b.buf, len - 1, &out, &r, &kernel, &kernel_len),
 			 -EINVAL); /* shorter than its header says */
 	in.kernel_size = 3; /* "f\0\0" cut before the module's terminator... still terminated */
 	memcpy(b.buf + 8, &in, sizeof(in));
-	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
+	assert_int_equal(blocked_parse(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
 	b.buf[8 + sizeof(in) + 16 + 2] = 'x'; /* ...not now */
-	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	assert_int_equal(blocked_parse(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
 	in.kernel_size = 64;
 	memcpy(b.buf + 8, &in, sizeof(in));
-	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	assert_int_equal(blocked_parse(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
 	in.kernel_size = 0;
 	in.stack_size = 4096;
 	memcpy(b.buf + 8, &in, sizeof(in));
-	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	assert_int_equal(blocked_parse(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
 	in.stack_size = 0;
 	in.tid = 0;
 	memcpy(b.buf + 8, &in, sizeof(in));
-	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
+	assert_int_equal(blocked_parse(b.buf, len, &out, &r, &kernel, &kernel_len), -EINVAL);
 	/* The instruction pointer unknown: no registers, the stack unused. */
 	in.tid = 8;
 	in.ip = 0;
 	memcpy(b.buf + 8, &in, sizeof(in));
-	assert_int_equal(sample_parse_blocked(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
+	assert_int_equal(blocked_parse(b.buf, len, &out, &r, &kernel, &kernel_len), 0);
 	assert_int_equal(r.sample.regs_abi, 0);
 	assert_null(r.sample.stack);
 }
