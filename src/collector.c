@@ -1,31 +1,24 @@
 /* collector.c — the collector: drains the ring, keeps the address spaces current, hands each
  * record to the sources of profile data (source.h), and publishes snapshots of the run's
- * profiles (profiles.h) when readers ask (publication.h).
+ * profiles (profiles.h) when readers ask (publication.h). Snapshots are made on request only,
+ * so a run nobody looks at makes none until the end; their cost follows what changed since the
+ * last one (profile.c).
  *
- * Snapshots are made on request only: a reader that wants a fresh one raises a request and the
- * thread publishes at its next round. So a run nobody looks at (batch with -n 0) makes none until
- * the end, and a screen makes one per refresh; their cost follows what changed since the last
- * one (profile.c).
- *
- * Unwinding threads ("workers", --collectors N). Each worker owns a resolver (resolver.h: the
- * address spaces, the modules, the frame caches) and one state per source, and is one reader
- * of the ring: it reads every record in ring order, applies every address-space record (mmap,
- * fork, exec, exit) itself, and hands the rest to its sources, which take their share (the CPU
- * samples by sequence number, a thread's switches to worker tid % N, ...). So a sample is always
- * unwound against the maps of its own moment, with no lock on the way, and a single busy
- * process is spread over every worker. The price is N copies of the modules (libdw's handles
- * are not shared between threads) and every worker reading every address-space record.
- *
- * With one worker (the default, but under -a on 32 CPUs or more; always for a source whose
- * records need one, the allocations) the collector thread is that worker, and nothing is
- * locked. With more, the collector thread only coordinates (wakes the workers, takes
- * debuginfod's files, publishes, makes stretches), and the profiles' lock (profiles.h) guards
- * what the workers add. A snapshot then misses what the workers have not added yet: the
- * records of their current round and their batches (milliseconds); the final one misses nothing.
+ * Workers (--collectors N). Each owns a resolver (resolver.h) and one state per source, and is
+ * one reader of the ring: it reads every record in ring order, applies every address-space
+ * record (mmap, fork, exec, exit) itself, and hands the rest to its sources, which take their
+ * share (the CPU samples by sequence number, a thread's switches to worker tid % N). So a sample
+ * is unwound against the maps of its own moment, with no lock on the way, and one busy process
+ * is spread over every worker; the price is N copies of the modules (libdw's handles are not
+ * shared between threads). With one worker (the default; always when a source needs one) the
+ * collector thread is that worker and nothing is locked. With more, the collector thread only
+ * coordinates (wakes the workers, takes debuginfod's files, publishes, makes stretches), and the
+ * profiles' lock guards what the workers add; a snapshot then misses their current round
+ * (milliseconds), the final one nothing.
  *
  * Threads. A struct worker belongs to its worker's thread; the rest of struct collector to the
- * collector thread while it runs, but for what is locked (the profiles; the hand-off of
- * debug files and the publication, their own) and the atomics (`stop`, `shown`, `traced_func`, the
+ * collector thread while it runs, but for what is locked (the profiles; the hand-off of debug
+ * files and the publication, their own) and the atomics (`stop`, `shown`, `traced_func`, the
  * CPU times). Once the threads ended everything belongs to whoever holds late_lock: the
  * session's thread, or a reader's (the HTTP endpoint's) making a stretch itself. */
 #include "proftop/collector.h"
@@ -85,6 +78,7 @@ struct collector {
 	pthread_mutex_t late_lock; /* everything once the threads ended */
 	struct publication *publication;
 	int wake_fd;
+	int published_fd;          /* written at each publication (collector_published_fd()) */
 	pthread_t thread;
 	bool running;
 	atomic_bool stop;
@@ -173,7 +167,8 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 		worker_init(c, &c->workers[i], i);
 	atomic_init(&c->shown, (int)config->mode);
 	pthread_mutex_init(&c->late_lock, NULL);
-	c->publication = publication_new(c->wake_fd, -1);
+	c->published_fd = util_wake_new();
+	c->publication = publication_new(c->wake_fd, c->published_fd);
 	c->start_ns = util_now_ns();
 	c->maker = (struct publication_maker){ c->profiles, &c->sources, stamp, c, c->start_ns };
 	*out = c;
@@ -209,14 +204,11 @@ void collector_set_unwind_rules(struct collector *c, bool rules)
 
 void collector_set_source(struct collector *c, enum collector_source source)
 {
-	static const enum resolver_lines lines[] = {
-		[COLLECTOR_SOURCE_INLINE] = RESOLVER_LINES_INLINE,
-		[COLLECTOR_SOURCE_LINES] = RESOLVER_LINES_ONLY,
-		[COLLECTOR_SOURCE_OFF] = RESOLVER_LINES_OFF,
-	};
+	_Static_assert((int)COLLECTOR_SOURCE_LINES == (int)RESOLVER_LINES_ONLY &&
+		       (int)COLLECTOR_SOURCE_OFF == (int)RESOLVER_LINES_OFF, "one meaning each");
 
 	for (unsigned i = 0; i < c->nworkers; i++) {
-		resolver_set_lines(c->workers[i].env.resolver, lines[source]);
+		resolver_set_lines(c->workers[i].env.resolver, (enum resolver_lines)source);
 		c->workers[i].env.sites = source != COLLECTOR_SOURCE_OFF;
 	}
 }
@@ -330,15 +322,6 @@ static void drain(struct worker *w)
 
 /* --- publication ------------------------------------------------------------------------------ */
 
-static uint64_t truncated_stacks(struct collector *c)
-{
-	uint64_t n = 0;
-
-	for (unsigned i = 0; i < c->nworkers; i++)
-		n += resolver_truncated(c->workers[i].env.resolver);
-	return n;
-}
-
 /* What the collector knows of a snapshot made at now (publication_stamp_fn). */
 static void stamp(void *arg, struct snapshot *s, uint64_t now)
 {
@@ -346,7 +329,9 @@ static void stamp(void *arg, struct snapshot *s, uint64_t now)
 
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
-	s->counters.truncated = truncated_stacks(c);
+	s->counters.truncated = 0;
+	for (unsigned i = 0; i < c->nworkers; i++)
+		s->counters.truncated += resolver_truncated(c->workers[i].env.resolver);
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);
@@ -681,6 +666,21 @@ struct snapshot *collector_snapshot(struct collector *c)
 	return s;
 }
 
+struct snapshot *collector_newest(struct collector *c, struct snapshot **range)
+{
+	return publication_get(c->publication, range);
+}
+
+void collector_ask(struct collector *c)
+{
+	publication_request(c->publication);
+}
+
+int collector_published_fd(const struct collector *c)
+{
+	return c->published_fd;
+}
+
 void collector_free(struct collector *c)
 {
 	if (!c)
@@ -693,6 +693,8 @@ void collector_free(struct collector *c)
 	profiles_free(c->profiles);
 	handoff_free(c->handoff);
 	close(c->wake_fd);
+	if (c->published_fd >= 0)
+		close(c->published_fd);
 	pthread_mutex_destroy(&c->late_lock);
 	free(c);
 }

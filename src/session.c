@@ -104,6 +104,27 @@ static int open_wait_set(struct session *s)
 	return 0;
 }
 
+/* A frame loop asks for the next snapshot and is told when it is there (session_ask()). */
+static void watch_publications(struct session *s)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.fd = collector_published_fd(s->collector) };
+
+	if (ev.data.fd >= 0)
+		epoll_ctl(s->epoll_fd, EPOLL_CTL_ADD, ev.data.fd, &ev);
+}
+
+/* A snapshot was published since the last look: the frontend may show it. */
+static void take_publication(struct session *s)
+{
+	const struct session_frontend *fe = s->frontend;
+	int fd = s->collector ? collector_published_fd(s->collector) : -1;
+	uint64_t count;
+
+	if (fd >= 0 && read(fd, &count, sizeof(count)) == (ssize_t)sizeof(count) && fe &&
+	    fe->published)
+		fe->published(fe->arg, s);
+}
+
 static int fail(struct session *s, int status, char **message, char *text)
 {
 	*message = text;
@@ -276,6 +297,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		*message = xasprintf("collector: %s", strerror(-err));
 		return err;
 	}
+	watch_publications(s);
 	if (s->alloc.ring)
 		sampler_set_alloc_ring(s->sampler, s->alloc.ring, s->alloc.nslots, s->alloc.slot_size);
 	collector_set_history(s->collector, o->history);
@@ -601,6 +623,7 @@ static enum session_end turn(struct session *s, struct clock *c)
 
 	util_fatal_check();
 	deliver_reports(s);
+	take_publication(s);
 	end = read_signals(s);
 	if (end != SESSION_RUNNING || stopped(s))
 		return end;
@@ -696,6 +719,20 @@ struct snapshot *session_snapshot(struct session *s)
 	if (s->saved)
 		return snapshot_ref(s->saved);
 	return collector_snapshot(s->collector);
+}
+
+struct snapshot *session_newest(struct session *s, struct snapshot **range)
+{
+	*range = NULL;
+	if (s->saved || !s->collector)
+		return session_snapshot(s);
+	return collector_newest(s->collector, range);
+}
+
+void session_ask(struct session *s)
+{
+	if (!s->saved && s->collector)
+		collector_ask(s->collector);
 }
 
 struct snapshot *session_snapshots(struct session *s, struct snapshot **range)

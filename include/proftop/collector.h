@@ -49,8 +49,17 @@ void collector_finish(struct collector *collector);
 void collector_set_cpu_times(struct collector *collector, uint64_t user_ns, uint64_t system_ns);
 /* A snapshot made for this call (while the thread runs: it is asked for one, and waited for at
  * most half a second; else the final one), with a reference the caller drops with
- * snapshot_unref(). Never NULL. */
+ * snapshot_unref(). Never NULL. For readers that may wait (batch tables, HTTP requests); a
+ * frame loop never does: collector_newest() and collector_ask(). */
 struct snapshot *collector_snapshot(struct collector *collector);
+/* The newest published, and its selected stretch's (NULL when none) into *range, with
+ * references; no waiting. */
+struct snapshot *collector_newest(struct collector *collector, struct snapshot **range);
+/* Ask for the next publication, without waiting: collector_published_fd() is written when it
+ * is there (and at every other publication; a non-blocking eventfd, -1 when none could be
+ * made). */
+void collector_ask(struct collector *collector);
+int collector_published_fd(const struct collector *collector);
 
 /* Nanoseconds since profiling began (to its end once it ended, *ended then true). Any thread. */
 uint64_t collector_elapsed(struct collector *collector, bool *ended);

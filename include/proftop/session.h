@@ -74,6 +74,9 @@ struct session_frontend {
 	int (*timeout_ms)(void *arg);
 	/* Each interval while profiling: time to show the newest snapshot. */
 	void (*refresh)(void *arg, struct session *session);
+	/* A snapshot was published (one asked for with session_ask(), or another): session_newest()
+	 * gives it (NULL: not told). */
+	void (*published)(void *arg, struct session *session);
 	/* Something to tell the user: a save's outcome, an engine warning (NULL: standard error). */
 	void (*report)(void *arg, enum diag_level level, const char *text);
 	/* Profiling ended (session_end() says why) and the final snapshot is published. Returns true
@@ -96,8 +99,14 @@ void session_free(struct session *session);
 
 /* --- what a frontend may ask while it runs (on session_run()'s thread) -------------------------- */
 
-/* The newest snapshot, with a reference for the caller. */
+/* The newest snapshot, with a reference for the caller; while the engine runs it is asked for
+ * a fresh one, waited for up to half a second (batch tables, exports, saves). */
 struct snapshot *session_snapshot(struct session *session);
+/* For a frame loop, which never waits on the engine: the newest snapshot there is and its
+ * selected stretch's (NULL when none) into *range, with references; and a request for the next
+ * one, the frontend's published() told when it is there. */
+struct snapshot *session_newest(struct session *session, struct snapshot **range);
+void session_ask(struct session *session);
 /* Select a stretch of the run, or none (NULL): while one is, every publication also makes a
  * snapshot of it (a second snapshot's cost). False when this session keeps no history (a saved
  * profile, --history 0). */
