@@ -16,6 +16,7 @@
 #include "proftop/blocked.h"
 #include "proftop/diag.h"
 #include "proftop/fetch.h"
+#include "proftop/frames_python.h"
 #include "proftop/handoff.h"
 #include "proftop/lines.h"
 #include "proftop/module.h"
@@ -153,6 +154,20 @@ static const struct symbolizer_jit_ops jit_ops = {
 	.waiting = jit_waiting,
 };
 
+/* The kinds of frames that are not machine code: a module each, and a line here. */
+const struct resolver_frames_ops *const resolver_frame_kinds[] = {
+	&frames_python_ops,
+	NULL,
+};
+
+static void add_frame_kinds(struct resolver *r)
+{
+	for (size_t i = 0; resolver_frame_kinds[i] && i < RESOLVER_MAX_FRAME_SOURCES; i++)
+		r->sources[r->nsources++] = (struct frame_source){
+			resolver_frame_kinds[i], resolver_frame_kinds[i]->create(r->diag),
+		};
+}
+
 struct resolver *resolver_new(struct profiles *profiles, enum callgraph_mode callgraph,
 			      struct diag *diag)
 {
@@ -170,6 +185,7 @@ struct resolver *resolver_new(struct profiles *profiles, enum callgraph_mode cal
 	atomic_init(&r->truncated, 0);
 	atomic_init(&r->sources_closed_now, 0);
 	atomic_init(&r->sources_held, 0);
+	add_frame_kinds(r);
 	return r;
 }
 
@@ -177,6 +193,8 @@ void resolver_free(struct resolver *r)
 {
 	if (!r)
 		return;
+	for (size_t i = 0; i < r->nsources; i++)
+		r->sources[i].ops->destroy(r->sources[i].arg);
 	unwinder_free(r->unwinder);
 	symbolizer_free(r->symbolizer);
 	free(r->exited);
@@ -200,12 +218,26 @@ void resolver_set_rules(struct resolver *r, bool rules)
 	unwinder_set_rules(r->unwinder, rules);
 }
 
-int resolver_add_frames(struct resolver *r, const struct resolver_frames_ops *ops, void *arg)
+bool resolver_disable_frames(struct resolver *r, const char *name)
 {
-	if (r->nsources == RESOLVER_MAX_FRAME_SOURCES)
-		return -ENOSPC;
-	r->sources[r->nsources++] = (struct frame_source){ ops, arg };
-	return 0;
+	for (size_t i = 0; i < r->nsources; i++)
+		if (!strcmp(r->sources[i].ops->name, name)) {
+			r->sources[i].ops->destroy(r->sources[i].arg);
+			memmove(&r->sources[i], &r->sources[i + 1],
+				(r->nsources - i - 1) * sizeof(*r->sources));
+			r->nsources--;
+			return true;
+		}
+	return false;
+}
+
+uint64_t resolver_unread_frames(const struct resolver *r)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < r->nsources; i++)
+		n += r->sources[i].ops->unread(r->sources[i].arg);
+	return n;
 }
 
 /* An address space changed: what the cache says may no longer hold. */
@@ -320,10 +352,10 @@ uint64_t resolver_truncated(const struct resolver *r)
 /* --- frames ----------------------------------------------------------------------------------- */
 
 /* Which frame source (1 + its index; 0: none) runs frames in the native function sym. */
-static uint8_t frames_run_by(struct resolver *r, pid_t pid, const struct symbol *sym)
+static uint8_t frames_run_by(struct resolver *r, const struct symbol *sym)
 {
 	for (size_t i = 0; i < r->nsources && sym->function; i++)
-		if (r->sources[i].ops->runs_frames(r->sources[i].arg, pid, sym))
+		if (r->sources[i].ops->runs_frames(r->sources[i].arg, sym))
 			return (uint8_t)(i + 1);
 	return 0;
 }
@@ -439,7 +471,7 @@ static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, ui
 	}
 	symbolizer_resolve(r->symbolizer, pid, addr, &sym);
 	*depth = make_chain(r, pid, &sym, scratch);
-	*runs = frames_run_by(r, pid, &sym);
+	*runs = frames_run_by(r, &sym);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
 	if ((!sym.function && !sym.bounded) || *depth > CHAIN_CACHED)
 		return scratch;
@@ -453,14 +485,22 @@ static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, ui
 	return cache_frame(r, e, pid, addr, &made);
 }
 
-/* The frames source k (1 + its index) gives for its nth native frame in thread tid, interned,
- * into out[0..max) innermost first. Returns how many. */
+/* The frames source k (1 + its index) gives for its nth native frame, at addr in thread tid,
+ * interned, into out[0..max) innermost first. Returns how many. */
 static size_t spliced_frames(struct resolver *r, uint8_t k, pid_t pid, pid_t tid, unsigned nth,
-			     struct chain_frame *out, size_t max)
+			     uint64_t addr, struct chain_frame *out, size_t max)
 {
 	struct resolver_frame got[SPLICED_MAX];
 	const struct frame_source *src = &r->sources[k - 1];
-	size_t n = src->ops->frames(src->arg, pid, tid, nth, got, max < SPLICED_MAX ? max : SPLICED_MAX);
+	struct unwind_info info;
+	struct resolver_native native;
+	size_t n;
+
+	if (symbolizer_unwind_info(r->symbolizer, pid, addr, &info) < 0)
+		return 0;
+	native = (struct resolver_native){ module_path(info.module), info.bias };
+	n = src->ops->frames(src->arg, pid, tid, nth, &native, got,
+			     max < SPLICED_MAX ? max : SPLICED_MAX);
 
 	profiles_lock(r->profiles);
 	for (size_t i = 0; i < n; i++) {
@@ -478,11 +518,11 @@ static size_t spliced_frames(struct resolver *r, uint8_t k, pid_t pid, pid_t tid
 	return n;
 }
 
-static void stack_begin(struct resolver *r, pid_t pid, pid_t tid)
+static void stack_end(struct resolver *r, pid_t pid, pid_t tid, const unsigned *used)
 {
 	for (size_t i = 0; i < r->nsources; i++)
-		if (r->sources[i].ops->stack_begin)
-			r->sources[i].ops->stack_begin(r->sources[i].arg, pid, tid);
+		if (r->sources[i].ops->stack_end)
+			r->sources[i].ops->stack_end(r->sources[i].arg, pid, tid, used[i]);
 }
 
 size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *ips, size_t n,
@@ -492,8 +532,6 @@ size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *
 	unsigned nth[RESOLVER_MAX_FRAME_SOURCES] = { 0 };
 	size_t depth = 0;
 
-	if (r->nsources)
-		stack_begin(r, pid, tid);
 	/* Return addresses point after the call: look up the byte before them to stay inside the
 	 * calling function (and on the call's line). A stack too deep with its inlined frames
 	 * loses its outermost ones. */
@@ -505,8 +543,8 @@ size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *
 
 		/* A frame source's frames go inside the native frame that runs them. */
 		if (runs)
-			depth += spliced_frames(r, runs, pid, tid, nth[runs - 1]++, &frames[depth],
-						RESOLVER_MAX_FRAMES - depth);
+			depth += spliced_frames(r, runs, pid, tid, nth[runs - 1]++, ips[i],
+						&frames[depth], RESOLVER_MAX_FRAMES - depth);
 		if (len > RESOLVER_MAX_FRAMES - depth) {
 			truncated = true;
 			len = RESOLVER_MAX_FRAMES - depth;
@@ -514,6 +552,8 @@ size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *
 		memcpy(&frames[depth], chain, len * sizeof(*chain));
 		depth += len;
 	}
+	if (r->nsources)
+		stack_end(r, pid, tid, nth);
 	if (truncated)
 		atomic_fetch_add_explicit(&r->truncated, 1, memory_order_relaxed);
 	/* The profile wants the outermost frame first. */

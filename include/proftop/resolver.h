@@ -92,25 +92,40 @@ struct resolver_frame {
 	unsigned line;
 };
 
+/* The native frame that runs a source's frames: its module's file and load bias (run-time minus
+ * link-time address), from which the source finds its interpreter in the process. */
+struct resolver_native {
+	const char *path;
+	uint64_t bias;
+};
+
 struct resolver_frames_ops {
-	/* Whether the native function sym, resolved in pid, runs frames of this source. Asked
-	 * once per function and address space (cached with the frame). */
-	bool (*runs_frames)(void *arg, pid_t pid, const struct symbol *sym);
-	/* The frames run by the nth (0: innermost) such native frame of thread tid's stack,
-	 * innermost first, into out[0..max). Returns how many; 0: none known (the native frame
-	 * stands alone). Called for each such frame of a stack, innermost first, after
-	 * stack_begin(). */
-	size_t (*frames)(void *arg, pid_t pid, pid_t tid, unsigned nth, struct resolver_frame *out,
-			 size_t max);
-	/* A stack of thread tid is resolved now (NULL: nothing to prepare): read what frames()
-	 * will give while the thread is still near where it was sampled. */
-	void (*stack_begin)(void *arg, pid_t pid, pid_t tid);
+	const char *name;          /* the kind's ("python"): resolver_disable_frames() */
+	/* A worker's state of the kind, and its end. */
+	void *(*create)(struct diag *diag);
+	void (*destroy)(void *arg);
+	/* Stacks whose frames of the kind could not be read consistently so far. Any thread. */
+	uint64_t (*unread)(void *arg);
+	/* Whether the native function sym runs frames of this source (its evaluation function).
+	 * Asked once per function and module (cached with the frame): a pure function of sym. */
+	bool (*runs_frames)(void *arg, const struct symbol *sym);
+	/* The frames run by the nth (0: innermost) such native frame of a stack of thread tid of
+	 * pid, innermost first, into out[0..max). Returns how many; 0: none known (the native
+	 * frame stands alone). Called for each such frame of a stack, innermost first, so that
+	 * nth 0 is the moment to read the thread's frames. */
+	size_t (*frames)(void *arg, pid_t pid, pid_t tid, unsigned nth,
+			 const struct resolver_native *native, struct resolver_frame *out, size_t max);
+	/* The stack is resolved: used native frames ran this source's frames (NULL: not told). */
+	void (*stack_end)(void *arg, pid_t pid, pid_t tid, unsigned used);
 	/* pid exited or exec'd: what was known of it is stale (NULL: nothing kept). */
 	void (*forget)(void *arg, pid_t pid);
 };
-/* At most this many frame sources. */
+/* At most this many frame sources; resolver_new() adds every kind of resolver_frame_kinds. */
 #define RESOLVER_MAX_FRAME_SOURCES 4
-/* Add a frame source (before the first record). Returns 0, or -ENOSPC. */
-int resolver_add_frames(struct resolver *r, const struct resolver_frames_ops *ops, void *arg);
+extern const struct resolver_frames_ops *const resolver_frame_kinds[];
+/* Before the first record: frames of the kind name are not read (false: no such kind). */
+bool resolver_disable_frames(struct resolver *r, const char *name);
+/* Stacks whose spliced frames could not be read consistently, every kind's. Any thread. */
+uint64_t resolver_unread_frames(const struct resolver *r);
 
 #endif

@@ -1,0 +1,241 @@
+/* frames_python.c — CPython's frames in the native stacks (frames_python.h).
+ *
+ * A process's interpreter is looked for the first time one of its stacks reaches an evaluation
+ * function: that function's module (libpython, or a static python binary) must export
+ * _PyRuntime (pyframes_symbols_of(), kept per file), and its version must have a known layout;
+ * else the process's stacks stay native, with one warning per file. Its memory is read with
+ * process_vm_readv(): the same permission perf events need, checked once per process. */
+#include "proftop/frames_python.h"
+
+#include "proftop/diag.h"
+#include "proftop/idmap.h"
+#include "proftop/pyframes.h"
+#include "proftop/resolver.h"
+#include "proftop/symbols.h"
+#include "proftop/util.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+/* What is known of a file's interpreter, by path (the symbolizer's interned string). */
+struct python_file {
+	const char *path;
+	int err;                   /* pyframes_symbols_of()'s */
+	struct pyframes_symbols sym;
+};
+
+/* A process's interpreter: open, or not one (err). */
+struct python_process {
+	pid_t pid;
+	int err;                   /* 0: py is open */
+	struct pyframes py;
+};
+
+struct frames_python {
+	struct diag *diag;
+	struct python_file *files;
+	size_t nfiles, files_cap;
+	struct idmap process_of;   /* pid -> its index in processes */
+	struct python_process *processes;
+	size_t nprocesses, processes_cap;
+	/* The stack being resolved: its thread's frames, read at its first evaluation. */
+	pid_t pid, tid;
+	int read_err;              /* 0: frames[0..nframes) read */
+	struct pyframe frames[PYFRAMES_MAX];
+	size_t nframes;
+	size_t runs;               /* evaluations the frames have (run_end marks) */
+	_Atomic uint64_t unread;
+};
+
+static void *python_new(struct diag *diag)
+{
+	struct frames_python *fp = xcalloc(1, sizeof(*fp));
+
+	fp->diag = diag;
+	idmap_init(&fp->process_of);
+	atomic_init(&fp->unread, 0);
+	return fp;
+}
+
+static void python_free(void *arg)
+{
+	struct frames_python *fp = arg;
+
+	if (!fp)
+		return;
+	free(fp->files);
+	free(fp->processes);
+	idmap_free(&fp->process_of);
+	free(fp);
+}
+
+static uint64_t python_unread(void *arg)
+{
+	struct frames_python *fp = arg;
+
+	return atomic_load_explicit(&fp->unread, memory_order_relaxed);
+}
+
+static int read_memory(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	pid_t pid = *(pid_t *)arg;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+	return got == (ssize_t)len ? 0 : got < 0 ? -errno : -EIO;
+}
+
+static const struct python_file *file_of(struct frames_python *fp, const char *path)
+{
+	struct python_file *f;
+
+	for (size_t i = 0; i < fp->nfiles; i++)
+		if (fp->files[i].path == path)
+			return &fp->files[i];
+	xgrow((void **)&fp->files, &fp->files_cap, fp->nfiles + 1, sizeof(*fp->files));
+	f = &fp->files[fp->nfiles++];
+	f->path = path;
+	f->err = pyframes_symbols_of(path, &f->sym);
+	return f;
+}
+
+/* pid's interpreter, opened at its first evaluation (native says where it runs). */
+static struct python_process *process_of(struct frames_python *fp, pid_t pid,
+					 const struct resolver_native *native)
+{
+	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
+	const struct python_file *f;
+	struct python_process *p;
+
+	if (at != IDMAP_MISSING && fp->processes[at].pid == pid)
+		return &fp->processes[at];
+	if (at == IDMAP_MISSING || fp->processes[at].pid) { /* (a forgotten pid's slot is reused) */
+		xgrow((void **)&fp->processes, &fp->processes_cap, fp->nprocesses + 1,
+		      sizeof(*fp->processes));
+		at = (uint32_t)fp->nprocesses++;
+		idmap_put(&fp->process_of, (uint32_t)pid, at);
+	}
+	p = &fp->processes[at];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	f = file_of(fp, native->path);
+	p->err = f->err;
+	if (!p->err)
+		p->err = pyframes_open(&p->py, &f->sym, native->bias, read_memory, &p->pid);
+	if (p->err == -ENOTSUP)
+		diag_report(fp->diag, DIAG_WARNING, "python: %s is CPython %u.%u, whose frames proftop "
+			    "cannot read (it knows 3.8 to 3.13): its stacks stay native",
+			    native->path, p->py.major, p->py.minor);
+	else if (p->err == -EIO || p->err == -EPERM)
+		diag_report(fp->diag, DIAG_WARNING, "python: cannot read the memory of process %d "
+			    "(%s): its stacks stay native", (int)pid, native->path);
+	return p;
+}
+
+/* The frames of thread tid, read once per stack. */
+static void read_stack(struct frames_python *fp, struct python_process *p, pid_t tid)
+{
+	int n = pyframes_stack(&p->py, tid, fp->frames, PYFRAMES_MAX);
+
+	fp->read_err = n < 0 ? n : 0;
+	fp->nframes = n < 0 ? 0 : (size_t)n;
+	fp->runs = 0;
+	for (size_t i = 0; i < fp->nframes; i++)
+		fp->runs += fp->frames[i].run_end;
+	/* A chain cut by PYFRAMES_MAX ends without its last run's mark. */
+	if (fp->nframes && !fp->frames[fp->nframes - 1].run_end)
+		fp->runs++;
+}
+
+/* The base name of a path, the MODULE column's. */
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+static bool python_runs_frames(void *arg, const struct symbol *sym)
+{
+	(void)arg;
+	return !strcmp(sym->function, "_PyEval_EvalFrameDefault");
+}
+
+static size_t python_frames(void *arg, pid_t pid, pid_t tid, unsigned nth,
+			    const struct resolver_native *native, struct resolver_frame *out,
+			    size_t max)
+{
+	struct frames_python *fp = arg;
+	size_t first = 0, n = 0;
+	unsigned run = 0;
+
+	if (nth == 0) {
+		struct python_process *p = process_of(fp, pid, native);
+
+		fp->pid = pid;
+		fp->tid = tid;
+		fp->read_err = p->err ? p->err : 0;
+		fp->nframes = 0;
+		fp->runs = 0;
+		if (!p->err)
+			read_stack(fp, p, tid);
+	}
+	if (fp->pid != pid || fp->tid != tid)
+		return 0;
+	/* The nth run: the frames after the nth-1'th run's end, up to the nth's. */
+	while (first < fp->nframes && run < nth)
+		run += fp->frames[first++].run_end;
+	while (first + n < fp->nframes && n < max) {
+		const struct pyframe *f = &fp->frames[first + n];
+
+		out[n++] = (struct resolver_frame){
+			.module = base_name(f->file),
+			.name = f->name,
+			.addr = f->first_line,
+			.file = f->file,
+			.line = f->line ? f->line : f->first_line,
+		};
+		if (f->run_end)
+			break;
+	}
+	return n;
+}
+
+/* A stack whose evaluations and runs disagree, or whose frames could not be read, had its
+ * Python part wrong or missing: counted. A process that is not Python (or not readable) is
+ * not counted, nor is a thread that runs no Python now (a native thread of a Python process). */
+static void python_stack_end(void *arg, pid_t pid, pid_t tid, unsigned used)
+{
+	struct frames_python *fp = arg;
+	bool mine = used && fp->pid == pid && fp->tid == tid;
+
+	if (mine && fp->read_err != -ENOTSUP && fp->read_err != -ENOENT &&
+	    (fp->read_err || fp->runs != used))
+		atomic_fetch_add_explicit(&fp->unread, 1, memory_order_relaxed);
+	fp->pid = 0;
+	fp->tid = 0;
+}
+
+static void python_forget(void *arg, pid_t pid)
+{
+	struct frames_python *fp = arg;
+	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
+
+	/* (the slot stays, of no process: pids are few and reused) */
+	if (at != IDMAP_MISSING && fp->processes[at].pid == pid)
+		fp->processes[at].pid = 0;
+}
+
+const struct resolver_frames_ops frames_python_ops = {
+	.name = "python",
+	.create = python_new,
+	.destroy = python_free,
+	.unread = python_unread,
+	.runs_frames = python_runs_frames,
+	.frames = python_frames,
+	.stack_end = python_stack_end,
+	.forget = python_forget,
+};
