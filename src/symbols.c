@@ -1008,6 +1008,14 @@ int symbolizer_unwind_info(struct symbolizer *s, pid_t pid, uint64_t addr, struc
 	return 0;
 }
 
+bool symbolizer_jit_code(struct symbolizer *s, pid_t pid, uint64_t addr)
+{
+	struct symbolizer_entry *e;
+	struct mapping *m = symbolizer_find(s, pid, addr, &e);
+
+	return m && (m->prot & PROT_EXEC) && !module_unwind(e->mod);
+}
+
 int symbolizer_read_module(const struct unwind_info *info, uint64_t addr, void *buf, size_t len)
 {
 	return module_read(info->module, addr - info->bias, buf, len);

@@ -267,7 +267,10 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	int ret = -UNW_ENOINFO;
 
 	if (!m) {
-		ctx->lookup_failed = true;
+		/* JIT code: libunwind's step without unwind information follows rbp, the rule for
+		 * it (frame_pointer_step()); anything else would be a guess. */
+		if (!symbolizer_jit_code(ctx->unwinder->symbolizer, ctx->pid, ip))
+			ctx->lookup_failed = true;
 		return -UNW_ENOINFO;
 	}
 	if (m->eh_frame_hdr && eh_frame_hdr_table(ctx, m, &di) == 0)
@@ -447,12 +450,35 @@ static void walk_registers(const struct unwind_ctx *ctx, const struct unwind_rul
 	*known = kept | (1u << DWARF_RSP);
 }
 
+/* JIT code has no unwind tables, but the JITs that write perf maps keep frame pointers (V8,
+ * HotSpot): a frame of code in an executable mapping without an ELF image is stepped over by
+ * rbp, as perf's frame-pointer unwinder would: the caller's return address at rbp + 8, its rbp
+ * at rbp, its stack pointer rbp + 16; and so is a frame without CFI that such a frame called
+ * (V8's builtins, in node's own text without CFI, between JavaScript frames). Only upwards on
+ * the stack copy and only from a known rbp; doc/accuracy.md names the rule. */
+static bool frame_pointer_step(struct unwind_ctx *ctx, uint64_t lookup, bool jit, uint64_t *regs,
+			       uint32_t *known, uint64_t *ip)
+{
+	uint64_t fp = regs[UNW_X86_64_RBP], caller_fp, ra;
+
+	if (!(*known & (1u << UNW_X86_64_RBP)) || fp < regs[DWARF_RSP] ||
+	    (jit && !symbolizer_jit_code(ctx->unwinder->symbolizer, ctx->pid, lookup)) ||
+	    !stack_word(ctx, fp, &caller_fp) || !stack_word(ctx, fp + 8, &ra) || !ra)
+		return false;
+	regs[UNW_X86_64_RBP] = caller_fp;
+	regs[DWARF_RSP] = fp + 16;
+	*known = (1u << UNW_X86_64_RBP) | (1u << DWARF_RSP);
+	*ip = ra;
+	return true;
+}
+
 /* Unwind ctx's sample into ips by rules alone, or say that libunwind must. */
 static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, size_t *n,
 			     bool *truncated)
 {
 	uint64_t regs[DWARF_NREGS], ip;
 	uint32_t known = 0;
+	bool by_fp = false;        /* the last frame was stepped over by its frame pointer */
 
 	/* libunwind's register numbers on x86-64 are DWARF's. */
 	for (int reg = 0; reg < DWARF_NREGS; reg++)
@@ -474,7 +500,9 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 		}
 		ips[(*n)++] = ip;
 		m = ctx_module(ctx, lookup);
-		if (!m) { /* libunwind would find no unwind information: we stop here */
+		if (!m && (by_fp = frame_pointer_step(ctx, lookup, true, regs, &known, &ip)))
+			continue;
+		if (!m) { /* no unwind information, no frame pointer to follow: we stop here */
 			*truncated = true;
 			break;
 		}
@@ -483,6 +511,10 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 		if (!m->eh_frame_hdr)
 			return WALK_LIBUNWIND;
 		rule = unwind_rules_get(ctx->unwinder->rules, m->module, lookup - m->bias);
+		if (rule->kind == UNWIND_RULE_NONE && by_fp &&
+		    frame_pointer_step(ctx, lookup, false, regs, &known, &ip))
+			continue;
+		by_fp = false;
 		if (rule->kind != UNWIND_RULE_SIMPLE || !(known & (1u << rule->cfa_reg)))
 			return WALK_LIBUNWIND;
 		cfa = regs[rule->cfa_reg] + (uint64_t)(int64_t)rule->cfa_offset;

@@ -145,6 +145,9 @@ struct unwind_info {
  * module with a readable image maps addr. The module is loaded (its file mapped) on first use. */
 int symbolizer_unwind_info(struct symbolizer *symbolizer, pid_t pid, uint64_t addr,
 			   struct unwind_info *out);
+/* Whether addr of pid is code without an ELF image to unwind it by: an executable mapping of
+ * anonymous memory or of a file that is no ELF (a JIT's code). */
+bool symbolizer_jit_code(struct symbolizer *symbolizer, pid_t pid, uint64_t addr);
 /* Copy len bytes at runtime address addr of info's module from its file image (any segment, not
  * only the mapping that holds the code). Returns 0, or -EFAULT when the bytes are not in it. */
 int symbolizer_read_module(const struct unwind_info *info, uint64_t addr, void *buf, size_t len);
