@@ -25,6 +25,7 @@
 #include "proftop/idmap.h"
 #include "proftop/module.h"
 #include "proftop/symbols.h"
+#include "proftop/unwind_jit.h"
 #include "proftop/unwind_rules.h"
 #include "proftop/util.h"
 
@@ -35,6 +36,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 /* Declared by libunwind's sources but not by its public headers. */
 extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip,
@@ -57,6 +59,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
  * python3, by bench/replay unwinding with libunwind alone); past this many it fails, and the
  * stack is truncated there. */
 #define READS_PER_STEP 16384
+#define JIT_EXITS 1024
 
 /* A module's .debug_frame converted for one load address; it lives at synth_addr(index). */
 struct synth_image {
@@ -76,6 +79,7 @@ struct unwind_dwarf {
 	struct synth_image *synths;
 	size_t nsynths, synths_cap;
 	struct unwind_rules *rules;
+	struct jit_exit_entry *jit_exits; /* JIT_EXITS */
 	bool fast;                     /* step frames by rules, libunwind only where they cannot */
 	uint64_t fast_samples, libunwind_samples;
 };
@@ -450,6 +454,59 @@ static void walk_registers(const struct unwind_ctx *ctx, const struct unwind_rul
 	*known = kept | (1u << DWARF_RSP);
 }
 
+/* What the epilogue at a return address in JIT code says (unwind_jit.h), cached by (pid,
+ * address): the code is read from the process once (it outlives its samples: trampolines and
+ * compiled code stay where they are, but for a moving GC's, which keeps frame pointers). */
+struct jit_exit_entry {
+	uint64_t ip;
+	pid_t pid;
+	bool known, ok;
+	struct unwind_jit_exit exit;
+};
+
+static const struct unwind_jit_exit *jit_exit(struct unwind_dwarf *u, pid_t pid, uint64_t ip)
+{
+	struct jit_exit_entry *e = &u->jit_exits[util_hash_u64(ip ^ ((uint64_t)(uint32_t)pid << 40)) &
+						  (JIT_EXITS - 1)];
+	uint8_t code[32];
+	struct iovec local = { code, sizeof(code) }, remote = { (void *)(uintptr_t)ip, sizeof(code) };
+
+	if (!e->known || e->ip != ip || e->pid != pid) {
+		e->ip = ip;
+		e->pid = pid;
+		e->known = true;
+		/* (a short read near the end of the mapping reads what there is) */
+		ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+
+		e->ok = got > 0 && unwind_jit_epilogue(code, (size_t)got, &e->exit);
+	}
+	return e->ok ? &e->exit : NULL;
+}
+
+/* A frame of JIT code stepped over by its epilogue: the return address and rbp where it says. */
+static bool epilogue_step(struct unwind_ctx *ctx, uint64_t ip, uint64_t *regs, uint32_t *known,
+			  uint64_t *out_ip)
+{
+	const struct unwind_jit_exit *x;
+	uint64_t sp = regs[DWARF_RSP], ra, rbp;
+
+	if (!symbolizer_jit_code(ctx->unwinder->symbolizer, ctx->pid, ip) ||
+	    !(x = jit_exit(ctx->unwinder, ctx->pid, ip)) ||
+	    !stack_word(ctx, sp + 8ull * x->words, &ra) || !ra ||
+	    (x->rbp_word >= 0 && !stack_word(ctx, sp + 8ull * (unsigned)x->rbp_word, &rbp)))
+		return false;
+	if (x->pops_others)
+		*known &= (1u << UNW_X86_64_RBP);
+	if (x->rbp_word >= 0) {
+		regs[UNW_X86_64_RBP] = rbp;
+		*known |= 1u << UNW_X86_64_RBP;
+	}
+	regs[DWARF_RSP] = sp + 8ull * x->words + 8;
+	*known |= 1u << DWARF_RSP;
+	*out_ip = ra;
+	return true;
+}
+
 /* JIT code has no unwind tables, but the JITs that write perf maps keep frame pointers (V8,
  * HotSpot): a frame of code in an executable mapping without an ELF image is stepped over by
  * rbp, as perf's frame-pointer unwinder would: the caller's return address at rbp + 8, its rbp
@@ -500,6 +557,10 @@ static enum walk_result walk(struct unwind_ctx *ctx, uint64_t *ips, size_t max, 
 		}
 		ips[(*n)++] = ip;
 		m = ctx_module(ctx, lookup);
+		if (!m && epilogue_step(ctx, ips[*n - 1], regs, &known, &ip)) {
+			by_fp = true;
+			continue;
+		}
 		if (!m && (by_fp = frame_pointer_step(ctx, lookup, true, regs, &known, &ip)))
 			continue;
 		if (!m) { /* no unwind information, no frame pointer to follow: we stop here */
@@ -582,6 +643,7 @@ struct unwind_dwarf *unwind_dwarf_new(struct symbolizer *symbolizer, struct diag
 	};
 	idmap_init(&u->spaces_by_pid);
 	u->rules = unwind_rules_new(RULES_LOG2);
+	u->jit_exits = xcalloc(JIT_EXITS, sizeof(*u->jit_exits));
 	u->fast = true;
 	return u;
 }
@@ -645,6 +707,7 @@ void unwind_dwarf_free(struct unwind_dwarf *u)
 		debug_frame_free(&u->synths[i].image);
 	free(u->synths);
 	unwind_rules_free(u->rules);
+	free(u->jit_exits);
 	idmap_free(&u->spaces_by_pid);
 	free(u);
 }
