@@ -91,12 +91,9 @@ static publication_stamp_fn stamp;
 static void worker_init(struct collector *c, struct worker *w, unsigned index)
 {
 	w->c = c;
-	/* Allocations come with registers and a stack copy, whatever -g says. */
 	w->env = (struct source_env){
 		.profiles = c->profiles,
-		.resolver = resolver_new(c->profiles, sample_mode_allocations(c->config.mode)
-							      ? CALLGRAPH_DWARF : c->config.callgraph,
-					 c->diag),
+		.resolver = resolver_new(c->profiles, &c->config, c->diag),
 		.config = &c->config,
 		.sample_type = sample_type_for(&c->config),
 		.regs_mask = c->config.callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0,

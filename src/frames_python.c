@@ -9,6 +9,7 @@
 
 #include "proftop/diag.h"
 #include "proftop/idmap.h"
+#include "proftop/module.h"
 #include "proftop/pyframes.h"
 #include "proftop/resolver.h"
 #include "proftop/symbols.h"
@@ -158,6 +159,11 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+static bool python_is_interpreter(void *arg, const struct symbol *sym)
+{
+	return !file_of(arg, module_path(sym->elf))->err;
+}
+
 static bool python_runs_frames(void *arg, const struct symbol *sym)
 {
 	(void)arg;
@@ -234,6 +240,7 @@ const struct resolver_frames_ops frames_python_ops = {
 	.create = python_new,
 	.destroy = python_free,
 	.unread = python_unread,
+	.is_interpreter = python_is_interpreter,
 	.runs_frames = python_runs_frames,
 	.frames = python_frames,
 	.stack_end = python_stack_end,

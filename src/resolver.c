@@ -44,15 +44,20 @@
 /* A frame source's frames of one native frame. */
 #define SPLICED_MAX 256
 
+/* What a frame of a stack being resolved is (--python=only keeps some). */
+enum { FRAME_NATIVE, FRAME_INTERPRETER, FRAME_SPLICED };
+
 struct chain_frame {
 	uint32_t func;
 	uint32_t site;             /* PROFILE_NO_SITE: none */
 };
 
-/* A chain, and which frame source (1 + its index; 0: none) its function runs frames of. */
+/* A chain, which frame source (1 + its index; 0: none) its function runs frames of, and
+ * whether its module is an interpreter's (--python=only leaves it out). */
 struct chain {
 	uint32_t depth;
 	uint8_t runs;
+	bool interpreter;
 	struct chain_frame frames[CHAIN_CACHED];
 };
 
@@ -86,6 +91,7 @@ struct resolver {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
 	enum resolver_lines lines;
+	bool only_spliced;         /* --python=only */
 	struct frame_cache_entry *frames;
 	uint32_t frames_generation;
 	struct module_frame_entry *module_frames;
@@ -168,10 +174,12 @@ static void add_frame_kinds(struct resolver *r)
 		};
 }
 
-struct resolver *resolver_new(struct profiles *profiles, enum callgraph_mode callgraph,
+struct resolver *resolver_new(struct profiles *profiles, const struct sample_config *config,
 			      struct diag *diag)
 {
 	struct resolver *r = xcalloc(1, sizeof(*r));
+	enum callgraph_mode callgraph = sample_mode_allocations(config->mode) ? CALLGRAPH_DWARF
+									     : config->callgraph;
 
 	r->profiles = profiles;
 	r->diag = diag;
@@ -185,7 +193,9 @@ struct resolver *resolver_new(struct profiles *profiles, enum callgraph_mode cal
 	atomic_init(&r->truncated, 0);
 	atomic_init(&r->sources_closed_now, 0);
 	atomic_init(&r->sources_held, 0);
-	add_frame_kinds(r);
+	if (config->python != SAMPLE_PYTHON_OFF)
+		add_frame_kinds(r);
+	r->only_spliced = config->python == SAMPLE_PYTHON_ONLY;
 	return r;
 }
 
@@ -216,19 +226,6 @@ void resolver_set_lines(struct resolver *r, enum resolver_lines lines)
 void resolver_set_rules(struct resolver *r, bool rules)
 {
 	unwinder_set_rules(r->unwinder, rules);
-}
-
-bool resolver_disable_frames(struct resolver *r, const char *name)
-{
-	for (size_t i = 0; i < r->nsources; i++)
-		if (!strcmp(r->sources[i].ops->name, name)) {
-			r->sources[i].ops->destroy(r->sources[i].arg);
-			memmove(&r->sources[i], &r->sources[i + 1],
-				(r->nsources - i - 1) * sizeof(*r->sources));
-			r->nsources--;
-			return true;
-		}
-	return false;
 }
 
 uint64_t resolver_unread_frames(const struct resolver *r)
@@ -351,9 +348,13 @@ uint64_t resolver_truncated(const struct resolver *r)
 
 /* --- frames ----------------------------------------------------------------------------------- */
 
-/* Which frame source (1 + its index; 0: none) runs frames in the native function sym. */
-static uint8_t frames_run_by(struct resolver *r, const struct symbol *sym)
+/* Which frame source (1 + its index; 0: none) runs frames in the native function sym, and
+ * whether sym is an interpreter's own. */
+static uint8_t frames_run_by(struct resolver *r, const struct symbol *sym, bool *interpreter)
 {
+	*interpreter = false;
+	for (size_t i = 0; r->only_spliced && i < r->nsources && sym->elf; i++)
+		*interpreter |= r->sources[i].ops->is_interpreter(r->sources[i].arg, sym);
 	for (size_t i = 0; i < r->nsources && sym->function; i++)
 		if (r->sources[i].ops->runs_frames(r->sources[i].arg, sym))
 			return (uint8_t)(i + 1);
@@ -444,10 +445,10 @@ static const struct chain_frame *cache_frame(struct resolver *r, struct frame_ca
 }
 
 /* The chain of addr in pid: from the caches, or made and cached; *runs: the frame source
- * whose frames it runs (1 + its index; 0: none). */
+ * whose frames it runs (1 + its index; 0: none); *interpreter: an interpreter's own code. */
 static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, uint64_t addr,
 					       struct chain_frame *scratch, size_t *depth,
-					       uint8_t *runs)
+					       uint8_t *runs, bool *interpreter)
 {
 	struct frame_cache_entry *e =
 		&r->frames[util_hash_u64(addr ^ ((uint64_t)(uint32_t)pid << 40)) & (FRAME_CACHE_SIZE - 1)];
@@ -460,6 +461,7 @@ static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, ui
 	if (e->generation == r->frames_generation && e->addr == addr && e->pid == pid) {
 		*depth = e->chain.depth;
 		*runs = e->chain.runs;
+		*interpreter = e->chain.interpreter;
 		return e->chain.frames;
 	}
 	me = module_frame(r, pid, addr, &mod, &module_addr);
@@ -467,16 +469,18 @@ static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, ui
 	    me->addr == module_addr) {
 		*depth = me->chain.depth;
 		*runs = me->chain.runs;
+		*interpreter = me->chain.interpreter;
 		return cache_frame(r, e, pid, addr, &me->chain);
 	}
 	symbolizer_resolve(r->symbolizer, pid, addr, &sym);
 	*depth = make_chain(r, pid, &sym, scratch);
-	*runs = frames_run_by(r, &sym);
+	*runs = frames_run_by(r, &sym, interpreter);
 	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
 	if ((!sym.function && !sym.bounded) || *depth > CHAIN_CACHED)
 		return scratch;
 	made.depth = (uint32_t)*depth;
 	made.runs = *runs;
+	made.interpreter = *interpreter;
 	memcpy(made.frames, scratch, *depth * sizeof(*scratch));
 	if (me && sym.elf == mod)
 		*me = (struct module_frame_entry){ .mod = mod, .addr = module_addr,
@@ -525,10 +529,29 @@ static void stack_end(struct resolver *r, pid_t pid, pid_t tid, const unsigned *
 			r->sources[i].ops->stack_end(r->sources[i].arg, pid, tid, used[i]);
 }
 
+/* --python=only: the spliced frames and the native ones they call that are not an
+ * interpreter's, without what is outside the outermost spliced frame. frames[0..depth) is
+ * innermost first, kinds[] saying which is which. Returns the new depth. */
+static size_t only_spliced(struct chain_frame *frames, const uint8_t *kinds, size_t depth)
+{
+	size_t outermost = depth, kept = 0;
+
+	for (size_t i = 0; i < depth; i++)
+		if (kinds[i] == FRAME_SPLICED)
+			outermost = i;
+	if (outermost == depth) /* no Python here: the stack as it is */
+		return depth;
+	for (size_t i = 0; i <= outermost; i++)
+		if (kinds[i] != FRAME_INTERPRETER)
+			frames[kept++] = frames[i];
+	return kept;
+}
+
 size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *ips, size_t n,
 		      bool first_exact, bool truncated, uint32_t *funcs, uint32_t *sites)
 {
 	struct chain_frame frames[RESOLVER_MAX_FRAMES], scratch[LINES_MAX_FRAMES];
+	uint8_t kinds[RESOLVER_MAX_FRAMES];
 	unsigned nth[RESOLVER_MAX_FRAME_SOURCES] = { 0 };
 	size_t depth = 0;
 
@@ -536,24 +559,31 @@ size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *
 	 * calling function (and on the call's line). A stack too deep with its inlined frames
 	 * loses its outermost ones. */
 	for (size_t i = 0; i < n; i++) {
-		size_t len;
+		size_t len, spliced = 0;
 		uint8_t runs;
+		bool interpreter;
 		const struct chain_frame *chain = resolve_frame(
-			r, pid, i == 0 && first_exact ? ips[i] : ips[i] - 1, scratch, &len, &runs);
+			r, pid, i == 0 && first_exact ? ips[i] : ips[i] - 1, scratch, &len, &runs,
+			&interpreter);
 
 		/* A frame source's frames go inside the native frame that runs them. */
 		if (runs)
-			depth += spliced_frames(r, runs, pid, tid, nth[runs - 1]++, ips[i],
-						&frames[depth], RESOLVER_MAX_FRAMES - depth);
+			spliced = spliced_frames(r, runs, pid, tid, nth[runs - 1]++, ips[i],
+						 &frames[depth], RESOLVER_MAX_FRAMES - depth);
+		memset(&kinds[depth], FRAME_SPLICED, spliced);
+		depth += spliced;
 		if (len > RESOLVER_MAX_FRAMES - depth) {
 			truncated = true;
 			len = RESOLVER_MAX_FRAMES - depth;
 		}
 		memcpy(&frames[depth], chain, len * sizeof(*chain));
+		memset(&kinds[depth], interpreter ? FRAME_INTERPRETER : FRAME_NATIVE, len);
 		depth += len;
 	}
 	if (r->nsources)
 		stack_end(r, pid, tid, nth);
+	if (r->only_spliced)
+		depth = only_spliced(frames, kinds, depth);
 	if (truncated)
 		atomic_fetch_add_explicit(&r->truncated, 1, memory_order_relaxed);
 	/* The profile wants the outermost frame first. */

@@ -39,7 +39,10 @@ enum resolver_lines {
 	RESOLVER_LINES_OFF,        /* functions only: no sites, no DWARF read */
 };
 
-struct resolver *resolver_new(struct profiles *profiles, enum callgraph_mode callgraph,
+/* A resolver adding to profiles, unwinding as config says (the allocation modes always by DWARF:
+ * their records carry registers and a stack), with the interpreters' frames config->python
+ * asks for. */
+struct resolver *resolver_new(struct profiles *profiles, const struct sample_config *config,
 			      struct diag *diag);
 void resolver_free(struct resolver *r);
 struct symbolizer *resolver_symbolizer(struct resolver *r);
@@ -106,6 +109,9 @@ struct resolver_frames_ops {
 	void (*destroy)(void *arg);
 	/* Stacks whose frames of the kind could not be read consistently so far. Any thread. */
 	uint64_t (*unread)(void *arg);
+	/* Whether the native function sym is the interpreter's own (its module's): frames that
+	 * --python=only folds away. */
+	bool (*is_interpreter)(void *arg, const struct symbol *sym);
 	/* Whether the native function sym runs frames of this source (its evaluation function).
 	 * Asked once per function and module (cached with the frame): a pure function of sym. */
 	bool (*runs_frames)(void *arg, const struct symbol *sym);
@@ -123,8 +129,7 @@ struct resolver_frames_ops {
 /* At most this many frame sources; resolver_new() adds every kind of resolver_frame_kinds. */
 #define RESOLVER_MAX_FRAME_SOURCES 4
 extern const struct resolver_frames_ops *const resolver_frame_kinds[];
-/* Before the first record: frames of the kind name are not read (false: no such kind). */
-bool resolver_disable_frames(struct resolver *r, const char *name);
+
 /* Stacks whose spliced frames could not be read consistently, every kind's. Any thread. */
 uint64_t resolver_unread_frames(const struct resolver *r);
 

@@ -49,6 +49,14 @@ bool sample_mode_allocations(enum sample_mode mode);
 /* The modes a run started in mode keeps, in the order `m` shows them: [first, first + *count). */
 enum sample_mode sample_mode_family(enum sample_mode mode, size_t *count);
 
+/* What the stacks show of the Python frames a CPython process runs (resolver.h). */
+enum sample_python {
+	SAMPLE_PYTHON_MIXED,    /* spliced among the native frames (the default) */
+	SAMPLE_PYTHON_ONLY,     /* the Python frames and the native code they call outside the
+				 * interpreter (C extensions), as py-spy shows them */
+	SAMPLE_PYTHON_OFF,      /* native frames only; no process memory is read */
+};
+
 struct sample_config {
 	unsigned freq;          /* samples per second per thread */
 	bool kernel;            /* also sample kernel mode */
@@ -60,6 +68,7 @@ struct sample_config {
 	bool system_wide;       /* -a: every process, an event per CPU; profiles per process */
 	bool include_self;      /* -a: proftop's own process too (--include-self) */
 	unsigned collectors;    /* the collector's unwinding threads (collector.h); 0: one */
+	enum sample_python python; /* interpreters' frames (--python) */
 };
 
 /* Fill attr for the cpu-clock software event. The period is set in nanoseconds of task clock
