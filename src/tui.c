@@ -278,21 +278,33 @@ static void change_freq(struct tui *t, bool up)
 	t->refresh_at = got ? util_now_ns() + WINDOW_WAIT_NS : 0;
 }
 
-/* With a stretch selected, its snapshot, or the cumulative one until there is one. */
-static void refresh_snapshot(struct tui *t)
+/* The newest snapshot there is: with a stretch selected, its snapshot, or the cumulative one
+ * until there is one. */
+static void show_newest(struct tui *t)
 {
-	struct snapshot *range = NULL, *s;
+	struct snapshot *range = NULL, *s = session_newest(t->session, &range);
 
-	if (t->screen.stretch == TUI_STRETCH_ALL) {
-		tui_screen_set_snapshot(&t->screen, session_snapshot(t->session));
-		return;
-	}
-	s = session_snapshots(t->session, &range);
-	if (range) {
+	if (range && t->screen.stretch != TUI_STRETCH_ALL) {
 		snapshot_unref(s);
 		s = range;
+	} else {
+		snapshot_unref(range);
 	}
 	tui_screen_set_snapshot(&t->screen, s);
+}
+
+/* The frame loop never waits on the engine: it shows the newest snapshot there is and asks for
+ * the next, which published() shows when it is there. */
+static void refresh_snapshot(struct tui *t)
+{
+	session_ask(t->session);
+	show_newest(t);
+}
+
+static void published(void *arg, struct session *session)
+{
+	(void)session;
+	show_newest(arg);
 }
 
 /* The screen chose another stretch: the session makes its snapshots from now on. */
@@ -561,6 +573,7 @@ int tui_run(struct session *session, const struct tui_options *o)
 		.wake = wake,
 		.timeout_ms = timeout_ms,
 		.refresh = refresh_op,
+		.published = published,
 		.report = report,
 		.ended = ended,
 		.leave = leave,
