@@ -45,6 +45,8 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			title, (double)s->elapsed_ns / 1e9, s->freq, (unsigned long long)c->samples,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped,
 			(unsigned long long)c->throttled, (unsigned long long)c->truncated);
+	if (c->unread) /* only where interpreters' frames were read: other tables stay as they were */
+		fprintf(out, "  unread %llu", (unsigned long long)c->unread);
 	/* proftop's own CPU share since since (the previous table) or over the run, and memory:
 	 * what it held of its budget, by part. */
 	if (selfcost_known(&s->cost))

@@ -326,9 +326,11 @@ static void stamp(void *arg, struct snapshot *s, uint64_t now)
 
 	if (c->sampler) /* a replaying collector has none */
 		sampler_counters(c->sampler, &s->counters);
-	s->counters.truncated = 0;
-	for (unsigned i = 0; i < c->nworkers; i++)
+	s->counters.truncated = s->counters.unread = 0;
+	for (unsigned i = 0; i < c->nworkers; i++) {
 		s->counters.truncated += resolver_truncated(c->workers[i].env.resolver);
+		s->counters.unread += resolver_unread_frames(c->workers[i].env.resolver);
+	}
 	s->elapsed_ns = now - c->start_ns;
 	s->freq = c->sampler ? sampler_freq(c->sampler) : c->config.freq;
 	s->user_ns = atomic_load_explicit(&c->cpu_user_ns, memory_order_relaxed);

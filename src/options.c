@@ -285,6 +285,22 @@ static char *set_min_percent(struct options *o, const char *value)
 	return NULL;
 }
 
+static char *set_python(struct options *o, const char *value)
+{
+	static const char *const names[] = {
+		[SAMPLE_PYTHON_MIXED] = "mixed",
+		[SAMPLE_PYTHON_ONLY] = "only",
+		[SAMPLE_PYTHON_OFF] = "off",
+	};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(value, names[i])) {
+			o->sample.python = (enum sample_python)i;
+			return NULL;
+		}
+	return bad("--python (mixed, only or off)", value);
+}
+
 static char *set_no_inline(struct options *o, const char *value)
 {
 	(void)value;
@@ -773,6 +789,22 @@ static const struct option_spec options_table[] = {
 		       "\\(lqaddress count\\(rq line per address (hexadecimal link-time address,\n"
 		       "decimal count), in increasing address order, addresses without samples\n"
 		       "left out.",
+	},
+	{
+		.name = "python", .arg = "HOW", .parse = set_python,
+		.help = "CPython's functions in the stacks: mixed (default: among the native\n"
+			"frames), only (Python frames and the C extensions they call), off",
+		.man = "What the stacks of a CPython process (3.8 to 3.13) show of its Python\n"
+		       "functions, read from its memory as it runs. \\fBmixed\\fR (the default):\n"
+		       "each call of the interpreter's evaluation function has the Python\n"
+		       "functions it runs inside it, named by their qualified names, with their\n"
+		       "\\fI.py\\fR file as the module and their lines as sites (the Lines view,\n"
+		       "\\fB\\-\\-annotate\\fR, the exports). \\fBonly\\fR: the Python functions and\n"
+		       "the native code they call outside the interpreter (C extensions), as\n"
+		       "\\fBpy\\-spy\\fR shows them. \\fBoff\\fR: native frames only, and no process\n"
+		       "memory is read. The frames are read some milliseconds after each\n"
+		       "sample (README, Python): shares are exact over time, a single stack may\n"
+		       "show where the thread went next.",
 	},
 	{
 		.name = "no-inline", .parse = set_no_inline,

@@ -280,6 +280,8 @@ static void draw_counters(struct tui_screen *s, int y)
 	x = counter(s, y, x, "dropped ", c->dropped, s->rate[2], true);
 	x = counter(s, y, x, "throttled ", c->throttled, s->rate[3], true);
 	x = counter(s, y, x, "truncated ", c->truncated, s->rate[4], true);
+	if (c->unread) /* interpreters' frames that could not be read consistently */
+		x = counter(s, y, x, "unread ", c->unread, s->rate[8], true);
 	if (s->live && s->live->folded_nodes) /* the tree outgrew --max-memory */
 		x = counter(s, y, x, "folded ", s->live->folded_nodes, 0, true);
 	/* proftop's own CPU share over the last refresh, and its memory: last, so a narrow

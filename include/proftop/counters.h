@@ -17,6 +17,9 @@ struct counters {
 	 * records the library dropped too (the ring it writes was full). */
 	uint64_t allocated; /* bytes allocated so far (the estimate) */
 	uint64_t in_use;    /* bytes in use now (the estimate) */
+	/* Of the samples, those whose interpreter frames (Python's) could not be read
+	 * consistently: the thread had moved on, or its memory did not read (resolver.h). */
+	uint64_t unread;
 };
 
 #endif

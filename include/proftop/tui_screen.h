@@ -59,7 +59,7 @@ struct tui_lines_row {
 	size_t insn;           /* its instruction in code.insns */
 };
 
-#define TUI_NCOUNTERS 8        /* the uint64_t fields of struct counters */
+#define TUI_NCOUNTERS 9        /* the uint64_t fields of struct counters */
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
 #define TUI_FLAME_ZOOMS 32
