@@ -1,5 +1,5 @@
 /* tui_draw.c — one frame of the TUI from its state: header, tab bar, column headings, rows, the
- * bottom line and the help. Every string goes through put(), which clips it to the screen, so any
+ * bottom line and the help. Every string goes through tui_put(), which clips it to the screen, so any
  * terminal size draws what fits and nothing else.
  *
  * Layout, top to bottom, each line only when the terminal is tall enough for it:
@@ -15,6 +15,7 @@
  *   key hints, the filter being typed, or a message        3 or more */
 #include "proftop/tui_screen.h"
 
+#include "proftop/tui_paint.h"
 #include "proftop/diff.h"
 #include "proftop/disasm.h"
 #include "proftop/tui_flame.h"
@@ -31,7 +32,7 @@
 
 #define HOT_PCT 10.0
 #define WARM_PCT 1.0
-#define PUT_MAX 4096           /* bytes of one put(): 1000 columns of 4-byte characters */
+#define TUI_PUT_MAX 4096           /* bytes of one tui_put(): 1000 columns of 4-byte characters */
 
 /* --- colours ---------------------------------------------------------------------------------- */
 
@@ -82,67 +83,6 @@ void tui_draw_theme(struct tui_screen *s, const struct theme *t)
 	bkgdset(' ' | (chtype)s->attrs[THEME_NORMAL]);
 }
 
-/* --- primitives ------------------------------------------------------------------------------- */
-
-/* Bytes of text that fill at most width columns (a UTF-8 sequence counts as one column). */
-static int fit(const char *text, int width, int *columns)
-{
-	int bytes = 0, cols = 0;
-
-	while (text[bytes] && cols < width) {
-		bytes++;
-		while ((text[bytes] & 0xc0) == 0x80)
-			bytes++;
-		cols++;
-	}
-	*columns = cols;
-	return bytes;
-}
-
-/* Text at (y, x), clipped to width columns and to the screen; returns the columns used. Names
- * come from the target: the text is drawn in visible form (util.h), as batch mode prints it, so
- * what the screen shows is what fit() counted and no byte of it acts on the terminal. */
-static int put(int y, int x, int width, unsigned long attr, const char *text)
-{
-	char shown[PUT_MAX];
-	int cols, bytes;
-
-	if (y < 0 || y >= LINES || x < 0 || x >= COLS)
-		return 0;
-	if (width > COLS - x)
-		width = COLS - x;
-	if (width <= 0)
-		return 0;
-	util_visible(shown, sizeof(shown), text);
-	bytes = fit(shown, width, &cols);
-	attrset((attr_t)attr);
-	mvaddnstr(y, x, shown, bytes);
-	return cols;
-}
-
-static void fill(int y, int x, int width, unsigned long attr)
-{
-	if (y < 0 || y >= LINES || x < 0 || x >= COLS)
-		return;
-	if (width > COLS - x)
-		width = COLS - x;
-	if (width <= 0)
-		return;
-	attrset((attr_t)attr);
-	mvhline(y, x, ' ', width);
-}
-
-/* A function's name as the screen shows it (the p key): whole, or shortened into buf. */
-static const char *shown_name(const struct tui_screen *s, const char *name, char buf[PUT_MAX])
-{
-	return view_name(name, s->names, buf, PUT_MAX);
-}
-
-static unsigned long pct_attr(const struct tui_screen *s, double pct)
-{
-	return s->attrs[pct >= HOT_PCT ? THEME_HOT : pct >= WARM_PCT ? THEME_WARM : THEME_COLD];
-}
-
 /* --- the header ------------------------------------------------------------------------------- */
 
 static void draw_title(struct tui_screen *s, int y)
@@ -152,7 +92,7 @@ static void draw_title(struct tui_screen *s, int y)
 	char text[512], mode[64], rate[64];
 	int x;
 
-	fill(y, 0, COLS, a);
+	tui_fill(y, 0, COLS, a);
 	if (p && p->ranged && p->window_ns)
 		snprintf(mode, sizeof(mode), "window %.0fs", (double)p->window_ns / 1e9);
 	else if (p && p->ranged)
@@ -181,13 +121,13 @@ static void draw_title(struct tui_screen *s, int y)
 		 s->baseline ? "  vs " : "", s->baseline ? s->base_label : "",
 		 s->fold_inlined ? "  no inline" : "", p && p->fetching[0] ? "  debuginfod: " : "",
 		 p ? p->fetching : "");
-	x = put(y, 0, COLS, a, text);
+	x = tui_put(y, 0, COLS, a, text);
 	if (s->paused)
-		x += 2 + put(y, x + 2, COLS, s->attrs[THEME_WARNING], " PAUSED ");
+		x += 2 + tui_put(y, x + 2, COLS, s->attrs[THEME_WARNING], " PAUSED ");
 	if (s->serving[0]) { /* --serve: where, and loudly when other machines can read it */
 		snprintf(text, sizeof(text), s->serving_exposed ? " serving %s to the network "
 				: "serving %s", s->serving);
-		put(y, x + 2, COLS, s->serving_exposed ? s->attrs[THEME_WARNING] : a, text);
+		tui_put(y, x + 2, COLS, s->serving_exposed ? s->attrs[THEME_WARNING] : a, text);
 	}
 }
 
@@ -198,13 +138,13 @@ static int counter(struct tui_screen *s, int y, int x, const char *label, uint64
 	unsigned long a = !loss ? s->attrs[THEME_NORMAL] | A_BOLD
 			  : value ? s->attrs[THEME_COUNTER_NONZERO] : s->attrs[THEME_COUNTER_ZERO];
 
-	x += put(y, x, COLS, s->attrs[THEME_NORMAL], label);
+	x += tui_put(y, x, COLS, s->attrs[THEME_NORMAL], label);
 	if (value && rate >= 0.5)
 		snprintf(num, sizeof(num), "%llu (%.0f/s)", (unsigned long long)value, rate);
 	else
 		snprintf(num, sizeof(num), "%llu", (unsigned long long)value);
-	x += put(y, x, COLS, a, num);
-	return x + put(y, x, COLS, s->attrs[THEME_NORMAL], "  ");
+	x += tui_put(y, x, COLS, a, num);
+	return x + tui_put(y, x, COLS, s->attrs[THEME_NORMAL], "  ");
 }
 
 /* One row of the timeline's bars, scaled to max. */
@@ -216,7 +156,7 @@ static void draw_bars(struct tui_screen *s, int y, const struct tui_timeline_sca
 	uint64_t from = 0, to = 0;
 	bool ranged = tui_timeline_bounds(s, &from, &to);
 
-	fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
+	tui_fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
 	for (int c = 0; c < scale->columns && c + 1 < COLS; c++) {
 		uint64_t start = (uint64_t)c * scale->per_column, end = start + scale->per_column;
 		int level = max > 0 ? (int)(samples[c] * 8 / max - 1e-9) : 0;
@@ -229,7 +169,7 @@ static void draw_bars(struct tui_screen *s, int y, const struct tui_timeline_sca
 		level = level < 0 ? 0 : level > 7 ? 7 : level;
 		one[0] = ascii[level];
 		one[1] = 0;
-		put(y, 1 + c, 1, s->attrs[role], samples[c] <= 0 ? " " : s->utf8 ? blocks[level] : one);
+		tui_put(y, 1 + c, 1, s->attrs[role], samples[c] <= 0 ? " " : s->utf8 ? blocks[level] : one);
 	}
 }
 
@@ -250,16 +190,16 @@ static void draw_timeline(struct tui_screen *s, int y, bool traced)
 			max = samples[c];
 	draw_bars(s, y, &scale, samples, max);
 	if (traced && !s->live->traced_func) {
-		fill(y + 1, 0, COLS, s->attrs[THEME_NORMAL]);
+		tui_fill(y + 1, 0, COLS, s->attrs[THEME_NORMAL]);
 	} else if (traced) {
 		const struct snapshot *p = s->live;
-		char name[256], buf[PUT_MAX];
+		char name[256], buf[TUI_PUT_MAX];
 
 		tui_timeline_columns(s, &scale, true, samples); /* max stays: the same scale */
 		draw_bars(s, y + 1, &scale, samples, max);
-		snprintf(name, sizeof(name), "<- %s", shown_name(s, p->funcs[p->traced_func].name, buf));
+		snprintf(name, sizeof(name), "<- %s", tui_shown_name(s, p->funcs[p->traced_func].name, buf));
 		if (scale.columns + 3 + (int)strlen(name) <= COLS)
-			put(y + 1, scale.columns + 2, COLS, s->attrs[THEME_NORMAL], name);
+			tui_put(y + 1, scale.columns + 2, COLS, s->attrs[THEME_NORMAL], name);
 	}
 	free(samples);
 }
@@ -272,7 +212,7 @@ static void draw_counters(struct tui_screen *s, int y)
 
 	if (!c)
 		c = &none;
-	fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
+	tui_fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
 	x = counter(s, y, x, "samples ", c->samples, s->rate[0], false);
 	if (c->switches) /* of the samples: the switches' (every mode but cpu) */
 		x = counter(s, y, x, "switches ", c->switches, s->rate[5], false);
@@ -289,7 +229,7 @@ static void draw_counters(struct tui_screen *s, int y)
 	if (s->live && selfcost_known(&s->live->cost)) {
 		char cost[64];
 
-		put(y, x, COLS, s->attrs[THEME_NORMAL],
+		tui_put(y, x, COLS, s->attrs[THEME_NORMAL],
 		    selfcost_text(cost, sizeof(cost), &s->live->cost, &s->cost_before));
 	}
 }
@@ -302,10 +242,10 @@ static bool by_process(const struct tui_screen *s)
 
 static void draw_tabs(struct tui_screen *s, int y)
 {
-	char text[TUI_FILTER_MAX + 160], buf[PUT_MAX];
+	char text[TUI_FILTER_MAX + 160], buf[TUI_PUT_MAX];
 	int x = 0, n = 0;
 
-	fill(y, 0, COLS, s->attrs[THEME_TAB]);
+	tui_fill(y, 0, COLS, s->attrs[THEME_TAB]);
 	for (int v = 0; v < TUI_NVIEWS; v++) {
 		char tab[32];
 
@@ -313,8 +253,8 @@ static void draw_tabs(struct tui_screen *s, int y)
 			 v == TUI_THREADS && by_process(s) ? "Processes"
 							   : tui_screen_view_name((enum tui_view)v));
 		s->tab_x[v] = x;
-		x += put(y, x, COLS, s->attrs[v == (int)s->view ? THEME_TAB_ACTIVE : THEME_TAB], tab);
-		x += put(y, x, 1, s->attrs[THEME_TAB], " ");
+		x += tui_put(y, x, COLS, s->attrs[v == (int)s->view ? THEME_TAB_ACTIVE : THEME_TAB], tab);
+		x += tui_put(y, x, 1, s->attrs[THEME_TAB], " ");
 	}
 	s->tab_x[TUI_NVIEWS] = x;
 	text[0] = 0;
@@ -323,17 +263,17 @@ static void draw_tabs(struct tui_screen *s, int y)
 			      by_process(s) ? "process" : "thread", (int)s->thread);
 	if (s->view == TUI_CALLERS && s->lists[TUI_CALLERS].rows)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " callers of %s",
-			      shown_name(s, s->callers[0].name, buf));
+			      tui_shown_name(s, s->callers[0].name, buf));
 	if (s->view == TUI_LINES && s->shown && s->lines_func < tui_screen_lines_snapshot(s)->nfuncs)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " lines of %s",
-			      shown_name(s, tui_screen_lines_snapshot(s)->funcs[s->lines_func].name,
+			      tui_shown_name(s, tui_screen_lines_snapshot(s)->funcs[s->lines_func].name,
 					 buf));
 	if (s->view == TUI_TREE && s->focused && s->lists[TUI_TREE].rows)
 		n += snprintf(text + n, sizeof(text) - (size_t)n, " %% of %s",
-			      shown_name(s, s->tree[0].name, buf));
+			      tui_shown_name(s, s->tree[0].name, buf));
 	if (s->filter[0] && !s->editing && s->view != TUI_CALLERS && s->view != TUI_LINES)
 		snprintf(text + n, sizeof(text) - (size_t)n, " filter: %s", s->filter);
-	put(y, x + 1, COLS, s->attrs[THEME_TAB], text);
+	tui_put(y, x + 1, COLS, s->attrs[THEME_TAB], text);
 }
 
 /* --- the views -------------------------------------------------------------------------------- */
@@ -362,36 +302,6 @@ static struct columns layout(int module_len, bool deltas)
 }
 
 /* A change's colour: growth or shrinkage of half a point or more stands out. */
-static unsigned long delta_attr(const struct tui_screen *s, double delta)
-{
-	if (delta >= DIFF_SIGNIFICANT_POINTS)
-		return s->attrs[THEME_DIFF_GROWN];
-	if (delta <= -DIFF_SIGNIFICANT_POINTS)
-		return s->attrs[THEME_DIFF_SHRUNK];
-	return s->attrs[THEME_NORMAL];
-}
-
-/* A row's numbers: two percentages, a count, and with delta (NULL: none) their two changes. */
-static void draw_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
-			 const double *delta, unsigned long sel)
-{
-	struct view_cells c;
-
-	view_cells(&c, a, b, n);
-	if (s->shown)
-		view_count_cell(&c, s->shown, n);
-	if (delta)
-		view_delta_cells(&c, delta[0], delta[1]);
-	for (int i = 0; i < (delta ? VIEW_NCELLS_DIFF : VIEW_NCELLS); i++) {
-		unsigned long attr = i == VIEW_CELL_COUNT ? s->attrs[THEME_NORMAL]
-				     : i >= VIEW_CELL_DELTA_FIRST
-					     ? delta_attr(s, delta[i - VIEW_CELL_DELTA_FIRST])
-					     : pct_attr(s, i == VIEW_CELL_FIRST ? a : b);
-
-		put(y, c.x[i], c.width[i], sel ? sel : attr, c.text[i]);
-	}
-}
-
 /* What the count column counts: samples, seconds (the timed modes), bytes or objects. */
 static const char *count_heading(const struct tui_screen *s)
 {
@@ -403,12 +313,12 @@ static void draw_name(const struct tui_screen *s, int y, int x, int width, const
 		      bool only_new, bool only_old, unsigned long sel)
 {
 	const char *mark = only_new ? "(new)" : only_old ? "(gone)" : NULL;
-	char buf[PUT_MAX];
-	int used = put(y, x, mark ? width - 7 : width, sel ? sel : s->attrs[THEME_NORMAL],
-		       shown_name(s, name, buf));
+	char buf[TUI_PUT_MAX];
+	int used = tui_put(y, x, mark ? width - 7 : width, sel ? sel : s->attrs[THEME_NORMAL],
+		       tui_shown_name(s, name, buf));
 
 	if (mark)
-		put(y, x + used + 1, width - used - 1,
+		tui_put(y, x + used + 1, width - used - 1,
 		    sel ? sel : s->attrs[only_new ? THEME_DIFF_GROWN : THEME_DIFF_SHRUNK], mark);
 }
 
@@ -432,7 +342,7 @@ static void draw_headings(struct tui_screen *s, int y, const struct columns *c, 
 		snprintf(d2, sizeof(d2), "%s%.*s", delta, (int)strcspn(second, "%"), second);
 		view_delta_headings(&cells, d1, d2);
 	}
-	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
+	tui_fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
 	for (int i = 0; i < ncols; i++) {
 		enum view_sort by = i < c->ncells ? sorted_by[i]
 				    : i == c->ncells ? VIEW_SORT_NAME : VIEW_SORT_MODULE;
@@ -441,9 +351,9 @@ static void draw_headings(struct tui_screen *s, int y, const struct columns *c, 
 		int x = i < c->ncells ? cells.x[i] : xs[i - c->ncells];
 
 		if (i < c->ncells)
-			put(y, x, cells.width[i], a, cells.text[i]);
+			tui_put(y, x, cells.width[i], a, cells.text[i]);
 		else
-			put(y, x, xs[i - c->ncells + 1] - x, a, names[i - c->ncells]);
+			tui_put(y, x, xs[i - c->ncells + 1] - x, a, names[i - c->ncells]);
 		s->column_x[i] = x;
 		s->column_sort[i] = top ? by : (enum view_sort)-1;
 	}
@@ -465,24 +375,10 @@ static int longest_module(const char *const *modules, size_t stride, size_t firs
 	return len;
 }
 
-/* The first row shown: the cursor stays on screen, scrolling as little as possible. */
-static size_t first_shown(struct tui_list *l, int height)
-{
-	size_t h = height > 0 ? (size_t)height : 1;
-
-	if (l->cursor < l->top)
-		l->top = l->cursor;
-	else if (l->cursor >= l->top + h)
-		l->top = l->cursor - h + 1;
-	if (l->top + h > l->rows)
-		l->top = l->rows > h ? l->rows - h : 0;
-	return l->top;
-}
-
 static void draw_top(struct tui_screen *s)
 {
 	struct tui_list *l = &s->lists[TUI_TOP];
-	size_t first = first_shown(l, s->list_h), n = l->rows;
+	size_t first = tui_first_shown(l, s->list_h), n = l->rows;
 	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
 	/* Beside an allocation profile's bytes, the blocks (a baseline's changes take the room). */
 	const struct snapshot *objects =
@@ -495,7 +391,7 @@ static void draw_top(struct tui_screen *s)
 	if (s->columns_y >= 0)
 		draw_headings(s, s->columns_y, &c, "SELF%", "TOTAL%", count_heading(s));
 	if (s->columns_y >= 0 && objects)
-		put(s->columns_y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, s->attrs[THEME_COLUMNS],
+		tui_put(s->columns_y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, s->attrs[THEME_COLUMNS],
 		    "  OBJECTS     ");
 	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++) {
 		const struct view_row *r = &s->top[first + (size_t)i];
@@ -503,22 +399,22 @@ static void draw_top(struct tui_screen *s)
 		unsigned long sel = first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0;
 		double delta[2] = { r->self_pct - r->old_self_pct, r->total_pct - r->old_total_pct };
 
-		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
-		draw_numbers(s, y, r->self_pct, r->total_pct, r->self, s->baseline ? delta : NULL, sel);
+		tui_fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+		tui_draw_numbers(s, y, r->self_pct, r->total_pct, r->self, s->baseline ? delta : NULL, sel);
 		if (objects && r->func < objects->nfuncs) {
 			char text[32];
 
 			snprintf(text, sizeof(text), "%9llu      ",
 				 (unsigned long long)objects->func_self[r->func]);
-			put(y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, sel ? sel : s->attrs[THEME_NORMAL],
+			tui_put(y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, sel ? sel : s->attrs[THEME_NORMAL],
 			    text);
 		}
 		draw_name(s, y, c.fn_x, c.fn_w, r->name, r->only_new, r->only_old, sel);
 		if (c.mod_w)
-			put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
+			tui_put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
 	}
 	if (!n && s->list_h > 0)
-		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL],
+		tui_put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL],
 		    s->filter[0] ? "no function matches the filter" : "no samples yet");
 }
 
@@ -533,17 +429,17 @@ static int draw_tree_prefix(const struct tui_screen *s, int y, int x, int width,
 	struct view_indent in;
 
 	view_tree_indent(&in, r->depth, width / 3, s->utf8);
-	fill(y, x, in.columns, sel ? sel : s->attrs[THEME_NORMAL]);
+	tui_fill(y, x, in.columns, sel ? sel : s->attrs[THEME_NORMAL]);
 	if (in.mark[0])
-		put(y, x + in.mark_x, width - in.mark_x, sel ? sel : s->attrs[THEME_TREE], in.mark);
-	return in.columns + put(y, x + in.columns, width - in.columns,
+		tui_put(y, x + in.mark_x, width - in.mark_x, sel ? sel : s->attrs[THEME_TREE], in.mark);
+	return in.columns + tui_put(y, x + in.columns, width - in.columns,
 				sel ? sel : s->attrs[THEME_TREE], mark);
 }
 
 static void draw_tree_rows(struct tui_screen *s, enum tui_view v, const struct view_tree_row *rows)
 {
 	struct tui_list *l = &s->lists[v];
-	size_t first = first_shown(l, s->list_h), n = l->rows;
+	size_t first = tui_first_shown(l, s->list_h), n = l->rows;
 	size_t last = first + (size_t)(s->list_h > 0 ? s->list_h : 0);
 	bool deltas = s->baseline && v == TUI_TREE; /* (the callers tree is another tree) */
 	struct columns c = layout(n ? longest_module(&rows[0].module, sizeof(*rows), first,
@@ -557,29 +453,29 @@ static void draw_tree_rows(struct tui_screen *s, enum tui_view v, const struct v
 		unsigned long sel = first + (size_t)i == l->cursor ? s->attrs[THEME_SELECTED] : 0;
 		double delta[2] = { r->total_pct - r->old_total_pct, r->self_pct - r->old_self_pct };
 
-		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
-		draw_numbers(s, y, r->total_pct, r->self_pct, r->total, deltas ? delta : NULL, sel);
+		tui_fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+		tui_draw_numbers(s, y, r->total_pct, r->self_pct, r->total, deltas ? delta : NULL, sel);
 		used = draw_tree_prefix(s, y, c.fn_x, c.fn_w, r, sel);
 		draw_name(s, y, c.fn_x + used, c.fn_w - used, r->name, deltas && r->only_new, false, sel);
 		if (c.mod_w)
-			put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
+			tui_put(y, c.mod_x, c.mod_w, sel ? sel : s->attrs[THEME_MODULE], r->module);
 	}
 	if (!n && s->list_h > 0)
-		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL],
+		tui_put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL],
 		    s->filter[0] && v == TUI_TREE ? "no function matches the filter" : "no samples yet");
 }
 
 static void draw_threads(struct tui_screen *s)
 {
 	struct tui_list *l = &s->lists[TUI_THREADS];
-	size_t first = first_shown(l, s->list_h);
+	size_t first = tui_first_shown(l, s->list_h);
 	uint64_t all = s->shown ? s->shown->samples : 0;
 
 	bool processes = by_process(s);
 
 	if (s->columns_y >= 0) {
-		fill(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS]);
-		put(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS], processes
+		tui_fill(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS]);
+		tui_put(s->columns_y, 0, COLS, s->attrs[THEME_COLUMNS], processes
 		    ? "  SAMPLES   SHARE%      PID  COMMAND                     SELF%  HOTTEST FUNCTION"
 		    : "  SAMPLES   SHARE%      TID      PID  COMMAND            SELF%  HOTTEST FUNCTION");
 	}
@@ -587,14 +483,14 @@ static void draw_threads(struct tui_screen *s)
 		size_t row = first + (size_t)i;
 		int y = s->list_y + i;
 		unsigned long sel = row == l->cursor ? s->attrs[THEME_SELECTED] : 0;
-		char text[160], buf[PUT_MAX];
+		char text[160], buf[TUI_PUT_MAX];
 
-		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
+		tui_fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
 		if (row == 0) {
 			snprintf(text, sizeof(text), "%c%8llu  %7.2f  %s", s->thread ? ' ' : '*',
 				 (unsigned long long)all, all ? 100.0 : 0.0,
 				 processes ? "all processes" : "all threads");
-			put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
+			tui_put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
 			continue;
 		}
 		const struct view_thread_row *t = &s->threads[row - 1];
@@ -607,189 +503,11 @@ static void draw_threads(struct tui_screen *s)
 			snprintf(text, sizeof(text), "%c%8llu  %7.2f %8d %8d  %-15.15s  ",
 				 s->thread == t->tid ? '*' : ' ', (unsigned long long)t->samples,
 				 t->pct, (int)t->tid, (int)t->pid, t->comm);
-		put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
+		tui_put(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL], text);
 		snprintf(text, sizeof(text), "%6.2f%%  ", t->hot_pct);
-		put(y, 55, 9, sel ? sel : pct_attr(s, t->hot_pct), text);
-		put(y, 64, COLS - 64, sel ? sel : s->attrs[THEME_NORMAL], shown_name(s, t->hot_name, buf));
+		tui_put(y, 55, 9, sel ? sel : tui_pct_attr(s, t->hot_pct), text);
+		tui_put(y, 64, COLS - 64, sel ? sel : s->attrs[THEME_NORMAL], tui_shown_name(s, t->hot_name, buf));
 	}
-}
-
-/* --- the Lines view ---------------------------------------------------------------------------- */
-
-static double pct(uint64_t n, uint64_t of)
-{
-	return of ? 100.0 * (double)n / (double)of : 0;
-}
-
-/* "lines.c:14": the file's basename (the heading of batch's annotation names it whole). */
-static void line_place(const struct annotate_line *l, char *buf, size_t size)
-{
-	const char *base = l->file ? strrchr(l->file, '/') : NULL;
-
-	if (!l->file)
-		snprintf(buf, size, "[no line]");
-	else
-		snprintf(buf, size, "%s:%u", base ? base + 1 : l->file, l->line);
-}
-
-/* The width of the place column: its longest entry on screen, 4 to 40 columns. */
-static int place_width(const struct tui_screen *s, size_t first, size_t last)
-{
-	int w = 4;
-
-	for (size_t i = first; i < last && i < s->lists[TUI_LINES].rows; i++) {
-		const struct tui_lines_row *r = &s->lines_rows[i];
-		char place[PUT_MAX], shown[PUT_MAX];
-
-		if (r->insn != TUI_NO_INSN || r->line == TUI_NO_LINE)
-			continue;
-		line_place(&s->lines.lines[r->line], place, sizeof(place));
-		util_visible(shown, sizeof(shown), place);
-		if ((int)strlen(shown) > w)
-			w = (int)strlen(shown);
-	}
-	return w > 40 ? 40 : w;
-}
-
-/* The function, its module and samples, the basis of the percentages, and whether the lines
- * have totals (a window's or a thread's count only where samples were taken). */
-static void draw_lines_heading(struct tui_screen *s, int y, const struct snapshot *src)
-{
-	const struct snapshot_func *f = s->lines_func < src->nfuncs ? &src->funcs[s->lines_func] : NULL;
-	unsigned long a = s->attrs[THEME_NORMAL] | A_BOLD;
-	char text[PUT_MAX], buf[PUT_MAX];
-
-	snprintf(text, sizeof(text), " %s  %s  self %llu  total %llu  %% of %s%s",
-		 f ? shown_name(s, f->name, buf) : "?",
-		 f ? f->module : "", (unsigned long long)s->lines.self,
-		 (unsigned long long)s->lines.total,
-		 s->lines_of_profile ? "the whole profile" : "the function",
-		 !src->sites_self_only ? "" : s->thread ? "  (this thread's self samples: no line totals)"
-							 : "  (the window's self samples: no line totals)");
-	fill(y, 0, COLS, a);
-	put(y, 0, COLS, a, text);
-}
-
-static void draw_line_row(struct tui_screen *s, int y, const struct annotate_line *l, int place_w,
-			  uint64_t samples, unsigned long sel, const char *binary)
-{
-	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
-	const char *why = NULL, *text = annotate_source_line(s->sources, l->file, l->line,
-							     binary, &s->lines_readers, &why);
-	unsigned long a = sel ? sel : s->attrs[THEME_NORMAL];
-	int x = VIEW_CELLS_WIDTH + place_w + 2;
-	char place[PUT_MAX];
-
-	fill(y, 0, COLS, a);
-	draw_numbers(s, y, pct(l->self, all ? samples : s->lines.self),
-		     self_only ? -1 : pct(l->total, all ? samples : s->lines.total), l->self, NULL,
-		     sel);
-	line_place(l, place, sizeof(place));
-	put(y, VIEW_CELLS_WIDTH, place_w, sel ? sel : s->attrs[THEME_MODULE], place);
-	if (text) {
-		char *expanded = util_expand_tabs(text);
-
-		put(y, x, COLS - x, a, expanded);
-		free(expanded);
-	} else if (l->file) {
-		snprintf(place, sizeof(place), "(source %s)", why);
-		put(y, x, COLS - x, sel ? sel : s->attrs[THEME_COLD], place);
-	}
-}
-
-/* An instruction under its line: the cells of its samples (blank without any), its address and
- * text, as batch --asm prints them. */
-static void draw_insn_row(struct tui_screen *s, int y, size_t i, uint64_t samples, unsigned long sel)
-{
-	const struct disasm_insn *insn = &s->code.insns[i];
-	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
-	int x = VIEW_CELLS_WIDTH + 4, used;
-	uint64_t self, total;
-	char addr[32];
-
-	fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
-	annotate_code_samples(&s->code, i, &self, &total);
-	if (self || total)
-		draw_numbers(s, y, pct(self, all ? samples : s->lines.self),
-			     self_only ? -1 : pct(total, all ? samples : s->lines.total), self, NULL,
-			     sel);
-	snprintf(addr, sizeof(addr), "0x%llx  ", (unsigned long long)insn->addr);
-	used = put(y, x, COLS - x, sel ? sel : s->attrs[THEME_MODULE], addr);
-	put(y, x + used, COLS - x - used, sel ? sel : s->attrs[THEME_NORMAL], insn->text);
-}
-
-static void draw_lines_row(struct tui_screen *s, int y, size_t row, int place_w, uint64_t samples,
-			   const char *binary)
-{
-	const struct tui_lines_row *r = &s->lines_rows[row];
-	unsigned long sel = row == s->lists[TUI_LINES].cursor ? s->attrs[THEME_SELECTED] : 0;
-
-	if (r->insn != TUI_NO_INSN) {
-		draw_insn_row(s, y, r->insn, samples, sel);
-	} else if (r->line != TUI_NO_LINE) {
-		draw_line_row(s, y, &s->lines.lines[r->line], place_w, samples, sel, binary);
-	} else {
-		fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
-		put(y, VIEW_CELLS_WIDTH, COLS - VIEW_CELLS_WIDTH, sel ? sel : s->attrs[THEME_MODULE],
-		    "[instructions without a line]");
-	}
-}
-
-/* A line of the list area taken by the heading or a note: the rows start below it. */
-static int take_line(struct tui_screen *s)
-{
-	if (s->list_h <= 0)
-		return -1;
-	s->list_h--;
-	return s->list_y++;
-}
-
-static void draw_lines(struct tui_screen *s)
-{
-	const struct snapshot *src = tui_screen_lines_snapshot(s);
-	struct tui_list *l = &s->lists[TUI_LINES];
-	const char *why = annotate_why_no_lines(&s->lines), *binary;
-	struct view_cells cells;
-	size_t first, n = l->rows;
-	int y, place_w, columns_y;
-	char note[PUT_MAX];
-
-	if (!src || !s->sources)
-		return;
-	binary = annotate_binary(src, s->lines_func);
-	/* The heading where the other views have their column headings, which come below it. */
-	if ((y = s->columns_y >= 0 ? s->columns_y : take_line(s)) >= 0)
-		draw_lines_heading(s, y, src);
-	if (why && (y = take_line(s)) >= 0) {
-		snprintf(note, sizeof(note), "no source lines: %s", why);
-		put(y, 2, COLS - 2, s->attrs[THEME_WARNING], note);
-	}
-	if (s->lines_asm && s->code_why && (y = take_line(s)) >= 0) {
-		const struct snapshot_func *f = &src->funcs[s->lines_func];
-
-		snprintf(note, sizeof(note), "no instructions: %s: %s", f->path ? f->path : f->name,
-			 s->code_why);
-		put(y, 2, COLS - 2, s->attrs[THEME_WARNING], note);
-	}
-	columns_y = s->columns_y >= 0 ? take_line(s) : -1;
-	if (s->lines_center && s->list_h > 0) {
-		l->top = l->cursor > (size_t)s->list_h / 2 ? l->cursor - (size_t)s->list_h / 2 : 0;
-		s->lines_center = false;
-	}
-	first = first_shown(l, s->list_h);
-	place_w = place_width(s, first, first + (size_t)(s->list_h > 0 ? s->list_h : 0));
-	if (columns_y >= 0) {
-		view_cell_headings(&cells, "SELF%", "TOTAL%", "SAMPLES");
-		fill(columns_y, 0, COLS, s->attrs[THEME_COLUMNS]);
-		for (int i = 0; i < VIEW_NCELLS; i++)
-			put(columns_y, cells.x[i], cells.width[i], s->attrs[THEME_COLUMNS], cells.text[i]);
-		put(columns_y, VIEW_CELLS_WIDTH, place_w, s->attrs[THEME_COLUMNS], "LINE");
-		put(columns_y, VIEW_CELLS_WIDTH + place_w + 2, COLS, s->attrs[THEME_COLUMNS], "SOURCE");
-	}
-	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++)
-		draw_lines_row(s, s->list_y + i, first + (size_t)i, place_w, src->samples, binary);
-	if (!n && s->list_h > 0)
-		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples of it yet");
 }
 
 /* --- the bottom line and the help ------------------------------------------------------------- */
@@ -800,20 +518,20 @@ static void draw_bottom(struct tui_screen *s, int y)
 
 	if (s->editing) {
 		snprintf(text, sizeof(text), " Filter: %s_", s->filter);
-		fill(y, 0, COLS, s->attrs[THEME_FILTER]);
-		put(y, 0, COLS, s->attrs[THEME_FILTER], text);
-		put(y, (int)strlen(text) + 2, COLS, s->attrs[THEME_FILTER],
+		tui_fill(y, 0, COLS, s->attrs[THEME_FILTER]);
+		tui_put(y, 0, COLS, s->attrs[THEME_FILTER], text);
+		tui_put(y, (int)strlen(text) + 2, COLS, s->attrs[THEME_FILTER],
 		    "(Enter keeps it, Esc clears it)");
 	} else if (s->message[0]) {
 		unsigned long a = s->attrs[s->message_is_error ? THEME_WARNING : THEME_MESSAGE];
 
-		fill(y, 0, COLS, a);
-		put(y, 1, COLS - 1, a, s->message);
+		tui_fill(y, 0, COLS, a);
+		tui_put(y, 1, COLS - 1, a, s->message);
 	} else {
 		tui_keys_hints(s->timeline ? TUI_IN_TIMELINE : 1u << s->view, COLS, text,
 			       sizeof(text));
-		fill(y, 0, COLS, s->attrs[THEME_STATUS]);
-		put(y, 0, COLS, s->attrs[THEME_STATUS], text);
+		tui_fill(y, 0, COLS, s->attrs[THEME_STATUS]);
+		tui_put(y, 0, COLS, s->attrs[THEME_STATUS], text);
 	}
 }
 
@@ -870,9 +588,9 @@ static void draw_help(struct tui_screen *s)
 	for (int i = -pad; i < rows + pad && top + pad + i < LINES; i++) {
 		unsigned long a = i == 0 ? s->attrs[THEME_HEADER] : s->attrs[THEME_NORMAL];
 
-		fill(top + pad + i, left, w, a);
+		tui_fill(top + pad + i, left, w, a);
 		if (i >= 0 && i < rows)
-			put(top + pad + i, left + 2, w - 2, a,
+			tui_put(top + pad + i, left + 2, w - 2, a,
 			    help_line(s, &help, rows, i, title, sizeof(title)));
 	}
 }
@@ -884,10 +602,10 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 {
 	const struct view_flame_frame *f = tui_flame_selected(s);
 	uint64_t all = s->nflame ? s->flame[0].total : 0;
-	char text[512], extra[160] = "", buf[PUT_MAX];
+	char text[512], extra[160] = "", buf[TUI_PUT_MAX];
 	int x;
 
-	fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
+	tui_fill(y, 0, COLS, s->attrs[THEME_COLUMNS]);
 	if (!f)
 		return;
 	if (s->filter[0])
@@ -903,11 +621,11 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 		 (unsigned long long)f->total, all ? 100.0 * (double)f->total / (double)all : 0.0,
 		 (unsigned long long)f->self, all ? 100.0 * (double)f->self / (double)all : 0.0,
 		 s->nflame_zoom ? "  zoomed" : "", extra);
-	x = put(y, 0, COLS, s->attrs[THEME_COLUMNS], text);
-	x += put(y, x, COLS - x, s->attrs[THEME_COLUMN_SORTED],
-		 f->func == SNAPSHOT_ROOT_FUNC ? "all" : shown_name(s, f->name, buf));
+	x = tui_put(y, 0, COLS, s->attrs[THEME_COLUMNS], text);
+	x += tui_put(y, x, COLS - x, s->attrs[THEME_COLUMN_SORTED],
+		 f->func == SNAPSHOT_ROOT_FUNC ? "all" : tui_shown_name(s, f->name, buf));
 	if (f->func != SNAPSHOT_ROOT_FUNC)
-		x += put(y, x + 2, COLS - x - 2, s->attrs[THEME_COLUMNS], f->module);
+		x += tui_put(y, x + 2, COLS - x - 2, s->attrs[THEME_COLUMNS], f->module);
 }
 
 /* A frame's colour: its module's (one of three roles, by a hash of the name), the search's, the
@@ -925,7 +643,7 @@ static unsigned long flame_attr(const struct tui_screen *s, const struct view_fl
 		return s->attrs[THEME_FLAME_MATCH];
 	if (s->baseline)
 		return f->delta >= DIFF_SIGNIFICANT_POINTS || f->delta <= -DIFF_SIGNIFICANT_POINTS
-			       ? delta_attr(s, f->delta) : s->attrs[THEME_NORMAL] | A_REVERSE;
+			       ? tui_delta_attr(s, f->delta) : s->attrs[THEME_NORMAL] | A_REVERSE;
 	for (const char *p = f->module; p && *p; p++)
 		h = h * 31 + (unsigned char)*p;
 	return s->attrs[roles[h % 3]];
@@ -934,7 +652,7 @@ static unsigned long flame_attr(const struct tui_screen *s, const struct view_fl
 /* Each frame: its name in its cells, the last cell left blank so that neighbours part. */
 static void draw_flame(struct tui_screen *s)
 {
-	char buf[PUT_MAX];
+	char buf[TUI_PUT_MAX];
 
 	tui_flame_fit(s, COLS, s->list_h);
 	if (s->columns_y >= 0)
@@ -947,11 +665,11 @@ static void draw_flame(struct tui_screen *s)
 		if (row >= s->list_h)
 			continue;
 		y = s->flame_up ? s->list_y + s->list_h - 1 - row : s->list_y + row;
-		fill(y, f->x, w, a);
-		put(y, f->x, w, a, f->func == SNAPSHOT_ROOT_FUNC ? "all" : shown_name(s, f->name, buf));
+		tui_fill(y, f->x, w, a);
+		tui_put(y, f->x, w, a, f->func == SNAPSHOT_ROOT_FUNC ? "all" : tui_shown_name(s, f->name, buf));
 	}
 	if (!s->nflame && s->list_h > 0)
-		put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples yet");
+		tui_put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples yet");
 }
 
 /* --- the frame -------------------------------------------------------------------------------- */
@@ -969,7 +687,7 @@ static void draw_rows(struct tui_screen *s)
 		draw_tree_rows(s, TUI_CALLERS, s->callers);
 		break;
 	case TUI_LINES:
-		draw_lines(s);
+		tui_draw_lines(s);
 		break;
 	case TUI_FLAME:
 		draw_flame(s);
