@@ -7,15 +7,16 @@
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
 
-# The module of a file: its base name without .c/.h ("tui_screen" for src/ui/tui_screen.c).
-module_of() { basename "$1" | sed 's/\.[ch]$//'; }
+# The module of a file: its base name without .c/.h ("tui_screen" for src/ui/tui_screen.c); a
+# module's private header (X_internal.h) is the module's.
+module_of() { basename "$1" | sed 's/\.[ch]$//; s/_internal$//'; }
 
 # edges — "module included-module" for every proftop include between two modules.
 edges()
 {
 	for f in $(find src include -name '*.[ch]'); do
 		m=$(module_of "$f")
-		grep -o '#include "proftop/[a-z_0-9/]*\.h"' "$f" | sed 's|.*proftop/||;s|.*/||;s|\.h"||' |
+		grep -o '#include "proftop/[a-z_0-9/]*\.h"' "$f" | sed 's|.*proftop/||;s|.*/||;s|\.h"||;s|_internal$||' |
 			while read -r d; do [ "$d" != "$m" ] && echo "$m $d"; done
 	done | sort -u
 }
