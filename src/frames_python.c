@@ -11,7 +11,7 @@
 #include "proftop/idmap.h"
 #include "proftop/module.h"
 #include "proftop/pyframes.h"
-#include "proftop/resolver.h"
+#include "proftop/frame_source.h"
 #include "proftop/symbols.h"
 #include "proftop/util.h"
 
@@ -105,7 +105,7 @@ static const struct python_file *file_of(struct frames_python *fp, const char *p
 
 /* pid's interpreter, opened at its first evaluation (native says where it runs). */
 static struct python_process *process_of(struct frames_python *fp, pid_t pid,
-					 const struct resolver_native *native)
+					 const struct frame_source_native *native)
 {
 	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
 	const struct python_file *f;
@@ -171,7 +171,7 @@ static bool python_runs_frames(void *arg, const struct symbol *sym)
 }
 
 static size_t python_frames(void *arg, pid_t pid, pid_t tid, unsigned nth,
-			    const struct resolver_native *native, struct resolver_frame *out,
+			    const struct frame_source_native *native, struct frame_source_frame *out,
 			    size_t max)
 {
 	struct frames_python *fp = arg;
@@ -197,7 +197,7 @@ static size_t python_frames(void *arg, pid_t pid, pid_t tid, unsigned nth,
 	while (first + n < fp->nframes && n < max) {
 		const struct pyframe *f = &fp->frames[first + n];
 
-		out[n++] = (struct resolver_frame){
+		out[n++] = (struct frame_source_frame){
 			.module = base_name(f->file),
 			.name = f->name,
 			.addr = f->first_line,
@@ -235,7 +235,7 @@ static void python_forget(void *arg, pid_t pid)
 		fp->processes[at].pid = 0;
 }
 
-const struct resolver_frames_ops frames_python_ops = {
+const struct frame_source_ops frames_python_ops = {
 	.name = "python",
 	.create = python_new,
 	.destroy = python_free,

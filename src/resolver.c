@@ -80,8 +80,8 @@ struct exited {
 	uint64_t at_ns;
 };
 
-struct frame_source {
-	const struct resolver_frames_ops *ops;
+struct frame_kind {
+	const struct frame_source_ops *ops;
 	void *arg;
 };
 
@@ -96,7 +96,7 @@ struct resolver {
 	uint32_t frames_generation;
 	struct module_frame_entry *module_frames;
 	uint32_t module_frames_generation;
-	struct frame_source sources[RESOLVER_MAX_FRAME_SOURCES];
+	struct frame_kind sources[RESOLVER_MAX_FRAME_SOURCES];
 	size_t nsources;
 	struct handoff *handoff;   /* debuginfod's files; NULL: none */
 	size_t fetched_applied;    /* of its files, taken so far (0 again: take them again) */
@@ -161,7 +161,7 @@ static const struct symbolizer_jit_ops jit_ops = {
 };
 
 /* The kinds of frames that are not machine code: a module each, and a line here. */
-const struct resolver_frames_ops *const resolver_frame_kinds[] = {
+const struct frame_source_ops *const resolver_frame_kinds[] = {
 	&frames_python_ops,
 	NULL,
 };
@@ -169,7 +169,7 @@ const struct resolver_frames_ops *const resolver_frame_kinds[] = {
 static void add_frame_kinds(struct resolver *r)
 {
 	for (size_t i = 0; resolver_frame_kinds[i] && i < RESOLVER_MAX_FRAME_SOURCES; i++)
-		r->sources[r->nsources++] = (struct frame_source){
+		r->sources[r->nsources++] = (struct frame_kind){
 			resolver_frame_kinds[i], resolver_frame_kinds[i]->create(r->diag),
 		};
 }
@@ -494,15 +494,15 @@ static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, ui
 static size_t spliced_frames(struct resolver *r, uint8_t k, pid_t pid, pid_t tid, unsigned nth,
 			     uint64_t addr, struct chain_frame *out, size_t max)
 {
-	struct resolver_frame got[SPLICED_MAX];
-	const struct frame_source *src = &r->sources[k - 1];
+	struct frame_source_frame got[SPLICED_MAX];
+	const struct frame_kind *src = &r->sources[k - 1];
 	struct unwind_info info;
-	struct resolver_native native;
+	struct frame_source_native native;
 	size_t n;
 
 	if (symbolizer_unwind_info(r->symbolizer, pid, addr, &info) < 0)
 		return 0;
-	native = (struct resolver_native){ module_path(info.module), info.bias };
+	native = (struct frame_source_native){ module_path(info.module), info.bias };
 	n = src->ops->frames(src->arg, pid, tid, nth, &native, got,
 			     max < SPLICED_MAX ? max : SPLICED_MAX);
 

@@ -13,10 +13,10 @@
 #ifndef PROFTOP_FRAMES_PYTHON_H
 #define PROFTOP_FRAMES_PYTHON_H
 
-struct resolver_frames_ops;
+struct frame_source_ops;
 
 /* Its unread() counts the stacks whose Python frames could not be read consistently (see the
  * file comment). */
-extern const struct resolver_frames_ops frames_python_ops;
+extern const struct frame_source_ops frames_python_ops;
 
 #endif

@@ -5,16 +5,13 @@
  * adds to the run's profiles, under profiles_lock(). Its counters (truncated stacks, the DWARF
  * held) are atomics any thread may read.
  *
- * Frames that are not machine code. An interpreter runs its program's functions inside one
- * native function (CPython's evaluation loop): each activation of it on the native stack runs a
- * run of the interpreter's frames, which the process's memory describes. A frame source
- * (resolver_add_frames()) tells the resolver which native functions those are and gives, for a
- * sample's thread, the frames of each activation; the resolver puts them in the stack just
- * inside (as callees of) the native frame that runs them. A kind of frame is one such module,
- * not a branch here. */
+ * Frames that are not machine code (an interpreter's) join a stack at one point,
+ * resolver_stack(), from the frame sources of resolver_frame_kinds (frame_source.h): a kind of
+ * frame is one such module, not a branch here. */
 #ifndef PROFTOP_RESOLVER_H
 #define PROFTOP_RESOLVER_H
 
+#include "proftop/frame_source.h"
 #include "proftop/sample.h"
 #include "proftop/unwind.h"
 
@@ -86,49 +83,9 @@ size_t resolver_kernel_frames(struct resolver *r, const char *frames, size_t len
 void resolver_use_handoff(struct resolver *r, struct handoff *h);
 void resolver_take_debug_files(struct resolver *r, bool when_waiting);
 
-/* One frame of a frame source (see the file comment). Its strings need only last the call. */
-struct resolver_frame {
-	const char *module;        /* the MODULE column: where the function is ("app.py") */
-	const char *name;          /* the function's name as its language's users read it */
-	uint64_t addr;             /* tells two functions of one name and module apart */
-	const char *file;          /* the site's source file; NULL: no site */
-	unsigned line;
-};
-
-/* The native frame that runs a source's frames: its module's file and load bias (run-time minus
- * link-time address), from which the source finds its interpreter in the process. */
-struct resolver_native {
-	const char *path;
-	uint64_t bias;
-};
-
-struct resolver_frames_ops {
-	const char *name;          /* the kind's ("python"): resolver_disable_frames() */
-	/* A worker's state of the kind, and its end. */
-	void *(*create)(struct diag *diag);
-	void (*destroy)(void *arg);
-	/* Stacks whose frames of the kind could not be read consistently so far. Any thread. */
-	uint64_t (*unread)(void *arg);
-	/* Whether the native function sym is the interpreter's own (its module's): frames that
-	 * --python=only folds away. */
-	bool (*is_interpreter)(void *arg, const struct symbol *sym);
-	/* Whether the native function sym runs frames of this source (its evaluation function).
-	 * Asked once per function and module (cached with the frame): a pure function of sym. */
-	bool (*runs_frames)(void *arg, const struct symbol *sym);
-	/* The frames run by the nth (0: innermost) such native frame of a stack of thread tid of
-	 * pid, innermost first, into out[0..max). Returns how many; 0: none known (the native
-	 * frame stands alone). Called for each such frame of a stack, innermost first, so that
-	 * nth 0 is the moment to read the thread's frames. */
-	size_t (*frames)(void *arg, pid_t pid, pid_t tid, unsigned nth,
-			 const struct resolver_native *native, struct resolver_frame *out, size_t max);
-	/* The stack is resolved: used native frames ran this source's frames (NULL: not told). */
-	void (*stack_end)(void *arg, pid_t pid, pid_t tid, unsigned used);
-	/* pid exited or exec'd: what was known of it is stale (NULL: nothing kept). */
-	void (*forget)(void *arg, pid_t pid);
-};
 /* At most this many frame sources; resolver_new() adds every kind of resolver_frame_kinds. */
 #define RESOLVER_MAX_FRAME_SOURCES 4
-extern const struct resolver_frames_ops *const resolver_frame_kinds[];
+extern const struct frame_source_ops *const resolver_frame_kinds[];
 
 /* Stacks whose spliced frames could not be read consistently, every kind's. Any thread. */
 uint64_t resolver_unread_frames(const struct resolver *r);
