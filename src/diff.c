@@ -11,7 +11,6 @@
 
 #include "proftop/idmap.h"
 #include "proftop/util.h"
-#include "proftop/view.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -223,13 +222,13 @@ static void match_paths(struct diff_base *b)
 		uint32_t at, to;
 
 		if (n == b->root) {
-			b->node_path[n] = VIEW_ROOT_PATH;
+			b->node_path[n] = SNAPSHOT_ROOT_PATH;
 		} else {
 			to = b->to_now[node->func];
 			if (node->parent == SNAPSHOT_NO_NODE || !b->node_matched[node->parent] ||
 			    to == NO_FUNC || !node->total)
 				continue;
-			b->node_path[n] = view_path_child(b->node_path[node->parent], to);
+			b->node_path[n] = snapshot_path_child(b->node_path[node->parent], to);
 		}
 		b->node_matched[n] = true;
 		at = idmap_get(&b->paths, b->node_path[n]);

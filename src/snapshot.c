@@ -630,3 +630,8 @@ void snapshot_walk_end(struct snapshot_walk *w)
 	w->path = NULL;
 	w->depth = w->cap = w->path_len = w->path_cap = 0;
 }
+
+uint64_t snapshot_path_child(uint64_t parent, uint32_t func)
+{
+	return util_hash_u64(parent + 0x9e3779b97f4a7c15ull * ((uint64_t)func + 1));
+}

@@ -257,11 +257,6 @@ size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 /* --- call trees -------------------------------------------------------------------------------- */
 
 
-uint64_t view_path_child(uint64_t parent, uint32_t func)
-{
-	return util_hash_u64(parent + 0x9e3779b97f4a7c15ull * ((uint64_t)func + 1));
-}
-
 void view_expansion_init(struct view_expansion *e)
 {
 	idmap_init(&e->state);
@@ -292,7 +287,7 @@ void view_tree_of(struct view_tree *t, const struct snapshot *s, uint32_t node)
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
 		.root = node == SNAPSHOT_NO_NODE ? s->merged_root : node,
-		.root_path = VIEW_ROOT_PATH,
+		.root_path = SNAPSHOT_ROOT_PATH,
 	};
 }
 
@@ -323,7 +318,7 @@ uint64_t view_tree_path(const struct view_tree *t, uint32_t node)
 	uint64_t path = t->root_path;
 
 	for (size_t i = 0; i < depth; i++)
-		path = view_path_child(path, funcs[i]);
+		path = snapshot_path_child(path, funcs[i]);
 	return path;
 }
 
@@ -413,7 +408,7 @@ static uint64_t row_path(struct flatten *f, unsigned depth, uint32_t func)
 	if (f->query->show_root && depth == 0)
 		path = f->tree->root_path;
 	else
-		path = view_path_child(depth ? f->paths[depth - 1] : f->tree->root_path, func);
+		path = snapshot_path_child(depth ? f->paths[depth - 1] : f->tree->root_path, func);
 	if (depth >= f->paths_cap)
 		xgrow((void **)&f->paths, &f->paths_cap, depth + 1, sizeof(*f->paths));
 	f->paths[depth] = path;
@@ -588,7 +583,7 @@ void view_callers(struct view_tree *t, const struct snapshot *s, uint32_t scope,
 		.funcs = s->funcs,
 		.nfuncs = s->nfuncs,
 		.root = 0,
-		.root_path = view_path_child(VIEW_ROOT_PATH, func), /* each function's callers open apart */
+		.root_path = snapshot_path_child(SNAPSHOT_ROOT_PATH, func), /* each function's callers open apart */
 		.owned = c.inv.nodes,
 	};
 }

@@ -109,7 +109,7 @@ static size_t flame_children(const struct view_tree *t, const struct view_flame_
 				.node = (*kids)[k].node, .func = node->func, .name = f->name,
 				.module = f->module, .depth = parent.depth + 1, .x = x, .width = end - x,
 				.self = node->self, .total = node->total,
-				.path = view_path_child(parent.path, node->func), .parent = (uint32_t)i,
+				.path = snapshot_path_child(parent.path, node->func), .parent = (uint32_t)i,
 				.match = match && match[node->func],
 			};
 

@@ -40,7 +40,7 @@ uint64_t diff_base_samples(const struct diff_base *base);
 /* The baseline's self and total samples of now's function func (0 and 0: none). */
 void diff_base_func(const struct diff_base *base, uint32_t func, uint64_t *self, uint64_t *total);
 /* The baseline's samples of the node at path (a path hash of now's functions from a tree's
- * root, view.h); false when the baseline has no such path. The root's path is VIEW_ROOT_PATH. */
+ * root, view.h); false when the baseline has no such path. The root's path is SNAPSHOT_ROOT_PATH. */
 bool diff_base_node(const struct diff_base *base, uint64_t path, uint64_t *self, uint64_t *total);
 /* The baseline's functions with samples in its scope that now has no function of (by name and
  * module): their ids in the baseline's snapshot and their samples there. */

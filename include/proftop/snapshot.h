@@ -290,4 +290,10 @@ const uint32_t *snapshot_walk_path(const struct snapshot_walk *walk, size_t *len
 /* Leave what is still on the path (calling leave()) and free the walk's memory. */
 void snapshot_walk_end(struct snapshot_walk *walk);
 
+/* Call paths hashed, so that a node of one snapshot's tree is found in another's (a view's
+ * expansions and cursor, a baseline's matching node): every tree's root has SNAPSHOT_ROOT_PATH,
+ * and the child func of the node whose path is parent has snapshot_path_child(parent, func). */
+#define SNAPSHOT_ROOT_PATH 0x70726f66746f7021ull
+uint64_t snapshot_path_child(uint64_t parent, uint32_t func);
+
 #endif

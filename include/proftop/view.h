@@ -98,9 +98,6 @@ bool view_matches(const struct snapshot_func *func, const char *filter);
 
 /* --- call trees -------------------------------------------------------------------------------- */
 
-/* The path hash of every tree's root (view_tree_of()); a child's is view_path_child() of it. */
-#define VIEW_ROOT_PATH 0x70726f66746f7021ull
-
 /* A tree to flatten: the snapshot's own nodes, or a callers tree built by view_callers(). Nodes
  * follow the snapshot's rule that a parent's index is smaller than its children's. */
 struct view_tree {
@@ -165,8 +162,6 @@ size_t view_tree(const struct view_tree *tree, const struct view_tree_query *que
 /* The path hash of a node of the tree (seen from tree->root), and the node with a path, found by
  * walking down from the root; SNAPSHOT_NO_NODE when the path does not lead anywhere. */
 uint64_t view_tree_path(const struct view_tree *tree, uint32_t node);
-/* The path hash of a child, func, of the node whose path is parent. */
-uint64_t view_path_child(uint64_t parent, uint32_t func);
 uint32_t view_tree_find(const struct view_tree *tree, const uint32_t *funcs, size_t depth);
 /* The functions from below tree->root down to node, outermost first (at most max); returns the
  * depth, so view_tree_find() can find the same node in another snapshot. */

@@ -103,7 +103,7 @@ static void check_sums(const struct diff_base *base, const struct snapshot *old,
 		abort();
 	if (diff_base_samples(base) != (old->nnodes ? old->nodes[root].total : 0))
 		abort();
-	if (diff_base_node(base, VIEW_ROOT_PATH, &s, &t) != (old->nnodes != 0) ||
+	if (diff_base_node(base, SNAPSHOT_ROOT_PATH, &s, &t) != (old->nnodes != 0) ||
 	    t != diff_base_samples(base))
 		abort();
 	free(self);

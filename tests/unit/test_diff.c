@@ -186,7 +186,7 @@ static void paths_matched(void **state)
 	/* Relative to main → a (the Tree's %): b under it was all of a's then, 62.5% now. */
 	uint32_t funcs[2] = { nm, na };
 	tree.root = view_tree_find(&tree, funcs, 2);
-	tree.root_path = view_path_child(view_path_child(VIEW_ROOT_PATH, nm), na);
+	tree.root_path = snapshot_path_child(snapshot_path_child(SNAPSHOT_ROOT_PATH, nm), na);
 	q.show_root = true;
 	n = view_tree(&tree, &q, &rows, &cap);
 	assert_true(n >= 2 && !strcmp(rows[1].name, "b"));
@@ -274,7 +274,7 @@ static void functions_that_come_later(void **state)
 	assert_int_equal(diff_base_unmatched(base, &unmatched), 0);
 	diff_base_func(base, nb, &self, &total);
 	assert_true(self == 50 && total == 50);
-	assert_true(diff_base_node(base, view_path_child(VIEW_ROOT_PATH, nb), &self, &total));
+	assert_true(diff_base_node(base, snapshot_path_child(SNAPSHOT_ROOT_PATH, nb), &self, &total));
 	assert_true(total == 50);
 	diff_base_free(base);
 	snapshot_unref(old);

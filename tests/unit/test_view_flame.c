@@ -102,7 +102,7 @@ static void widths_follow_shares(void **state)
 	assert_string_equal(l->module, "libm.so");
 	assert_int_equal(l->self, 20);
 	assert_ptr_equal(&f.frames[f.frames[l - f.frames].parent], a);
-	assert_int_equal(l->path, view_path_child(a->path, l->func));
+	assert_int_equal(l->path, snapshot_path_child(a->path, l->func));
 	assert_int_equal(a->path, view_tree_path(&f.tree, a->node));
 	/* Depth by depth, left to right. */
 	for (size_t i = 1; i < f.n; i++)
