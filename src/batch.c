@@ -27,14 +27,14 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 	if (snapshot_allocations(s)) /* "alloc: bytes allocated  allocated N  in use N" */
 		fprintf(out, "%s  elapsed %.2fs  %s: %s  allocated %llu  in use %llu  rate %u  "
 			     "samples %llu  overflow %llu  dropped %llu",
-			title, (double)s->elapsed_ns / 1e9, sample_mode_name(s->mode),
-			snapshot_alloc_measured(s->mode), (unsigned long long)c->allocated,
+			title, (double)s->elapsed_ns / 1e9, snapshot_kind(s),
+			snapshot_alloc_measures(s), (unsigned long long)c->allocated,
 			(unsigned long long)c->in_use, s->freq, (unsigned long long)c->samples,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped);
 	else if (snapshot_timed(s)) /* 100% is all the time measured: "offcpu: blocked 4.000s" */
 		fprintf(out, "%s  elapsed %.2fs  %s: %s %.3fs  samples %llu  switches %llu  "
 			     "overflow %llu  dropped %llu  throttled %llu  truncated %llu",
-			title, (double)s->elapsed_ns / 1e9, sample_mode_name(s->mode),
+			title, (double)s->elapsed_ns / 1e9, snapshot_kind(s),
 			snapshot_time_measured(s), (double)s->samples / 1e6,
 			(unsigned long long)c->samples, (unsigned long long)c->switches,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped,
@@ -453,7 +453,7 @@ static void print_leaks(struct batch *b, struct session *session)
 	if (b->write_error)
 		return;
 	s = session_snapshot(session);
-	inuse = snapshot_companion(s, SAMPLE_MODE_INUSE);
+	inuse = snapshot_sibling(s, "inuse");
 	if (inuse && inuse != s) {
 		err = print_table(b->out, inuse, s, NULL, "=== proftop in use at the end (leaks)",
 				  b->o, b->o->max_rows, NULL);

@@ -223,18 +223,18 @@ static void write_header(FILE *out, const struct snapshot *s, const struct expor
 	if (snapshot_timed(s)) {
 		char event[32]; /* "Offcpu_us", "Runnable_us", "Wall_us" */
 
-		snprintf(event, sizeof(event), "%s_us", sample_mode_name(s->mode));
+		snprintf(event, sizeof(event), "%s_us", snapshot_kind(s));
 		event[0] = (char)toupper((unsigned char)event[0]);
 		fprintf(out, "positions: line\nevent: %s : %s time, %s (microseconds)\n"
 			     "events: %s\nsummary: %llu\n\n",
-			event, sample_mode_name(s->mode), snapshot_time_measured(s), event,
+			event, snapshot_kind(s), snapshot_time_measured(s), event,
 			(unsigned long long)s->nodes[scope->root].total);
 	} else if (snapshot_allocations(s)) { /* "Bytes : alloc: bytes allocated" */
 		const char *event = snapshot_bytes(s) ? "Bytes" : "Objects";
 
 		fprintf(out, "positions: line\nevent: %s : %s: %s (sampled every %u bytes)\n"
 			     "events: %s\nsummary: %llu\n\n",
-			event, sample_mode_name(s->mode), snapshot_alloc_measured(s->mode), s->freq,
+			event, snapshot_kind(s), snapshot_alloc_measures(s), s->freq,
 			event, (unsigned long long)s->nodes[scope->root].total);
 	} else {
 		fprintf(out, "positions: line\nevent: Samples : CPU samples at %u Hz\nevents: Samples\n"

@@ -224,15 +224,14 @@ struct pprof {
 	size_t part;
 };
 
-/* Go's heap profile: its sample types in its order, and the mode of each. */
+/* Go's heap profile: its sample types in its order, and proftop's kind of profile of each. */
 static const struct {
-	const char *type, *unit;
-	enum sample_mode mode;
+	const char *type, *unit, *kind;
 } heap_types[SNAPSHOT_NCOMPANIONS] = {
-	{ "alloc_objects", "count", SAMPLE_MODE_ALLOC_OBJECTS },
-	{ "alloc_space", "bytes", SAMPLE_MODE_ALLOC },
-	{ "inuse_objects", "count", SAMPLE_MODE_INUSE_OBJECTS },
-	{ "inuse_space", "bytes", SAMPLE_MODE_INUSE },
+	{ "alloc_objects", "count", "alloc-objects" },
+	{ "alloc_space", "bytes", "alloc" },
+	{ "inuse_objects", "count", "inuse-objects" },
+	{ "inuse_space", "bytes", "inuse" },
 };
 
 static uint64_t str_index(struct pprof *p, const char *s)
@@ -730,13 +729,13 @@ static void write_profile(struct gz *g, struct pprof *p, const struct tree *tree
 	struct pb msg = { 0 }, tmp = { 0 };
 
 	/* In a timed mode a count is a microsecond: the second type is that time. */
-	const char *time_type = sample_mode_name(s->mode);
+	const char *time_type = snapshot_kind(s);
 
 	if (heap) {
 		for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS; k++) {
 			value_type(&msg, p, heap_types[k].type, heap_types[k].unit);
 			gz_record(g, PPROF_SAMPLE_TYPE, &msg);
-			if (heap_types[k].mode == s->mode)
+			if (!strcmp(heap_types[k].kind, snapshot_kind(s)))
 				shown = str_index(p, heap_types[k].type);
 		}
 		heap_samples(g, p, &msg, &tmp);
@@ -819,7 +818,7 @@ int export_pprof(FILE *out, const struct snapshot *s, const struct export_scope 
 	/* An allocation profile's other parts (the merged scope only: a thread's file is its own
 	 * snapshot's), their functions numbered as the snapshot's (companions share ids). */
 	for (size_t k = 0; k < SNAPSHOT_NCOMPANIONS && snapshot_allocations(s); k++) {
-		const struct snapshot *part = snapshot_companion(s, heap_types[k].mode);
+		const struct snapshot *part = snapshot_sibling(s, heap_types[k].kind);
 		struct export_scope merged;
 
 		if (part && part != s && (scope->thread || part->nfuncs > s->nfuncs))

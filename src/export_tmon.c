@@ -121,7 +121,7 @@ static void header(FILE *out, const struct snapshot *s, unsigned hz, uint64_t ma
 		fprintf(out, "# %s\n", selfcost_summary(cost, sizeof(cost), &s->cost));
 	/* A timed mode's ticks are microseconds of that time: proftop -i shows it as it was. */
 	if (snapshot_timed(s))
-		fprintf(out, "# proftop: mode %s switches %llu\n", sample_mode_name(s->mode),
+		fprintf(out, "# proftop: mode %s switches %llu\n", snapshot_kind(s),
 			(unsigned long long)c->switches);
 	fputs("\nPART2\n", out);
 }

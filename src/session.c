@@ -754,21 +754,46 @@ void session_trace(struct session *s, uint32_t func)
 		collector_trace(s->collector, func);
 }
 
-bool session_show_mode(struct session *s, enum sample_mode mode)
+/* What the kind mode counts, as the screen says it on switching to it. */
+static const char *kind_measures(enum sample_mode mode)
 {
-	return !s->saved && s->collector && collector_show(s->collector, mode);
+	switch (mode) {
+	case SAMPLE_MODE_CPU:
+		return "where the threads burn CPU time";
+	case SAMPLE_MODE_OFFCPU:
+		return "100% is every thread's time blocked";
+	case SAMPLE_MODE_RUNNABLE:
+		return "100% is every thread's time preempted (runnable, not running)";
+	case SAMPLE_MODE_WALL:
+		return "100% is every thread's time on and off the CPU";
+	default:
+		return snapshot_alloc_measured(mode);
+	}
 }
 
-bool session_freq_fixed(const struct session *s)
+bool session_next_kind(struct session *s, const char **kind, const char **measures)
 {
-	return s->sampler && sampler_freq_fixed(s->sampler);
+	/* (From the kind asked last: two asks before the next snapshot go two kinds on.) */
+	enum sample_mode now = s->collector ? collector_shown(s->collector) : SAMPLE_MODE_CPU, next;
+	size_t count;
+	enum sample_mode first = sample_mode_family(now, &count);
+
+	next = (enum sample_mode)(first + (now - first + 1) % (count > 1 ? count : SAMPLE_MODE_WALL + 1));
+	if (s->saved || !s->collector || !collector_show(s->collector, next))
+		return false;
+	*kind = sample_mode_name(next);
+	*measures = kind_measures(next);
+	return true;
 }
 
-enum sample_mode session_mode(struct session *s)
+const char *session_freq_fixed(struct session *s)
 {
-	if (s->saved)
-		return s->saved->mode;
-	return s->collector ? collector_shown(s->collector) : SAMPLE_MODE_CPU;
+	if (!s->sampler || !sampler_freq_fixed(s->sampler))
+		return NULL;
+	return s->collector && sample_mode_allocations(collector_shown(s->collector))
+		       ? "this run samples allocations by bytes (--alloc-rate), not the CPU"
+		       : "this run samples the context switches beside the CPU, weighed as time "
+			 "against each other: the frequency stays";
 }
 
 unsigned session_set_freq(struct session *s, unsigned freq)

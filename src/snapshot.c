@@ -635,3 +635,25 @@ uint64_t snapshot_path_child(uint64_t parent, uint32_t func)
 {
 	return util_hash_u64(parent + 0x9e3779b97f4a7c15ull * ((uint64_t)func + 1));
 }
+
+const char *snapshot_kind(const struct snapshot *s)
+{
+	return sample_mode_name(s->mode);
+}
+
+const char *snapshot_alloc_measures(const struct snapshot *s)
+{
+	return snapshot_alloc_measured(s->mode);
+}
+
+bool snapshot_level(const struct snapshot *s)
+{
+	return s->mode == SAMPLE_MODE_INUSE || s->mode == SAMPLE_MODE_INUSE_OBJECTS;
+}
+
+const struct snapshot *snapshot_sibling(const struct snapshot *s, const char *kind)
+{
+	enum sample_mode mode;
+
+	return sample_mode_parse(kind, &mode) ? snapshot_companion(s, mode) : NULL;
+}

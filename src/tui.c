@@ -251,11 +251,10 @@ static void change_freq(struct tui *t, bool up)
 	size_t n = sizeof(steps) / sizeof(*steps), i;
 	unsigned freq = t->screen.live ? t->screen.live->freq : 999, next, got;
 
-	if (session_freq_fixed(t->session)) {
-		tui_screen_message(&t->screen, true, sample_mode_allocations(session_mode(t->session))
-				   ? "this run samples allocations by bytes (--alloc-rate), not the CPU"
-				   : "this run samples the context switches beside the CPU, weighed as "
-				     "time against each other: the frequency stays");
+	const char *fixed = session_freq_fixed(t->session);
+
+	if (fixed) {
+		tui_screen_message(&t->screen, true, "%s", fixed);
 		return;
 	}
 	if (up) {
@@ -337,28 +336,14 @@ static void select_stretch(struct tui *t)
  * objects), when the run keeps them. */
 static void next_mode(struct tui *t)
 {
-	/* (From the mode asked last: m twice before the next snapshot goes two modes on.) */
-	enum sample_mode now = session_mode(t->session), next;
-	size_t count;
-	enum sample_mode first = sample_mode_family(now, &count);
+	const char *kind, *measures;
 
-	next = (enum sample_mode)(first + (now - first + 1) % (count > 1 ? count : SAMPLE_MODE_WALL + 1));
-	if (!session_show_mode(t->session, next)) {
+	if (!session_next_kind(t->session, &kind, &measures)) {
 		tui_screen_message(&t->screen, true, "this run samples the CPU only: start with --mode "
 				   "offcpu, runnable or wall to see the time off the CPU too");
 		return;
 	}
-	if (next == SAMPLE_MODE_CPU)
-		tui_screen_message(&t->screen, false, "mode cpu: where the threads burn CPU time");
-	else if (sample_mode_allocations(next))
-		tui_screen_message(&t->screen, false, "mode %s: %s", sample_mode_name(next),
-				   snapshot_alloc_measured(next));
-	else
-		tui_screen_message(&t->screen, false, "mode %s: 100%% is every thread's time %s",
-				   sample_mode_name(next),
-				   next == SAMPLE_MODE_OFFCPU ? "blocked"
-				   : next == SAMPLE_MODE_RUNNABLE ? "preempted (runnable, not running)"
-				   : "on and off the CPU");
+	tui_screen_message(&t->screen, false, "mode %s: %s", kind, measures);
 	if (t->screen.ended)
 		refresh_snapshot(t); /* made just now */
 	else

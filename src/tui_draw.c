@@ -105,12 +105,12 @@ static void draw_title(struct tui_screen *s, int y)
 		char all[16], per_s[16], in_use[16];
 
 		snprintf(rate, sizeof(rate), "%s: %s allocated (%s/s), %s in use",
-			 sample_mode_name(p->mode),
+			 snapshot_kind(p),
 			 util_bytes_text(all, sizeof(all), p->counters.allocated),
 			 util_bytes_text(per_s, sizeof(per_s), (uint64_t)s->rate[6]),
 			 util_bytes_text(in_use, sizeof(in_use), p->counters.in_use));
 	} else if (p && snapshot_timed(p)) { /* the mode, and what 100% is: "wall: thread time 8.0s" */
-		snprintf(rate, sizeof(rate), "%s: %s %.1fs", sample_mode_name(p->mode),
+		snprintf(rate, sizeof(rate), "%s: %s %.1fs", snapshot_kind(p),
 			 snapshot_time_measured(p), (double)p->samples / 1e6);
 	}
 	else {

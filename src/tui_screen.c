@@ -136,7 +136,7 @@ void tui_screen_set_baseline(struct tui_screen *s, struct snapshot *raw, const c
 /* Show the newest snapshots (after a pause, or as they come). */
 static void show_live(struct tui_screen *s)
 {
-	if (s->shown_raw && s->live->mode != s->shown_raw->mode)
+	if (s->shown_raw && strcmp(snapshot_kind(s->live), snapshot_kind(s->shown_raw)))
 		for (int v = 0; v < TUI_NVIEWS; v++)
 			s->lists[v].keep_key = s->lists[v].has_key;
 	snapshot_unref(s->shown_raw);

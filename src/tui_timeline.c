@@ -32,7 +32,7 @@ void tui_timeline_columns(const struct tui_screen *s, const struct tui_timeline_
 	const struct snapshot *p = s->live;
 
 	/* What is in use is a level, not a count: a column of several seconds shows its highest. */
-	bool level = p && (p->mode == SAMPLE_MODE_INUSE || p->mode == SAMPLE_MODE_INUSE_OBJECTS);
+	bool level = p && snapshot_level(p);
 
 	memset(samples, 0, (size_t)scale->columns * sizeof(*samples));
 	for (size_t i = 0; p && i < p->nspans; i++) {

@@ -117,14 +117,14 @@ void session_trace(struct session *session, uint32_t func);
  * the rest shows the stretch): the selected stretch's snapshot or NULL into *range, the
  * cumulative returned. */
 struct snapshot *session_snapshots(struct session *session, struct snapshot **range);
-/* Show the profile of mode from the next snapshot on (--mode's list). False: this session keeps
- * none (a cpu run, or a profile read from a file). */
-bool session_show_mode(struct session *session, enum sample_mode mode);
-/* The mode shown (as last asked: its snapshot may come at the next publication). */
-enum sample_mode session_mode(struct session *session);
-/* Whether the frequency cannot change: the run samples the context switches too, and its CPU
- * samples are weighed as time against them. */
-bool session_freq_fixed(const struct session *session);
+/* Show the run's next kind of profile from the next snapshot on (cpu, offcpu, runnable, wall;
+ * or alloc, inuse and their objects), its name into *kind and what it counts into *measures (a
+ * sentence for the screen). False: the run keeps one kind only (a cpu run, a profile read from
+ * a file). */
+bool session_next_kind(struct session *session, const char **kind, const char **measures);
+/* NULL when the frequency can change; else why not (a sentence for the screen): the run samples
+ * the context switches too, its CPU samples weighed as time against them, or allocations. */
+const char *session_freq_fixed(struct session *session);
 /* Change the sampling frequency; returns the one in effect (at most the -F the session started
  * with), or 0 when the session is not sampling (ended, or a saved profile). */
 unsigned session_set_freq(struct session *session, unsigned freq);

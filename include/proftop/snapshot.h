@@ -202,6 +202,14 @@ bool snapshot_allocations(const struct snapshot *snapshot);
 bool snapshot_bytes(const struct snapshot *snapshot);
 /* What an allocation mode counts ("bytes allocated", "bytes in use (...)"); NULL for the others. */
 const char *snapshot_alloc_measured(enum sample_mode mode);
+/* What a snapshot's kind of profile counts, for frontends and exporters, which name no mode:
+ * its name ("cpu", "offcpu", "inuse", ...), what its allocations measure (NULL when it counts
+ * none), whether its timeline is a level at each moment (what is in use) rather than a sum, and
+ * a sibling of the same run by kind name (itself, or a companion; NULL when it has none). */
+const char *snapshot_kind(const struct snapshot *s);
+const char *snapshot_alloc_measures(const struct snapshot *s);
+bool snapshot_level(const struct snapshot *s);
+const struct snapshot *snapshot_sibling(const struct snapshot *s, const char *kind);
 /* The counts' column heading: "SAMPLES", "SECONDS", "BYTES" or "OBJECTS". */
 const char *snapshot_unit(const struct snapshot *snapshot);
 /* What 100% is in a timed mode, for headers ("blocked", "preempted", "thread time"); NULL in
