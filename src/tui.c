@@ -283,7 +283,7 @@ static void show_newest(struct tui *t)
 {
 	struct snapshot *range = NULL, *s = session_newest(t->session, &range);
 
-	if (range && t->screen.stretch != TUI_STRETCH_ALL) {
+	if (range && t->screen.timeline.stretch != TUI_STRETCH_ALL) {
 		snapshot_unref(s);
 		s = range;
 	} else {
@@ -310,21 +310,21 @@ static void published(void *arg, struct session *session)
 static void select_stretch(struct tui *t)
 {
 	struct snapshot_range range;
-	bool ranged = tui_timeline_range(&t->screen, &range);
+	bool ranged = tui_timeline_range(&t->screen.timeline, &range);
 
-	t->screen.stretch_changed = false;
+	t->screen.timeline.changed = false;
 	if (!session_select(t->session, ranged ? &range : NULL)) {
-		t->screen.stretch = TUI_STRETCH_ALL;
-		t->screen.timeline = false;
+		t->screen.timeline.stretch = TUI_STRETCH_ALL;
+		t->screen.timeline.active = false;
 		if (ranged)
 			tui_screen_message(&t->screen, true, "no timeline: this profile keeps no "
 					   "history (a saved profile, or --history 0)");
 		return;
 	}
-	if (!t->screen.timeline && t->screen.stretch == TUI_STRETCH_WINDOW)
+	if (!t->screen.timeline.active && t->screen.timeline.stretch == TUI_STRETCH_WINDOW)
 		tui_screen_message(&t->screen, false, "the last %.0f seconds only (w again: since the start)",
-				   t->screen.window_s);
-	else if (!t->screen.timeline)
+				   t->screen.timeline.window_s);
+	else if (!t->screen.timeline.active)
 		tui_screen_message(&t->screen, false, "every sample since the start");
 	if (t->screen.ended)
 		refresh_snapshot(t); /* the stretch's snapshot was made just now */
@@ -535,7 +535,7 @@ static int start(struct tui *t, const struct tui_options *o, const char *target)
 	memset(t, 0, sizeof(*t));
 	t->o = o;
 	tui_screen_init(&t->screen, target);
-	t->screen.window_s = o->window;
+	t->screen.timeline.window_s = o->window;
 	t->screen.names = o->names;
 	first_theme(t, &theme, &complaint);
 	if (open_terminal(t) < 0) {

@@ -99,7 +99,7 @@ static void draw_title(struct tui_screen *s, int y)
 		snprintf(mode, sizeof(mode), "seconds %llu-%llu",
 			 (unsigned long long)p->range_start_s, (unsigned long long)p->range_end_s);
 	else
-		snprintf(mode, sizeof(mode), s->stretch == TUI_STRETCH_ALL ? "cumulative"
+		snprintf(mode, sizeof(mode), s->timeline.stretch == TUI_STRETCH_ALL ? "cumulative"
 					     : "stretch (starting)");
 	if (p && snapshot_allocations(p)) { /* "alloc: 1.2G allocated (45M/s), 30M in use" */
 		char all[16], per_s[16], in_use[16];
@@ -154,13 +154,13 @@ static void draw_bars(struct tui_screen *s, int y, const struct tui_timeline_sca
 	static const char *const blocks[8] = { "▁", "▂", "▃", "▄", "▅", "▆", "▇", "█" };
 	static const char ascii[] = "_.-:=+*#";
 	uint64_t from = 0, to = 0;
-	bool ranged = tui_timeline_bounds(s, &from, &to);
+	bool ranged = tui_timeline_bounds(&s->timeline, s->live, &from, &to);
 
 	tui_fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
 	for (int c = 0; c < scale->columns && c + 1 < COLS; c++) {
 		uint64_t start = (uint64_t)c * scale->per_column, end = start + scale->per_column;
 		int level = max > 0 ? (int)(samples[c] * 8 / max - 1e-9) : 0;
-		bool cursor = s->timeline && s->timeline_cursor_s >= start && s->timeline_cursor_s < end;
+		bool cursor = s->timeline.active && s->timeline.cursor_s >= start && s->timeline.cursor_s < end;
 		enum theme_role role = cursor ? THEME_SELECTED
 				       : ranged && start < to && end > from ? THEME_TIMELINE_RANGE
 									    : THEME_SPARKLINE;
@@ -182,9 +182,9 @@ static void draw_timeline(struct tui_screen *s, int y, bool traced)
 	struct tui_timeline_scale scale;
 	double *samples, max = 0;
 
-	tui_timeline_scale(s, &scale);
+	tui_timeline_scale(&s->timeline, s->live, &scale);
 	samples = xmalloc((size_t)scale.columns * sizeof(*samples));
-	tui_timeline_columns(s, &scale, false, samples);
+	tui_timeline_columns(s->live, &scale, false, samples);
 	for (int c = 0; c < scale.columns; c++)
 		if (samples[c] > max)
 			max = samples[c];
@@ -195,7 +195,7 @@ static void draw_timeline(struct tui_screen *s, int y, bool traced)
 		const struct snapshot *p = s->live;
 		char name[256], buf[TUI_PUT_MAX];
 
-		tui_timeline_columns(s, &scale, true, samples); /* max stays: the same scale */
+		tui_timeline_columns(s->live, &scale, true, samples); /* max stays: the same scale */
 		draw_bars(s, y + 1, &scale, samples, max);
 		snprintf(name, sizeof(name), "<- %s", tui_shown_name(s, p->funcs[p->traced_func].name, buf));
 		if (scale.columns + 3 + (int)strlen(name) <= COLS)
@@ -528,7 +528,7 @@ static void draw_bottom(struct tui_screen *s, int y)
 		tui_fill(y, 0, COLS, a);
 		tui_put(y, 1, COLS - 1, a, s->message);
 	} else {
-		tui_keys_hints(s->timeline ? TUI_IN_TIMELINE : 1u << s->view, COLS, text,
+		tui_keys_hints(s->timeline.active ? TUI_IN_TIMELINE : 1u << s->view, COLS, text,
 			       sizeof(text));
 		tui_fill(y, 0, COLS, s->attrs[THEME_STATUS]);
 		tui_put(y, 0, COLS, s->attrs[THEME_STATUS], text);
@@ -708,11 +708,11 @@ void tui_draw(struct tui_screen *s)
 		draw_title(s, y++);
 	if (h >= 7)
 		draw_counters(s, y++);
-	s->timeline_w = COLS > 2 ? COLS - 2 : 1;
-	s->timeline_y = s->live && s->live->nspans && (h >= 12 || (s->timeline && h >= 4)) ? y++ : -1;
-	traced = s->timeline_y >= 0 && h >= 16; /* its row stays while nothing is traced yet */
-	if (s->timeline_y >= 0)
-		draw_timeline(s, s->timeline_y, traced);
+	s->timeline.w = COLS > 2 ? COLS - 2 : 1;
+	s->timeline.y = s->live && s->live->nspans && (h >= 12 || (s->timeline.active && h >= 4)) ? y++ : -1;
+	traced = s->timeline.y >= 0 && h >= 16; /* its row stays while nothing is traced yet */
+	if (s->timeline.y >= 0)
+		draw_timeline(s, s->timeline.y, traced);
 	y += traced;
 	s->tabs_y = h >= 4 ? y++ : -1;
 	if (s->tabs_y >= 0)

@@ -27,8 +27,8 @@ void tui_screen_init(struct tui_screen *s, const char *target)
 	s->target = xstrdup(target);
 	s->sort = VIEW_SORT_SELF;
 	s->stale = true;
-	s->tabs_y = s->columns_y = s->timeline_y = -1;
-	s->window_s = 10;
+	s->tabs_y = s->columns_y = s->timeline.y = -1;
+	s->timeline.window_s = 10;
 	snprintf(s->state, sizeof(s->state), "running");
 	view_expansion_init(&s->tree_open);
 	view_expansion_init(&s->callers_open);
@@ -72,6 +72,19 @@ void tui_screen_message(struct tui_screen *s, bool error, const char *fmt, ...)
 	va_end(ap);
 	s->message_is_error = error;
 	s->message_ns = util_now_ns();
+}
+
+/* What a sub-view's handler asked for (tui_result.h). */
+static void take_result(struct tui_screen *s, struct tui_result r)
+{
+	if (r.clear_message)
+		s->message[0] = 0;
+	if (r.message)
+		tui_screen_message(s, r.error, "%s", r.text);
+	if (r.rebuild) {
+		s->stale = true;
+		tui_screen_rebuild(s);
+	}
 }
 
 /* Rates per second, from the previous newest snapshot to this one; and proftop's own cost then,
@@ -978,11 +991,11 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { ']' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_UP,
 	  .help = "raise / lower the sampling frequency in any view" },
 	{ .keys = { '[' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_FREQ_DOWN },
-	{ .keys = { 'w' }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .run = tui_timeline_window,
+	{ .keys = { 'w' }, .where = TUI_IN_VIEWS | TUI_IN_TIMELINE, .timeline = tui_timeline_window,
 	  .action = TUI_ACT_STRETCH,
 	  .help = "time window: the last seconds only / since the start",
 	  .hint = { "w:window", TUI_IN_CALLERS | TUI_IN_TIMELINE, 13, 3 } },
-	{ .keys = { 't' }, .where = TUI_IN_VIEWS, .run = tui_timeline_enter,
+	{ .keys = { 't' }, .where = TUI_IN_VIEWS, .timeline = tui_timeline_enter,
 	  .help = "the timeline: choose the stretch of the run every view shows, s saves",
 	  .hint = { "t:timeline", TUI_IN_TOP | TUI_IN_TREE | TUI_IN_FLAME, 13, 3 } },
 	{ .keys = { 'm' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_MODE,
@@ -1030,34 +1043,34 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { TUI_ESC, KEY_LEFT }, .where = TUI_IN_LINES, .run = lines_back,
 	  .help = "back to the view a was pressed in",
 	  .hint = { "Esc:back", TUI_IN_LINES, 3, 1 } },
-	{ .keys = { KEY_LEFT, 'h' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor, .arg = -1,
+	{ .keys = { KEY_LEFT, 'h' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_cursor, .arg = -1,
 	  .help = "the cursor a column earlier / later (a click puts it there)",
 	  .hint = { "Left/Right:cursor", TUI_IN_TIMELINE, 1, 1 } },
-	{ .keys = { KEY_RIGHT, 'l' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor, .arg = 1 },
-	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor,
+	{ .keys = { KEY_RIGHT, 'l' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_cursor, .arg = 1 },
+	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_cursor,
 	  .arg = INT_MIN, .help = "the cursor to the start / end of the run" },
-	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_cursor,
+	{ .keys = { KEY_END, 'G' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_cursor,
 	  .arg = INT_MAX },
-	{ .keys = { '[' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_mark, .arg = 0,
+	{ .keys = { '[' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_mark, .arg = 0,
 	  .action = TUI_ACT_STRETCH, .help = "the stretch starts / ends at the cursor",
 	  .hint = { "[]:start/end", TUI_IN_TIMELINE, 2, 1 } },
-	{ .keys = { ']' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_mark, .arg = 1,
+	{ .keys = { ']' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_mark, .arg = 1,
 	  .action = TUI_ACT_STRETCH },
-	{ .keys = { '<', ',' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_shift, .arg = -1,
+	{ .keys = { '<', ',' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_shift, .arg = -1,
 	  .action = TUI_ACT_STRETCH, .help = "move the stretch a column earlier / later",
 	  .hint = { "<>:move", TUI_IN_TIMELINE, 3, 1 } },
-	{ .keys = { '>', '.' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_shift, .arg = 1,
+	{ .keys = { '>', '.' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_shift, .arg = 1,
 	  .action = TUI_ACT_STRETCH },
-	{ .keys = { '+', '=' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_widen, .arg = 1,
+	{ .keys = { '+', '=' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_widen, .arg = 1,
 	  .action = TUI_ACT_STRETCH, .help = "widen / narrow the stretch a column on each side",
 	  .hint = { "+-:widen", TUI_IN_TIMELINE, 4, 2 } },
-	{ .keys = { '-' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_widen, .arg = -1,
+	{ .keys = { '-' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_widen, .arg = -1,
 	  .action = TUI_ACT_STRETCH },
-	{ .keys = { 'x' }, .where = TUI_IN_TIMELINE, .run = tui_timeline_all,
+	{ .keys = { 'x' }, .where = TUI_IN_TIMELINE, .timeline = tui_timeline_all,
 	  .action = TUI_ACT_STRETCH, .help = "the whole run again",
 	  .hint = { "x:all", TUI_IN_TIMELINE, 14, 2 } },
 	{ .keys = { '\n', '\r', KEY_ENTER, TUI_ESC, 't' }, .where = TUI_IN_TIMELINE,
-	  .run = tui_timeline_leave, .help = "leave the timeline; the stretch stays",
+	  .timeline = tui_timeline_leave, .help = "leave the timeline; the stretch stays",
 	  .hint = { "Enter:done", TUI_IN_TIMELINE, 15, 1 } },
 	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
 	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
@@ -1102,7 +1115,7 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 		return help_key(s, key);
 	if (s->editing && type_key(s, key))
 		return TUI_ACT_NONE;
-	b = s->timeline && !s->editing ? tui_keys_find(key, TUI_IN_TIMELINE) : NULL;
+	b = s->timeline.active && !s->editing ? tui_keys_find(key, TUI_IN_TIMELINE) : NULL;
 	if (!b)
 		b = tui_keys_find(key, s->editing ? TUI_IN_FILTER : 1u << s->view);
 	if (b && s->editing && (b->where & TUI_IN_VIEWS)) {
@@ -1113,6 +1126,8 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 		return TUI_ACT_NONE;
 	if (b->run)
 		b->run(s, b->arg);
+	else if (b->timeline)
+		take_result(s, b->timeline(&s->timeline, s->live, b->arg));
 	return b->action;
 }
 
@@ -1161,8 +1176,8 @@ enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_
 			move_cursor(s, wheel_up ? -3 : 3);
 		return TUI_ACT_NONE;
 	}
-	if (y == s->timeline_y) {
-		tui_timeline_click(s, x - 1);
+	if (y == s->timeline.y) {
+		take_result(s, tui_timeline_click(&s->timeline, s->live, x - 1));
 	} else if (y == s->tabs_y) {
 		for (int v = 0; v < TUI_NVIEWS; v++)
 			if (x >= s->tab_x[v] && x < s->tab_x[v + 1])

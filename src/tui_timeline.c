@@ -10,11 +10,12 @@
 
 #define DEFAULT_WIDTH 78
 
-void tui_timeline_scale(const struct tui_screen *s, struct tui_timeline_scale *scale)
+void tui_timeline_scale(const struct tui_timeline *tl, const struct snapshot *live,
+			struct tui_timeline_scale *scale)
 {
-	const struct snapshot *p = s->live;
+	const struct snapshot *p = live;
 	uint64_t run = p ? (p->elapsed_ns + 999999999u) / 1000000000u : 0;
-	uint64_t width = s->timeline_w > 0 ? (uint64_t)s->timeline_w : DEFAULT_WIDTH;
+	uint64_t width = tl->w > 0 ? (uint64_t)tl->w : DEFAULT_WIDTH;
 
 	/* The newest second counts as soon as it has a sample. */
 	if (p && p->nspans && p->spans[p->nspans - 1].end_s > run)
@@ -26,10 +27,10 @@ void tui_timeline_scale(const struct tui_screen *s, struct tui_timeline_scale *s
 	scale->columns = (int)((run + scale->per_column - 1) / scale->per_column);
 }
 
-void tui_timeline_columns(const struct tui_screen *s, const struct tui_timeline_scale *scale,
+void tui_timeline_columns(const struct snapshot *live, const struct tui_timeline_scale *scale,
 			  bool traced, double *samples)
 {
-	const struct snapshot *p = s->live;
+	const struct snapshot *p = live;
 
 	/* What is in use is a level, not a count: a column of several seconds shows its highest. */
 	bool level = p && snapshot_level(p);
@@ -58,19 +59,20 @@ void tui_timeline_columns(const struct tui_screen *s, const struct tui_timeline_
 	}
 }
 
-bool tui_timeline_bounds(const struct tui_screen *s, uint64_t *from_s, uint64_t *to_s)
+bool tui_timeline_bounds(const struct tui_timeline *tl, const struct snapshot *live, uint64_t *from_s,
+			 uint64_t *to_s)
 {
 	struct tui_timeline_scale scale;
 	uint64_t window;
 
-	switch (s->stretch) {
+	switch (tl->stretch) {
 	case TUI_STRETCH_FIXED:
-		*from_s = s->stretch_from_s;
-		*to_s = s->stretch_to_s;
+		*from_s = tl->from_s;
+		*to_s = tl->to_s;
 		return true;
 	case TUI_STRETCH_WINDOW:
-		tui_timeline_scale(s, &scale);
-		window = (uint64_t)ceil(s->window_s);
+		tui_timeline_scale(tl, live, &scale);
+		window = (uint64_t)ceil(tl->window_s);
 		*to_s = scale.run_s;
 		*from_s = scale.run_s > window ? scale.run_s - window : 0;
 		return true;
@@ -79,16 +81,16 @@ bool tui_timeline_bounds(const struct tui_screen *s, uint64_t *from_s, uint64_t 
 	}
 }
 
-bool tui_timeline_range(const struct tui_screen *s, struct snapshot_range *range)
+bool tui_timeline_range(const struct tui_timeline *tl, struct snapshot_range *range)
 {
 	memset(range, 0, sizeof(*range));
-	switch (s->stretch) {
+	switch (tl->stretch) {
 	case TUI_STRETCH_FIXED:
-		range->from_s = s->stretch_from_s;
-		range->to_s = s->stretch_to_s;
+		range->from_s = tl->from_s;
+		range->to_s = tl->to_s;
 		return true;
 	case TUI_STRETCH_WINDOW:
-		range->last_ns = (uint64_t)llround(s->window_s * 1e9);
+		range->last_ns = (uint64_t)llround(tl->window_s * 1e9);
 		return true;
 	default:
 		return false;
@@ -96,52 +98,51 @@ bool tui_timeline_range(const struct tui_screen *s, struct snapshot_range *range
 }
 
 /* The message line says where the cursor and the stretch are. */
-static void tell(struct tui_screen *s)
+static struct tui_result tell(const struct tui_timeline *tl, const struct snapshot *live)
 {
 	uint64_t from, to;
 
-	if (!tui_timeline_bounds(s, &from, &to))
-		tui_screen_message(s, false, "timeline: cursor at %llus; the whole run shown "
-				   "([ ] mark a stretch)", (unsigned long long)s->timeline_cursor_s);
-	else if (s->stretch == TUI_STRETCH_WINDOW)
-		tui_screen_message(s, false, "timeline: cursor at %llus; the last %.0f seconds shown",
-				   (unsigned long long)s->timeline_cursor_s, s->window_s);
-	else
-		tui_screen_message(s, false, "timeline: cursor at %llus; seconds %llu-%llu shown",
-				   (unsigned long long)s->timeline_cursor_s, (unsigned long long)from,
+	if (!tui_timeline_bounds(tl, live, &from, &to))
+		return tui_result_say(false, "timeline: cursor at %llus; the whole run shown "
+				   "([ ] mark a stretch)", (unsigned long long)tl->cursor_s);
+	if (tl->stretch == TUI_STRETCH_WINDOW)
+		return tui_result_say(false, "timeline: cursor at %llus; the last %.0f seconds shown",
+				   (unsigned long long)tl->cursor_s, tl->window_s);
+	return tui_result_say(false, "timeline: cursor at %llus; seconds %llu-%llu shown",
+				   (unsigned long long)tl->cursor_s, (unsigned long long)from,
 				   (unsigned long long)to);
 }
 
 /* The stretch changed: the loop asks the session for it. */
-static void changed(struct tui_screen *s)
+static struct tui_result changed(struct tui_timeline *tl, const struct snapshot *live)
 {
-	s->stretch_changed = true;
-	tell(s);
+	tl->changed = true;
+	return tell(tl, live);
 }
 
-void tui_timeline_enter(struct tui_screen *s, int unused)
+struct tui_result tui_timeline_enter(struct tui_timeline *tl, const struct snapshot *live, int unused)
 {
 	struct tui_timeline_scale scale;
 
 	(void)unused;
-	tui_timeline_scale(s, &scale);
-	if (!s->live || !s->live->nspans) {
-		tui_screen_message(s, true, "no timeline: this profile keeps no history, or no "
-				   "samples yet");
-		return;
+	tui_timeline_scale(tl, live, &scale);
+	if (!live || !live->nspans) {
+		return tui_result_say(true, "no timeline: this profile keeps no history, or no "
+				      "samples yet");
 	}
-	s->timeline = true;
-	if (!s->timeline_placed || s->timeline_cursor_s >= scale.run_s)
-		s->timeline_cursor_s = scale.run_s - 1;
-	s->timeline_placed = true;
-	tell(s);
+	tl->active = true;
+	if (!tl->placed || tl->cursor_s >= scale.run_s)
+		tl->cursor_s = scale.run_s - 1;
+	tl->placed = true;
+	return tell(tl, live);
 }
 
-void tui_timeline_leave(struct tui_screen *s, int unused)
+struct tui_result tui_timeline_leave(struct tui_timeline *tl, const struct snapshot *live, int unused)
 {
 	(void)unused;
-	s->timeline = false;
-	s->message[0] = 0;
+	(void)live;
+	tl->active = false;
+	return (struct tui_result){ .clear_message = true };
 }
 
 /* The first second of the cursor's column, moved by columns (clamped to the run). */
@@ -156,119 +157,119 @@ static uint64_t column_start(const struct tui_timeline_scale *scale, uint64_t se
 	return (uint64_t)column * scale->per_column;
 }
 
-void tui_timeline_cursor(struct tui_screen *s, int columns)
+struct tui_result tui_timeline_cursor(struct tui_timeline *tl, const struct snapshot *live, int columns)
 {
 	struct tui_timeline_scale scale;
 
-	tui_timeline_scale(s, &scale);
+	tui_timeline_scale(tl, live, &scale);
 	if (columns == INT_MIN)
-		s->timeline_cursor_s = 0;
+		tl->cursor_s = 0;
 	else if (columns == INT_MAX)
-		s->timeline_cursor_s = scale.run_s - 1;
+		tl->cursor_s = scale.run_s - 1;
 	else
-		s->timeline_cursor_s = column_start(&scale, s->timeline_cursor_s, columns);
-	tell(s);
+		tl->cursor_s = column_start(&scale, tl->cursor_s, columns);
+	return tell(tl, live);
 }
 
 /* A stretch that is fixed from now on: the window's seconds as they are now, or the whole run. */
-static void fix(struct tui_screen *s, const struct tui_timeline_scale *scale)
+static void fix(struct tui_timeline *tl, const struct snapshot *live,
+		const struct tui_timeline_scale *scale)
 {
 	uint64_t from, to;
 
-	if (!tui_timeline_bounds(s, &from, &to)) {
+	if (!tui_timeline_bounds(tl, live, &from, &to)) {
 		from = 0;
 		to = scale->run_s;
 	}
-	s->stretch = TUI_STRETCH_FIXED;
-	s->stretch_from_s = from;
-	s->stretch_to_s = to;
+	tl->stretch = TUI_STRETCH_FIXED;
+	tl->from_s = from;
+	tl->to_s = to;
 }
 
-void tui_timeline_mark(struct tui_screen *s, int end)
+struct tui_result tui_timeline_mark(struct tui_timeline *tl, const struct snapshot *live, int end)
 {
 	struct tui_timeline_scale scale;
 	uint64_t start;
 
-	tui_timeline_scale(s, &scale);
-	start = column_start(&scale, s->timeline_cursor_s, 0);
-	fix(s, &scale);
+	tui_timeline_scale(tl, live, &scale);
+	start = column_start(&scale, tl->cursor_s, 0);
+	fix(tl, live, &scale);
 	if (!end) {
-		s->stretch_from_s = start;
-		if (s->stretch_to_s <= start)
-			s->stretch_to_s = start + scale.per_column;
+		tl->from_s = start;
+		if (tl->to_s <= start)
+			tl->to_s = start + scale.per_column;
 	} else {
-		s->stretch_to_s = start + scale.per_column;
-		if (s->stretch_from_s >= s->stretch_to_s)
-			s->stretch_from_s = start;
+		tl->to_s = start + scale.per_column;
+		if (tl->from_s >= tl->to_s)
+			tl->from_s = start;
 	}
-	changed(s);
+	return changed(tl, live);
 }
 
-void tui_timeline_shift(struct tui_screen *s, int columns)
+struct tui_result tui_timeline_shift(struct tui_timeline *tl, const struct snapshot *live, int columns)
 {
 	struct tui_timeline_scale scale;
 	uint64_t step, span;
 
-	tui_timeline_scale(s, &scale);
-	fix(s, &scale);
+	tui_timeline_scale(tl, live, &scale);
+	fix(tl, live, &scale);
 	step = (uint64_t)(columns < 0 ? -columns : columns) * scale.per_column;
-	span = s->stretch_to_s - s->stretch_from_s;
+	span = tl->to_s - tl->from_s;
 	if (columns < 0) {
-		s->stretch_from_s = s->stretch_from_s > step ? s->stretch_from_s - step : 0;
+		tl->from_s = tl->from_s > step ? tl->from_s - step : 0;
 	} else {
-		s->stretch_from_s += step;
-		if (s->stretch_from_s + span > scale.run_s)
-			s->stretch_from_s = scale.run_s > span ? scale.run_s - span : 0;
+		tl->from_s += step;
+		if (tl->from_s + span > scale.run_s)
+			tl->from_s = scale.run_s > span ? scale.run_s - span : 0;
 	}
-	s->stretch_to_s = s->stretch_from_s + span;
-	s->timeline_cursor_s = s->stretch_from_s;
-	changed(s);
+	tl->to_s = tl->from_s + span;
+	tl->cursor_s = tl->from_s;
+	return changed(tl, live);
 }
 
-void tui_timeline_widen(struct tui_screen *s, int columns)
+struct tui_result tui_timeline_widen(struct tui_timeline *tl, const struct snapshot *live, int columns)
 {
 	struct tui_timeline_scale scale;
 	uint64_t step;
 
-	tui_timeline_scale(s, &scale);
-	fix(s, &scale);
+	tui_timeline_scale(tl, live, &scale);
+	fix(tl, live, &scale);
 	step = (uint64_t)(columns < 0 ? -columns : columns) * scale.per_column;
 	if (columns > 0) {
-		s->stretch_from_s = s->stretch_from_s > step ? s->stretch_from_s - step : 0;
-		s->stretch_to_s = s->stretch_to_s + step < scale.run_s ? s->stretch_to_s + step
+		tl->from_s = tl->from_s > step ? tl->from_s - step : 0;
+		tl->to_s = tl->to_s + step < scale.run_s ? tl->to_s + step
 								    : scale.run_s;
-	} else if (s->stretch_to_s - s->stretch_from_s > 2 * step) { /* a column stays at least */
-		s->stretch_from_s += step;
-		s->stretch_to_s -= step;
+	} else if (tl->to_s - tl->from_s > 2 * step) { /* a column stays at least */
+		tl->from_s += step;
+		tl->to_s -= step;
 	}
-	changed(s);
+	return changed(tl, live);
 }
 
-void tui_timeline_window(struct tui_screen *s, int unused)
+struct tui_result tui_timeline_window(struct tui_timeline *tl, const struct snapshot *live, int unused)
 {
 	(void)unused;
-	s->stretch = s->stretch == TUI_STRETCH_WINDOW ? TUI_STRETCH_ALL : TUI_STRETCH_WINDOW;
-	s->stretch_changed = true;
-	if (s->timeline)
-		tell(s);
+	tl->stretch = tl->stretch == TUI_STRETCH_WINDOW ? TUI_STRETCH_ALL : TUI_STRETCH_WINDOW;
+	tl->changed = true;
+	return tl->active ? tell(tl, live) : (struct tui_result){ 0 };
 }
 
-void tui_timeline_all(struct tui_screen *s, int unused)
+struct tui_result tui_timeline_all(struct tui_timeline *tl, const struct snapshot *live, int unused)
 {
 	(void)unused;
-	s->stretch = TUI_STRETCH_ALL;
-	changed(s);
+	tl->stretch = TUI_STRETCH_ALL;
+	return changed(tl, live);
 }
 
-void tui_timeline_click(struct tui_screen *s, int x)
+struct tui_result tui_timeline_click(struct tui_timeline *tl, const struct snapshot *live, int x)
 {
 	struct tui_timeline_scale scale;
 
-	tui_timeline_scale(s, &scale);
-	if (x < 0 || x >= scale.columns || !s->live || !s->live->nspans)
-		return;
-	s->timeline = true;
-	s->timeline_placed = true;
-	s->timeline_cursor_s = (uint64_t)x * scale.per_column;
-	tell(s);
+	tui_timeline_scale(tl, live, &scale);
+	if (x < 0 || x >= scale.columns || !live || !live->nspans)
+		return (struct tui_result){ 0 };
+	tl->active = true;
+	tl->placed = true;
+	tl->cursor_s = (uint64_t)x * scale.per_column;
+	return tell(tl, live);
 }

@@ -15,6 +15,7 @@
 #include "proftop/annotate.h"
 #include "proftop/selfcost.h"
 #include "proftop/theme.h"
+#include "proftop/tui_timeline.h"
 #include "proftop/view.h"
 #include "proftop/view_flame.h"
 #include "proftop/view_name.h"
@@ -143,19 +144,7 @@ struct tui_screen {
 	bool flame_up;             /* `f`: root at the bottom (a flame); else at the top (icicle) */
 	int flame_width, flame_depth;
 
-	/* The stretch of the run shown and the timeline (tui_timeline.c). */
-	enum tui_stretch {
-		TUI_STRETCH_ALL,       /* every sample since the start */
-		TUI_STRETCH_WINDOW,    /* the last window_s seconds, moving with the run */
-		TUI_STRETCH_FIXED,     /* the seconds [stretch_from_s, stretch_to_s) of the run */
-	} stretch;
-	uint64_t stretch_from_s, stretch_to_s;
-	bool stretch_changed;      /* since the loop last asked the session for it */
-	double window_s;           /* --window */
-	bool timeline;             /* `t`: the timeline's keys come first */
-	bool timeline_placed;      /* the cursor was put somewhere */
-	uint64_t timeline_cursor_s;
-	int timeline_y, timeline_w; /* where the strip was drawn (-1: not) and its columns */
+	struct tui_timeline timeline; /* the stretch shown, the timeline (tui_timeline.c) */
 
 	/* The baseline every view compares with (b, --baseline): base_raw as it was taken, and
 	 * baseline made from it as shown is made from shown_raw (inlined frames folded or not),
@@ -269,6 +258,7 @@ struct tui_binding {
 	int keys[TUI_BINDING_KEYS]; /* curses codes; the unused ones 0 */
 	unsigned where;        /* TUI_IN_* */
 	void (*run)(struct tui_screen *screen, int arg); /* NULL: the action alone */
+	tui_timeline_handler *timeline; /* or a timeline handler, whose result the screen takes */
 	int arg;               /* what run is given: a view, a step, a direction */
 	enum tui_action action; /* asked of the loop after run */
 	const char *help;      /* \n splits lines; NULL: told on the line of the binding above */

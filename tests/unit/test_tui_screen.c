@@ -421,8 +421,8 @@ static void actions_for_the_loop(void **state)
 	assert_int_equal(key(f, 's'), TUI_ACT_SAVE);
 	assert_int_equal(key(f, 'T'), TUI_ACT_THEME);
 	assert_int_equal(key(f, 'w'), TUI_ACT_STRETCH);
-	assert_int_equal(f->s.stretch, TUI_STRETCH_WINDOW);
-	assert_true(f->s.stretch_changed);
+	assert_int_equal(f->s.timeline.stretch, TUI_STRETCH_WINDOW);
+	assert_true(f->s.timeline.changed);
 	key(f, '?');
 	assert_true(f->s.help);
 	assert_int_equal(key(f, 'x'), TUI_ACT_NONE); /* any key closes the help */
@@ -1350,7 +1350,7 @@ static void table_keys_reach_their_bindings(void **state)
 
 		assert_true(b->keys[0] != 0);
 		assert_true(b->where != 0);
-		assert_true(b->run || b->action != TUI_ACT_NONE);
+		assert_true(b->run || b->timeline || b->action != TUI_ACT_NONE);
 		assert_int_equal(b->hint.in & ~b->where, 0);
 		assert_true(!b->hint.label || (b->hint.in && b->hint.at > 0));
 		for (int k = 0; k < TUI_BINDING_KEYS && b->keys[k]; k++) {
@@ -1459,76 +1459,76 @@ static void timeline_selects_stretches(void **state)
 	struct tui_timeline_scale scale;
 
 	key(f, 't');
-	assert_false(f->s.timeline); /* no history yet */
+	assert_false(f->s.timeline.active); /* no history yet */
 	profile_set_history(f->p, 600, 0);
 	for (uint64_t second = 0; second < 100; second++) {
 		profile_set_time(f->p, second * 1000000000ull + 1);
 		add_n(f->p, 11, s1, 3, second < 50 ? 2 : 4);
 	}
-	f->s.timeline_w = 50;
+	f->s.timeline.w = 50;
 	new_snapshot(f);
-	tui_timeline_scale(&f->s, &scale);
+	tui_timeline_scale(&f->s.timeline, f->s.live, &scale);
 	assert_int_equal(scale.per_column, 2);
 	assert_int_equal(scale.columns, 50);
-	tui_timeline_columns(&f->s, &scale, false, columns);
+	tui_timeline_columns(f->s.live, &scale, false, columns);
 	assert_true(columns[0] == 4 && columns[24] == 4 && columns[25] == 8 && columns[49] == 8);
-	assert_false(tui_timeline_range(&f->s, &r));
+	assert_false(tui_timeline_range(&f->s.timeline, &r));
 
 	key(f, 't');
-	assert_true(f->s.timeline);
-	assert_int_equal(f->s.timeline_cursor_s, 99);
+	assert_true(f->s.timeline.active);
+	assert_int_equal(f->s.timeline.cursor_s, 99);
 	key(f, KEY_HOME);
 	for (int i = 0; i < 5; i++)
 		key(f, KEY_RIGHT);
-	assert_int_equal(f->s.timeline_cursor_s, 10);
+	assert_int_equal(f->s.timeline.cursor_s, 10);
 	assert_int_equal(key(f, '['), TUI_ACT_STRETCH);
-	assert_true(tui_timeline_range(&f->s, &r));
+	assert_true(tui_timeline_range(&f->s.timeline, &r));
 	assert_int_equal(r.from_s, 10);
 	assert_int_equal(r.to_s, 100);
 	for (int i = 0; i < 10; i++)
 		key(f, KEY_RIGHT);
 	key(f, ']');
-	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(tui_timeline_bounds(&f->s.timeline, f->s.live, &from, &to));
 	assert_int_equal(from, 10);
 	assert_int_equal(to, 32);
 	key(f, '>');
-	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(tui_timeline_bounds(&f->s.timeline, f->s.live, &from, &to));
 	assert_true(from == 12 && to == 34);
 	key(f, '-');
-	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(tui_timeline_bounds(&f->s.timeline, f->s.live, &from, &to));
 	assert_true(from == 14 && to == 32);
 	key(f, '+');
 	key(f, '+');
-	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(tui_timeline_bounds(&f->s.timeline, f->s.live, &from, &to));
 	assert_true(from == 10 && to == 36);
 	for (int i = 0; i < 60; i++)
 		key(f, '<');
-	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(tui_timeline_bounds(&f->s.timeline, f->s.live, &from, &to));
 	assert_true(from == 0 && to == 26);
 	/* Keys the timeline does not take go to the view: Down moves Top's cursor. */
 	key(f, KEY_DOWN);
 	assert_int_equal(list(f)->cursor, 1);
-	assert_true(f->s.timeline);
+	assert_true(f->s.timeline.active);
 
 	/* w: the last 10 s, moving with the run; [ fixes it where it is; x: all again. */
 	assert_int_equal(key(f, 'w'), TUI_ACT_STRETCH);
-	assert_true(tui_timeline_range(&f->s, &r));
+	assert_true(tui_timeline_range(&f->s.timeline, &r));
 	assert_int_equal(r.last_ns, 10000000000ull);
-	assert_true(tui_timeline_bounds(&f->s, &from, &to));
+	assert_true(tui_timeline_bounds(&f->s.timeline, f->s.live, &from, &to));
 	assert_true(from == 90 && to == 100);
 	assert_int_equal(key(f, 'x'), TUI_ACT_STRETCH);
-	assert_false(tui_timeline_range(&f->s, &r));
+	assert_false(tui_timeline_range(&f->s.timeline, &r));
 	key(f, TUI_ESC);
-	assert_false(f->s.timeline);
+	assert_false(f->s.timeline.active);
 	assert_int_equal(key(f, KEY_LEFT), TUI_ACT_NONE); /* Top's own Left again */
 
 	/* A run twice as long: 4 s per column, the cursor's second unchanged. */
 	profile_set_time(f->p, 199 * 1000000000ull + 1);
 	add_n(f->p, 11, s1, 3, 1);
 	new_snapshot(f);
-	tui_timeline_scale(&f->s, &scale);
+	tui_timeline_scale(&f->s.timeline, f->s.live, &scale);
 	assert_int_equal(scale.per_column, 4);
-	assert_int_equal(f->s.timeline_cursor_s, 0);
+	assert_int_equal(f->s.timeline.cursor_s, 0);
 }
 
 /* The timeline's bottom line fits 80 columns and names keys that work there. */
