@@ -600,8 +600,8 @@ static void draw_help(struct tui_screen *s)
 /* The heading: the selected frame's samples, the zoom, the search's share. */
 static void draw_flame_heading(struct tui_screen *s, int y)
 {
-	const struct view_flame_frame *f = tui_flame_selected(s);
-	uint64_t all = s->nflame ? s->flame[0].total : 0;
+	const struct view_flame_frame *f = tui_flame_selected(&s->flame);
+	uint64_t all = s->flame.n ? s->flame.frames[0].total : 0;
 	char text[512], extra[160] = "", buf[TUI_PUT_MAX];
 	int x;
 
@@ -610,7 +610,7 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 		return;
 	if (s->filter[0])
 		snprintf(extra, sizeof(extra), "  match %.2f%%",
-			 all ? 100.0 * (double)s->flame_matched / (double)all : 0.0);
+			 all ? 100.0 * (double)s->flame.matched / (double)all : 0.0);
 	if (s->baseline) {
 		size_t n = strlen(extra);
 
@@ -620,7 +620,7 @@ static void draw_flame_heading(struct tui_screen *s, int y)
 	snprintf(text, sizeof(text), " total %llu (%.2f%%)  self %llu (%.2f%%)%s%s  ",
 		 (unsigned long long)f->total, all ? 100.0 * (double)f->total / (double)all : 0.0,
 		 (unsigned long long)f->self, all ? 100.0 * (double)f->self / (double)all : 0.0,
-		 s->nflame_zoom ? "  zoomed" : "", extra);
+		 s->flame.nzoom ? "  zoomed" : "", extra);
 	x = tui_put(y, 0, COLS, s->attrs[THEME_COLUMNS], text);
 	x += tui_put(y, x, COLS - x, s->attrs[THEME_COLUMN_SORTED],
 		 f->func == SNAPSHOT_ROOT_FUNC ? "all" : tui_shown_name(s, f->name, buf));
@@ -654,21 +654,24 @@ static void draw_flame(struct tui_screen *s)
 {
 	char buf[TUI_PUT_MAX];
 
-	tui_flame_fit(s, COLS, s->list_h);
+	if (tui_flame_fit(&s->flame, COLS, s->list_h)) {
+		s->stale = true;
+		tui_screen_rebuild(s);
+	}
 	if (s->columns_y >= 0)
 		draw_flame_heading(s, s->columns_y);
-	for (size_t i = 0; i < s->nflame; i++) {
-		const struct view_flame_frame *f = &s->flame[i];
+	for (size_t i = 0; i < s->flame.n; i++) {
+		const struct view_flame_frame *f = &s->flame.frames[i];
 		int row = (int)f->depth, y, w = f->width > 1 ? f->width - 1 : 1;
-		unsigned long a = flame_attr(s, f, i == s->flame_cursor);
+		unsigned long a = flame_attr(s, f, i == s->flame.cursor);
 
 		if (row >= s->list_h)
 			continue;
-		y = s->flame_up ? s->list_y + s->list_h - 1 - row : s->list_y + row;
+		y = s->flame.up ? s->list_y + s->list_h - 1 - row : s->list_y + row;
 		tui_fill(y, f->x, w, a);
 		tui_put(y, f->x, w, a, f->func == SNAPSHOT_ROOT_FUNC ? "all" : tui_shown_name(s, f->name, buf));
 	}
-	if (!s->nflame && s->list_h > 0)
+	if (!s->flame.n && s->list_h > 0)
 		tui_put(s->list_y, 2, COLS - 2, s->attrs[THEME_NORMAL], "no samples yet");
 }
 

@@ -47,7 +47,7 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->callers);
 	free(s->threads);
 	tui_lines_free(s);
-	tui_flame_free(s);
+	tui_flame_free(&s->flame);
 	view_tree_free(&s->callers_src);
 	view_expansion_free(&s->tree_open);
 	view_expansion_free(&s->callers_open);
@@ -197,7 +197,7 @@ static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 	case TUI_LINES:
 		return tui_lines_row_key(s, i);
 	case TUI_FLAME: /* its frames are not a list: only the count is kept there */
-		return i < s->nflame ? s->flame[i].path : 0;
+		return i < s->flame.n ? s->flame.frames[i].path : 0;
 	default:
 		return i ? (uint64_t)s->threads[i - 1].tid : 0;
 	}
@@ -322,7 +322,8 @@ static void rebuild_lines(struct tui_screen *s)
 static void rebuild_flame(struct tui_screen *s)
 {
 	matched_baseline(s);
-	s->lists[TUI_FLAME].rows = tui_flame_build(s, scope_root(s));
+	s->lists[TUI_FLAME].rows = tui_flame_build(&s->flame, s->shown, s->baseline, s->filter,
+						    scope_root(s));
 }
 
 void tui_screen_rebuild(struct tui_screen *s)
@@ -463,8 +464,8 @@ static uint32_t selected_func(const struct tui_screen *s)
 		return s->top[l->cursor].func;
 	if (s->view == TUI_TREE || s->view == TUI_CALLERS)
 		return tree_row(s)->func;
-	if (s->view == TUI_FLAME && tui_flame_selected(s)) /* the root frame is no function */
-		return tui_flame_selected(s)->func == SNAPSHOT_ROOT_FUNC ? 0 : tui_flame_selected(s)->func;
+	if (s->view == TUI_FLAME && tui_flame_selected(&s->flame)) /* the root frame is no function */
+		return tui_flame_selected(&s->flame)->func == SNAPSHOT_ROOT_FUNC ? 0 : tui_flame_selected(&s->flame)->func;
 	return 0;
 }
 
@@ -808,16 +809,16 @@ static void lines_basis(struct tui_screen *s, int unused)
 static void flame_arrow(struct tui_screen *s, int move)
 {
 	tui_screen_rebuild(s);
-	if (s->flame_up && (move == TUI_FLAME_PARENT || move == TUI_FLAME_CHILD))
+	if (s->flame.up && (move == TUI_FLAME_PARENT || move == TUI_FLAME_CHILD))
 		move = move == TUI_FLAME_PARENT ? TUI_FLAME_CHILD : TUI_FLAME_PARENT;
-	tui_flame_move(s, (enum tui_flame_move)move);
+	tui_flame_move(&s->flame, (enum tui_flame_move)move);
 }
 
 static void flame_zoom(struct tui_screen *s, int unused)
 {
 	(void)unused;
 	tui_screen_rebuild(s);
-	tui_flame_zoom(s);
+	s->stale |= tui_flame_zoom(&s->flame);
 }
 
 /* Esc: the search goes first, then the last zoom. */
@@ -828,15 +829,15 @@ static void flame_escape(struct tui_screen *s, int unused)
 		s->filter[0] = 0;
 		s->stale = true;
 	} else {
-		tui_flame_unzoom(s);
+		s->stale |= tui_flame_unzoom(&s->flame);
 	}
 }
 
 static void flame_flip(struct tui_screen *s, int unused)
 {
 	(void)unused;
-	s->flame_up = !s->flame_up;
-	tui_screen_message(s, false, s->flame_up ? "flame: the root at the bottom"
+	s->flame.up = !s->flame.up;
+	tui_screen_message(s, false, s->flame.up ? "flame: the root at the bottom"
 			   : "icicle: the root at the top");
 }
 
@@ -1149,13 +1150,14 @@ static void click_heading(struct tui_screen *s, int x)
 /* A click on a frame selects it; on the selected one, zooms into it (a double click). */
 static void flame_click(struct tui_screen *s, int row, int x)
 {
-	const struct view_flame_frame *before = tui_flame_selected(s);
+	const struct view_flame_frame *before = tui_flame_selected(&s->flame);
 	uint64_t path = before ? before->path : 0;
-	unsigned depth = (unsigned)(s->flame_up ? s->list_h - 1 - row : row);
+	unsigned depth = (unsigned)(s->flame.up ? s->list_h - 1 - row : row);
 
 	tui_screen_rebuild(s);
-	if (tui_flame_select_at(s, depth, x) && before && tui_flame_selected(s)->path == path)
-		tui_flame_zoom(s);
+	if (tui_flame_select_at(&s->flame, depth, x) && before &&
+	    tui_flame_selected(&s->flame)->path == path)
+		s->stale |= tui_flame_zoom(&s->flame);
 }
 
 enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_up, bool wheel_down)

@@ -15,6 +15,7 @@
 #include "proftop/annotate.h"
 #include "proftop/selfcost.h"
 #include "proftop/theme.h"
+#include "proftop/tui_flame.h"
 #include "proftop/tui_timeline.h"
 #include "proftop/view.h"
 #include "proftop/view_flame.h"
@@ -63,7 +64,6 @@ struct tui_lines_row {
 #define TUI_NCOUNTERS 9        /* the uint64_t fields of struct counters */
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
-#define TUI_FLAME_ZOOMS 32
 
 struct tui_list {
 	size_t rows;           /* how many */
@@ -130,20 +130,7 @@ struct tui_screen {
 	const char *code_why;  /* NULL: code holds code_func's instructions */
 	struct tui_list lists[TUI_NVIEWS];
 
-	/* The Flame view (tui_flame.c): the frames laid out for flame_width cells and flame_depth
-	 * rows; the selected one (flame_cursor) and the one zoomed into, by their paths of
-	 * functions from the tree's root. */
-	struct view_tree flame_src;
-	struct view_flame_frame *flame;
-	size_t nflame, flame_cap, flame_cursor;
-	uint64_t flame_matched;    /* samples through frames the filter matches */
-	uint32_t flame_sel[TUI_FOCUS_MAX], flame_zoom[TUI_FOCUS_MAX];
-	size_t nflame_sel, nflame_zoom;
-	uint16_t flame_zooms[TUI_FLAME_ZOOMS]; /* the zoom depths before each zoom, for Esc */
-	size_t nflame_zooms;
-	bool flame_up;             /* `f`: root at the bottom (a flame); else at the top (icicle) */
-	int flame_width, flame_depth;
-
+	struct tui_flame flame;    /* the Flame view (tui_flame.c) */
 	struct tui_timeline timeline; /* the stretch shown, the timeline (tui_timeline.c) */
 
 	/* The baseline every view compares with (b, --baseline): base_raw as it was taken, and

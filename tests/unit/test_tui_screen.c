@@ -346,9 +346,9 @@ static void baseline_compares_views(void **state)
 	/* The flame graph: solo's frame grew 34 points. */
 	key(f, '5');
 	bool seen = false;
-	for (size_t i = 0; i < f->s.nflame; i++) {
-		if (f->s.flame[i].func == f->solo) {
-			assert_true(f->s.flame[i].delta > 33.99 && f->s.flame[i].delta < 34.01);
+	for (size_t i = 0; i < f->s.flame.n; i++) {
+		if (f->s.flame.frames[i].func == f->solo) {
+			assert_true(f->s.flame.frames[i].delta > 33.99 && f->s.flame.frames[i].delta < 34.01);
 			seen = true;
 		}
 	}
@@ -467,7 +467,7 @@ static void clicks_select(void **state)
 
 static const struct view_flame_frame *flame_selected(const struct fixture *f)
 {
-	const struct view_flame_frame *fr = tui_flame_selected(&f->s);
+	const struct view_flame_frame *fr = tui_flame_selected(&f->s.flame);
 
 	assert_non_null(fr);
 	return fr;
@@ -486,8 +486,11 @@ static void flame_keys_and_clicks(void **state)
 	f->s.list_h = 10;
 	key(f, '5');
 	assert_int_equal(f->s.view, TUI_FLAME);
-	tui_flame_fit(&f->s, 100, 10);
-	assert_int_equal(f->s.nflame, 7);
+	if (tui_flame_fit(&f->s.flame, 100, 10)) {
+		f->s.stale = true;
+		tui_screen_rebuild(&f->s);
+	}
+	assert_int_equal(f->s.flame.n, 7);
 	assert_int_equal(flame_selected(f)->func, SNAPSHOT_ROOT_FUNC);
 	keys(f, "jj");
 	assert_int_equal(flame_selected(f)->func, f->pa); /* the widest child */
@@ -507,25 +510,25 @@ static void flame_keys_and_clicks(void **state)
 	assert_int_equal(flame_selected(f)->x, 60);
 	tui_screen_click(&f->s, 4 + 3, 70, false, false);
 	tui_screen_rebuild(&f->s);
-	assert_int_equal(f->s.flame[0].func, f->burn);
-	assert_int_equal(f->s.flame[0].total, 30);
-	assert_int_equal(f->s.flame[0].width, 100);
+	assert_int_equal(f->s.flame.frames[0].func, f->burn);
+	assert_int_equal(f->s.flame.frames[0].total, 30);
+	assert_int_equal(f->s.flame.frames[0].width, 100);
 	key(f, TUI_ESC); /* back to where the zoom started: the whole */
-	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
+	assert_int_equal(f->s.flame.frames[0].func, SNAPSHOT_ROOT_FUNC);
 	assert_int_equal(flame_selected(f)->func, f->burn);
 	/* Two zooms, two steps back. */
 	key(f, 'k');
 	key(f, '\n');
-	assert_int_equal(f->s.flame[0].func, f->pb);
+	assert_int_equal(f->s.flame.frames[0].func, f->pb);
 	key(f, 'j');
 	key(f, '\n');
-	assert_int_equal(f->s.flame[0].func, f->burn);
+	assert_int_equal(f->s.flame.frames[0].func, f->burn);
 	key(f, TUI_ESC);
-	assert_int_equal(f->s.flame[0].func, f->pb);
+	assert_int_equal(f->s.flame.frames[0].func, f->pb);
 	key(f, TUI_ESC);
-	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
+	assert_int_equal(f->s.flame.frames[0].func, SNAPSHOT_ROOT_FUNC);
 	key(f, TUI_ESC); /* nothing to undo */
-	assert_int_equal(f->s.flame[0].func, SNAPSHOT_ROOT_FUNC);
+	assert_int_equal(f->s.flame.frames[0].func, SNAPSHOT_ROOT_FUNC);
 	/* Keys and the wheel of the lists do nothing here. */
 	tui_screen_click(&f->s, 0, 0, false, true);
 	keys(f, "gG");
@@ -534,7 +537,7 @@ static void flame_keys_and_clicks(void **state)
 
 	/* Upside down: the root on the last row, Up goes to the child. */
 	key(f, 'f');
-	assert_true(f->s.flame_up);
+	assert_true(f->s.flame.up);
 	tui_screen_click(&f->s, 4 + 9, 5, false, false);
 	assert_int_equal(flame_selected(f)->func, SNAPSHOT_ROOT_FUNC);
 	key(f, KEY_UP);
@@ -555,7 +558,7 @@ static void flame_keys_and_clicks(void **state)
 	f->s.thread = 12;
 	f->s.stale = true;
 	tui_screen_rebuild(&f->s);
-	assert_int_equal(f->s.flame[0].total, 30);
+	assert_int_equal(f->s.flame.frames[0].total, 30);
 	assert_int_equal(flame_selected(f)->func, f->pb);
 	assert_int_equal(flame_selected(f)->width, 100);
 	/* The search marks and counts; Esc clears it before it zooms out. */
@@ -563,10 +566,10 @@ static void flame_keys_and_clicks(void **state)
 	f->s.thread = 0;
 	f->s.stale = true;
 	tui_screen_rebuild(&f->s);
-	assert_int_equal(f->s.flame_matched, 10);
+	assert_int_equal(f->s.flame.matched, 10);
 	key(f, TUI_ESC);
 	assert_int_equal(f->s.filter[0], 0);
-	assert_int_equal(f->s.flame_matched, 0);
+	assert_int_equal(f->s.flame.matched, 0);
 	key(f, 'a');
 	assert_int_equal(f->s.view, TUI_LINES);
 	assert_int_equal(f->s.lines_func, f->pb);
