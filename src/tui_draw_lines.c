@@ -36,12 +36,12 @@ static int place_width(const struct tui_screen *s, size_t first, size_t last)
 	int w = 4;
 
 	for (size_t i = first; i < last && i < s->lists[TUI_LINES].rows; i++) {
-		const struct tui_lines_row *r = &s->lines_rows[i];
+		const struct tui_lines_row *r = &s->annotated.rows[i];
 		char place[TUI_PUT_MAX], shown[TUI_PUT_MAX];
 
 		if (r->insn != TUI_NO_INSN || r->line == TUI_NO_LINE)
 			continue;
-		line_place(&s->lines.lines[r->line], place, sizeof(place));
+		line_place(&s->annotated.lines.lines[r->line], place, sizeof(place));
 		util_visible(shown, sizeof(shown), place);
 		if ((int)strlen(shown) > w)
 			w = (int)strlen(shown);
@@ -59,8 +59,8 @@ static void draw_lines_heading(struct tui_screen *s, int y, const struct snapsho
 
 	snprintf(text, sizeof(text), " %s  %s  self %llu  total %llu  %% of %s%s",
 		 f ? tui_shown_name(s, f->name, buf) : "?",
-		 f ? f->module : "", (unsigned long long)s->lines.self,
-		 (unsigned long long)s->lines.total,
+		 f ? f->module : "", (unsigned long long)s->annotated.lines.self,
+		 (unsigned long long)s->annotated.lines.total,
 		 s->lines_of_profile ? "the whole profile" : "the function",
 		 !src->sites_self_only ? "" : s->thread ? "  (this thread's self samples: no line totals)"
 							 : "  (the window's self samples: no line totals)");
@@ -72,15 +72,15 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
 			  uint64_t samples, unsigned long sel, const char *binary)
 {
 	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
-	const char *why = NULL, *text = annotate_source_line(s->sources, l->file, l->line,
-							     binary, &s->lines_readers, &why);
+	const char *why = NULL, *text = annotate_source_line(s->annotated.sources, l->file, l->line,
+							     binary, &s->annotated.readers, &why);
 	unsigned long a = sel ? sel : s->attrs[THEME_NORMAL];
 	int x = VIEW_CELLS_WIDTH + place_w + 2;
 	char place[TUI_PUT_MAX];
 
 	tui_fill(y, 0, COLS, a);
-	tui_draw_numbers(s, y, pct(l->self, all ? samples : s->lines.self),
-		     self_only ? -1 : pct(l->total, all ? samples : s->lines.total), l->self, NULL,
+	tui_draw_numbers(s, y, pct(l->self, all ? samples : s->annotated.lines.self),
+		     self_only ? -1 : pct(l->total, all ? samples : s->annotated.lines.total), l->self, NULL,
 		     sel);
 	line_place(l, place, sizeof(place));
 	tui_put(y, VIEW_CELLS_WIDTH, place_w, sel ? sel : s->attrs[THEME_MODULE], place);
@@ -99,17 +99,17 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
  * text, as batch --asm prints them. */
 static void draw_insn_row(struct tui_screen *s, int y, size_t i, uint64_t samples, unsigned long sel)
 {
-	const struct disasm_insn *insn = &s->code.insns[i];
+	const struct disasm_insn *insn = &s->annotated.code.insns[i];
 	bool all = s->lines_of_profile, self_only = tui_screen_lines_snapshot(s)->sites_self_only;
 	int x = VIEW_CELLS_WIDTH + 4, used;
 	uint64_t self, total;
 	char addr[32];
 
 	tui_fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
-	annotate_code_samples(&s->code, i, &self, &total);
+	annotate_code_samples(&s->annotated.code, i, &self, &total);
 	if (self || total)
-		tui_draw_numbers(s, y, pct(self, all ? samples : s->lines.self),
-			     self_only ? -1 : pct(total, all ? samples : s->lines.total), self, NULL,
+		tui_draw_numbers(s, y, pct(self, all ? samples : s->annotated.lines.self),
+			     self_only ? -1 : pct(total, all ? samples : s->annotated.lines.total), self, NULL,
 			     sel);
 	snprintf(addr, sizeof(addr), "0x%llx  ", (unsigned long long)insn->addr);
 	used = tui_put(y, x, COLS - x, sel ? sel : s->attrs[THEME_MODULE], addr);
@@ -119,13 +119,13 @@ static void draw_insn_row(struct tui_screen *s, int y, size_t i, uint64_t sample
 static void draw_lines_row(struct tui_screen *s, int y, size_t row, int place_w, uint64_t samples,
 			   const char *binary)
 {
-	const struct tui_lines_row *r = &s->lines_rows[row];
+	const struct tui_lines_row *r = &s->annotated.rows[row];
 	unsigned long sel = row == s->lists[TUI_LINES].cursor ? s->attrs[THEME_SELECTED] : 0;
 
 	if (r->insn != TUI_NO_INSN) {
 		draw_insn_row(s, y, r->insn, samples, sel);
 	} else if (r->line != TUI_NO_LINE) {
-		draw_line_row(s, y, &s->lines.lines[r->line], place_w, samples, sel, binary);
+		draw_line_row(s, y, &s->annotated.lines.lines[r->line], place_w, samples, sel, binary);
 	} else {
 		tui_fill(y, 0, COLS, sel ? sel : s->attrs[THEME_NORMAL]);
 		tui_put(y, VIEW_CELLS_WIDTH, COLS - VIEW_CELLS_WIDTH, sel ? sel : s->attrs[THEME_MODULE],
@@ -146,13 +146,13 @@ void tui_draw_lines(struct tui_screen *s)
 {
 	const struct snapshot *src = tui_screen_lines_snapshot(s);
 	struct tui_list *l = &s->lists[TUI_LINES];
-	const char *why = annotate_why_no_lines(&s->lines), *binary;
+	const char *why = annotate_why_no_lines(&s->annotated.lines), *binary;
 	struct view_cells cells;
 	size_t first, n = l->rows;
 	int y, place_w, columns_y;
 	char note[TUI_PUT_MAX];
 
-	if (!src || !s->sources)
+	if (!src || !s->annotated.sources)
 		return;
 	binary = annotate_binary(src, s->lines_func);
 	/* The heading where the other views have their column headings, which come below it. */
@@ -162,11 +162,11 @@ void tui_draw_lines(struct tui_screen *s)
 		snprintf(note, sizeof(note), "no source lines: %s", why);
 		tui_put(y, 2, COLS - 2, s->attrs[THEME_WARNING], note);
 	}
-	if (s->lines_asm && s->code_why && (y = take_line(s)) >= 0) {
+	if (s->lines_asm && s->annotated.code_why && (y = take_line(s)) >= 0) {
 		const struct snapshot_func *f = &src->funcs[s->lines_func];
 
 		snprintf(note, sizeof(note), "no instructions: %s: %s", f->path ? f->path : f->name,
-			 s->code_why);
+			 s->annotated.code_why);
 		tui_put(y, 2, COLS - 2, s->attrs[THEME_WARNING], note);
 	}
 	columns_y = s->columns_y >= 0 ? take_line(s) : -1;

@@ -46,7 +46,7 @@ void tui_screen_free(struct tui_screen *s)
 	free(s->tree);
 	free(s->callers);
 	free(s->threads);
-	tui_lines_free(s);
+	tui_lines_free(&s->annotated);
 	tui_flame_free(&s->flame);
 	view_tree_free(&s->callers_src);
 	view_expansion_free(&s->tree_open);
@@ -195,7 +195,7 @@ static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
 	case TUI_CALLERS:
 		return s->callers[i].path;
 	case TUI_LINES:
-		return tui_lines_row_key(s, i);
+		return tui_lines_row_key(&s->annotated, i);
 	case TUI_FLAME: /* its frames are not a list: only the count is kept there */
 		return i < s->flame.n ? s->flame.frames[i].path : 0;
 	default:
@@ -301,7 +301,7 @@ static void rebuild_threads(struct tui_screen *s)
 
 const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *s)
 {
-	return s->lines_src ? s->lines_src : s->shown;
+	return s->annotated.src ? s->annotated.src : s->shown;
 }
 
 /* The function's lines again (tui_lines.h), the cursor on the same line or instruction; on the
@@ -310,9 +310,11 @@ static void rebuild_lines(struct tui_screen *s)
 {
 	struct tui_list *l = &s->lists[TUI_LINES];
 
-	restore_cursor(s, TUI_LINES, tui_lines_build(s, s->thread ? scope_root(s) : SNAPSHOT_NO_NODE));
-	if (s->lines_fresh && s->lines_nhot) {
-		l->cursor = tui_lines_row_of_line(s, s->lines_order[0]);
+	restore_cursor(s, TUI_LINES, tui_lines_build(&s->annotated, s->shown, s->lines_func,
+							 s->lines_asm,
+							 s->thread ? scope_root(s) : SNAPSHOT_NO_NODE));
+	if (s->lines_fresh && s->annotated.nhot) {
+		l->cursor = tui_lines_row_of_line(&s->annotated, s->annotated.order[0]);
 		l->key = row_key(s, TUI_LINES, l->cursor);
 		s->lines_fresh = false;
 		s->lines_center = true;
@@ -337,9 +339,9 @@ void tui_screen_rebuild(struct tui_screen *s)
 		[TUI_LINES] = rebuild_lines,
 	};
 
-	if (s->view != TUI_LINES && s->lines_src) { /* no older snapshot held behind another view */
-		snapshot_unref(s->lines_src);
-		s->lines_src = NULL;
+	if (s->view != TUI_LINES && s->annotated.src) { /* no older snapshot held behind another view */
+		snapshot_unref(s->annotated.src);
+		s->annotated.src = NULL;
 	}
 	if (!s->stale || !s->shown)
 		return;
@@ -747,13 +749,13 @@ static void lines_step(struct tui_screen *s, int step)
 	size_t n, at = 0;
 
 	tui_screen_rebuild(s);
-	n = s->lines_nhot;
+	n = s->annotated.nhot;
 	if (!n || l->cursor >= l->rows)
 		return;
-	while (at < n && s->lines_order[at] != s->lines_rows[l->cursor].line)
+	while (at < n && s->annotated.order[at] != s->annotated.rows[l->cursor].line)
 		at++;
 	at = at == n ? 0 : (at + (step > 0 ? 1 : n - 1)) % n;
-	select_row(s, tui_lines_row_of_line(s, s->lines_order[at]));
+	select_row(s, tui_lines_row_of_line(&s->annotated, s->annotated.order[at]));
 }
 
 /* d: each line's instructions under it, or not; from an instruction the cursor goes to its line,
@@ -764,8 +766,8 @@ static void lines_disasm(struct tui_screen *s, int unused)
 	struct tui_list *l = &s->lists[TUI_LINES];
 
 	tui_screen_rebuild(s);
-	if (s->lines_asm && l->cursor < l->rows && s->lines_rows[l->cursor].line != TUI_NO_LINE) {
-		l->key = tui_lines_line_key(&s->lines.lines[s->lines_rows[l->cursor].line]);
+	if (s->lines_asm && l->cursor < l->rows && s->annotated.rows[l->cursor].line != TUI_NO_LINE) {
+		l->key = tui_lines_line_key(&s->annotated.lines.lines[s->annotated.rows[l->cursor].line]);
 		l->has_key = true;
 	}
 	s->lines_asm = !s->lines_asm;

@@ -16,6 +16,7 @@
 #include "proftop/selfcost.h"
 #include "proftop/theme.h"
 #include "proftop/tui_flame.h"
+#include "proftop/tui_lines.h"
 #include "proftop/tui_timeline.h"
 #include "proftop/view.h"
 #include "proftop/view_flame.h"
@@ -51,16 +52,6 @@ enum tui_action {
 	TUI_ACT_REDRAW,        /* Ctrl-L: repaint the whole terminal */
 };
 
-/* A row of the Lines view: a source line, or with the disassembly on, one of the instructions
- * under it. */
-#define TUI_NO_INSN SIZE_MAX   /* insn of a line's own row */
-#define TUI_NO_LINE SIZE_MAX   /* line of the instructions without one (and of their heading) */
-
-struct tui_lines_row {
-	size_t line;           /* its line in lines.lines, or the line it is under */
-	size_t insn;           /* its instruction in code.insns */
-};
-
 #define TUI_NCOUNTERS 9        /* the uint64_t fields of struct counters */
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
@@ -81,8 +72,6 @@ struct tui_screen {
 	struct snapshot *shown, *live;
 	/* What shown is made of: the same, or with inlined frames folded. */
 	struct snapshot *shown_raw;
-	/* What the Lines rows were made from: shown, or its sites in the thread scope. */
-	struct snapshot *lines_src;
 	bool fold_inlined;     /* `i`: inlined functions count in their callers */
 	enum view_names names; /* `p`: function names whole or shortened, as drawn (filters and
 				* sorting read whole names) */
@@ -114,20 +103,7 @@ struct tui_screen {
 	struct view_tree_row *tree, *callers;
 	size_t tree_cap, callers_cap;
 	struct view_thread_row *threads;
-	struct annotation lines; /* the Lines view's rows: lines.lines[0..nlines) */
-	size_t *lines_order;   /* its lines with samples, hottest first by self (for n and N) */
-	size_t lines_nhot;     /* how many */
-	struct annotate_sources *sources; /* source texts, read once each */
-	struct annotate_readers lines_readers; /* who lines_func's sources are read as */
-	struct tui_lines_row *lines_rows; /* lists[TUI_LINES].rows of them */
-	size_t lines_rows_cap;
-	/* The disassembly, made on this (the frontend's) thread once per function: code_func's
-	 * instructions in code, or code_why says why there are none. The reader keeps the files
-	 * it opened (the instructions' file names live there) until the screen is freed. */
-	struct disasm *disasm;
-	struct annotate_code code;
-	uint32_t code_func;    /* 0: none made yet */
-	const char *code_why;  /* NULL: code holds code_func's instructions */
+	struct tui_lines annotated; /* the Lines view's rows (tui_lines.c) */
 	struct tui_list lists[TUI_NVIEWS];
 
 	struct tui_flame flame;    /* the Flame view (tui_flame.c) */
@@ -183,7 +159,7 @@ void tui_screen_set_baseline(struct tui_screen *screen, struct snapshot *raw, co
  * since a change. */
 uint32_t tui_screen_selected_func(const struct tui_screen *screen);
 
-/* The snapshot the Lines rows were made from (lines_src), else the shown one. */
+/* The snapshot the Lines rows were made from (annotated.src), else the shown one. */
 const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *screen);
 
 /* "Top", "Tree", "Callers", "Threads", "Lines": the tabs and the help name the views alike. */

@@ -918,9 +918,9 @@ static unsigned cursor_line(const struct fixture *f)
 	const struct tui_list *l = &f->s.lists[TUI_LINES];
 
 	assert_true(l->cursor < l->rows);
-	assert_int_equal(f->s.lines_rows[l->cursor].insn, TUI_NO_INSN);
-	assert_true(f->s.lines_rows[l->cursor].line < f->s.lines.nlines);
-	return f->s.lines.lines[f->s.lines_rows[l->cursor].line].line;
+	assert_int_equal(f->s.annotated.rows[l->cursor].insn, TUI_NO_INSN);
+	assert_true(f->s.annotated.rows[l->cursor].line < f->s.annotated.lines.nlines);
+	return f->s.annotated.lines.lines[f->s.annotated.rows[l->cursor].line].line;
 }
 
 static void new_snapshot(struct fixture *f)
@@ -945,7 +945,7 @@ static void lines_from_top(void **state)
 	key(f, 'a');
 	assert_int_equal(f->s.view, TUI_LINES);
 	assert_int_equal(f->s.lines_func, f->burn);
-	assert_int_equal(f->s.lines.nlines, 3);
+	assert_int_equal(f->s.annotated.lines.nlines, 3);
 	assert_int_equal(cursor_line(f), 12);
 	key(f, 'n');
 	assert_int_equal(cursor_line(f), 11);
@@ -962,7 +962,7 @@ static void lines_from_top(void **state)
 	/* a new line before it: the cursor stays on line 11, now the third row */
 	add_burn_line(f, 9, 50);
 	new_snapshot(f);
-	assert_int_equal(f->s.lines.nlines, 4);
+	assert_int_equal(f->s.annotated.lines.nlines, 4);
 	assert_int_equal(list(f)->cursor, 2);
 	assert_int_equal(cursor_line(f), 11);
 	assert_false(f->s.lines_of_profile);
@@ -1009,17 +1009,17 @@ static void lines_from_tree_paused_and_windowed(void **state)
 	key(f, ' ');
 	add_burn_line(f, 11, 5);
 	new_snapshot(f);
-	assert_int_equal(f->s.lines.nlines, 2); /* paused */
+	assert_int_equal(f->s.annotated.lines.nlines, 2); /* paused */
 	key(f, ' ');
-	assert_int_equal(f->s.lines.nlines, 3);
+	assert_int_equal(f->s.annotated.lines.nlines, 3);
 	add_burn_line(f, 13, 1);
 	tui_screen_set_snapshot(&f->s, profile_range_snapshot(f->p, 0, UINT64_MAX));
 	tui_screen_rebuild(&f->s);
 	assert_true(tui_screen_lines_snapshot(&f->s)->sites_self_only);
-	assert_int_equal(f->s.lines.nlines, 4);
+	assert_int_equal(f->s.annotated.lines.nlines, 4);
 	assert_int_equal(cursor_line(f), 12);
-	for (size_t i = 0; i < f->s.lines.nlines; i++) {
-		const struct annotate_line *l = &f->s.lines.lines[i];
+	for (size_t i = 0; i < f->s.annotated.lines.nlines; i++) {
+		const struct annotate_line *l = &f->s.annotated.lines.lines[i];
 
 		assert_int_equal(l->self, l->line == 10 ? 5 : l->line == 11 ? 5 : l->line == 12 ? 20 : 1);
 		assert_int_equal(l->total, 0);
@@ -1048,11 +1048,11 @@ static void lines_window_keeps_the_cursor(void **state)
 	f->s.view = TUI_LINES;
 	f->s.stale = true;
 	tui_screen_rebuild(&f->s);
-	assert_int_equal(f->s.lines.nlines, 3);
+	assert_int_equal(f->s.annotated.lines.nlines, 3);
 	assert_int_equal(cursor_line(f), 12);
 	tui_screen_set_snapshot(&f->s, profile_range_snapshot(f->p, 0, UINT64_MAX));
 	tui_screen_rebuild(&f->s);
-	assert_int_equal(f->s.lines.nlines, 2);
+	assert_int_equal(f->s.annotated.lines.nlines, 2);
 	assert_int_equal(cursor_line(f), 12);
 	assert_true(list(f)->cursor < list(f)->rows);
 }
@@ -1074,7 +1074,7 @@ static void lines_in_a_thread(void **state)
 	f->s.view = TUI_LINES;
 	f->s.stale = true;
 	tui_screen_rebuild(&f->s);
-	assert_int_equal(f->s.lines.nlines, 2); /* lines 12 and 40 */
+	assert_int_equal(f->s.annotated.lines.nlines, 2); /* lines 12 and 40 */
 	for (f->s.thread = 0; f->s.thread != 12;) { /* the Threads view's row of tid 12 */
 		key(f, '4');
 		while (list(f)->cursor + 1 < list(f)->rows &&
@@ -1085,17 +1085,17 @@ static void lines_in_a_thread(void **state)
 	key(f, '6');
 	tui_screen_rebuild(&f->s);
 	assert_true(tui_screen_lines_snapshot(&f->s)->sites_self_only);
-	assert_int_equal(f->s.lines.nlines, 1);
-	assert_int_equal(f->s.lines.lines[0].line, 40);
-	assert_int_equal(f->s.lines.lines[0].self, 7);
-	assert_int_equal(f->s.lines.lines[0].total, 0);
+	assert_int_equal(f->s.annotated.lines.nlines, 1);
+	assert_int_equal(f->s.annotated.lines.lines[0].line, 40);
+	assert_int_equal(f->s.annotated.lines.lines[0].self, 7);
+	assert_int_equal(f->s.annotated.lines.lines[0].total, 0);
 	key(f, '4');
 	key(f, KEY_HOME);
 	key(f, '\n');
 	key(f, '6');
 	tui_screen_rebuild(&f->s);
 	assert_false(tui_screen_lines_snapshot(&f->s)->sites_self_only);
-	assert_int_equal(f->s.lines.nlines, 2);
+	assert_int_equal(f->s.annotated.lines.nlines, 2);
 }
 
 /* The function the disassembly test profiles: its own code, read back from this test's file. */
@@ -1144,7 +1144,7 @@ static const struct tui_lines_row *cursor_row(const struct fixture *f)
 	const struct tui_list *l = &f->s.lists[TUI_LINES];
 
 	assert_true(l->cursor < l->rows);
-	return &f->s.lines_rows[l->cursor];
+	return &f->s.annotated.rows[l->cursor];
 }
 
 /* Each line's row, then its instructions by address, every instruction once; lines in order. */
@@ -1155,7 +1155,7 @@ static void assert_interleaved(const struct fixture *f)
 	uint64_t last_addr = 0;
 
 	for (size_t i = 0; i < s->lists[TUI_LINES].rows; i++) {
-		const struct tui_lines_row *r = &s->lines_rows[i];
+		const struct tui_lines_row *r = &s->annotated.rows[i];
 
 		if (r->insn == TUI_NO_INSN) {
 			assert_int_equal(r->line, lines++);
@@ -1163,8 +1163,8 @@ static void assert_interleaved(const struct fixture *f)
 			last_addr = 0;
 			continue;
 		}
-		const struct disasm_insn *insn = &s->code.insns[r->insn];
-		const struct annotate_line *l = &s->lines.lines[line];
+		const struct disasm_insn *insn = &s->annotated.code.insns[r->insn];
+		const struct annotate_line *l = &s->annotated.lines.lines[line];
 
 		assert_int_equal(r->line, line);
 		assert_true(insn->addr > last_addr);
@@ -1173,8 +1173,8 @@ static void assert_interleaved(const struct fixture *f)
 		last_addr = insn->addr;
 		insns++;
 	}
-	assert_int_equal(lines, s->lines.nlines);
-	assert_int_equal(insns, s->code.n);
+	assert_int_equal(lines, s->annotated.lines.nlines);
+	assert_int_equal(insns, s->annotated.code.n);
 }
 
 /* d in Lines: the function's instructions under their lines, with the samples at their
@@ -1224,33 +1224,33 @@ static void lines_with_disassembly(void **state)
 
 	key(f, 'd');
 	assert_true(f->s.lines_asm);
-	assert_null(f->s.code_why);
-	assert_int_equal(f->s.code.n, n);
-	assert_true(list(f)->rows == f->s.lines.nlines + n);
-	assert_true(f->s.lines.nlines >= 2);
+	assert_null(f->s.annotated.code_why);
+	assert_int_equal(f->s.annotated.code.n, n);
+	assert_true(list(f)->rows == f->s.annotated.lines.nlines + n);
+	assert_true(f->s.annotated.lines.nlines >= 2);
 	assert_interleaved(f);
 	assert_int_equal(cursor_row(f)->insn, TUI_NO_INSN);
-	assert_int_equal(f->s.lines.lines[cursor_row(f)->line].line, insns[a].line);
-	annotate_code_samples(&f->s.code, a, &self, &total);
+	assert_int_equal(f->s.annotated.lines.lines[cursor_row(f)->line].line, insns[a].line);
+	annotate_code_samples(&f->s.annotated.code, a, &self, &total);
 	assert_int_equal(self, 7);
-	annotate_code_samples(&f->s.code, b, &self, &total);
+	annotate_code_samples(&f->s.annotated.code, b, &self, &total);
 	assert_int_equal(total, 3);
 
 	/* the cursor on the last instruction; a new line before it: it stays on that address, the
 	 * disassembly is not made again */
 	key(f, KEY_END);
 	assert_int_not_equal(cursor_row(f)->insn, TUI_NO_INSN);
-	uint64_t addr = f->s.code.insns[cursor_row(f)->insn].addr;
+	uint64_t addr = f->s.annotated.code.insns[cursor_row(f)->insn].addr;
 	size_t row = list(f)->cursor;
-	const struct disasm_insn *made = f->s.code.insns;
+	const struct disasm_insn *made = f->s.annotated.code.insns;
 	uint32_t sx[] = { PROFILE_NO_SITE, profile_site(f->p, subject, 1, "/a/first.c", 1) };
 
 	for (int i = 0; i < 20; i++)
 		profile_add_sites(f->p, 1, 11, funcs, sx, 2);
 	new_snapshot(f);
-	assert_ptr_equal(f->s.code.insns, made);
+	assert_ptr_equal(f->s.annotated.code.insns, made);
 	assert_int_equal(list(f)->cursor, row + 1);
-	assert_int_equal(f->s.code.insns[cursor_row(f)->insn].addr, addr);
+	assert_int_equal(f->s.annotated.code.insns[cursor_row(f)->insn].addr, addr);
 	assert_interleaved(f);
 
 	/* n and N by heat (first.c 20, a 7, b 3), from an instruction its line's place */
@@ -1288,9 +1288,9 @@ static void lines_with_disassembly(void **state)
 	new_snapshot(f);
 	key(f, 'd');
 	assert_true(f->s.lines_asm);
-	assert_non_null(f->s.code_why);
-	assert_non_null(strstr(f->s.code_why, "no code address"));
-	assert_int_equal(list(f)->rows, f->s.lines.nlines);
+	assert_non_null(f->s.annotated.code_why);
+	assert_non_null(strstr(f->s.annotated.code_why, "no code address"));
+	assert_int_equal(list(f)->rows, f->s.annotated.lines.nlines);
 	free(insns);
 	disasm_free(d);
 }
