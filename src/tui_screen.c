@@ -1,12 +1,10 @@
-/* tui_screen.c — the TUI's state: which view, what is selected, filtered, open or paused, and the
- * rows of the current view rebuilt from the shown snapshot when any of that changes. Keys change
- * the state through the key table near the end (its readers are in tui_keys.c), clicks directly.
- *
- * Only the current view's rows are kept up to date: switching views marks them stale, and the
- * rebuild after it finds each view's selection again by its key.
- *
- * The Lines view's rows are made in tui_lines.c; its keys are here with the others. */
-#include "proftop/tui_screen.h"
+/* tui_screen.c — the TUI's state: which view, what is selected, filtered, open or paused. Keys
+ * change it through the key table near the end (its readers are in tui_keys.c), clicks through
+ * tui_mouse.c; the current view's rows are made again from the shown snapshot by tui_rows.c
+ * when any of it changes. The sub-views (tui_timeline.c, tui_flame.c, tui_lines.c) keep their
+ * own state and return what the screen is to do (tui_result.h); their keys are here with the
+ * others. */
+#include "proftop/tui_screen_internal.h"
 
 #include "proftop/diff.h"
 #include "proftop/tui_flame.h"
@@ -75,7 +73,7 @@ void tui_screen_message(struct tui_screen *s, bool error, const char *fmt, ...)
 }
 
 /* What a sub-view's handler asked for (tui_result.h). */
-static void take_result(struct tui_screen *s, struct tui_result r)
+void tui_screen_take_result(struct tui_screen *s, struct tui_result r)
 {
 	if (r.clear_message)
 		s->message[0] = 0;
@@ -171,216 +169,38 @@ void tui_screen_set_snapshot(struct tui_screen *s, struct snapshot *snapshot)
 	show_live(s);
 }
 
-/* --- rows ------------------------------------------------------------------------------------- */
-
-static uint32_t scope_root(const struct tui_screen *s)
-{
-	for (size_t i = 0; s->thread && i < s->shown->nthreads; i++)
-		if (s->shown->threads[i].tid == s->thread)
-			return s->shown->threads[i].root;
-	return SNAPSHOT_NO_NODE;
-}
-
-static uint64_t row_key(const struct tui_screen *s, enum tui_view v, size_t i)
-{
-	switch (v) {
-	case TUI_TOP: /* a function only the baseline has: by its name */
-		return s->top[i].func ? s->top[i].func
-				      : util_hash_bytes(s->top[i].name, strlen(s->top[i].name),
-							util_hash_bytes(s->top[i].module,
-									strlen(s->top[i].module), 0)) |
-						1ull << 63;
-	case TUI_TREE:
-		return s->tree[i].path;
-	case TUI_CALLERS:
-		return s->callers[i].path;
-	case TUI_LINES:
-		return tui_lines_row_key(&s->annotated, i);
-	case TUI_FLAME: /* its frames are not a list: only the count is kept there */
-		return i < s->flame.n ? s->flame.frames[i].path : 0;
-	default:
-		return i ? (uint64_t)s->threads[i - 1].tid : 0;
-	}
-}
-
-/* After a rebuild: put the cursor back on what it was on, or as near as the rows allow. */
-static void restore_cursor(struct tui_screen *s, enum tui_view v, size_t rows)
-{
-	struct tui_list *l = &s->lists[v];
-	bool found = false;
-
-	l->rows = rows;
-	for (size_t i = 0; l->has_key && i < rows && !found; i++) {
-		if (row_key(s, v, i) == l->key) {
-			l->cursor = i;
-			found = true;
-		}
-	}
-	if (!found && l->cursor >= rows)
-		l->cursor = rows ? rows - 1 : 0;
-	if (!found && l->keep_key)
-		return;
-	l->has_key = rows > 0;
-	l->key = rows ? row_key(s, v, l->cursor) : 0;
-}
-
-/* The baseline matched against shown in the thread scope; NULL when there is none. */
-static const struct diff_base *matched_baseline(struct tui_screen *s)
-{
-	if (s->baseline)
-		diff_base_match(s->baseline, s->shown, s->thread);
-	return s->baseline;
-}
-
-static void rebuild_top(struct tui_screen *s)
-{
-	struct view_top_query q = { s->sort, s->filter, scope_root(s), matched_baseline(s) };
-
-	free(s->top);
-	restore_cursor(s, TUI_TOP, view_top(s->shown, &q, &s->top));
-}
-
-static void rebuild_tree(struct tui_screen *s)
-{
-	struct view_tree_query q = { 0, s->filter, &s->tree_open, false, 0, matched_baseline(s) };
-	struct view_tree tree;
-
-	view_tree_of(&s->tree_src, s->shown, scope_root(s));
-	tree = s->tree_src;
-	if (s->focused) {
-		uint32_t node = view_tree_find(&s->tree_src, s->focus, s->nfocus);
-
-		if (node == SNAPSHOT_NO_NODE) {
-			s->focused = false;
-		} else {
-			tree.root = node;
-			tree.root_path = view_tree_path(&s->tree_src, node);
-			q.show_root = true;
-		}
-	}
-	restore_cursor(s, TUI_TREE, view_tree(&tree, &q, &s->tree, &s->tree_cap));
-}
-
-/* The function the callers view is about: the chosen one, else the hottest in scope. */
-static uint32_t callers_subject(struct tui_screen *s, uint32_t scope)
-{
-	struct view_top_query q = { VIEW_SORT_SELF, NULL, scope };
-	struct view_row *rows;
-	uint32_t f;
-
-	if (s->callers_func && s->callers_func < s->shown->nfuncs)
-		return s->callers_func;
-	f = view_top(s->shown, &q, &rows) ? rows[0].func : SNAPSHOT_ROOT_FUNC;
-	free(rows);
-	return f;
-}
-
-/* The filter picks functions in the other views; here every caller of the subject shows. */
-static void rebuild_callers(struct tui_screen *s)
-{
-	uint32_t scope = scope_root(s);
-	uint32_t top = scope == SNAPSHOT_NO_NODE ? s->shown->merged_root : scope;
-	struct view_tree_query q = { 0, NULL, &s->callers_open, true, s->shown->nodes[top].total };
-	size_t n = 0;
-
-	view_tree_free(&s->callers_src);
-	memset(&s->callers_src, 0, sizeof(s->callers_src));
-	uint32_t f = callers_subject(s, scope);
-	if (f != SNAPSHOT_ROOT_FUNC) {
-		view_callers(&s->callers_src, s->shown, scope, f);
-		n = view_tree(&s->callers_src, &q, &s->callers, &s->callers_cap);
-	}
-	restore_cursor(s, TUI_CALLERS, n);
-}
-
-static void rebuild_threads(struct tui_screen *s)
-{
-	free(s->threads);
-	restore_cursor(s, TUI_THREADS, view_threads(s->shown, s->filter, &s->threads) + 1);
-}
-
-const struct snapshot *tui_screen_lines_snapshot(const struct tui_screen *s)
-{
-	return s->annotated.src ? s->annotated.src : s->shown;
-}
-
-/* The function's lines again (tui_lines.h), the cursor on the same line or instruction; on the
- * hottest line when just opened. */
-static void rebuild_lines(struct tui_screen *s)
-{
-	struct tui_list *l = &s->lists[TUI_LINES];
-
-	restore_cursor(s, TUI_LINES, tui_lines_build(&s->annotated, s->shown, s->lines_func,
-							 s->lines_asm,
-							 s->thread ? scope_root(s) : SNAPSHOT_NO_NODE));
-	if (s->lines_fresh && s->annotated.nhot) {
-		l->cursor = tui_lines_row_of_line(&s->annotated, s->annotated.order[0]);
-		l->key = row_key(s, TUI_LINES, l->cursor);
-		s->lines_fresh = false;
-		s->lines_center = true;
-	}
-}
-
-static void rebuild_flame(struct tui_screen *s)
-{
-	matched_baseline(s);
-	s->lists[TUI_FLAME].rows = tui_flame_build(&s->flame, s->shown, s->baseline, s->filter,
-						    scope_root(s));
-}
-
-void tui_screen_rebuild(struct tui_screen *s)
-{
-	static void (*const rebuild[TUI_NVIEWS])(struct tui_screen *) = {
-		[TUI_TOP] = rebuild_top,
-		[TUI_TREE] = rebuild_tree,
-		[TUI_CALLERS] = rebuild_callers,
-		[TUI_THREADS] = rebuild_threads,
-		[TUI_FLAME] = rebuild_flame,
-		[TUI_LINES] = rebuild_lines,
-	};
-
-	if (s->view != TUI_LINES && s->annotated.src) { /* no older snapshot held behind another view */
-		snapshot_unref(s->annotated.src);
-		s->annotated.src = NULL;
-	}
-	if (!s->stale || !s->shown)
-		return;
-	rebuild[s->view](s);
-	s->stale = false;
-}
-
 /* --- keys ------------------------------------------------------------------------------------- */
 
-static struct tui_list *list(struct tui_screen *s)
+struct tui_list *tui_screen_list(struct tui_screen *s)
 {
 	return &s->lists[s->view];
 }
 
-static void select_row(struct tui_screen *s, size_t row)
+void tui_screen_select_row(struct tui_screen *s, size_t row)
 {
-	struct tui_list *l = list(s);
+	struct tui_list *l = tui_screen_list(s);
 
 	if (!l->rows)
 		return;
 	l->cursor = row < l->rows ? row : l->rows - 1;
-	l->key = row_key(s, s->view, l->cursor);
+	l->key = tui_screen_row_key(s, s->view, l->cursor);
 	l->has_key = true;
 	l->keep_key = false;
 }
 
-static void move_cursor(struct tui_screen *s, long delta)
+void tui_screen_move_cursor(struct tui_screen *s, long delta)
 {
-	struct tui_list *l = list(s);
+	struct tui_list *l = tui_screen_list(s);
 	long row = (long)l->cursor + delta;
 
-	select_row(s, row < 0 ? 0 : (size_t)row);
+	tui_screen_select_row(s, row < 0 ? 0 : (size_t)row);
 }
 
 static uint32_t selected_func(const struct tui_screen *s);
 
 /* Going from the Top view to Callers shows the callers of the function selected there. Lines
  * is about the function `a` chose: there is none before the first `a`. */
-static void switch_view(struct tui_screen *s, int v)
+void tui_screen_switch_view(struct tui_screen *s, int v)
 {
 	enum tui_view next = (enum tui_view)((v + TUI_NVIEWS) % TUI_NVIEWS);
 	uint32_t f = s->view == TUI_TOP && next == TUI_CALLERS ? selected_func(s) : 0;
@@ -398,7 +218,7 @@ static void switch_view(struct tui_screen *s, int v)
 	s->stale = true;
 }
 
-static bool is_tree_view(const struct tui_screen *s)
+bool tui_screen_is_tree_view(const struct tui_screen *s)
 {
 	return s->view == TUI_TREE || s->view == TUI_CALLERS;
 }
@@ -407,7 +227,7 @@ static const struct view_tree_row *tree_row(const struct tui_screen *s)
 {
 	const struct tui_list *l = &s->lists[s->view];
 
-	if (!is_tree_view(s) || l->cursor >= l->rows || s->stale)
+	if (!tui_screen_is_tree_view(s) || l->cursor >= l->rows || s->stale)
 		return NULL;
 	return s->view == TUI_TREE ? &s->tree[l->cursor] : &s->callers[l->cursor];
 }
@@ -423,18 +243,18 @@ static void open_node(struct tui_screen *s, bool open)
 {
 	const struct view_tree_row *r = tree_row(s);
 	const struct view_tree_row *rows = s->view == TUI_TREE ? s->tree : s->callers;
-	size_t at = list(s)->cursor;
+	size_t at = tui_screen_list(s)->cursor;
 
 	if (!r || (open && !r->has_children))
 		return;
 	if (open == r->open) {
 		if (open) {
-			move_cursor(s, 1);
+			tui_screen_move_cursor(s, 1);
 			return;
 		}
 		while (at-- > 0) {
 			if (rows[at].depth < r->depth) {
-				select_row(s, at);
+				tui_screen_select_row(s, at);
 				return;
 			}
 		}
@@ -444,7 +264,7 @@ static void open_node(struct tui_screen *s, bool open)
 	s->stale = true;
 }
 
-static void toggle_node(struct tui_screen *s, int unused)
+void tui_screen_toggle_node(struct tui_screen *s, int unused)
 {
 	(void)unused;
 	const struct view_tree_row *r = tree_row(s);
@@ -558,7 +378,7 @@ static long page(const struct tui_screen *s)
 /* To view arg (TUI_TOP ... TUI_THREADS). */
 static void view_key(struct tui_screen *s, int view)
 {
-	switch_view(s, view);
+	tui_screen_switch_view(s, view);
 }
 
 /* To the next (1) or previous (-1) view of the profile: Tab leaves Lines out (`a` opens it on a
@@ -569,23 +389,23 @@ static void view_step(struct tui_screen *s, int step)
 
 	if (next == TUI_LINES)
 		next += step;
-	switch_view(s, next);
+	tui_screen_switch_view(s, next);
 }
 
 static void row_step(struct tui_screen *s, int rows)
 {
-	move_cursor(s, rows);
+	tui_screen_move_cursor(s, rows);
 }
 
 static void page_step(struct tui_screen *s, int pages)
 {
-	move_cursor(s, pages * page(s));
+	tui_screen_move_cursor(s, pages * page(s));
 }
 
 /* The first row (0) or the last (1). */
 static void row_end(struct tui_screen *s, int last)
 {
-	select_row(s, last ? SIZE_MAX : 0);
+	tui_screen_select_row(s, last ? SIZE_MAX : 0);
 }
 
 /* Open the node, or on an open one go to its child (1); close it, or go to its parent (0). */
@@ -738,7 +558,7 @@ static void open_lines(struct tui_screen *s, int unused)
 static void lines_back(struct tui_screen *s, int unused)
 {
 	(void)unused;
-	switch_view(s, s->lines_from);
+	tui_screen_switch_view(s, s->lines_from);
 }
 
 /* n: the next line in the order of self samples (hottest first), wrapping; N (-1): back. From an
@@ -755,7 +575,7 @@ static void lines_step(struct tui_screen *s, int step)
 	while (at < n && s->annotated.order[at] != s->annotated.rows[l->cursor].line)
 		at++;
 	at = at == n ? 0 : (at + (step > 0 ? 1 : n - 1)) % n;
-	select_row(s, tui_lines_row_of_line(&s->annotated, s->annotated.order[at]));
+	tui_screen_select_row(s, tui_lines_row_of_line(&s->annotated, s->annotated.order[at]));
 }
 
 /* d: each line's instructions under it, or not; from an instruction the cursor goes to its line,
@@ -779,7 +599,7 @@ static void lines_disasm(struct tui_screen *s, int unused)
  * wrapping; from a function Top does not list, its first. */
 static void lines_function_step(struct tui_screen *s, int step)
 {
-	struct view_top_query q = { s->sort, s->filter, scope_root(s) };
+	struct view_top_query q = { s->sort, s->filter, tui_screen_scope_root(s) };
 	struct view_row *rows;
 	size_t n, at = 0;
 
@@ -889,7 +709,7 @@ static void help_move(struct tui_screen *s, long top)
 	s->help_top = (int)(top < 0 ? 0 : top > last ? last : top);
 }
 
-static void help_scroll(struct tui_screen *s, int lines)
+void tui_screen_help_scroll(struct tui_screen *s, int lines)
 {
 	help_move(s, (long)s->help_top + lines);
 }
@@ -945,7 +765,7 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TOP, .run = show_callers,
 	  .help = "show the callers of the function (a: its lines)",
 	  .hint = { "Enter:callers", TUI_IN_TOP, 10, 1 } },
-	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TREES, .run = toggle_node,
+	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_TREES, .run = tui_screen_toggle_node,
 	  .help = "open / close the node (a: the function's lines)",
 	  .hint = { "Enter/Left/Right:open/close", TUI_IN_TREES, 3, 1 } },
 	{ .keys = { '\n', '\r', KEY_ENTER }, .where = TUI_IN_THREADS, .run = choose_thread,
@@ -1078,8 +898,8 @@ static const struct tui_binding bindings[] = {
 	{ .keys = { 'T' }, .where = TUI_IN_VIEWS, .action = TUI_ACT_THEME, .help = "next theme" },
 	{ .keys = { TUI_CTRL_L }, .where = TUI_IN_VIEWS, .action = TUI_ACT_REDRAW,
 	  .help = "repaint the whole screen (if the command wrote over it)" },
-	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_HELP, .run = help_scroll, .arg = -1 },
-	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_HELP, .run = help_scroll, .arg = 1 },
+	{ .keys = { KEY_UP, 'k' }, .where = TUI_IN_HELP, .run = tui_screen_help_scroll, .arg = -1 },
+	{ .keys = { KEY_DOWN, 'j' }, .where = TUI_IN_HELP, .run = tui_screen_help_scroll, .arg = 1 },
 	{ .keys = { KEY_PPAGE }, .where = TUI_IN_HELP, .run = help_page, .arg = -1 },
 	{ .keys = { KEY_NPAGE, ' ' }, .where = TUI_IN_HELP, .run = help_page, .arg = 1 },
 	{ .keys = { KEY_HOME, 'g' }, .where = TUI_IN_HELP, .run = help_end, .arg = 0 },
@@ -1130,74 +950,6 @@ enum tui_action tui_screen_key(struct tui_screen *s, int key)
 	if (b->run)
 		b->run(s, b->arg);
 	else if (b->timeline)
-		take_result(s, b->timeline(&s->timeline, s->live, b->arg));
+		tui_screen_take_result(s, b->timeline(&s->timeline, s->live, b->arg));
 	return b->action;
-}
-
-/* --- the mouse -------------------------------------------------------------------------------- */
-
-static void click_heading(struct tui_screen *s, int x)
-{
-	for (int c = 0; c < 7; c++) {
-		if (x >= s->column_x[c] && x < s->column_x[c + 1] && s->column_x[c + 1] > s->column_x[c]) {
-			if ((int)s->column_sort[c] >= 0) {
-				s->sort = s->column_sort[c];
-				s->stale = true;
-			}
-			return;
-		}
-	}
-}
-
-/* A click on a frame selects it; on the selected one, zooms into it (a double click). */
-static void flame_click(struct tui_screen *s, int row, int x)
-{
-	const struct view_flame_frame *before = tui_flame_selected(&s->flame);
-	uint64_t path = before ? before->path : 0;
-	unsigned depth = (unsigned)(s->flame.up ? s->list_h - 1 - row : row);
-
-	tui_screen_rebuild(s);
-	if (tui_flame_select_at(&s->flame, depth, x) && before &&
-	    tui_flame_selected(&s->flame)->path == path)
-		s->stale |= tui_flame_zoom(&s->flame);
-}
-
-enum tui_action tui_screen_click(struct tui_screen *s, int y, int x, bool wheel_up, bool wheel_down)
-{
-	struct tui_list *l = list(s);
-
-	s->message[0] = 0;
-	if (s->help && (wheel_up || wheel_down)) {
-		help_scroll(s, wheel_up ? -3 : 3);
-		return TUI_ACT_NONE;
-	}
-	if (s->help) {
-		s->help = false;
-		return TUI_ACT_NONE;
-	}
-	if (wheel_up || wheel_down) {
-		if (s->view != TUI_FLAME)
-			move_cursor(s, wheel_up ? -3 : 3);
-		return TUI_ACT_NONE;
-	}
-	if (y == s->timeline.y) {
-		take_result(s, tui_timeline_click(&s->timeline, s->live, x - 1));
-	} else if (y == s->tabs_y) {
-		for (int v = 0; v < TUI_NVIEWS; v++)
-			if (x >= s->tab_x[v] && x < s->tab_x[v + 1])
-				switch_view(s, v);
-	} else if (y == s->columns_y && s->view == TUI_TOP) {
-		click_heading(s, x);
-	} else if (s->view == TUI_FLAME && y >= s->list_y && y < s->list_y + s->list_h) {
-		flame_click(s, y - s->list_y, x);
-	} else if (y >= s->list_y && y < s->list_y + s->list_h) {
-		size_t row = l->top + (size_t)(y - s->list_y);
-
-		if (row >= l->rows)
-			return TUI_ACT_NONE;
-		if (row == l->cursor && is_tree_view(s))
-			toggle_node(s, 0);
-		select_row(s, row);
-	}
-	return TUI_ACT_NONE;
 }
