@@ -24,7 +24,7 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev l
             libjemalloc2 libtcmalloc-minimal4 libcap2-bin
 
 BUILD    ?= build
-SRCS     := $(wildcard src/*.c)
+SRCS     := $(wildcard src/*.c src/ui/*.c)
 LIB_SRCS := $(filter-out src/main.c,$(SRCS))
 OBJS     := $(SRCS:src/%.c=$(BUILD)/%.o)
 LIB_OBJS := $(LIB_SRCS:src/%.c=$(BUILD)/%.o)
@@ -60,16 +60,18 @@ $(ALLOC_LIB): $(ALLOC_LIB_SRCS) preload/alloc_env.h include/proftop/shmring.h in
 $(PROFTOP_BIN): $(OBJS)
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-# Each object is rebuilt when a header it includes changes: the compiler lists them (-MMD).
+# Each object is rebuilt when a header it includes changes: the compiler lists them (-MMD),
+# each header a target of its own too (-MP), so a header moved or removed stops no build.
 $(BUILD)/%.o: src/%.c | $(BUILD)
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -c -o $@ $<
+	@mkdir -p $(dir $@)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # theme.c and allocrun.c have the themes' and the allocation library's directories built in:
 # rebuild them when PREFIX (or THEMEDIR, ALLOCLIBDIR) changes, so `make install PREFIX=...`
 # installs a binary that looks where they went.
 $(BUILD)/themedir.stamp: FORCE | $(BUILD)
 	@echo '$(THEMEDIR) $(ALLOCLIBDIR)' | cmp -s - $@ || echo '$(THEMEDIR) $(ALLOCLIBDIR)' > $@
-$(BUILD)/theme.o $(BUILD)/allocrun.o: $(BUILD)/themedir.stamp
+$(BUILD)/ui/theme.o $(BUILD)/allocrun.o: $(BUILD)/themedir.stamp
 FORCE:
 
 $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
@@ -97,7 +99,7 @@ $(BUILD)/workloads/%: tests/workloads/%.rs | $(BUILD)/workloads
 	MAKEFLAGS= rustc -O -g -o $@ $<
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
-	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
+	$(CC) $(CPPFLAGS) $(ALL_CFLAGS) -MMD -MP -o $@ $< $(LIB_OBJS) $(LDLIBS) $(shell pkg-config --libs cmocka)
 
 -include $(UNIT_BINS:=.d)
 
@@ -136,7 +138,7 @@ test-asan-body: $(PROFTOP_BIN) $(ALLOC_LIB) $(UNIT_BINS) $(WORKLOADS)
 # a module that does (the ring → collector → snapshot readers, the HTTP server, the debuginfod
 # fetcher, the diagnostics channel's writers). Not the allocation library's: it goes into
 # programs built without TSan, uninstrumented, and its test calls it from signal handlers.
-THREADED_HEADERS := $(patsubst src/%.c,-e proftop/%.h,$(shell grep -l pthread_create src/*.c))
+THREADED_HEADERS := $(patsubst src/%.c,-e proftop/%.h,$(shell grep -l pthread_create src/*.c src/ui/*.c))
 TSAN_TESTS := $(patsubst tests/unit/%.c,build-tsan/tests/%,$(filter-out tests/unit/test_alloclib.c, \
               $(shell grep -l -e pthread_create $(THREADED_HEADERS) tests/unit/test_*.c)))
 tsan:
@@ -186,11 +188,11 @@ FUZZ_OBJS := $(LIB_SRCS:src/%.c=build-fuzz/obj/%.o)
 .SECONDARY: $(FUZZ_OBJS)
 
 build-fuzz/obj/%.o: src/%.c
-	@mkdir -p build-fuzz/obj
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -c -o $@ $<
+	@mkdir -p $(dir $@)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c -o $@ $<
 
 build-fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS)
-	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -MMD -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
+	clang $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -MMD -MP -o $@ $< $(FUZZ_OBJS) $(LDLIBS)
 
 -include $(FUZZ_OBJS:.o=.d) $(FUZZ_TARGETS:=.d)
 

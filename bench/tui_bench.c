@@ -23,7 +23,7 @@
 #include "proftop/disasm.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
-#include "proftop/tui_screen.h"
+#include "proftop/ui/tui_screen.h"
 #include "proftop/util.h"
 
 #include <curses.h>

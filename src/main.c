@@ -1,10 +1,10 @@
 /* main.c — parse the options, open the session, pick a frontend and run it. */
-#include "proftop/batch.h"
+#include "proftop/ui/batch.h"
 #include "proftop/export.h"
 #include "proftop/options.h"
 #include "proftop/report.h"
 #include "proftop/session.h"
-#include "proftop/tui.h"
+#include "proftop/ui/tui.h"
 #include "proftop/util.h"
 
 #include <fcntl.h>

@@ -4,13 +4,13 @@
 #ifndef PROFTOP_OPTIONS_H
 #define PROFTOP_OPTIONS_H
 
-#include "proftop/batch.h"
+#include "proftop/ui/batch.h"
 #include "proftop/export.h"
 #include "proftop/report.h"
 #include "proftop/sample.h"
 #include "proftop/serve.h"
 #include "proftop/session.h"
-#include "proftop/tui.h"
+#include "proftop/ui/tui.h"
 
 #include <stdbool.h>
 #include <stdio.h>

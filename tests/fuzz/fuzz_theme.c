@@ -1,7 +1,7 @@
 /* libFuzzer target: the theme parser on arbitrary bytes, as a user's theme file may hold. A parse
  * either succeeds with every style in range, or fails with a message naming a line that exists
  * (and a column in it), followed by one of the parser's own sentences: nothing of the text. */
-#include "proftop/theme.h"
+#include "proftop/ui/theme.h"
 
 #include <stddef.h>
 #include <stdint.h>

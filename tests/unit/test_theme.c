@@ -5,7 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "proftop/theme.h"
+#include "proftop/ui/theme.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -12,9 +12,9 @@
 #include "proftop/disasm.h"
 #include "proftop/module.h"
 #include "proftop/profile.h"
-#include "proftop/tui_flame.h"
-#include "proftop/tui_screen.h"
-#include "proftop/tui_timeline.h"
+#include "proftop/ui/tui_flame.h"
+#include "proftop/ui/tui_screen.h"
+#include "proftop/ui/tui_timeline.h"
 
 #include <ctype.h>
 #include <curses.h>

@@ -6,7 +6,7 @@
  * The selected frame and the frame zoomed into are kept as paths of functions from the tree's
  * root, so each new snapshot finds them again; a selected frame that no longer gets a cell (its
  * share shrank, the screen narrowed) hands the selection to its nearest ancestor that does. */
-#include "proftop/tui_flame.h"
+#include "proftop/ui/tui_flame.h"
 
 #include "proftop/diff.h"
 #include "proftop/snapshot.h"

@@ -1,5 +1,5 @@
 /* tui_result.c — results of the sub-views' handlers (tui_result.h). */
-#include "proftop/tui_result.h"
+#include "proftop/ui/tui_result.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -4,12 +4,12 @@
  * when any of it changes. The sub-views (tui_timeline.c, tui_flame.c, tui_lines.c) keep their
  * own state and return what the screen is to do (tui_result.h); their keys are here with the
  * others. */
-#include "proftop/tui_screen_internal.h"
+#include "proftop/ui/tui_screen_internal.h"
 
 #include "proftop/diff.h"
-#include "proftop/tui_flame.h"
-#include "proftop/tui_lines.h"
-#include "proftop/tui_timeline.h"
+#include "proftop/ui/tui_flame.h"
+#include "proftop/ui/tui_lines.h"
+#include "proftop/ui/tui_timeline.h"
 #include "proftop/util.h"
 
 #include <curses.h>

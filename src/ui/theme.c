@@ -6,7 +6,7 @@
  *
  * An error names the line and the column of the word at fault, never the word: `-t` may be given
  * any file (root's `-t /etc/shadow`), and the message must not show what the file holds. */
-#include "proftop/theme.h"
+#include "proftop/ui/theme.h"
 
 #include "proftop/util.h"
 

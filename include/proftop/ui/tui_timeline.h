@@ -9,7 +9,7 @@
 #define PROFTOP_TUI_TIMELINE_H
 
 #include "proftop/snapshot.h"
-#include "proftop/tui_result.h"
+#include "proftop/ui/tui_result.h"
 
 #include <stdbool.h>
 #include <stdint.h>

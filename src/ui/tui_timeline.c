@@ -1,6 +1,6 @@
 /* tui_timeline.c — the timeline's columns, its cursor and the stretch of the run the screen
  * shows (tui_timeline.h). No curses here: tui_draw.c draws the strip. */
-#include "proftop/tui_timeline.h"
+#include "proftop/ui/tui_timeline.h"
 
 #include "proftop/snapshot.h"
 

@@ -7,7 +7,7 @@
  * that snapshot's string pool, which every snapshot of the profile shares, so they stay readable
  * until the next rebuild. The function is disassembled once, on the screen's thread, and its
  * samples per address counted again at every rebuild. */
-#include "proftop/tui_lines.h"
+#include "proftop/ui/tui_lines.h"
 
 #include "proftop/disasm.h"
 #include "proftop/snapshot.h"

@@ -1,10 +1,10 @@
 /* tui_mouse.c — clicks and the wheel on the screen: tabs, column headings, rows, the timeline,
  * the Flame view's frames, as the geometry of the last frame drawn places them. */
-#include "proftop/tui_screen_internal.h"
+#include "proftop/ui/tui_screen_internal.h"
 
 #include "proftop/diff.h"
-#include "proftop/tui_flame.h"
-#include "proftop/tui_lines.h"
+#include "proftop/ui/tui_flame.h"
+#include "proftop/ui/tui_lines.h"
 #include "proftop/util.h"
 
 #include <curses.h>

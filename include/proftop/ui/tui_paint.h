@@ -4,7 +4,7 @@
 #ifndef PROFTOP_TUI_PAINT_H
 #define PROFTOP_TUI_PAINT_H
 
-#include "proftop/tui_screen.h"
+#include "proftop/ui/tui_screen.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -2,7 +2,7 @@
  * shows, printed every interval and when profiling ends. Reports (saves, warnings) are left to
  * the session, which prints them on standard error. When the tables cannot be written (the
  * reader of a pipe went away, a full disk), the run ends as on a signal. */
-#include "proftop/batch.h"
+#include "proftop/ui/batch.h"
 
 #include "proftop/annotate.h"
 #include "proftop/disasm.h"

@@ -9,13 +9,13 @@
  * writes to a pipe the loop polls, since the signal may land on another thread while this one
  * sleeps in poll().
  * Fatal errors restore the terminal through util_set_fatal_hook(), on this thread only. */
-#include "proftop/tui.h"
+#include "proftop/ui/tui.h"
 
 #include "proftop/export.h"
 #include "proftop/session.h"
-#include "proftop/theme.h"
-#include "proftop/tui_screen.h"
-#include "proftop/tui_timeline.h"
+#include "proftop/ui/theme.h"
+#include "proftop/ui/tui_screen.h"
+#include "proftop/ui/tui_timeline.h"
 #include "proftop/util.h"
 
 #include <curses.h>

@@ -1,7 +1,7 @@
 /* tui_paint.c — the drawing primitives of the TUI's frame (tui_paint.h): text clipped to the
  * screen in visible form, blank runs, the colours of percentages and changes, a row's number
  * cells, and the scrolling of a list. */
-#include "proftop/tui_paint.h"
+#include "proftop/ui/tui_paint.h"
 
 #include "proftop/diff.h"
 #include "proftop/util.h"

@@ -6,7 +6,7 @@
  * under a title and a line naming the help's own keys. Its keys column names the binding's keys
  * and those of the bindings after it that have none ("Up k Down j"); when the binding does not
  * work in every view, its text starts with the views it works in ("Tree, Callers: "). */
-#include "proftop/tui_screen.h"
+#include "proftop/ui/tui_screen.h"
 
 #include <curses.h>
 #include <stdio.h>

@@ -1,12 +1,12 @@
 /* tui_draw_lines.c — the Lines view's part of the frame: one function's source lines (or
  * instructions) with their samples, under a heading naming the file, read as annotate.h gives
  * them (tui_lines.c keeps its rows and cursor). */
-#include "proftop/tui_paint.h"
+#include "proftop/ui/tui_paint.h"
 
 #include "proftop/annotate.h"
 #include "proftop/disasm.h"
 #include "proftop/snapshot.h"
-#include "proftop/tui_lines.h"
+#include "proftop/ui/tui_lines.h"
 #include "proftop/util.h"
 
 #include <curses.h>

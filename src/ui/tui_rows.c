@@ -1,11 +1,11 @@
 /* tui_rows.c — the screen's rows: the current view's, made again from the shown snapshot when
  * its state changed (tui_screen_rebuild()), each view's selection found again by its key. Only
  * the current view's rows are kept up to date: switching views marks them stale. */
-#include "proftop/tui_screen_internal.h"
+#include "proftop/ui/tui_screen_internal.h"
 
 #include "proftop/diff.h"
-#include "proftop/tui_flame.h"
-#include "proftop/tui_lines.h"
+#include "proftop/ui/tui_flame.h"
+#include "proftop/ui/tui_lines.h"
 #include "proftop/util.h"
 
 #include <curses.h>

@@ -13,13 +13,13 @@
  *   column headings                                        5 or more
  *   rows (Lines: its heading and a note above them)        what is left
  *   key hints, the filter being typed, or a message        3 or more */
-#include "proftop/tui_screen.h"
+#include "proftop/ui/tui_screen.h"
 
-#include "proftop/tui_paint.h"
+#include "proftop/ui/tui_paint.h"
 #include "proftop/diff.h"
 #include "proftop/disasm.h"
-#include "proftop/tui_flame.h"
-#include "proftop/tui_timeline.h"
+#include "proftop/ui/tui_flame.h"
+#include "proftop/ui/tui_timeline.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 #include "proftop/view_name.h"

@@ -3,7 +3,7 @@
 #ifndef PROFTOP_TUI_SCREEN_INTERNAL_H
 #define PROFTOP_TUI_SCREEN_INTERNAL_H
 
-#include "proftop/tui_screen.h"
+#include "proftop/ui/tui_screen.h"
 
 void tui_screen_help_scroll(struct tui_screen *s, int lines);
 bool tui_screen_is_tree_view(const struct tui_screen *s);
