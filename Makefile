@@ -162,9 +162,9 @@ $(BUILD)/bench/%: bench/%.c $(LIB_OBJS)
 bench: proftop $(WORKLOADS) $(BENCH_BINS)
 	@sh bench/run.sh $(BUILD)
 
-# The option lists of doc/proftop.1 and README.md come from src/options.c's table: `make man`
-# writes them between each file's "options: begin" and "options: end" lines (and touches a file
-# only when its list changed); test_options fails when a list differs from the table.
+# The option lists of doc/proftop.1 and README.md come from src/options_table.c's table: `make
+# man` writes them between each file's "options: begin" and "options: end" lines (and touches a
+# file only when its list changed); test_options fails when a list differs from the table.
 man: $(BUILD)/gen_options
 	$(call splice_options,doc/proftop.1,man)
 	$(call splice_options,README.md,markdown)
@@ -217,5 +217,5 @@ help:
 	@echo "make tsan      the thread handoff tests under ThreadSanitizer"
 	@echo "make fuzz      libFuzzer targets (FUZZ_SECONDS=60 each)"
 	@echo "make bench     overhead and throughput benchmarks"
-	@echo "make man       the option lists of doc/proftop.1 and README.md, from src/options.c"
+	@echo "make man       the option lists of doc/proftop.1 and README.md, from src/options_table.c"
 	@echo "make install   PREFIX=$(PREFIX)"
