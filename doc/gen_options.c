@@ -1,4 +1,4 @@
-/* gen_options.c — `gen_options man|markdown`: the option list from src/options.c's table, as roff
+/* gen_options.c — `gen_options man|markdown`: the option list from src/options_table.c's table, as roff
  * for doc/proftop.1 or as --help's list for README.md. `make man` puts it between the files'
  * "options: begin" and "options: end" lines; test_options fails when they hold anything else. */
 #include "proftop/options.h"

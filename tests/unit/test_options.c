@@ -878,7 +878,7 @@ static void docs_match_table(void **state)
 			fail_msg("%s lacks its \"options: begin\" or \"options: end\" line", path);
 		diff = first_difference(have, want);
 		if (strcmp(have, want))
-			fail_msg("%s's option list differs from src/options.c's table at \"%.*s\": "
+			fail_msg("%s's option list differs from src/options_table.c's table at \"%.*s\": "
 				 "run make man", path, line_length(diff), diff);
 		free(have);
 		free(want);
