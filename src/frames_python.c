@@ -68,6 +68,8 @@ static void python_free(void *arg)
 	if (!fp)
 		return;
 	free(fp->files);
+	for (size_t i = 0; i < fp->nprocesses; i++)
+		pyframes_close(&fp->processes[i].py);
 	free(fp->processes);
 	idmap_free(&fp->process_of);
 	free(fp);
@@ -80,9 +82,10 @@ static uint64_t python_unread(void *arg)
 	return atomic_load_explicit(&fp->unread, memory_order_relaxed);
 }
 
+/* arg is the pid itself (the process's slot moves as the array grows). */
 static int read_memory(void *arg, uint64_t addr, void *buf, size_t len)
 {
-	pid_t pid = *(pid_t *)arg;
+	pid_t pid = (pid_t)(intptr_t)arg;
 	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
 	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
 
@@ -113,7 +116,8 @@ static struct python_process *process_of(struct frames_python *fp, pid_t pid,
 
 	if (at != IDMAP_MISSING && fp->processes[at].pid == pid)
 		return &fp->processes[at];
-	if (at == IDMAP_MISSING || fp->processes[at].pid) { /* (a forgotten pid's slot is reused) */
+	/* (a forgotten pid's slot, whose interpreter forget closed, is reused) */
+	if (at == IDMAP_MISSING || fp->processes[at].pid) {
 		xgrow((void **)&fp->processes, &fp->processes_cap, fp->nprocesses + 1,
 		      sizeof(*fp->processes));
 		at = (uint32_t)fp->nprocesses++;
@@ -125,7 +129,8 @@ static struct python_process *process_of(struct frames_python *fp, pid_t pid,
 	f = file_of(fp, native->path);
 	p->err = f->err;
 	if (!p->err)
-		p->err = pyframes_open(&p->py, &f->sym, native->bias, read_memory, &p->pid);
+		p->err = pyframes_open(&p->py, &f->sym, native->bias, read_memory,
+				       (void *)(intptr_t)pid);
 	if (p->err == -ENOTSUP)
 		diag_report(fp->diag, DIAG_WARNING, "python: %s is CPython %u.%u, whose frames proftop "
 			    "cannot read (it knows 3.8 to 3.13): its stacks stay native",
@@ -231,8 +236,10 @@ static void python_forget(void *arg, pid_t pid)
 	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
 
 	/* (the slot stays, of no process: pids are few and reused) */
-	if (at != IDMAP_MISSING && fp->processes[at].pid == pid)
+	if (at != IDMAP_MISSING && fp->processes[at].pid == pid) {
 		fp->processes[at].pid = 0;
+		pyframes_close(&fp->processes[at].py);
+	}
 }
 
 const struct frame_source_ops frames_python_ops = {

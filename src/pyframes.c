@@ -76,6 +76,17 @@ static const struct pyframes_layout layouts[] = {
 	  LINES_LOCATIONS, 56, 136, 200 },
 };
 
+/* A code object as it was read: its fields, to tell it is still the same object (code objects
+ * do not change; one freed and another made at its address has other fields), its texts and its
+ * line table's bytes. */
+struct pyframes_code {
+	uint64_t code, type, name, file, table; /* 0 code: empty */
+	int32_t first;
+	char name_text[PYFRAMES_NAME_MAX], file_text[PYFRAMES_NAME_MAX];
+	uint8_t *lines;            /* NULL: no table read */
+	size_t nlines;
+};
+
 /* A thread state list this long is no list. */
 #define MAX_THREADS 100000
 
@@ -191,7 +202,16 @@ int pyframes_open(struct pyframes *py, const struct pyframes_symbols *sym, uint6
 		return -ENOTSUP;
 	if (py->layout->model == FRAME_OBJECTS && !(py->pthread_tid_offset = pthread_tid_offset()))
 		return -ENOTSUP;
-	return 0;
+	py->codes = calloc(PYFRAMES_CODES, sizeof(*py->codes));
+	return py->codes ? 0 : -ENOMEM;
+}
+
+void pyframes_close(struct pyframes *py)
+{
+	for (size_t i = 0; py->codes && i < PYFRAMES_CODES; i++)
+		free(py->codes[i].lines);
+	free(py->codes);
+	py->codes = NULL;
 }
 
 /* The kernel's id of the thread whose state is at tstate (0: unreadable). */
@@ -362,68 +382,106 @@ static int line_locations(const uint8_t *t, size_t n, int line, int64_t unit)
 	return 0;
 }
 
-/* The line where the frame at frame, of the code at code, is (0: unknown). */
-static unsigned frame_line(const struct pyframes *py, uint64_t frame, uint64_t code, int first)
+/* The bytes of the line table of the code at code into c (none when it cannot be read). */
+static void read_line_table(const struct pyframes *py, uint64_t code, struct pyframes_code *c)
+{
+	int64_t size;
+
+	free(c->lines);
+	c->lines = NULL;
+	c->nlines = 0;
+	if (read_u64(py, c->table + 16, (uint64_t *)&size) || size < 0 || size > LINE_TABLE_MAX ||
+	    !(c->lines = malloc(size ? (size_t)size : 1)))
+		return;
+	if (py->read(py->arg, c->table + 32, c->lines, (size_t)size)) {
+		free(c->lines);
+		c->lines = NULL;
+		return;
+	}
+	c->nlines = (size_t)size;
+	(void)code;
+}
+
+/* The line where the frame is, whose instruction field (f_lasti, prev_instr or instr_ptr) is
+ * where, in the code c at code (0: unknown). */
+static unsigned frame_line(const struct pyframes *py, uint64_t where, uint64_t code,
+			   const struct pyframes_code *c)
 {
 	const struct pyframes_layout *l = py->layout;
-	uint64_t table, where;
-	int64_t size, offset;
-	int32_t lasti;
-	uint8_t *bytes;
-	int line = 0;
+	int first = c->first;
+	int64_t offset;
+	int line;
 
-	if (read_u64(py, code + l->code_table, &table) || read_u64(py, table + 16, (uint64_t *)&size) ||
-	    size < 0 || size > LINE_TABLE_MAX)
+	if (!c->lines)
 		return 0;
 	if (l->lines == LINES_LOCATIONS) {
-		if (read_u64(py, frame + l->frame_where, &where) || where < code + l->code_units)
+		if (where < code + l->code_units)
 			return 0;
 		offset = (int64_t)(where - code - l->code_units) / 2;
 	} else {
-		if (py->read(py->arg, frame + l->frame_where, &lasti, sizeof(lasti)))
-			return 0;
+		int32_t lasti = (int32_t)where;
+
 		if (lasti < 0)
 			return first > 0 ? (unsigned)first : 0;
 		offset = l->lines == LINES_RANGES ? (int64_t)lasti * 2 : lasti;
 	}
-	bytes = malloc(size ? (size_t)size : 1);
-	if (!bytes)
-		return 0;
-	if (!py->read(py->arg, table + 32, bytes, (size_t)size)) {
-		if (l->lines == LINES_LNOTAB)
-			line = line_lnotab(bytes, (size_t)size, first, offset);
-		else if (l->lines == LINES_RANGES)
-			line = line_ranges(bytes, (size_t)size, first, offset);
-		else
-			line = line_locations(bytes, (size_t)size, first, offset);
-	}
-	free(bytes);
+	if (l->lines == LINES_LNOTAB)
+		line = line_lnotab(c->lines, c->nlines, first, offset);
+	else if (l->lines == LINES_RANGES)
+		line = line_ranges(c->lines, c->nlines, first, offset);
+	else
+		line = line_locations(c->lines, c->nlines, first, offset);
 	return line > 0 ? (unsigned)line : 0;
 }
 
-/* The code object at code into f. */
-static int read_code(const struct pyframes *py, uint64_t code, struct pyframe *f)
+/* A field of a header read into bytes. */
+static uint64_t field_u64(const uint8_t *bytes, uint16_t at)
+{
+	uint64_t v;
+
+	memcpy(&v, bytes + at, sizeof(v));
+	return v;
+}
+
+/* The code object at code, from the cache when its header says it is the one there, else read
+ * (its names and its line table) into the cache. NULL when it is no code object (*err
+ * -EBADMSG) or cannot be read (-EIO). */
+static const struct pyframes_code *read_code(const struct pyframes *py, uint64_t code, int *err)
 {
 	const struct pyframes_layout *l = py->layout;
-	uint64_t type, name, file;
-	int32_t first;
-	int err;
+	uint16_t name_at = l->code_qualname ? l->code_qualname : l->code_name;
+	uint16_t end = l->code_table;
+	uint8_t head[256];
+	struct pyframes_code *c = &py->codes[(code >> 4) % PYFRAMES_CODES], got = { .code = code };
 
-	if (read_u64(py, code + 8, &type)) /* ob_type */
-		return -EIO;
-	if (type != py->code_type)
-		return -EBADMSG;
-	if (read_u64(py, code + (l->code_qualname ? l->code_qualname : l->code_name), &name) ||
-	    read_u64(py, code + l->code_filename, &file) ||
-	    py->read(py->arg, code + l->code_firstlineno, &first, sizeof(first)))
-		return -EIO;
-	f->code = code;
-	f->first_line = first > 0 ? (unsigned)first : 0;
-	f->run_end = false;
-	err = read_str(py, name, f->name, sizeof(f->name));
-	if (!err)
-		err = read_str(py, file, f->file, sizeof(f->file));
-	return err;
+	end = name_at > end ? name_at : end;
+	end = l->code_filename > end ? l->code_filename : end;
+	end = l->code_firstlineno > end ? l->code_firstlineno : end;
+	if (py->read(py->arg, code, head, (size_t)end + 8u)) { /* (end is below 248: the layouts') */
+		*err = -EIO;
+		return NULL;
+	}
+	got.type = field_u64(head, 8);
+	got.name = field_u64(head, name_at);
+	got.file = field_u64(head, l->code_filename);
+	got.table = field_u64(head, l->code_table);
+	memcpy(&got.first, head + l->code_firstlineno, sizeof(got.first));
+	if (got.type != py->code_type) {
+		*err = -EBADMSG;
+		return NULL;
+	}
+	if (c->code == code && c->type == got.type && c->name == got.name && c->file == got.file &&
+	    c->table == got.table && c->first == got.first)
+		return c;
+	free(c->lines);
+	*c = got;
+	if ((*err = read_str(py, got.name, c->name_text, sizeof(c->name_text))) ||
+	    (*err = read_str(py, got.file, c->file_text, sizeof(c->file_text)))) {
+		c->code = 0; /* not cached: what it held is half read */
+		return NULL;
+	}
+	read_line_table(py, code, c);
+	return c;
 }
 
 /* The innermost frame of the thread state (0: none). */
@@ -458,11 +516,21 @@ int pyframes_stack(const struct pyframes *py, pid_t tid, struct pyframe *out, si
 			if (n)
 				out[n - 1].run_end = true;
 		} else if (n < max) {
-			if (read_u64(py, frame + l->frame_code, &code))
+			const struct pyframes_code *c;
+			uint64_t where = 0;
+
+			if (read_u64(py, frame + l->frame_code, &code) ||
+			    py->read(py->arg, frame + l->frame_where, &where,
+				     l->lines == LINES_LOCATIONS ? 8 : 4))
 				return -EIO;
-			err = read_code(py, code, &out[n]);
-			if (!err)
-				out[n].line = frame_line(py, frame, code, (int)out[n].first_line);
+			c = read_code(py, code, &err);
+			if (c) {
+				out[n].code = code;
+				out[n].first_line = c->first > 0 ? (unsigned)c->first : 0;
+				memcpy(out[n].name, c->name_text, sizeof(out[n].name));
+				memcpy(out[n].file, c->file_text, sizeof(out[n].file));
+				out[n].line = frame_line(py, where, code, c);
+			}
 			out[n].run_end = l->model == FRAME_OBJECTS || (l->model == FRAME_ENTRY && mark);
 			n++;
 		}

@@ -33,7 +33,11 @@ struct pyframes_symbols {
 /* The symbols of the ELF file at path. Returns 0, or -errno (-ENOENT: no _PyRuntime). */
 int pyframes_symbols_of(const char *path, struct pyframes_symbols *out);
 
-/* One interpreter of one process: its layout and where its runtime and code type are. */
+struct pyframes_code;
+
+/* One interpreter of one process: its layout and where its runtime and code type are, and the
+ * code objects read so far (their names and line tables: a sample then reads each frame's code
+ * object's header once, to check it is the one cached, and no strings or tables). */
 struct pyframes {
 	const struct pyframes_layout *layout;
 	unsigned major, minor;
@@ -41,7 +45,12 @@ struct pyframes {
 	pyframes_read_fn *read;
 	void *arg;
 	size_t pthread_tid_offset; /* where glibc's struct pthread holds the tid (before 3.11) */
+	struct pyframes_code *codes; /* PYFRAMES_CODES of them */
 };
+
+/* Code objects cached per interpreter (a direct-mapped cache): at most this many, each with its
+ * line table (at most 64 KB). */
+#define PYFRAMES_CODES 256
 
 /* The interpreter whose symbols are sym, loaded with bias (run-time minus link-time address).
  * Returns 0, -ENOTSUP for a version whose layout is unknown (*major, *minor say which), or
@@ -60,6 +69,9 @@ struct pyframe {
 	unsigned first_line, line;
 	bool run_end;
 };
+
+/* What pyframes_open() allocated (nothing when it failed). */
+void pyframes_close(struct pyframes *py);
 
 /* The frames of thread tid, innermost first, at most max. Returns how many (0: the thread runs
  * no Python now), or -ESRCH (no thread state for tid), -EIO (memory unreadable), -EBADMSG (what

@@ -8,7 +8,6 @@
 #include "proftop/ui/tui_lines.h"
 #include "proftop/util.h"
 
-#include <curses.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -49,6 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pyframes_open(&py, &sym, 0, read_image, &m))
 		return 0;
 	n = pyframes_stack(&py, tid, frames, 8);
+	if (n > 0 && pyframes_stack(&py, tid, frames, 8) != n) /* again: through the code cache */
+		abort();
+	pyframes_close(&py);
 	if (n > 8 || (n < 0 && n != -ESRCH && n != -EIO && n != -EBADMSG))
 		abort();
 	for (int i = 0; i < n; i++)

@@ -168,6 +168,17 @@ static void check_interpreter(const char *python, unsigned minor)
 	assert_true(frames[3].run_end);
 	if (minor < 11)
 		assert_true(frames[0].run_end && frames[1].run_end);
+	/* Again, the code objects from the cache now: the same frames. */
+	{
+		struct pyframe again[16];
+
+		assert_int_equal(pyframes_stack(&py, c.pid, again, 16), 4);
+		for (int i = 0; i < 4; i++) {
+			assert_string_equal(again[i].name, frames[i].name);
+			assert_int_equal(again[i].line, frames[i].line);
+			assert_int_equal(again[i].first_line, frames[i].first_line);
+		}
+	}
 
 	if (c.worker) {
 		n = pyframes_stack(&py, c.worker, frames, 16);
@@ -176,6 +187,7 @@ static void check_interpreter(const char *python, unsigned minor)
 		assert_true(frames[n - 1].run_end);
 	}
 	assert_int_equal(pyframes_stack(&py, 1, frames, 16), -ESRCH);
+	pyframes_close(&py);
 	stop(&c);
 }
 
