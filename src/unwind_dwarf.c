@@ -271,10 +271,7 @@ static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *p
 	int ret = -UNW_ENOINFO;
 
 	if (!m) {
-		/* JIT code: libunwind's step without unwind information follows rbp, the rule for
-		 * it (frame_pointer_step()); anything else would be a guess. */
-		if (!symbolizer_jit_code(ctx->unwinder->symbolizer, ctx->pid, ip))
-			ctx->lookup_failed = true;
+		ctx->lookup_failed = true;
 		return -UNW_ENOINFO;
 	}
 	if (m->eh_frame_hdr && eh_frame_hdr_table(ctx, m, &di) == 0)
@@ -454,6 +451,15 @@ static void walk_registers(const struct unwind_ctx *ctx, const struct unwind_rul
 	*known = kept | (1u << DWARF_RSP);
 }
 
+/* Whether ra can be a return address: in code proftop can unwind from (an ELF file's, or JIT
+ * code). A frame pointer that code without one left in rbp points anywhere; the word after it
+ * is rarely that. */
+static bool returns_to_code(struct unwind_ctx *ctx, uint64_t ra)
+{
+	return ra && (ctx_module(ctx, ra - 1) ||
+		      symbolizer_jit_code(ctx->unwinder->symbolizer, ctx->pid, ra - 1));
+}
+
 /* What the epilogue at a return address in JIT code says (unwind_jit.h), cached by (pid,
  * address): the code is read from the process once (it outlives its samples: trampolines and
  * compiled code stay where they are, but for a moving GC's, which keeps frame pointers). */
@@ -492,7 +498,7 @@ static bool epilogue_step(struct unwind_ctx *ctx, uint64_t ip, uint64_t *regs, u
 
 	if (!symbolizer_jit_code(ctx->unwinder->symbolizer, ctx->pid, ip) ||
 	    !(x = jit_exit(ctx->unwinder, ctx->pid, ip)) ||
-	    !stack_word(ctx, sp + 8ull * x->words, &ra) || !ra ||
+	    !stack_word(ctx, sp + 8ull * x->words, &ra) || !returns_to_code(ctx, ra) ||
 	    (x->rbp_word >= 0 && !stack_word(ctx, sp + 8ull * (unsigned)x->rbp_word, &rbp)))
 		return false;
 	if (x->pops_others)
@@ -520,7 +526,8 @@ static bool frame_pointer_step(struct unwind_ctx *ctx, uint64_t lookup, bool jit
 
 	if (!(*known & (1u << UNW_X86_64_RBP)) || fp < regs[DWARF_RSP] ||
 	    (jit && !symbolizer_jit_code(ctx->unwinder->symbolizer, ctx->pid, lookup)) ||
-	    !stack_word(ctx, fp, &caller_fp) || !stack_word(ctx, fp + 8, &ra) || !ra)
+	    !stack_word(ctx, fp, &caller_fp) || !stack_word(ctx, fp + 8, &ra) ||
+	    !returns_to_code(ctx, ra) || (caller_fp && caller_fp <= fp))
 		return false;
 	regs[UNW_X86_64_RBP] = caller_fp;
 	regs[DWARF_RSP] = fp + 16;
