@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 /* Distinct texts remembered; beyond this a repeat may be said again (never more often than the
@@ -53,7 +52,7 @@ struct diag *diag_new(void)
 {
 	struct diag *d = xcalloc(1, sizeof(*d));
 
-	d->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	d->fd = util_wake_new();
 	if (d->fd < 0) {
 		free(d);
 		return NULL;
@@ -114,13 +113,8 @@ void diag_report(struct diag *d, enum diag_level level, const char *fmt, ...)
 		wake = true;
 	}
 	pthread_mutex_unlock(&d->lock);
-	if (wake) {
-		uint64_t one = 1;
-
-		if (write(d->fd, &one, sizeof(one)) < 0) {
-			/* the counter is saturated: the reader is due anyway */
-		}
-	}
+	if (wake)
+		util_wake(d->fd);
 }
 
 size_t diag_deliver(struct diag *d, const struct diag_ops *ops, void *arg)

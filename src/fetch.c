@@ -132,9 +132,7 @@ static void *fetch_main(void *arg)
 		pthread_mutex_lock(&f->lock);
 		f->current[0] = '\0';
 		fetch_push(&f->done, &f->ndone, &f->done_cap, &job);
-		if (write(f->wake_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
-			/* saturated: the owner has a wake-up waiting already */
-		}
+		util_wake(f->wake_fd);
 	}
 	pthread_mutex_unlock(&f->lock);
 	return NULL;

@@ -522,13 +522,9 @@ static void drop_allocs(struct sampler *s)
 
 static void wake_consumer(struct sampler *s)
 {
-	uint64_t one = 1;
-
 	if (s->wake_fd < 0)
 		return;
-	if (write(s->wake_fd, &one, sizeof(one)) < 0) {
-		/* the counter is saturated: the consumer is awake anyway */
-	}
+	util_wake(s->wake_fd);
 	s->unsignalled = false;
 	s->signalled_ns = util_now_ns();
 }
@@ -627,9 +623,7 @@ void sampler_stop(struct sampler *s)
 	for (size_t i = 0; i < s->nfds; i++)
 		ioctl(s->fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	atomic_store_explicit(&s->stop, true, memory_order_release);
-	if (write(s->stop_fd, &(uint64_t){ 1 }, sizeof(uint64_t)) < 0) {
-		/* saturated: the thread is awake already */
-	}
+	util_wake(s->stop_fd);
 	util_join(s->thread);
 	s->running = false;
 	/* The thread is gone: what the kernel still holds is ours to drain here; twice, for the

@@ -27,7 +27,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -331,7 +330,7 @@ int sampler_open(struct sampler **out, const struct sample_config *config, const
 	s->sample_type = sample_type_for(config);
 	s->ring = ring;
 	s->wake_fd = -1;
-	s->stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	s->stop_fd = util_wake_new();
 	backlog_init(&s->backlog, BACKLOG_LIMIT);
 	s->bounce = xmalloc(65536);
 	atomic_init(&s->requested_freq, config->freq);

@@ -66,12 +66,9 @@ static void sleep_ns(uint64_t ns)
 /* A worker's fatal error: hand it to the hook's thread and wait to be ended with the process. */
 static _Noreturn void hand_over(void)
 {
-	uint64_t one = 1;
-
 	atomic_store(&fatal_ready, true);
-	if (fatal_fd >= 0 && write(fatal_fd, &one, sizeof(one)) < 0) {
-		/* saturated: the hook's thread has been told already */
-	}
+	if (fatal_fd >= 0)
+		util_wake(fatal_fd);
 	sleep_ns(FATAL_WAIT_NS);
 	fprintf(stderr, "proftop: %s\n", fatal_text);
 	_exit(1);
