@@ -36,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proftop/jitdump.h"
 #include "proftop/strpool.h"
 #include "proftop/util.h"
 
@@ -77,6 +78,10 @@ struct perfmap {
 	uint64_t checked_ns;	/* last look at the file; 0: never */
 	uint64_t behind_ns;	/* since when refreshes stop before the end of the file; 0: they don't */
 	struct perfmap_owner owner;	/* the process's, as last read from /proc (has_uid: read) */
+	/* The jitdump beside the map (/tmp/jit-PID.dump, jitdump.h): its records as last read. */
+	dev_t dump_dev;
+	ino_t dump_ino;
+	off_t dump_consumed;	/* 0: its header not read yet */
 	char path[96];		/* what the last refresh read or failed on */
 };
 
@@ -268,18 +273,12 @@ static const char *perfmap_name(struct perfmap *map, const struct perfmap_entry 
 	return strpool_intern(map->names, e->name, e->name_len);
 }
 
-/* Add one line (len bytes without its newline); an overlong line is only its head. */
-static void perfmap_add_line(struct perfmap *map, const char *line, size_t len, bool overlong)
+/* Add an entry, from a line or a jitdump record. */
+static void perfmap_add_entry(struct perfmap *map, struct perfmap_entry e, bool overlong)
 {
-	struct perfmap_entry e;
 	struct perfmap_sym *sym;
 	const char *name;
 
-	if (perfmap_parse_line(line, len, &e))
-		return;
-	/* The head of an overlong line ends wherever it was cut, maybe inside a character. */
-	if (overlong && !e.cut)
-		e.name_len = perfmap_cut(e.name, e.name_len);
 	sym = perfmap_place(map, e.start);
 	name = sym ? perfmap_name(map, &e) : NULL;
 	if (!name) {
@@ -295,6 +294,19 @@ static void perfmap_add_line(struct perfmap *map, const char *line, size_t len, 
 	sym->seq = map->seq++;
 	sym->name = name;
 	map->changes++;
+}
+
+/* Add one line (len bytes without its newline); an overlong line is only its head. */
+static void perfmap_add_line(struct perfmap *map, const char *line, size_t len, bool overlong)
+{
+	struct perfmap_entry e;
+
+	if (perfmap_parse_line(line, len, &e))
+		return;
+	/* The head of an overlong line ends wherever it was cut, maybe inside a character. */
+	if (overlong && !e.cut)
+		e.name_len = perfmap_cut(e.name, e.name_len);
+	perfmap_add_entry(map, e, overlong);
 }
 
 /* Add buf's lines, the last one unterminated too when `tail` (it is the end of the file). A line
@@ -576,6 +588,7 @@ static void perfmap_reset(struct perfmap *map)
 	map->consumed = 0;
 	map->tail_len = 0;
 	map->behind_ns = 0;
+	map->dump_consumed = 0; /* (its names went with the others: read again) */
 }
 
 void perfmap_expire(struct perfmap *map)
@@ -593,14 +606,100 @@ uint64_t perfmap_behind_since(const struct perfmap *map)
 	return map->behind_ns;
 }
 
-int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns, uint64_t deadline_ns)
+/* A jitdump record into the map: a code load names its range, a move names the new range as
+ * the old one was. */
+static void perfmap_add_record(struct perfmap *map, const struct jitdump_record *r)
+{
+	struct perfmap_entry e = { .start = r->addr, .size = r->size };
+	size_t len;
+
+	if (r->id == JITDUMP_CODE_LOAD) {
+		e.name = r->name;
+		e.name_len = r->name_len;
+	} else if (r->id == JITDUMP_CODE_MOVE) {
+		perfmap_merge(map);
+		e.name = perfmap_lookup(map, r->old_addr);
+		e.name_len = e.name ? strlen(e.name) : 0;
+	}
+	if (!e.name || !e.name_len || !e.size)
+		return;
+	len = perfmap_cut(e.name, e.name_len);
+	e.cut = len < e.name_len;
+	e.name_len = len;
+	perfmap_add_entry(map, e, false);
+}
+
+/* The records appended to the jitdump at fd (size bytes now) since the last look, up to
+ * deadline_ns. A record is read whole up to its name (the code bytes after it are stepped
+ * over); a malformed one stops the reading of this file for good (-EINVAL). */
+static int perfmap_read_dump(struct perfmap *map, int fd, off_t size, uint64_t deadline_ns)
+{
+	uint8_t buf[JITDUMP_RECORD_HEADER + 48 + JITDUMP_NAME_MAX + 1];
+	struct jitdump_record r;
+	int err = 0;
+
+	while (!err && map->dump_consumed < size) {
+		size_t got;
+
+		err = perfmap_pread(fd, (char *)buf, sizeof(buf), map->dump_consumed, &got);
+		if (err)
+			break;
+		if (!map->dump_consumed) {
+			uint32_t header;
+
+			err = jitdump_header(buf, got, &header);
+			if (!err)
+				map->dump_consumed = header;
+			continue;
+		}
+		err = jitdump_record(buf, got, &r);
+		if (!err && map->dump_consumed + r.total_size > size)
+			err = -EAGAIN; /* being written */
+		if (err)
+			break;
+		perfmap_add_record(map, &r);
+		map->dump_consumed += r.total_size;
+		if (util_now_ns() >= deadline_ns)
+			break;
+	}
+	perfmap_merge(map);
+	if (err == -EINVAL) /* nothing after a malformed record can be trusted */
+		map->dump_consumed = size;
+	return err == -EAGAIN ? 0 : err;
+}
+
+/* The jitdump of pid (CPython's -X perf_jit), as perf_open() finds the map: owned by pid's
+ * owner. Returns 0, or -errno (-ENOENT: none). */
+static int perfmap_refresh_dump(struct perfmap *map, pid_t pid, uint64_t deadline_ns)
+{
+	char path[2][sizeof(map->path)];
+	struct stat st;
+	int fd = -ENOENT, err;
+
+	if (!map->owner.has_uid)
+		return -ENOENT;
+	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/jit-%d.dump", (int)pid,
+		 (int)map->owner.nspid);
+	snprintf(path[1], sizeof(path[1]), "/tmp/jit-%d.dump", (int)pid);
+	for (int i = 0; i < 2 && fd == -ENOENT; i++)
+		fd = perfmap_try(path[i], map->owner.uid, &st);
+	if (fd < 0)
+		return fd;
+	if (st.st_dev != map->dump_dev || st.st_ino != map->dump_ino || st.st_size < map->dump_consumed)
+		map->dump_consumed = 0;
+	map->dump_dev = st.st_dev;
+	map->dump_ino = st.st_ino;
+	err = perfmap_read_dump(map, fd, st.st_size, deadline_ns);
+	close(fd);
+	return err;
+}
+
+/* The text map (/tmp/perf-PID.map). */
+static int perfmap_refresh_map(struct perfmap *map, pid_t pid, uint64_t deadline_ns)
 {
 	struct stat st;
 	int fd, err = 0;
 
-	if (!perfmap_due(map, now_ns))
-		return 0;
-	map->checked_ns = now_ns ? now_ns : 1;
 	fd = perfmap_open(map, pid, &st);
 	if (fd < 0)
 		return fd;
@@ -621,4 +720,17 @@ int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns, uint64_t de
 	map->mtime = st.st_mtim;
 	close(fd);
 	return err;
+}
+
+int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns, uint64_t deadline_ns)
+{
+	int err, dump;
+
+	if (!perfmap_due(map, now_ns))
+		return 0;
+	map->checked_ns = now_ns ? now_ns : 1;
+	err = perfmap_refresh_map(map, pid, deadline_ns);
+	dump = perfmap_refresh_dump(map, pid, deadline_ns);
+	/* Either file names the code: the map's error matters only without a jitdump. */
+	return err == -ENOENT && dump != -ENOENT ? dump : err;
 }

@@ -2,8 +2,8 @@
 # python.sh — Python functions in the live stacks of unmodified CPython processes (issue 28).
 # pysplit.py spends 30% of its time in hash_blocks (Python calling sha256, native) and 70% in
 # count_primes (pure Python), by the clock: on every CPython this machine has (pyenv's 3.8 to
-# 3.13, Debian's 3.11), unmodified and with 3.12's -X perf and 3.13's -X perf_jit, the two
-# functions' totals split 30/70 within 5 points; the folded export has native frames around
+# 3.13, Debian's 3.11), unmodified and with 3.12's -X perf and 3.13's -X perf_jit (whose jitdump
+# names its trampolines), the two functions' totals split 30/70 within 5 points; the folded export has native frames around
 # the Python ones in one stack (native -> Python -> native); --annotate lists a Python function's
 # source lines; a CPython whose layout proftop does not know (3.7) gives one warning and native
 # stacks, never a Python name.
@@ -48,7 +48,12 @@ for py in /usr/bin/python3.11 /root/.pyenv/versions/3.8.*/bin/python3 \
 		{ echo 'no stack main ... main;hash_blocks;...sha256 in the folded export:'; grep hash_blocks '$TMPD/$tag.folded' | head -n 3 | cut -c1-300; exit 1; }"
 	case $v in
 	3.12) split_of "$tag-X-perf" "$py" -X perf ;;
-	3.13) split_of "$tag-X-perf-jit" "$py" -X perf_jit ;;
+	3.13)
+		split_of "$tag-X-perf-jit" "$py" -X perf_jit
+		# Its trampolines named from the jitdump it writes (/tmp/jit-PID.dump).
+		check "$tag-jitdump-names" sh -c "grep -q 'py::count_primes:.*pysplit.py  \[jit\]' '$OUT' ||
+			{ echo 'no py::count_primes [jit] row named from the jitdump:'; grep -E 'jit|anon' '$OUT' | head -n 5; exit 1; }"
+		;;
 	esac
 done
 check "some-python" sh -c "[ $found -gt 0 ] || { echo 'no CPython 3.8-3.13 on this machine'; exit 1; }"
