@@ -238,7 +238,19 @@ static int64_t thread_state(const struct pyframes *py, pid_t tid)
 	if (read_u64(py, py->runtime + l->interp_head, &interp) || !interp ||
 	    read_u64(py, interp + l->threads_head, &tstate))
 		return -EIO;
+	/* A list that loops is found as soon as it comes round (Brent's: the mark jumps to where
+	 * the walk is at each power of two), whatever its length, without reading more. */
+	uint64_t mark = 0;
+	size_t power = 1, since = 0;
+
 	for (size_t n = 0; tstate && n < MAX_THREADS; n++) {
+		if (tstate == mark)
+			return -EBADMSG;
+		if (++since == power) {
+			mark = tstate;
+			power *= 2;
+			since = 0;
+		}
 		if (read_u64(py, tstate + l->tstate_interp, &back))
 			return -EIO;
 		if (back != interp)
@@ -500,8 +512,8 @@ int pyframes_stack(const struct pyframes *py, pid_t tid, struct pyframe *out, si
 {
 	const struct pyframes_layout *l = py->layout;
 	int64_t tstate = thread_state(py, tid);
-	uint64_t frame, code;
-	size_t n = 0;
+	uint64_t frame, code, seen = 0;
+	size_t n = 0, power = 1, since = 0;
 	int err;
 
 	if (tstate <= 0)
@@ -509,6 +521,14 @@ int pyframes_stack(const struct pyframes *py, pid_t tid, struct pyframe *out, si
 	err = first_frame(py, (uint64_t)tstate, &frame);
 	for (size_t steps = 0; !err && frame && steps < PYFRAMES_MAX; steps++) {
 		uint8_t mark = 0;
+
+		if (frame == seen) /* a chain that loops (Brent's, as thread_state()) */
+			return -EBADMSG;
+		if (++since == power) {
+			seen = frame;
+			power *= 2;
+			since = 0;
+		}
 
 		if (l->frame_mark && py->read(py->arg, frame + l->frame_mark, &mark, sizeof(mark)))
 			return -EIO;
