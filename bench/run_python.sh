@@ -57,10 +57,10 @@ perf_run()
 		-o perf.data -- "$py" -X perf_jit "$OLDPWD/$wl" "$secs" >/dev/null 2>&1 &&
 	  /usr/bin/time -f '%U %S' -o inject.time perf inject --jit -i perf.data -o perf.jit.data \
 		>/dev/null 2>&1 &&
-	  perf report -i perf.jit.data --children --stdio --sort sym 2>/dev/null >report.txt )
+	  perf report -i perf.jit.data --children --stdio --sort sym -g none 2>/dev/null >report.txt )
 	awk '
-	/py::hash_blocks/ && !h { h = $1 }
-	/py::count_primes/ && !c { c = $1 }
+	/\[\.\] py::hash_blocks/ && !h { h = $1 }
+	/\[\.\] py::count_primes/ && !c { c = $1 }
 	END { printf "  %-22s hash_blocks %s  count_primes %s (children)\n", "perf + inject --jit", h, c }
 	' "$tmp/report.txt"
 	printf "  %-22s perf record %s s user+system, perf inject %s s\n" "" \
