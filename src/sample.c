@@ -12,13 +12,36 @@
 #include <string.h>
 #include <time.h>
 
+const struct sample_mode_info *sample_mode_info(enum sample_mode mode)
+{
+	static const struct sample_mode_info info[SAMPLE_NMODES] = {
+		[SAMPLE_MODE_CPU] = { "cpu", "SAMPLES", "where the threads burn CPU time", NULL,
+				      false },
+		[SAMPLE_MODE_OFFCPU] = { "offcpu", "SECONDS", "100% is every thread's time blocked",
+					 "blocked", false },
+		[SAMPLE_MODE_RUNNABLE] = { "runnable", "SECONDS",
+					   "100% is every thread's time preempted (runnable, not "
+					   "running)",
+					   "preempted", false },
+		[SAMPLE_MODE_WALL] = { "wall", "SECONDS",
+				       "100% is every thread's time on and off the CPU",
+				       "thread time", false },
+		[SAMPLE_MODE_ALLOC] = { "alloc", "BYTES", "bytes allocated", NULL, false },
+		[SAMPLE_MODE_INUSE] = { "inuse", "BYTES", "bytes in use (allocated, not freed)", NULL,
+					true },
+		[SAMPLE_MODE_ALLOC_OBJECTS] = { "alloc-objects", "OBJECTS", "blocks allocated", NULL,
+						false },
+		[SAMPLE_MODE_INUSE_OBJECTS] = { "inuse-objects", "OBJECTS",
+						"blocks in use (allocated, not freed)", NULL, true },
+	};
+	static const struct sample_mode_info unknown = { "?", "SAMPLES", "?", NULL, false };
+
+	return (unsigned)mode < SAMPLE_NMODES ? &info[mode] : &unknown;
+}
+
 const char *sample_mode_name(enum sample_mode mode)
 {
-	static const char *const names[SAMPLE_NMODES] = {
-		"cpu", "offcpu", "runnable", "wall", "alloc", "inuse", "alloc-objects", "inuse-objects",
-	};
-
-	return (unsigned)mode < SAMPLE_NMODES ? names[mode] : "?";
+	return sample_mode_info(mode)->name;
 }
 
 bool sample_mode_parse(const char *name, enum sample_mode *mode)

@@ -4,7 +4,8 @@
  * to announce) and handed to the library, which runs a thread per connection.
  *
  * A profile of the next N seconds is the collector's stretch of whole seconds [from, from + N)
- * of the run (collector_stretch(), from its history): from is the second boundary nearest the
+ * of the run in the kind shown when it came (kinds_stretch(), from the collector's history;
+ * this file names no mode, it asks by kind name): from is the second boundary nearest the
  * request, and the answer waits until the stretch's last second ended and SERVE_LAG_NS more,
  * for the samples of that second still on their way to the profile. When profiling ends first,
  * or the server stops, it answers with what the stretch holds then; when the client goes (it
@@ -26,6 +27,7 @@
 #include "proftop/serve.h"
 
 #include "proftop/collector.h"
+#include "proftop/kinds.h"
 #include "proftop/snapshot.h"
 #include "proftop/util.h"
 
@@ -443,7 +445,7 @@ static bool wait_for(struct server *srv, int fd, uint64_t to_s)
 static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection *conn,
 				      const struct serve_request *r)
 {
-	enum sample_mode mode = collector_shown(srv->collector);
+	const char *kind = kinds_shown(srv->collector);
 	bool ended, busy, here;
 	uint64_t elapsed = collector_elapsed(srv->collector, &ended), from_s;
 	struct snapshot *s;
@@ -451,7 +453,7 @@ static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection 
 
 	if (ended)
 		return answer_error(conn, 500, "profiling has ended: GET /snapshot has the whole run");
-	if (!collector_keeps_stretches(srv->collector, mode))
+	if (!kinds_keeps_stretches(srv->collector, kind))
 		return answer_error(conn, 400, "the profile shown has no stretches of time (an in-use "
 				    "profile is of now): GET /snapshot");
 	pthread_mutex_lock(&srv->lock);
@@ -469,7 +471,7 @@ static enum MHD_Result answer_profile(struct server *srv, struct MHD_Connection 
 	pthread_mutex_unlock(&srv->lock);
 	if (!here)
 		return MHD_NO; /* the library closes the connection: nobody to answer */
-	s = collector_stretch(srv->collector, mode, from_s, from_s + r->seconds);
+	s = kinds_stretch(srv->collector, kind, from_s, from_s + r->seconds);
 	ok = answer_snapshot(conn, s, r);
 	snapshot_unref(s);
 	return ok;

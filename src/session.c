@@ -754,23 +754,6 @@ void session_trace(struct session *s, uint32_t func)
 		collector_trace(s->collector, func);
 }
 
-/* What the kind mode counts, as the screen says it on switching to it. */
-static const char *kind_measures(enum sample_mode mode)
-{
-	switch (mode) {
-	case SAMPLE_MODE_CPU:
-		return "where the threads burn CPU time";
-	case SAMPLE_MODE_OFFCPU:
-		return "100% is every thread's time blocked";
-	case SAMPLE_MODE_RUNNABLE:
-		return "100% is every thread's time preempted (runnable, not running)";
-	case SAMPLE_MODE_WALL:
-		return "100% is every thread's time on and off the CPU";
-	default:
-		return snapshot_alloc_measured(mode);
-	}
-}
-
 bool session_next_kind(struct session *s, const char **kind, const char **measures)
 {
 	/* (From the kind asked last: two asks before the next snapshot go two kinds on.) */
@@ -781,8 +764,8 @@ bool session_next_kind(struct session *s, const char **kind, const char **measur
 	next = (enum sample_mode)(first + (now - first + 1) % (count > 1 ? count : SAMPLE_MODE_WALL + 1));
 	if (s->saved || !s->collector || !collector_show(s->collector, next))
 		return false;
-	*kind = sample_mode_name(next);
-	*measures = kind_measures(next);
+	*kind = sample_mode_info(next)->name;
+	*measures = sample_mode_info(next)->measures;
 	return true;
 }
 

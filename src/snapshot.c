@@ -106,41 +106,17 @@ bool snapshot_bytes(const struct snapshot *s)
 
 const char *snapshot_alloc_measured(enum sample_mode mode)
 {
-	switch (mode) {
-	case SAMPLE_MODE_ALLOC:
-		return "bytes allocated";
-	case SAMPLE_MODE_INUSE:
-		return "bytes in use (allocated, not freed)";
-	case SAMPLE_MODE_ALLOC_OBJECTS:
-		return "blocks allocated";
-	case SAMPLE_MODE_INUSE_OBJECTS:
-		return "blocks in use (allocated, not freed)";
-	default:
-		return NULL;
-	}
+	return sample_mode_allocations(mode) ? sample_mode_info(mode)->measures : NULL;
 }
 
 const char *snapshot_unit(const struct snapshot *s)
 {
-	if (snapshot_timed(s))
-		return "SECONDS";
-	if (snapshot_allocations(s))
-		return snapshot_bytes(s) ? "BYTES" : "OBJECTS";
-	return "SAMPLES";
+	return sample_mode_info(s->mode)->unit;
 }
 
 const char *snapshot_time_measured(const struct snapshot *s)
 {
-	switch (s->mode) {
-	case SAMPLE_MODE_OFFCPU:
-		return "blocked";
-	case SAMPLE_MODE_RUNNABLE:
-		return "preempted";
-	case SAMPLE_MODE_WALL:
-		return "thread time";
-	default:
-		return NULL;
-	}
+	return sample_mode_info(s->mode)->time_measured;
 }
 
 void snapshot_times(const struct snapshot *s, uint64_t *real_ns, uint64_t *user_ns,
@@ -648,7 +624,7 @@ const char *snapshot_alloc_measures(const struct snapshot *s)
 
 bool snapshot_level(const struct snapshot *s)
 {
-	return s->mode == SAMPLE_MODE_INUSE || s->mode == SAMPLE_MODE_INUSE_OBJECTS;
+	return sample_mode_info(s->mode)->level;
 }
 
 const struct snapshot *snapshot_sibling(const struct snapshot *s, const char *kind)

@@ -38,6 +38,17 @@ enum sample_mode {
 	SAMPLE_NMODES
 };
 
+/* What a mode's profile is, for whoever shows or writes it: one row per mode, the one table of
+ * them (snapshot_kind(), snapshot_unit(), ... answer frontends from it; they name no mode). */
+struct sample_mode_info {
+	const char *name;          /* --mode's: "cpu", "offcpu", ..., "inuse-objects" */
+	const char *unit;          /* the counts' heading: "SAMPLES", "SECONDS", "BYTES", "OBJECTS" */
+	const char *measures;      /* what it counts, as the screen says on switching to it */
+	const char *time_measured; /* what 100% is in a timed mode ("blocked"); NULL in others */
+	bool level;                /* its timeline is a level at each moment (in use), not a sum */
+};
+/* mode's row; a mode out of range (a corrupt saved profile) gets one named "?" counting samples. */
+const struct sample_mode_info *sample_mode_info(enum sample_mode mode);
 /* "cpu", "offcpu", "runnable", "wall", "alloc", "inuse", "alloc-objects", "inuse-objects". */
 const char *sample_mode_name(enum sample_mode mode);
 /* The mode named name into *mode; false (and *mode untouched) for any other string. */

@@ -14,7 +14,7 @@
  * connections, and SERVE_MAX_WAITING of them waiting out their seconds, each until its client
  * goes. A connection that has not sent a whole request SERVE_REQUEST_SECONDS after it opened
  * (or after its last answer) is closed. A handler only reads the collector through its
- * thread-safe calls (collector_snapshot(), collector_stretch()). */
+ * thread-safe calls (collector_snapshot(), kinds_stretch()). */
 #ifndef PROFTOP_SERVE_H
 #define PROFTOP_SERVE_H
 

@@ -210,7 +210,7 @@ const char *snapshot_kind(const struct snapshot *s);
 const char *snapshot_alloc_measures(const struct snapshot *s);
 bool snapshot_level(const struct snapshot *s);
 const struct snapshot *snapshot_sibling(const struct snapshot *s, const char *kind);
-/* The counts' column heading: "SAMPLES", "SECONDS", "BYTES" or "OBJECTS". */
+/* The counts' column heading: "SAMPLES", "SECONDS", "BYTES" or "OBJECTS" (sample_mode_info()). */
 const char *snapshot_unit(const struct snapshot *snapshot);
 /* What 100% is in a timed mode, for headers ("blocked", "preempted", "thread time"); NULL in
  * cpu mode. */

@@ -2,7 +2,8 @@
 # layout.sh — the source tree keeps the shape issue 27 gave it: no include cycles between
 # modules, no .c file over 1,000 lines (collector.c at most 700: it routes and runs threads,
 # the rest is in modules of their own), the engine includes no frontend header (src/ui/ is the
-# frontends'), and frontends and exporters name no kind of sampling: they ask a snapshot.
+# frontends'), and frontends and exporters name no mode (no SAMPLE_MODE_*, sample_mode_*(), enum
+# sample_mode nor a snapshot's ->mode): they ask a snapshot, the session or kinds.h by kind name.
 . "$(dirname "$0")/lib.sh"
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
@@ -68,9 +69,10 @@ engine_without_frontends()
 frontends_name_no_mode()
 {
 	local bad
-	bad=$(grep -n 'SAMPLE_MODE_\|sample_mode_[a-z]*(\|->mode\b' src/ui/*.c src/serve.c src/export*.c)
+	bad=$(grep -n 'SAMPLE_MODE_\|sample_mode\|->mode\b' src/ui/*.c src/serve.c src/export*.c \
+		include/proftop/ui/*.h include/proftop/serve.h include/proftop/export*.h)
 	[ -z "$bad" ] && return 0
-	echo "frontends and exporters ask the snapshot, they name no mode:"
+	echo "frontends and exporters ask the snapshot, the session or kinds.h by kind name; they name no mode:"
 	echo "$bad"
 	return 1
 }

@@ -16,6 +16,7 @@
 #include "proftop/allocrec.h"
 #include "proftop/blocked.h"
 #include "proftop/collector.h"
+#include "proftop/kinds.h"
 #include "proftop/ring.h"
 #include "proftop/util.h"
 #include "unit_records.h"
@@ -178,7 +179,19 @@ static void handoff(const struct sample_config *cfg)
 	snapshot_unref(whole);
 	/* What is in use has no stretches, and a mode the run keeps not none. */
 	assert_null(collector_stretch(h.collector, SAMPLE_MODE_INUSE, 0, UINT64_MAX));
+	/* The same by kind name (kinds.h, for code that names no mode): a name that is no kind is
+	 * one the run does not keep. */
+	assert_true(kinds_keeps_stretches(h.collector, "cpu"));
+	assert_false(kinds_keeps_stretches(h.collector, "inuse"));
+	assert_false(kinds_keeps_stretches(h.collector, "CPU"));
+	assert_null(kinds_stretch(h.collector, "inuse", 0, UINT64_MAX));
+	assert_null(kinds_stretch(h.collector, "nonsense", 0, UINT64_MAX));
+	whole = kinds_stretch(h.collector, "cpu", 0, UINT64_MAX);
+	assert_int_equal(whole->samples, SAMPLES);
+	assert_string_equal(snapshot_kind(whole), "cpu");
+	snapshot_unref(whole);
 	assert_true(collector_show(h.collector, SAMPLE_MODE_CPU));
+	assert_string_equal(kinds_shown(h.collector), "cpu");
 	last = collector_snapshot(h.collector);
 	assert_int_equal(last->mode, SAMPLE_MODE_CPU);
 	assert_int_equal(last->samples, SAMPLES);
@@ -631,6 +644,7 @@ static void allocations_add_up(void **state)
 	inuse = collector_snapshot(c);
 	assert_true(collector_show(c, SAMPLE_MODE_ALLOC_OBJECTS));
 	objects = collector_snapshot(c);
+	assert_string_equal(kinds_shown(c), "alloc-objects");
 	assert_true(collector_show(c, SAMPLE_MODE_ALLOC));
 	alloc = collector_snapshot(c);
 	assert_false(collector_show(c, SAMPLE_MODE_CPU));
@@ -658,6 +672,20 @@ static void allocations_add_up(void **state)
 		for (size_t f = 0; f < alloc->nfuncs && f < other->nfuncs; f++)
 			assert_string_equal(alloc->funcs[f].name, other->funcs[f].name);
 	}
+	/* What frontends ask instead of a mode: the kind by name, its siblings by name, what it
+	 * counts, whether its timeline is a level. */
+	assert_string_equal(snapshot_kind(inuse), "inuse");
+	assert_string_equal(snapshot_unit(inuse), "BYTES");
+	assert_true(snapshot_level(inuse) && !snapshot_level(alloc) && !snapshot_level(objects));
+	assert_string_equal(snapshot_alloc_measures(alloc), "bytes allocated");
+	assert_null(snapshot_time_measured(alloc));
+	assert_ptr_equal(snapshot_sibling(alloc, "alloc"), alloc);
+	assert_ptr_equal(snapshot_sibling(alloc, "inuse-objects"),
+			 snapshot_companion(alloc, SAMPLE_MODE_INUSE_OBJECTS));
+	assert_true(snapshot_level(snapshot_sibling(alloc, "inuse-objects")));
+	assert_string_equal(snapshot_unit(snapshot_sibling(alloc, "inuse-objects")), "OBJECTS");
+	assert_null(snapshot_sibling(alloc, "cpu"));
+	assert_null(snapshot_sibling(alloc, "in-use"));
 	snapshot_unref(alloc);
 	snapshot_unref(inuse);
 	snapshot_unref(objects);

@@ -335,6 +335,32 @@ static void blocked_records(void **state)
 	assert_null(r.sample.stack);
 }
 
+/* The one table of the kinds of profile: every mode has a whole row, named as --mode names it,
+ * its unit and 100% as its counts are (samples; time in the switch modes; bytes or blocks),
+ * and only the in-use ones a level. */
+static void every_mode_has_its_facts(void **state)
+{
+	(void)state;
+	for (enum sample_mode m = SAMPLE_MODE_CPU; m < SAMPLE_NMODES; m++) {
+		const struct sample_mode_info *info = sample_mode_info(m);
+		enum sample_mode parsed;
+
+		assert_true(sample_mode_parse(info->name, &parsed));
+		assert_int_equal(parsed, m);
+		assert_non_null(info->measures);
+		assert_int_equal(info->time_measured != NULL, sample_mode_switches(m));
+		assert_string_equal(info->unit, sample_mode_switches(m)     ? "SECONDS"
+						: !sample_mode_allocations(m) ? "SAMPLES"
+						: strstr(info->name, "objects") ? "OBJECTS"
+										: "BYTES");
+		assert_int_equal(info->level, !strncmp(info->name, "inuse", 5));
+	}
+	assert_string_equal(sample_mode_info(SAMPLE_MODE_WALL)->time_measured, "thread time");
+	assert_string_equal(sample_mode_info(SAMPLE_NMODES)->name, "?");
+	assert_string_equal(sample_mode_info(SAMPLE_NMODES)->unit, "SAMPLES");
+	assert_string_equal(sample_mode_name((enum sample_mode)-1), "?");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -345,6 +371,7 @@ int main(void)
 		cmocka_unit_test(layout_of_records),
 		cmocka_unit_test(garbage_headers),
 		cmocka_unit_test(blocked_records),
+		cmocka_unit_test(every_mode_has_its_facts),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
