@@ -475,8 +475,10 @@ static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, ui
 	symbolizer_resolve(r->symbolizer, pid, addr, &sym);
 	*depth = make_chain(r, pid, &sym, scratch);
 	*runs = frames_run_by(r, &sym, interpreter);
-	/* An unnamed address may be named later (a JIT appends to its perf map): not cached. */
-	if ((!sym.function && !sym.bounded) || *depth > CHAIN_CACHED)
+	/* An unnamed address outside ELF files may be named later (a JIT appends to its perf
+	 * map): not cached. One in an ELF file (stripped) is named later only by a debug file,
+	 * which empties the caches. */
+	if ((!sym.function && !sym.bounded && !sym.elf) || *depth > CHAIN_CACHED)
 		return scratch;
 	made.depth = (uint32_t)*depth;
 	made.runs = *runs;

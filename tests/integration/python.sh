@@ -12,6 +12,11 @@ need "$PROFTOP_BIN"
 require_perf_events
 here=$(cd "$(dirname "$0")" && pwd)
 split=$here/../workloads/pysplit.py
+# The Python frames are read when the collector reaches a sample: an AddressSanitizer build is
+# slower at it, and a switch of function that much later would move some of a phase's samples
+# into the next one (README, Python): its phases are as much longer.
+seconds=4 cycle=2
+[ "${PROFTOP_SANITIZER:-}" = asan ] && seconds=8 cycle=8
 
 # split_of TAG PYTHON ARG... — profile pysplit.py under PYTHON (its ARGs first); checks the
 # split and returns the folded file in $TMPD/TAG.folded.
@@ -20,7 +25,7 @@ split_of()
 	local tag py hash count
 	tag=$1 py=$2
 	shift 2
-	run_proftop "$tag" -b -n 0 -o "$TMPD/$tag.folded" -- "$py" "$@" "$split" 4
+	run_proftop "$tag" -b -n 0 -o "$TMPD/$tag.folded" -- "$py" "$@" "$split" "$seconds" "$cycle"
 	check "$tag-exit" status "$RC" 0 "$ERR"
 	hash=$(total_pct "$OUT" hash_blocks pysplit.py)
 	count=$(total_pct "$OUT" count_primes pysplit.py)

@@ -1,6 +1,6 @@
-# pysplit.py SECONDS — a Python program with a known split of its CPU time: every 2 seconds,
-# 0.6 s in hash_blocks (a loop around a native library's sha256: Python calling native code)
-# and 1.4 s in count_primes (pure Python), by the clock: 30% and 70% of the time the two run.
+# pysplit.py SECONDS [CYCLE] — a Python program with a known split of its CPU time: every CYCLE
+# seconds (default 2), 30% of it in hash_blocks (a loop around a native library's sha256: Python
+# calling native code) and 70% in count_primes (pure Python), by the clock.
 # (Phases this long: proftop reads a thread's Python frames some milliseconds after its sample,
 # so the samples just before a switch of function may be credited to the next one; README.)
 import hashlib
@@ -32,10 +32,11 @@ def count_primes(seconds):
     return c
 
 
-def main(seconds):
-    for _ in range(max(1, int(seconds / 2))):
-        hash_blocks(0.6)
-        count_primes(1.4)
+def main(seconds, cycle):
+    for _ in range(max(1, int(seconds / cycle))):
+        hash_blocks(0.3 * cycle)
+        count_primes(0.7 * cycle)
 
 
-main(float(sys.argv[1]) if len(sys.argv) > 1 else 3)
+main(float(sys.argv[1]) if len(sys.argv) > 1 else 3,
+     float(sys.argv[2]) if len(sys.argv) > 2 else 2)
