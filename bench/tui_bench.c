@@ -302,7 +302,7 @@ static int bench_asm(const char *path, uint64_t start, uint64_t end)
 	tui_screen_rebuild(&s);
 	tui_draw(&s);
 	printf("== TUI Lines with the disassembly: %zu instructions on %zu lines, 200x50 screen\n", n,
-	       s.lines.nlines);
+	       s.annotated.lines.nlines);
 	printf("  %-44s %7.3f ms\n", "first frame (disassembles the function)",
 	       (double)(util_now_ns() - t0) / 1e6);
 	time_frames(&s, "Lines + instructions (rebuild + draw)");
