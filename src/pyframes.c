@@ -394,8 +394,8 @@ static int line_locations(const uint8_t *t, size_t n, int line, int64_t unit)
 	return 0;
 }
 
-/* The bytes of the line table of the code at code into c (none when it cannot be read). */
-static void read_line_table(const struct pyframes *py, uint64_t code, struct pyframes_code *c)
+/* The bytes of c's line table into c (none when it cannot be read). */
+static void read_line_table(const struct pyframes *py, struct pyframes_code *c)
 {
 	int64_t size;
 
@@ -411,7 +411,6 @@ static void read_line_table(const struct pyframes *py, uint64_t code, struct pyf
 		return;
 	}
 	c->nlines = (size_t)size;
-	(void)code;
 }
 
 /* The line where the frame is, whose instruction field (f_lasti, prev_instr or instr_ptr) is
@@ -492,7 +491,7 @@ static const struct pyframes_code *read_code(const struct pyframes *py, uint64_t
 		c->code = 0; /* not cached: what it held is half read */
 		return NULL;
 	}
-	read_line_table(py, code, c);
+	read_line_table(py, c);
 	return c;
 }
 
