@@ -1,6 +1,6 @@
 /* cxxalloc.cpp — `cxxalloc REPORT_FD WAIT_FD`: C++ allocations for the allocation library:
  * new/delete of objects and new[]/delete[] of arrays (through libstdc++'s operator new, which
- * calls malloc), 100 MiB of them freed, and 2000 arrays of 100,000 bytes (200 MB) leaked, from
+ * calls malloc), 400 MiB of them freed, and 2000 arrays of 100,000 bytes (200 MB) leaked, from
  * three functions of their own. Then it writes a byte to REPORT_FD and waits for WAIT_FD to
  * close (its mappings stay for whoever names its stacks). Exit status 0. */
 #include <cstdint>
@@ -48,7 +48,7 @@ int main(int argc, char **argv)
 
 	if (argc != 3)
 		return 2;
-	for (uint64_t bytes = 0; bytes < (100ull << 20); bytes += sizeof(Obj) + 4096) {
+	for (uint64_t bytes = 0; bytes < (400ull << 20); bytes += sizeof(Obj) + 4096) {
 		cxx_objects();
 		cxx_arrays();
 	}
