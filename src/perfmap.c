@@ -55,6 +55,9 @@ struct perfmap_sym {
 	const char *name;	/* interned */
 };
 
+/* A mapped jitdump's path as the process names it: longer ones are not taken. */
+#define PERFMAP_DUMP_PATH 256
+
 struct perfmap {
 	struct strpool *names;
 	struct perfmap_sym *v;	/* sorted by start, starts unique (after perfmap_parse) */
@@ -82,6 +85,7 @@ struct perfmap {
 	dev_t dump_dev;
 	ino_t dump_ino;
 	off_t dump_consumed;	/* 0: its header not read yet */
+	char dump_mapped[PERFMAP_DUMP_PATH];	/* perfmap_offer_dump()'s; "" none */
 	char path[96];		/* what the last refresh read or failed on */
 };
 
@@ -668,20 +672,72 @@ static int perfmap_read_dump(struct perfmap *map, int fd, off_t size, uint64_t d
 	return err == -EAGAIN ? 0 : err;
 }
 
-/* The jitdump of pid (CPython's -X perf_jit), as perf_open() finds the map: owned by pid's
- * owner. Returns 0, or -errno (-ENOENT: none). */
+/* The number N of a jitdump's name "jit-N.dump" at the end of path (N a pid: 1 to 9 digits),
+ * or -1. */
+static long perfmap_dump_pid(const char *path)
+{
+	const char *base = strrchr(path, '/'), *digits;
+	size_t n = 0;
+	long pid = 0;
+
+	base = base ? base + 1 : path;
+	if (strncmp(base, "jit-", 4))
+		return -1;
+	for (digits = base + 4; digits[n] >= '0' && digits[n] <= '9' && n < 10; n++)
+		pid = pid * 10 + (digits[n] - '0');
+	return n && n < 10 && !strcmp(digits + n, ".dump") ? pid : -1;
+}
+
+bool perfmap_dump_name(const char *path)
+{
+	return perfmap_dump_pid(path) > 0;
+}
+
+/* Whether path names the process's own jitdump, as far as the map knows the process yet. */
+static bool perfmap_dump_of(const struct perfmap *map, const char *path)
+{
+	long pid = perfmap_dump_pid(path);
+
+	return pid > 0 && (!map->owner.has_uid || pid == (long)map->owner.nspid);
+}
+
+bool perfmap_wants_dump(const struct perfmap *map)
+{
+	return !map->dump_dev && !perfmap_dump_of(map, map->dump_mapped);
+}
+
+void perfmap_offer_dump(struct perfmap *map, const char *path)
+{
+	size_t len = strlen(path);
+
+	/* (a child forked by a JIT maps its parent's dump too: not its own) */
+	if (path[0] == '/' && len < sizeof(map->dump_mapped) && perfmap_dump_of(map, path) &&
+	    perfmap_wants_dump(map))
+		memcpy(map->dump_mapped, path, len + 1);
+}
+
+/* The jitdump of pid, as perf_open() finds the map, owned by pid's owner: /tmp/jit-PID.dump
+ * (CPython's -X perf_jit), else the one pid mapped (perfmap_offer_dump(): V8's --perf-prof),
+ * inside pid's mount namespace. Returns 0, or -errno (-ENOENT: none). */
 static int perfmap_refresh_dump(struct perfmap *map, pid_t pid, uint64_t deadline_ns)
 {
-	char path[2][sizeof(map->path)];
+	char path[4][sizeof("/proc//root") + 12 + PERFMAP_DUMP_PATH];
+	int npaths = 2, fd = -ENOENT, err;
 	struct stat st;
-	int fd = -ENOENT, err;
 
 	if (!map->owner.has_uid)
 		return -ENOENT;
 	snprintf(path[0], sizeof(path[0]), "/proc/%d/root/tmp/jit-%d.dump", (int)pid,
 		 (int)map->owner.nspid);
 	snprintf(path[1], sizeof(path[1]), "/tmp/jit-%d.dump", (int)pid);
-	for (int i = 0; i < 2 && fd == -ENOENT; i++)
+	if (map->dump_mapped[0] && perfmap_dump_of(map, map->dump_mapped)) {
+		snprintf(path[npaths++], sizeof(path[0]), "/proc/%d/root%s", (int)pid,
+			 map->dump_mapped);
+		/* Once the process is gone, so is its root: V8 buffers its records (2 MiB) and
+		 * writes the rest as it exits, which the end of the run still reads here. */
+		snprintf(path[npaths++], sizeof(path[0]), "%s", map->dump_mapped);
+	}
+	for (int i = 0; i < npaths && fd == -ENOENT; i++)
 		fd = perfmap_try(path[i], map->owner.uid, &st);
 	if (fd < 0)
 		return fd;

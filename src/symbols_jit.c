@@ -3,6 +3,7 @@
 #include "proftop/symbols_internal.h"
 
 #include "proftop/diag.h"
+#include "proftop/maps.h"
 #include "proftop/perfmap.h"
 #include "proftop/strpool.h"
 #include "proftop/util.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Index of pid in s->jits, or where it would go. */
 static size_t symbolizer_jit_search(const struct symbolizer *s, pid_t pid)
@@ -129,6 +131,20 @@ static uint64_t symbolizer_jit_deadline(struct symbolizer *s, uint64_t now)
 	return s->jit_credit_ns > 0 ? now + (uint64_t)s->jit_credit_ns : 0;
 }
 
+/* A jitdump the process mapped (V8's --perf-prof, in its working directory), from its mappings
+ * as the symbolizer knows them, until the map has one. */
+static void offer_mapped_dump(struct symbolizer *s, struct symbolizer_jit *jit)
+{
+	const struct mapping *m;
+	size_t n;
+
+	if (!perfmap_wants_dump(jit->map) || !(m = maps_list(s->maps, jit->pid, &n)))
+		return;
+	for (size_t i = 0; i < n; i++)
+		if ((m[i].prot & PROT_EXEC) && perfmap_dump_name(m[i].path))
+			perfmap_offer_dump(jit->map, m[i].path);
+}
+
 /* Look at jit's perf map until deadline (a refresh that is due), and tell the owner when what it
  * names changed since an address found no name there; both charged to the budget. Returns
  * whether the look is complete: the map was read to the end of its file, or cannot be read (none
@@ -136,7 +152,10 @@ static uint64_t symbolizer_jit_deadline(struct symbolizer *s, uint64_t now)
 static bool symbolizer_look_jit(struct symbolizer *s, struct symbolizer_jit *jit, uint64_t now,
 				uint64_t deadline)
 {
-	int err = perfmap_refresh(jit->map, jit->pid, now, deadline);
+	int err;
+
+	offer_mapped_dump(s, jit);
+	err = perfmap_refresh(jit->map, jit->pid, now, deadline);
 
 	symbolizer_warn_jit(s, jit, err);
 	symbolizer_warn_jit_limits(s, jit);

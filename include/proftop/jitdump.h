@@ -1,6 +1,6 @@
 /* jitdump.h — the records of a jitdump file, the format perf defined for JITs to describe their
  * code to `perf inject --jit` (tools/perf/util/jitdump.h): CPython 3.13's -X perf_jit writes one
- * to /tmp/jit-PID.dump.
+ * to /tmp/jit-PID.dump, V8's --perf-prof to jit-PID.dump in its working directory.
  *
  * A header (magic "JiTD" as a little-endian u32 0x4A695444, version, its own size, the ELF
  * machine, the pid, a timestamp, flags), then records, each a header (u32 id, u32 total_size, u64

@@ -85,6 +85,18 @@ int perfmap_refresh(struct perfmap *map, pid_t pid, uint64_t now_ns, uint64_t de
 /* The process's owner is read from /proc at each look; once it is gone (reaped), the owner last
  * read is still the one the file must belong to, and /tmp/perf-PID.map the file: a JIT writes its
  * map as it ends (Java's -XX:+DumpPerfMapAtExit), which a look after the end still reads. */
+/* A file the process has mapped, named as the process sees it (/proc/PID/maps, an MMAP record).
+ * When its last component is "jit-N.dump", N the process's own pid, it is the process's jitdump
+ * wherever it is (V8's --perf-prof writes it into the working directory and maps it so that
+ * perf finds it, as perf does: by that mapping): refreshes read it, inside the process's mount
+ * namespace and owned by its user (or, once the process is gone, at that path here), when /tmp
+ * holds none. Another pid's dump is refused once the map knows the process (a child a JIT forked
+ * maps its parent's). Whether the map wants an offer: perfmap_wants_dump() (it has read no
+ * jitdump, and was offered none that can be the process's). */
+void perfmap_offer_dump(struct perfmap *map, const char *path);
+bool perfmap_wants_dump(const struct perfmap *map);
+/* Whether path's last component has the form of a jitdump's name (cheap: the caller's filter). */
+bool perfmap_dump_name(const char *path);
 /* Would perfmap_refresh() at now_ns look at the file? */
 bool perfmap_due(const struct perfmap *map, uint64_t now_ns);
 /* Make the next perfmap_refresh() look at the file, however recent the last look. */

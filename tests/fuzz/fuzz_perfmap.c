@@ -9,7 +9,11 @@
  * parses the same slices line by line with perfmap_parse_line() and keeps the last entry of each
  * start: the map must name what it names (the sorting and merging of parts read at different
  * times must lose nothing, and keep the later line). The seed long_line.map makes inputs long
- * enough for lines past PERFMAP_NAME_MAX, which are cut or skipped across the calls. */
+ * enough for lines past PERFMAP_NAME_MAX, which are cut or skipped across the calls.
+ *
+ * Each line is also offered as the path of a mapping (perfmap_offer_dump()): the map must take
+ * the first absolute one of under 256 bytes whose last component is "jit-N.dump" (N 1 to 9
+ * digits, not 0), and no other. */
 #include "proftop/perfmap.h"
 #include "proftop/strpool.h"
 
@@ -117,6 +121,57 @@ static bool short_lines(const uint8_t *data, size_t size)
 	return true;
 }
 
+/* The form perfmap_dump_name() promises, checked the long way. */
+static bool model_dump_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t len, digits = 0;
+	bool nonzero = false;
+
+	base = base ? base + 1 : path;
+	len = strlen(base);
+	if (len < 10 || memcmp(base, "jit-", 4) || strcmp(base + len - 5, ".dump"))
+		return false;
+	for (size_t i = 4; i < len - 5; i++, digits++) {
+		if (base[i] < '0' || base[i] > '9')
+			return false;
+		nonzero |= base[i] != '0';
+	}
+	return digits >= 1 && digits <= 9 && nonzero;
+}
+
+/* Offer each line of data as a mapped path, in a map of its own: taken exactly when it should. */
+static void check_offers(const uint8_t *data, size_t size)
+{
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	bool taken = false;
+	char path[300];
+
+	for (size_t i = 0, start = 0; i <= size; i++) {
+		size_t len = i - start;
+
+		if (i < size && data[i] != '\n')
+			continue;
+		if (len < sizeof(path) && !memchr(data + start, '\0', len)) {
+			bool good;
+
+			memcpy(path, data + start, len);
+			path[len] = '\0';
+			good = model_dump_name(path);
+			if (perfmap_dump_name(path) != good)
+				abort();
+			perfmap_offer_dump(map, path);
+			taken |= good && path[0] == '/' && len < 256;
+			if (perfmap_wants_dump(map) != !taken)
+				abort();
+		}
+		start = i + 1;
+	}
+	perfmap_free(map);
+	strpool_free(pool);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *text;
@@ -139,6 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	exact = short_lines(data, size);
+	check_offers(data, size);
 
 	pool = strpool_new();
 	map = perfmap_new(pool);

@@ -2,7 +2,8 @@
  * across parses, in any order, against a plain model), incremental parsing of a growing file,
  * refresh from a real file, and the limits a huge or hostile map meets (long names and lines,
  * entries, name bytes, the time a refresh may take: it stops at its deadline and the next goes on
- * from there; a file only touched, or rewritten, is told apart by its content). */
+ * from there; a file only touched, or rewritten, is told apart by its content), and a jitdump
+ * found by its mapping (V8's --perf-prof, outside /tmp). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proftop/jitdump.h"
 #include "proftop/perfmap.h"
 #include "proftop/strpool.h"
 
@@ -195,6 +197,71 @@ static void test_refresh_file(void **state)
 	assert_true(perfmap_refresh(map, getpid(), 1000 + 3 * PERFMAP_RECHECK_NS, UINT64_MAX) < 0);
 	assert_string_equal(perfmap_lookup(map, 0x30000), "c");
 	perfmap_free(map);
+	strpool_free(pool);
+}
+
+/* A jitdump at path: its header (40 bytes) and one code load of name at addr, 16 bytes long. */
+static void write_dump(const char *path, uint64_t addr, const char *name)
+{
+	uint8_t buf[256] = { 0 };
+	uint32_t magic = JITDUMP_MAGIC, version = 1, header = 40, id = JITDUMP_CODE_LOAD;
+	uint32_t total = (uint32_t)(56 + strlen(name) + 1);
+	uint64_t size = 16;
+	FILE *file = fopen(path, "w");
+
+	assert_non_null(file);
+	memcpy(buf, &magic, 4);
+	memcpy(buf + 4, &version, 4);
+	memcpy(buf + 8, &header, 4);
+	memcpy(buf + 40, &id, 4);
+	memcpy(buf + 44, &total, 4);
+	memcpy(buf + 40 + 32, &addr, 8);
+	memcpy(buf + 40 + 40, &size, 8);
+	memcpy(buf + 40 + 56, name, strlen(name) + 1);
+	assert_int_equal(fwrite(buf, 1, 40 + total, file), 40 + total);
+	fclose(file);
+}
+
+/* A dump the process mapped is read where it is, if its name is the process's: not another
+ * pid's (a forked child maps its parent's), nor a relative path. */
+static void test_mapped_dump(void **state)
+{
+	struct strpool *pool = strpool_new();
+	struct perfmap *map = perfmap_new(pool);
+	char dir[] = "/tmp/test_perfmap.XXXXXX", mine[96], other[96];
+	uint64_t now = 1000;
+
+	(void)state;
+	assert_true(perfmap_dump_name("/x/jit-12.dump") && perfmap_dump_name("jit-7.dump"));
+	assert_false(perfmap_dump_name("/x/jit-.dump") || perfmap_dump_name("/x/jit-12.dumpy") ||
+		     perfmap_dump_name("/x/jit-12.dump (deleted)") ||
+		     perfmap_dump_name("/x/jit-1234567890.dump") || perfmap_dump_name("/x/perf-1.map") ||
+		     perfmap_dump_name("/x/jit-0.dump"));
+	assert_non_null(mkdtemp(dir));
+	snprintf(mine, sizeof(mine), "%s/jit-%d.dump", dir, (int)getpid());
+	snprintf(other, sizeof(other), "%s/jit-%d.dump", dir, (int)getpid() + 1);
+	write_dump(mine, 0x5000, "JS:*mine");
+	write_dump(other, 0x5000, "JS:*other");
+	assert_true(perfmap_wants_dump(map));
+	perfmap_offer_dump(map, strrchr(mine, '/') + 1); /* relative: refused */
+	assert_true(perfmap_wants_dump(map));
+	/* Before the map knows the process, another pid's is taken, but never read. */
+	perfmap_offer_dump(map, other);
+	assert_false(perfmap_wants_dump(map));
+	perfmap_refresh(map, getpid(), now, UINT64_MAX);
+	assert_null(perfmap_lookup(map, 0x5004));
+	/* Now it knows: it wants the process's own, and refuses the other. */
+	assert_true(perfmap_wants_dump(map));
+	perfmap_offer_dump(map, other);
+	assert_true(perfmap_wants_dump(map));
+	perfmap_offer_dump(map, mine);
+	perfmap_refresh(map, getpid(), now + PERFMAP_RECHECK_NS, UINT64_MAX);
+	assert_string_equal(perfmap_lookup(map, 0x5004), "JS:*mine");
+	assert_false(perfmap_wants_dump(map));
+	perfmap_free(map);
+	unlink(mine);
+	unlink(other);
+	rmdir(dir);
 	strpool_free(pool);
 }
 
@@ -615,6 +682,7 @@ int main(void)
 		cmocka_unit_test(test_parse_pieces_model),
 		cmocka_unit_test(test_refresh_file),
 		cmocka_unit_test(test_refresh_wrong_owner),
+		cmocka_unit_test(test_mapped_dump),
 		cmocka_unit_test(test_long_name_cut),
 		cmocka_unit_test(test_overlong_line),
 		cmocka_unit_test(test_overlong_line_cut_whole),
