@@ -8,9 +8,10 @@
 # peak RSS; then the same for the split workload, and for reference `perf top` on randtree.
 # Figures only: nothing here passes or fails on a timing.
 #
-#   LONGRUN_SECONDS (600)        randtree under `proftop -b -n 0 -F 999`
+#   LONGRUN_SECONDS (600)        randtree (0 skips any of these) under `proftop -b -n 0 -F 999`
 #   LONGRUN_STEP (60)            seconds per row
 #   LONGRUN_SPLIT_SECONDS (120)  split the same way
+#   LONGRUN_PYTHON_SECONDS (600) pyenv's CPython 3.13 on tests/workloads/pysplit.py, the same way
 #   LONGRUN_PERF_SECONDS (180)   perf top -F 999 --call-graph dwarf --stdio on randtree (0: skip)
 #   LONGRUN_ARGS                 more proftop options (e.g. --max-memory 64M)
 #   PROFTOP_BIN (./proftop)      the binary to measure
@@ -45,23 +46,37 @@ watch() {
 	done
 }
 
-# profile WORKLOAD SECONDS: proftop on it, watched; then its final header.
+# profile LABEL SECONDS COMMAND...: proftop on COMMAND, watched for SECONDS; then its final header.
 profile() {
-	local work=$1 secs=$2 pid
-	echo "== proftop's cost over time: $proftop -b -n 0 -F 999 ${LONGRUN_ARGS:-}-- $build/workloads/$work $secs"
+	local label=$1 secs=$2 pid
+	shift 2
+	echo "== proftop's cost over time: $proftop -b -n 0 -F 999 ${LONGRUN_ARGS:-}-- $*"
 	# shellcheck disable=SC2086
-	"$proftop" -b -n 0 -F 999 --max-rows 3 ${LONGRUN_ARGS:-} -- "$build/workloads/$work" "$secs" \
-		>"$tmp/$work.out" 2>&1 &
+	"$proftop" -b -n 0 -F 999 --max-rows 3 ${LONGRUN_ARGS:-} -- "$@" >"$tmp/$label.out" 2>&1 &
 	pid=$!
 	watch "$pid" "$secs"
 	wait "$pid" || echo "  proftop exited with status $?"
-	grep -m1 "^=== proftop final" "$tmp/$work.out" | sed 's/^/  /' ||
-		{ echo "  no final table"; cat "$tmp/$work.out"; return 1; }
+	grep -m1 "^=== proftop final" "$tmp/$label.out" | sed 's/^/  /' ||
+		{ echo "  no final table"; cat "$tmp/$label.out"; return 1; }
 }
 
 status=0
-profile randtree "$secs" || status=1
-profile split "${LONGRUN_SPLIT_SECONDS:-120}" || status=1
+if [ "$secs" -gt 0 ]; then
+	profile randtree "$secs" "$build/workloads/randtree" "$secs" || status=1
+fi
+split_secs=${LONGRUN_SPLIT_SECONDS:-120}
+if [ "$split_secs" -gt 0 ]; then
+	profile split "$split_secs" "$build/workloads/split" "$split_secs" || status=1
+fi
+# The Python frames' reader (issue 28): each sample also reads the thread's frame chain and,
+# the first time, its code objects; a cost or a cache that grew with time would show here.
+py_secs=${LONGRUN_PYTHON_SECONDS:-600}
+py=$(ls -d /root/.pyenv/versions/3.13.*/bin/python3 2>/dev/null | head -n 1)
+if [ "$py_secs" -gt 0 ] && [ -n "$py" ]; then
+	profile python "$py_secs" "$py" tests/workloads/pysplit.py "$py_secs" || status=1
+elif [ "$py_secs" -gt 0 ]; then
+	echo "== Python: no CPython 3.13 under /root/.pyenv: skipped"
+fi
 
 perf_secs=${LONGRUN_PERF_SECONDS:-180}
 if [ "$perf_secs" -gt 0 ] && command -v perf >/dev/null; then
