@@ -4,7 +4,8 @@
 #   exit   -XX:+DumpPerfMapAtExit writes the map as the JVM ends: the final table and a folded
 #          export name the hot methods, hardly any JIT sample stays unnamed, and the flat profile
 #          is perf's (`perf record` + `perf report`, which reads the map after the run) within
-#          10 points of total variation distance.
+#          10 points of total variation distance; the stacks of compiled methods reach the
+#          thread's start over HotSpot's frame pointers (-XX:+PreserveFramePointer).
 #   mid    `jcmd PID Compiler.perfmap` mid-run, the map removed 2 s later (so that only what was
 #          read meanwhile can name anything): the samples from before are renamed too, the hot
 #          method is one row, and no unnamed row is left at an address the map names.
@@ -18,7 +19,10 @@ require_perf_events
 
 HOT='long JitHot.hotLoop(long, int)'
 WARM='long JitHot.warmLoop(long, int)'
-JOPTS="-XX:+UnlockDiagnosticVMOptions -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,JitHot::*"
+# (-XX:+PreserveFramePointer: HotSpot's compiled code keeps rbp as a frame pointer only so, which
+# is what steps over its frames, perf's and proftop's; without it most samples in compiled
+# methods end there, truncated)
+JOPTS="-XX:+UnlockDiagnosticVMOptions -XX:CompileCommand=quiet -XX:CompileCommand=dontinline,JitHot::* -XX:+PreserveFramePointer"
 MAPS=""
 trap 'for m in $MAPS; do rm -f "$m"; done; lib_cleanup' EXIT
 
@@ -90,6 +94,14 @@ if [ -z "${JAVA_MISSING:-}" ]; then
 	check "exit-hardly-any-unnamed" between "$(self_in '[anon]' "$OUT")" 0 2
 	check "exit-none-unnamed-in-map" unnamed_in_map "$OUT" "$MAP"
 	check "exit-folded-names-hot" has "$TMPD/exit.folded" "(^|;)long JitHot\.hotLoop\(long, int\) [0-9]+$"
+	# Stepped over by frame pointers: the hot method's stacks reach the thread's start through
+	# the JVM's call into Java, and hardly any sample is truncated.
+	check "exit-truncated-under-10-percent" between "$(awk '/^=== proftop final/ {
+		for (i = 1; i < NF; i++) { if ($i == "samples") s = $(i + 1); if ($i == "truncated") t = $(i + 1) }
+		} END { printf "%.1f\n", s ? 100 * t / s : 100 }' "$OUT")" 0 10
+	check "exit-hot-rooted-at-thread-start" between "$(awk '/JitHot\.hotLoop/ { n += $NF
+		if ($0 ~ /^clone3;start_thread;.*JavaCalls::call_helper.*JitHot\.hotLoop/) r += $NF }
+		END { printf "%.1f\n", n ? 100 * r / n : 0 }' "$TMPD/exit.folded")" 90 100
 	EXIT_HOT=$(self_pct "$OUT" "$HOT" '[jit]')
 	EXIT_OUT=$OUT
 
