@@ -18,10 +18,9 @@
  * glibc's struct pthread, at the offset proftop's own thread has it. */
 #include "proftop/pyframes.h"
 
+#include "proftop/elfsyms.h"
+
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -92,30 +91,6 @@ struct pyframes_code {
 
 /* --- the file's symbols ------------------------------------------------------------------------ */
 
-static void symbols_in(Elf *elf, Elf_Scn *scn, struct pyframes_symbols *out)
-{
-	GElf_Shdr shdr;
-	Elf_Data *data;
-
-	if (!gelf_getshdr(scn, &shdr) || (shdr.sh_type != SHT_DYNSYM && shdr.sh_type != SHT_SYMTAB) ||
-	    !shdr.sh_entsize || !(data = elf_getdata(scn, NULL)))
-		return;
-	for (size_t i = 0; i < shdr.sh_size / shdr.sh_entsize; i++) {
-		GElf_Sym sym;
-		const char *name;
-
-		if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF || !sym.st_value ||
-		    !(name = elf_strptr(elf, shdr.sh_link, sym.st_name)))
-			continue;
-		if (!strcmp(name, "_PyRuntime"))
-			out->runtime = sym.st_value;
-		else if (!strcmp(name, "Py_Version"))
-			out->version = sym.st_value;
-		else if (!strcmp(name, "PyCode_Type"))
-			out->code_type = sym.st_value;
-	}
-}
-
 /* "libpython3.X..." or "python3.X": X. */
 static void version_of_name(const char *path, struct pyframes_symbols *out)
 {
@@ -132,30 +107,20 @@ static void version_of_name(const char *path, struct pyframes_symbols *out)
 
 int pyframes_symbols_of(const char *path, struct pyframes_symbols *out)
 {
-	int fd, err = 0;
-	Elf *elf;
+	static const char *const names[] = { "_PyRuntime", "Py_Version", "PyCode_Type" };
+	uint64_t values[3];
+	int err = elfsyms_find(path, names, values, 3);
 
 	memset(out, 0, sizeof(*out));
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf && elf_kind(elf) == ELF_K_ELF) {
-		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));)
-			symbols_in(elf, scn, out);
-	} else {
-		err = -ENOEXEC;
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	if (!err && (!out->runtime || !out->code_type))
-		err = -ENOENT;
-	if (!err)
-		version_of_name(path, out);
-	return err;
+	if (err)
+		return err;
+	out->runtime = values[0];
+	out->version = values[1];
+	out->code_type = values[2];
+	if (!out->runtime || !out->code_type)
+		return -ENOENT;
+	version_of_name(path, out);
+	return 0;
 }
 
 /* --- reading the process ------------------------------------------------------------------------- */
