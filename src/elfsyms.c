@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 static void symbols_in(Elf *elf, Elf_Scn *scn, const char *const *names, uint64_t *values,
-		       size_t n)
+		       uint64_t *sizes, size_t n)
 {
 	GElf_Shdr shdr;
 	Elf_Data *data;
@@ -25,17 +25,23 @@ static void symbols_in(Elf *elf, Elf_Scn *scn, const char *const *names, uint64_
 		    !(name = elf_strptr(elf, shdr.sh_link, sym.st_name)))
 			continue;
 		for (size_t k = 0; k < n; k++)
-			if (!strcmp(name, names[k]))
+			if (!strcmp(name, names[k])) {
 				values[k] = sym.st_value;
+				if (sizes)
+					sizes[k] = sym.st_size;
+			}
 	}
 }
 
-int elfsyms_find(const char *path, const char *const *names, uint64_t *values, size_t n)
+int elfsyms_find(const char *path, const char *const *names, uint64_t *values, uint64_t *sizes,
+		 size_t n)
 {
 	int fd, err = 0;
 	Elf *elf;
 
 	memset(values, 0, n * sizeof(*values));
+	if (sizes)
+		memset(sizes, 0, n * sizeof(*sizes));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -44,7 +50,7 @@ int elfsyms_find(const char *path, const char *const *names, uint64_t *values, s
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf && elf_kind(elf) == ELF_K_ELF) {
 		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));)
-			symbols_in(elf, scn, names, values, n);
+			symbols_in(elf, scn, names, values, sizes, n);
 	} else {
 		err = -ENOEXEC;
 	}

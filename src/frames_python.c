@@ -175,7 +175,7 @@ static bool python_runs_frames(void *arg, const struct symbol *sym)
 	return !strcmp(sym->function, "_PyEval_EvalFrameDefault");
 }
 
-static size_t python_frames(void *arg, pid_t pid, pid_t tid, unsigned nth,
+static size_t python_frames(void *arg, pid_t pid, pid_t tid, unsigned nth, unsigned count,
 			    const struct frame_source_native *native, struct frame_source_frame *out,
 			    size_t max)
 {
@@ -183,6 +183,7 @@ static size_t python_frames(void *arg, pid_t pid, pid_t tid, unsigned nth,
 	size_t first = 0, n = 0;
 	unsigned run = 0;
 
+	(void)count; /* (each run's end is marked: they are counted from the innermost) */
 	if (nth == 0) {
 		struct python_process *p = process_of(fp, pid, native);
 

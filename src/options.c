@@ -281,7 +281,8 @@ char *options_set_min_percent(struct options *o, const char *value)
 	return NULL;
 }
 
-char *options_set_python(struct options *o, const char *value)
+/* mixed, only or off into *out; NULL, or the error. */
+static char *interpreter_frames(const char *option, const char *value, enum sample_python *out)
 {
 	static const char *const names[] = {
 		[SAMPLE_PYTHON_MIXED] = "mixed",
@@ -291,10 +292,20 @@ char *options_set_python(struct options *o, const char *value)
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (!strcmp(value, names[i])) {
-			o->sample.python = (enum sample_python)i;
+			*out = (enum sample_python)i;
 			return NULL;
 		}
-	return bad("--python (mixed, only or off)", value);
+	return bad(option, value);
+}
+
+char *options_set_python(struct options *o, const char *value)
+{
+	return interpreter_frames("--python (mixed, only or off)", value, &o->sample.python);
+}
+
+char *options_set_perl(struct options *o, const char *value)
+{
+	return interpreter_frames("--perl (mixed, only or off)", value, &o->sample.perl);
 }
 
 char *options_set_no_inline(struct options *o, const char *value)

@@ -402,6 +402,21 @@ static const struct option_spec options_table[] = {
 		       "show where the thread went next.",
 	},
 	{
+		.name = "perl", .arg = "HOW", .parse = options_set_perl,
+		.help = "Perl's subs in the stacks: mixed (default: among the native frames),\n"
+			"only (the subs and the native code they call outside perl), off",
+		.man = "What the stacks of a perl process (Debian's 5.36) show of its subs,\n"
+		       "read from its memory as it runs. \\fBmixed\\fR (the default): each call\n"
+		       "of the run loop (\\fBPerl_runops_standard\\fR) has the subs it runs\n"
+		       "inside it, named as Devel::DProf names them (the package as the module,\n"
+		       "the sub's name; \\fB__ANON__[\\fIfile\\fB:\\fIline\\fB]\\fR for an\n"
+		       "anonymous sub, \\fBRUNTIME\\fR of \\fBmain\\fR for the main program), an XS\n"
+		       "sub by the name Perl calls it, and the statements as sites.\n"
+		       "\\fBonly\\fR: the subs and the native code they call outside perl.\n"
+		       "\\fBoff\\fR: native frames only. Only the main interpreter is read: the\n"
+		       "threads of \\fBuse threads\\fR stay native.",
+	},
+	{
 		.name = "no-inline", .parse = options_set_no_inline,
 		.help = "inlined functions are not frames of their own: their samples\n"
 			"count in the function they were inlined into",

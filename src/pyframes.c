@@ -109,7 +109,7 @@ int pyframes_symbols_of(const char *path, struct pyframes_symbols *out)
 {
 	static const char *const names[] = { "_PyRuntime", "Py_Version", "PyCode_Type" };
 	uint64_t values[3];
-	int err = elfsyms_find(path, names, values, 3);
+	int err = elfsyms_find(path, names, values, NULL, 3);
 
 	memset(out, 0, sizeof(*out));
 	if (err)

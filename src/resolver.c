@@ -16,6 +16,7 @@
 #include "proftop/blocked.h"
 #include "proftop/diag.h"
 #include "proftop/fetch.h"
+#include "proftop/frames_perl.h"
 #include "proftop/frames_python.h"
 #include "proftop/handoff.h"
 #include "proftop/lines.h"
@@ -83,6 +84,7 @@ struct exited {
 struct frame_kind {
 	const struct frame_source_ops *ops;
 	void *arg;
+	bool only;                 /* its interpreter's own frames are left out (=only) */
 };
 
 struct resolver {
@@ -91,7 +93,7 @@ struct resolver {
 	struct symbolizer *symbolizer;
 	struct unwinder *unwinder;
 	enum resolver_lines lines;
-	bool only_spliced;         /* --python=only */
+	bool only_spliced;         /* --python=only or --perl=only */
 	struct frame_cache_entry *frames;
 	uint32_t frames_generation;
 	struct module_frame_entry *module_frames;
@@ -163,15 +165,29 @@ static const struct symbolizer_jit_ops jit_ops = {
 /* The kinds of frames that are not machine code: a module each, and a line here. */
 const struct frame_source_ops *const resolver_frame_kinds[] = {
 	&frames_python_ops,
+	&frames_perl_ops,
 	NULL,
 };
 
-static void add_frame_kinds(struct resolver *r)
+/* What the options say of a kind of frames. */
+static enum sample_python kind_setting(const struct sample_config *config, const char *name)
 {
-	for (size_t i = 0; resolver_frame_kinds[i] && i < RESOLVER_MAX_FRAME_SOURCES; i++)
+	return !strcmp(name, "perl") ? config->perl : config->python;
+}
+
+static void add_frame_kinds(struct resolver *r, const struct sample_config *config)
+{
+	for (size_t i = 0; resolver_frame_kinds[i] && i < RESOLVER_MAX_FRAME_SOURCES; i++) {
+		const struct frame_source_ops *ops = resolver_frame_kinds[i];
+		enum sample_python setting = kind_setting(config, ops->name);
+
+		if (setting == SAMPLE_PYTHON_OFF)
+			continue;
 		r->sources[r->nsources++] = (struct frame_kind){
-			resolver_frame_kinds[i], resolver_frame_kinds[i]->create(r->diag),
+			ops, ops->create(r->diag), setting == SAMPLE_PYTHON_ONLY,
 		};
+		r->only_spliced |= setting == SAMPLE_PYTHON_ONLY;
+	}
 }
 
 struct resolver *resolver_new(struct profiles *profiles, const struct sample_config *config,
@@ -193,9 +209,7 @@ struct resolver *resolver_new(struct profiles *profiles, const struct sample_con
 	atomic_init(&r->truncated, 0);
 	atomic_init(&r->sources_closed_now, 0);
 	atomic_init(&r->sources_held, 0);
-	if (config->python != SAMPLE_PYTHON_OFF)
-		add_frame_kinds(r);
-	r->only_spliced = config->python == SAMPLE_PYTHON_ONLY;
+	add_frame_kinds(r, config);
 	return r;
 }
 
@@ -353,8 +367,9 @@ uint64_t resolver_truncated(const struct resolver *r)
 static uint8_t frames_run_by(struct resolver *r, const struct symbol *sym, bool *interpreter)
 {
 	*interpreter = false;
-	for (size_t i = 0; r->only_spliced && i < r->nsources && sym->elf; i++)
-		*interpreter |= r->sources[i].ops->is_interpreter(r->sources[i].arg, sym);
+	for (size_t i = 0; i < r->nsources && sym->elf; i++)
+		*interpreter |= r->sources[i].only &&
+				r->sources[i].ops->is_interpreter(r->sources[i].arg, sym);
 	for (size_t i = 0; i < r->nsources && sym->function; i++)
 		if (r->sources[i].ops->runs_frames(r->sources[i].arg, sym))
 			return (uint8_t)(i + 1);
@@ -491,10 +506,12 @@ static const struct chain_frame *resolve_frame(struct resolver *r, pid_t pid, ui
 	return cache_frame(r, e, pid, addr, &made);
 }
 
-/* The frames source k (1 + its index) gives for its nth native frame, at addr in thread tid,
- * interned, into out[0..max) innermost first. Returns how many. */
+/* The frames source k (1 + its index) gives for its nth native frame of count, at addr in
+ * thread tid (having called callee), interned, into out[0..max) innermost first. Returns how
+ * many. */
 static size_t spliced_frames(struct resolver *r, uint8_t k, pid_t pid, pid_t tid, unsigned nth,
-			     uint64_t addr, struct chain_frame *out, size_t max)
+			     unsigned count, uint64_t addr, uint64_t callee, struct chain_frame *out,
+			     size_t max)
 {
 	struct frame_source_frame got[SPLICED_MAX];
 	const struct frame_kind *src = &r->sources[k - 1];
@@ -504,8 +521,8 @@ static size_t spliced_frames(struct resolver *r, uint8_t k, pid_t pid, pid_t tid
 
 	if (symbolizer_unwind_info(r->symbolizer, pid, addr, &info) < 0)
 		return 0;
-	native = (struct frame_source_native){ module_path(info.module), info.bias };
-	n = src->ops->frames(src->arg, pid, tid, nth, &native, got,
+	native = (struct frame_source_native){ module_path(info.module), info.bias, callee };
+	n = src->ops->frames(src->arg, pid, tid, nth, count, &native, got,
 			     max < SPLICED_MAX ? max : SPLICED_MAX);
 
 	profiles_lock(r->profiles);
@@ -549,38 +566,70 @@ static size_t only_spliced(struct chain_frame *frames, const uint8_t *kinds, siz
 	return kept;
 }
 
+/* Where a frame source's frames go: before native frame `at` (innermost first), run by the
+ * nth of the source's native frames. */
+struct splice_point {
+	size_t at;
+	uint8_t source;            /* 1 + its index */
+	unsigned nth;
+	uint64_t ip, callee;
+};
+
 size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *ips, size_t n,
 		      bool first_exact, bool truncated, uint32_t *funcs, uint32_t *sites)
 {
-	struct chain_frame frames[RESOLVER_MAX_FRAMES], scratch[LINES_MAX_FRAMES];
-	uint8_t kinds[RESOLVER_MAX_FRAMES];
+	struct chain_frame native[RESOLVER_MAX_FRAMES], frames[RESOLVER_MAX_FRAMES];
+	struct chain_frame scratch[LINES_MAX_FRAMES];
+	uint8_t native_kinds[RESOLVER_MAX_FRAMES], kinds[RESOLVER_MAX_FRAMES];
+	struct splice_point points[UNWIND_MAX_FRAMES];
 	unsigned nth[RESOLVER_MAX_FRAME_SOURCES] = { 0 };
-	size_t depth = 0;
+	size_t native_depth = 0, npoints = 0, depth = 0, from = 0;
 
-	/* Return addresses point after the call: look up the byte before them to stay inside the
+	/* The native frames first, and where the sources' frames go: a source is told how many
+	 * of its native frames the stack has before it is asked for the first one's frames.
+	 * Return addresses point after the call: look up the byte before them to stay inside the
 	 * calling function (and on the call's line). A stack too deep with its inlined frames
 	 * loses its outermost ones. */
-	for (size_t i = 0; i < n; i++) {
-		size_t len, spliced = 0;
+	for (size_t i = 0; i < n && native_depth < RESOLVER_MAX_FRAMES; i++) {
+		size_t len;
 		uint8_t runs;
 		bool interpreter;
 		const struct chain_frame *chain = resolve_frame(
 			r, pid, i == 0 && first_exact ? ips[i] : ips[i] - 1, scratch, &len, &runs,
 			&interpreter);
 
-		/* A frame source's frames go inside the native frame that runs them. */
-		if (runs)
-			spliced = spliced_frames(r, runs, pid, tid, nth[runs - 1]++, ips[i],
-						 &frames[depth], RESOLVER_MAX_FRAMES - depth);
-		memset(&kinds[depth], FRAME_SPLICED, spliced);
-		depth += spliced;
+		if (runs && npoints < UNWIND_MAX_FRAMES)
+			points[npoints++] = (struct splice_point){
+				native_depth, runs, nth[runs - 1]++, ips[i], i ? ips[i - 1] : 0,
+			};
+		if (len > RESOLVER_MAX_FRAMES - native_depth) {
+			truncated = true;
+			len = RESOLVER_MAX_FRAMES - native_depth;
+		}
+		memcpy(&native[native_depth], chain, len * sizeof(*chain));
+		memset(&native_kinds[native_depth], interpreter ? FRAME_INTERPRETER : FRAME_NATIVE,
+		       len);
+		native_depth += len;
+	}
+	/* Then each source's frames just inside the native frame that runs them. */
+	for (size_t p = 0; p <= npoints; p++) {
+		size_t to = p < npoints ? points[p].at : native_depth, len = to - from, spliced;
+
 		if (len > RESOLVER_MAX_FRAMES - depth) {
 			truncated = true;
 			len = RESOLVER_MAX_FRAMES - depth;
 		}
-		memcpy(&frames[depth], chain, len * sizeof(*chain));
-		memset(&kinds[depth], interpreter ? FRAME_INTERPRETER : FRAME_NATIVE, len);
+		memcpy(&frames[depth], &native[from], len * sizeof(*frames));
+		memcpy(&kinds[depth], &native_kinds[from], len);
 		depth += len;
+		from = to;
+		if (p == npoints)
+			break;
+		spliced = spliced_frames(r, points[p].source, pid, tid, points[p].nth,
+					 nth[points[p].source - 1], points[p].ip, points[p].callee,
+					 &frames[depth], RESOLVER_MAX_FRAMES - depth);
+		memset(&kinds[depth], FRAME_SPLICED, spliced);
+		depth += spliced;
 	}
 	if (r->nsources)
 		stack_end(r, pid, tid, nth);

@@ -7,7 +7,9 @@
 #include <stdint.h>
 
 /* For each of names[0..n), its defined symbol's value (link-time address) into values[i], 0
- * when the file has none. Returns 0, or -errno (-ENOEXEC: not an ELF file). */
-int elfsyms_find(const char *path, const char *const *names, uint64_t *values, size_t n);
+ * when the file has none, and its size into sizes[i] (sizes may be NULL). Returns 0, or -errno
+ * (-ENOEXEC: not an ELF file). */
+int elfsyms_find(const char *path, const char *const *names, uint64_t *values, uint64_t *sizes,
+		 size_t n);
 
 #endif

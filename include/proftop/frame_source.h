@@ -28,14 +28,17 @@ struct frame_source_frame {
 };
 
 /* The native frame that runs a source's frames: its module's file and load bias (run-time minus
- * link-time address), from which the source finds its interpreter in the process. */
+ * link-time address), from which the source finds its interpreter in the process, and what it
+ * called. */
 struct frame_source_native {
 	const char *path;
 	uint64_t bias;
+	uint64_t callee;           /* the address of the native frame it called (0: none: the
+				    * sample is in it): Perl's XS subs are told by it */
 };
 
 struct frame_source_ops {
-	const char *name;          /* the kind's ("python"): resolver_disable_frames() */
+	const char *name;          /* the kind's ("python", "perl"): its option's name */
 	/* A worker's state of the kind, and its end. */
 	void *(*create)(struct diag *diag);
 	void (*destroy)(void *arg);
@@ -47,12 +50,13 @@ struct frame_source_ops {
 	/* Whether the native function sym runs frames of this source (its evaluation function).
 	 * Asked once per function and module (cached with the frame): a pure function of sym. */
 	bool (*runs_frames)(void *arg, const struct symbol *sym);
-	/* The frames run by the nth (0: innermost) such native frame of a stack of thread tid of
-	 * pid, innermost first, into out[0..max). Returns how many; 0: none known (the native
-	 * frame stands alone). Called for each such frame of a stack, innermost first, so that
-	 * nth 0 is the moment to read the thread's frames. */
-	size_t (*frames)(void *arg, pid_t pid, pid_t tid, unsigned nth,
-			 const struct frame_source_native *native, struct frame_source_frame *out, size_t max);
+	/* The frames run by the nth (0: innermost) of the count such native frames of a stack of
+	 * thread tid of pid, innermost first, into out[0..max). Returns how many; 0: none known
+	 * (the native frame stands alone). Called for each such frame of a stack, innermost
+	 * first, so that nth 0 is the moment to read the thread's frames. */
+	size_t (*frames)(void *arg, pid_t pid, pid_t tid, unsigned nth, unsigned count,
+			 const struct frame_source_native *native, struct frame_source_frame *out,
+			 size_t max);
 	/* The stack is resolved: used native frames ran this source's frames (NULL: not told). */
 	void (*stack_end)(void *arg, pid_t pid, pid_t tid, unsigned used);
 	/* pid exited or exec'd: what was known of it is stale (NULL: nothing kept). */

@@ -35,7 +35,7 @@ option_parser options_set_freq, options_set_duration, options_set_pids, options_
 	options_set_stack_size, options_set_batch, options_set_interval, options_set_theme,
 	options_set_names, options_set_window, options_set_history, options_set_collectors,
 	options_set_serve, options_set_max_memory, options_set_max_rows, options_set_tree,
-	options_set_min_percent, options_set_python, options_set_no_inline, options_set_no_lines,
+	options_set_min_percent, options_set_python, options_set_perl, options_set_no_inline, options_set_no_lines,
 	options_set_annotate, options_set_asm, options_set_histogram, options_set_kernel,
 	options_set_all_cpus, options_set_include_self, options_set_output, options_set_format,
 	options_set_per_thread, options_set_input, options_set_baseline, options_set_help,

@@ -60,7 +60,8 @@ bool sample_mode_allocations(enum sample_mode mode);
 /* The modes a run started in mode keeps, in the order `m` shows them: [first, first + *count). */
 enum sample_mode sample_mode_family(enum sample_mode mode, size_t *count);
 
-/* What the stacks show of the Python frames a CPython process runs (resolver.h). */
+/* What the stacks show of the frames an interpreter runs (resolver.h): CPython's functions
+ * (--python), Perl's subs (--perl). */
 enum sample_python {
 	SAMPLE_PYTHON_MIXED,    /* spliced among the native frames (the default) */
 	SAMPLE_PYTHON_ONLY,     /* the Python frames and the native code they call outside the
@@ -79,7 +80,8 @@ struct sample_config {
 	bool system_wide;       /* -a: every process, an event per CPU; profiles per process */
 	bool include_self;      /* -a: proftop's own process too (--include-self) */
 	unsigned collectors;    /* the collector's unwinding threads (collector.h); 0: one */
-	enum sample_python python; /* interpreters' frames (--python) */
+	enum sample_python python; /* CPython's frames (--python) */
+	enum sample_python perl;   /* Perl's subs (--perl) */
 };
 
 /* Fill attr for the cpu-clock software event. The period is set in nanoseconds of task clock
