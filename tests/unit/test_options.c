@@ -588,6 +588,7 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->sample.system_wide == b->sample.system_wide &&
 	       a->sample.include_self == b->sample.include_self &&
 	       a->sample.collectors == b->sample.collectors && a->sample.python == b->sample.python &&
+	       a->sample.perl == b->sample.perl &&
 	       a->sample.callgraph == b->sample.callgraph &&
 	       a->sample.stack_size == b->sample.stack_size && a->run.duration == b->run.duration &&
 	       a->run.interval == b->run.interval && same_string(ea->output, eb->output) &&
@@ -622,7 +623,7 @@ static const char *const samples[][2] = {
 	{ "history", "120" },     { "serve", "6060" },     { "collectors", "3" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
-	{ "no-lines", NULL },      { "python", "only" },
+	{ "no-lines", NULL },      { "python", "only" }, { "perl", "off" },
 	{ "kernel", NULL },       { "output", "cpu.pb.gz" }, { "format", "folded" },
 	{ "per-thread", NULL },   { "input", "t.tmon" },   { "baseline", "old.out" },
 	{ "help", NULL },

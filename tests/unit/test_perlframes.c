@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -61,6 +62,10 @@ struct child {
 	char script[64];
 };
 
+/* The test's child, which spins: killed by the teardown whether the test passed or failed
+ * (a failed assertion leaves the test at once), and by the kernel if this process dies. */
+static struct child *running;
+
 static int read_mem(void *arg, uint64_t addr, void *buf, size_t len)
 {
 	const struct child *c = arg;
@@ -85,11 +90,13 @@ static void start(const char *program, struct child *c)
 	c->pid = fork();
 	assert_true(c->pid >= 0);
 	if (c->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		dup2(fds[1], 1);
 		close(fds[0]);
 		execl(PERL, PERL, c->script, (char *)NULL);
 		_exit(127);
 	}
+	running = c;
 	close(fds[1]);
 	out = fdopen(fds[0], "r");
 	assert_non_null(fgets(line, sizeof(line), out));
@@ -103,6 +110,15 @@ static void stop(struct child *c)
 	kill(c->pid, SIGKILL);
 	waitpid(c->pid, NULL, 0);
 	unlink(c->script);
+	running = NULL;
+}
+
+static int stop_running(void **state)
+{
+	(void)state;
+	if (running)
+		stop(running);
+	return 0;
 }
 
 /* The interpreter of c: /usr/bin/perl's symbols, its load bias from its first mapping. */
@@ -138,7 +154,7 @@ static void live_nested(void **state)
 {
 	static struct perlframe f[16];
 	struct perlframes pl;
-	struct child c;
+	static struct child c; /* (the teardown reads it after a failure) */
 	char anon[PERLFRAMES_NAME_MAX];
 	unsigned runs;
 	int n;
@@ -169,7 +185,7 @@ static void live_sort(void **state)
 {
 	static struct perlframe f[16];
 	struct perlframes pl;
-	struct child c;
+	static struct child c; /* (the teardown reads it after a failure) */
 	unsigned runs;
 
 	(void)state;
@@ -188,7 +204,7 @@ static void live_xs(void **state)
 {
 	static struct perlframe f[16];
 	struct perlframes pl;
-	struct child c;
+	static struct child c; /* (the teardown reads it after a failure) */
 	unsigned runs;
 	int n = 0, tries;
 
@@ -359,9 +375,9 @@ static void forged(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(live_nested),
-		cmocka_unit_test(live_sort),
-		cmocka_unit_test(live_xs),
+		cmocka_unit_test_teardown(live_nested, stop_running),
+		cmocka_unit_test_teardown(live_sort, stop_running),
+		cmocka_unit_test_teardown(live_xs, stop_running),
 		cmocka_unit_test(forged),
 	};
 
