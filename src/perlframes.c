@@ -186,14 +186,29 @@ static int read_hek(const struct perlframes *pl, uint64_t hek, char *out, size_t
 	return err;
 }
 
-/* An SV's head: its body and flags, checked to be of type. */
+/* An SV's head: its body and flags (one read: the head is 16 bytes, both in it). */
+static int sv_peek(const struct perlframes *pl, uint64_t sv, uint64_t *body, uint32_t *flags)
+{
+	const struct perlframes_layout *l = pl->layout;
+	uint8_t head[16];
+	int err;
+
+	if (!sv || l->sv_flags + 4 > sizeof(head) || l->sv_any + 8 > sizeof(head))
+		return -EBADMSG;
+	if ((err = pl->read(pl->arg, sv, head, sizeof(head))))
+		return err;
+	memcpy(body, head + l->sv_any, 8);
+	memcpy(flags, head + l->sv_flags, 4);
+	return 0;
+}
+
+/* An SV's head, checked to be of type and to have a body. */
 static int sv_head(const struct perlframes *pl, uint64_t sv, unsigned type, uint64_t *body,
 		   uint32_t *flags)
 {
-	const struct perlframes_layout *l = pl->layout;
-	int err;
+	int err = sv_peek(pl, sv, body, flags);
 
-	if ((err = read_u64(pl, sv + l->sv_any, body)) || (err = read_u32(pl, sv + l->sv_flags, flags)))
+	if (err)
 		return err;
 	return (*flags & 0xff) == type && *body ? 0 : -EBADMSG;
 }
@@ -377,20 +392,19 @@ static int walk_stack_info(const struct perlframes *pl, uint64_t cxstack, int32_
 /* The XS sub being called, if the op being run is a call and the sub it popped off Perl's
  * stack (still there, above the stack pointer, while the sub runs) is an XS sub: XS subs push
  * no context. Returns it, or NULL. */
-static const struct perlframes_cv *xsub_called(const struct perlframes *pl, uint64_t interp)
+static const struct perlframes_cv *xsub_called(const struct perlframes *pl, uint64_t op,
+					       uint64_t sp)
 {
 	const struct perlframes_layout *l = pl->layout;
-	uint64_t op, sp, sv, body, cv;
+	uint64_t sv, body, cv;
 	const struct perlframes_cv *c;
 	uint32_t flags;
 	uint16_t type;
 	int err;
 
-	if (read_u64(pl, interp + l->interp_op, &op) || !op ||
-	    pl->read(pl->arg, op + l->op_type, &type, sizeof(type)) ||
-	    (type & 0x1ff) != l->op_entersub || read_u64(pl, interp + l->interp_stack_sp, &sp) ||
-	    read_u64(pl, sp + 8, &sv) || read_u64(pl, sv + l->sv_any, &body) ||
-	    read_u32(pl, sv + l->sv_flags, &flags))
+	if (!op || pl->read(pl->arg, op + l->op_type, &type, sizeof(type)) ||
+	    (type & 0x1ff) != l->op_entersub || read_u64(pl, sp + 8, &sv) ||
+	    sv_peek(pl, sv, &body, &flags))
 		return NULL;
 	cv = sv;
 	if ((flags & 0xff) == l->svt_pvgv) { /* a glob: its sub */
@@ -414,7 +428,8 @@ int perlframes_stack(const struct perlframes *pl, struct perlframe *out, size_t 
 	const struct perlframes_cv *xsub;
 	const struct perlframes_layout *l = pl->layout;
 	struct walk w = { .out = out, .max = max };
-	uint64_t interp, si;
+	uint8_t start[256];
+	uint64_t interp, si, op, sp;
 	uint32_t phase;
 	int err;
 
@@ -423,11 +438,18 @@ int perlframes_stack(const struct perlframes *pl, struct perlframe *out, size_t 
 		return err;
 	if (!interp)
 		return -ENOENT;
-	if ((err = read_u64(pl, interp + l->interp_curcop, &w.cop)) ||
-	    (err = read_u64(pl, interp + l->interp_curstackinfo, &si)) ||
+	/* The fields near its start in one read (its phase is far from them). */
+	if (l->interp_curstackinfo + 8 > sizeof(start) || l->interp_curcop + 8 > sizeof(start) ||
+	    l->interp_op + 8 > sizeof(start) || l->interp_stack_sp + 8 > sizeof(start))
+		return -EBADMSG;
+	if ((err = pl->read(pl->arg, interp, start, l->interp_curstackinfo + 8)) ||
 	    (err = read_u32(pl, interp + l->interp_phase, &phase)))
 		return err;
-	if (max && (xsub = xsub_called(pl, interp))) {
+	memcpy(&w.cop, start + l->interp_curcop, 8);
+	memcpy(&si, start + l->interp_curstackinfo, 8);
+	memcpy(&op, start + l->interp_op, 8);
+	memcpy(&sp, start + l->interp_stack_sp, 8);
+	if (max && (xsub = xsub_called(pl, op, sp))) {
 		struct perlframe *f = &out[w.n++];
 
 		memset(f, 0, sizeof(*f));
