@@ -63,11 +63,13 @@ static const struct perlframes_layout layouts[] = {
 	},
 };
 
-/* A stack of contexts this deep, or this many stacks, is no stack. */
+/* A stack of contexts this deep is no stack; nor are more contexts than this in all (four per
+ * frame: a sub's blocks and loops; a forged stack of zeros costs at most 32 reads), or a chain
+ * of stacks that comes round (found as soon as it does: Brent's cycle finding). */
 #define CX_MAX (1u << 20)
-#define SI_MAX 10000
-/* Contexts read at once. */
-#define CX_CHUNK 16
+#define CX_WALKED_MAX (4u * PERLFRAMES_MAX)
+/* Contexts read at once (6.5 KB). */
+#define CX_CHUNK 64
 
 /* A sub as read once: its body tells a CV freed and another made at its address. */
 struct perlframes_cv {
@@ -177,13 +179,13 @@ static int read_hek(const struct perlframes *pl, uint64_t hek, char *out, size_t
 	err = pl->read(pl->arg, hek + l->hek_len, &len, sizeof(len));
 	if (err)
 		return err;
-	if (len < 0)
+	if (len <= 0) /* (no name is empty) */
 		return -EBADMSG;
 	if ((size_t)len > max - 1)
 		len = (int32_t)(max - 1);
 	err = pl->read(pl->arg, hek + l->hek_key, out, (size_t)len);
 	out[err ? 0 : len] = '\0';
-	return err;
+	return err ? err : out[0] ? 0 : -EBADMSG; /* (no name is empty) */
 }
 
 /* An SV's head: its body and flags (one read: the head is 16 bytes, both in it). */
@@ -322,6 +324,7 @@ static unsigned cop_line(const struct perlframes *pl, uint64_t cop)
 struct walk {
 	struct perlframe *out;
 	size_t max, n;
+	size_t walked;             /* contexts looked at */
 	uint64_t cop;              /* where the next sub out is (the previous one's caller) */
 	unsigned run;
 	bool closed;               /* the last sub ended its run (it was entered from C) */
@@ -377,6 +380,9 @@ static int walk_stack_info(const struct perlframes *pl, uint64_t cxstack, int32_
 	for (int64_t hi = cxix; hi >= 0 && w->n < w->max;) {
 		int64_t lo = hi - CX_CHUNK + 1 < 0 ? 0 : hi - CX_CHUNK + 1;
 
+		w->walked += (size_t)(hi - lo + 1);
+		if (w->walked > CX_WALKED_MAX)
+			return -EBADMSG;
 		err = pl->read(pl->arg, cxstack + (uint64_t)lo * l->cx_size, buf,
 			       (size_t)(hi - lo + 1) * l->cx_size);
 		if (err)
@@ -459,13 +465,18 @@ int perlframes_stack(const struct perlframes *pl, struct perlframe *out, size_t 
 		f->cv = xsub->cv;
 		f->xsub = true;
 	}
-	for (unsigned depth = 0; si; depth++) {
+	for (uint64_t tortoise = 0, power = 1, lam = 0; si; lam++) {
 		uint8_t head[64];
 		uint64_t cxstack, prev;
 		int32_t cxix, cxmax;
 
-		if (depth == SI_MAX || l->si_size > sizeof(head))
-			return -EBADMSG; /* a chain of stacks that loops */
+		if (si == tortoise || l->si_size > sizeof(head))
+			return -EBADMSG; /* a chain of stacks that comes round */
+		if (lam == power) {
+			tortoise = si;
+			power *= 2;
+			lam = 0;
+		}
 		if ((err = pl->read(pl->arg, si, head, l->si_size)))
 			return err;
 		memcpy(&cxstack, head + l->si_cxstack, 8);
