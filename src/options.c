@@ -616,7 +616,7 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 	o->report = true;
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "O:TtlusrFh", long_options, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "O:TtIlusrFh", long_options, NULL)) != -1) {
 		switch (opt) {
 		case 'O':
 			if (!parse_long(optarg, LONG_MIN, LONG_MAX, &r->rows))
@@ -627,6 +627,9 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 			break;
 		case 't':
 			r->compact_tree = true;
+			break;
+		case 'I':
+			r->inclusive = true;
 			break;
 		case 'l':
 			r->by_calls = true;
@@ -658,9 +661,10 @@ static enum options_result parse_report(struct options *o, int argc, char **argv
 		if (*message)
 			return OPTIONS_USAGE_ERROR;
 	}
-	if (diff && (r->tree || r->compact_tree || r->by_calls || r->read.clock != TMON_USER_SYSTEM)) {
+	if (diff && (r->tree || r->compact_tree || r->by_calls || r->inclusive ||
+		     r->read.clock != TMON_USER_SYSTEM)) {
 		*message = xstrdup("report --diff compares the shares of the samples in the call "
-				   "trees: -T, -t, -l, -u, -s and -r do not apply");
+				   "trees: -T, -t, -I, -l, -u, -s and -r do not apply");
 		return OPTIONS_USAGE_ERROR;
 	}
 	if (diff && argc - optind != 2 && !o->help) {

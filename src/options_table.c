@@ -695,11 +695,11 @@ void options_write_help(FILE *out)
 	      "With $DEBUGINFOD_URLS set, the debug files of stripped programs and libraries are\n"
 	      "fetched from those debuginfod servers in the background (libdebuginfod).\n"
 	      "\n"
-	      "       proftop report [-O N] [-T | -t] [-l] [-u | -s | -r] [-F] [FILE]\n"
+	      "       proftop report [-O N] [-T | -t] [-I] [-l] [-u | -s | -r] [-F] [FILE]\n"
 	      "       proftop report --diff [-O N] [-F] OLD NEW\n"
 	      "\n"
 	      "prints what dprofpp prints for a tmon.out (default ./tmon.out): the top N (15)\n"
-	      "subroutines by exclusive time (-l: by calls), or the call tree (-T; -t folds\n"
+	      "subroutines by exclusive time (-I: inclusive, -l: by calls), or the call tree (-T; -t folds\n"
 	      "repeats), in user+system time (-u user, -s system, -r real); -F closes subs a\n"
 	      "truncated file left open. With --diff, per function its SELF% and TOTAL% in NEW\n"
 	      "and the points they moved since OLD, the largest change first.\n", out);

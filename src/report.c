@@ -216,7 +216,7 @@ static void perl_number_field(char *out, size_t size, double x, size_t width)
 
 struct sort_ctx {
 	const struct tmon *tm;
-	bool by_calls;
+	bool by_calls, inclusive;
 };
 
 static int row_order(const void *a, const void *b, void *arg)
@@ -225,11 +225,12 @@ static int row_order(const void *a, const void *b, void *arg)
 	const uint32_t *x = a, *y = b;
 	const struct tmon_func *fx = &c->tm->funcs[x[0]], *fy = &c->tm->funcs[y[0]];
 
-	if (c->by_calls ? fx->calls != fy->calls : fx->times != fy->times) {
-		if (c->by_calls)
-			return fx->calls > fy->calls ? -1 : 1;
+	if (c->by_calls && fx->calls != fy->calls)
+		return fx->calls > fy->calls ? -1 : 1;
+	if (!c->by_calls && c->inclusive && fx->ctimes != fy->ctimes)
+		return fx->ctimes > fy->ctimes ? -1 : 1;
+	if (!c->by_calls && !c->inclusive && fx->times != fy->times)
 		return fx->times > fy->times ? -1 : 1;
-	}
 	return x[1] < y[1] ? -1 : x[1] > y[1]; /* Perl's sort is stable */
 }
 
@@ -245,7 +246,7 @@ static double run_time(const struct tmon *tm)
 }
 
 /* The four lines at the top of every page. */
-static void page_titles(struct page *pg, const struct tmon *tm, double runtime)
+static void page_titles(struct page *pg, const struct tmon *tm, double runtime, bool inclusive)
 {
 	static const char *const which[] = { "User+System", "User", "System", "Real" };
 	char field[64];
@@ -254,13 +255,13 @@ static void page_titles(struct page *pg, const struct tmon *tm, double runtime)
 	snprintf(pg->top[0], sizeof(pg->top[0]), "Total Elapsed Time = %s Seconds", field);
 	perl_number_field(field, sizeof(field), runtime, 8);
 	snprintf(pg->top[1], sizeof(pg->top[1]), "  %11s Time = %s Seconds", which[tm->clock], field);
-	snprintf(pg->top[2], sizeof(pg->top[2]), "Exclusive Times");
+	snprintf(pg->top[2], sizeof(pg->top[2]), inclusive ? "Inclusive Times" : "Exclusive Times");
 	snprintf(pg->top[3], sizeof(pg->top[3]), "%%Time ExclSec CumulS #Calls sec/call Csec/c  Name");
 }
 
 /* The row of f, on as many lines as its Name takes. */
 static void func_row(struct page *pg, const struct tmon_func *f, double hz, double runtime,
-		     size_t name_width)
+		     size_t name_width, bool inclusive)
 {
 	double s = f->times / hz, cs = f->ctimes / hz, pcnt;
 	char *name = NULL;
@@ -272,7 +273,7 @@ static void func_row(struct page *pg, const struct tmon_func *f, double hz, doub
 	snprintf(row.ncalls, sizeof(row.ncalls), "%llu", (unsigned long long)f->calls);
 	snprintf(row.percall, sizeof(row.percall), "%.4f", s / (double)f->calls);
 	snprintf(row.cpercall, sizeof(row.cpercall), "%.4f", cs / (double)f->calls);
-	pcnt = runtime ? strtod(row.secs, NULL) / runtime * 100.0 : 0.0;
+	pcnt = runtime ? strtod(inclusive ? row.csecs : row.secs, NULL) / runtime * 100.0 : 0.0;
 	/* Perl multiplies integral values as integers, so its zero has no sign. */
 	snprintf(row.pcnt, sizeof(row.pcnt), "%.2f", pcnt == 0 ? 0.0 : pcnt);
 	row.p[0] = row.pcnt;
@@ -296,20 +297,20 @@ void report_print(FILE *out, const struct tmon *tm, const struct report_options 
 	double runtime = run_time(tm);
 	size_t name_width = NAME_WIDTH;
 	uint32_t (*keys)[2] = xmalloc((tm->nlisted + 1) * sizeof(*keys));
-	struct sort_ctx ctx = { tm, o->by_calls };
+	struct sort_ctx ctx = { tm, o->by_calls, o->inclusive };
 	struct page pg = { out, 0, false, { { 0 } } };
 	long cnt = o->rows ? o->rows : 15;
 
 	if (o->columns > 80)
 		name_width += (size_t)o->columns - FORMAT_WIDTH;
-	page_titles(&pg, tm, runtime);
+	page_titles(&pg, tm, runtime, o->inclusive);
 	for (size_t i = 0; i < tm->nlisted; i++) {
 		keys[i][0] = tm->listed[i];
 		keys[i][1] = (uint32_t)i;
 	}
 	qsort_r(keys, tm->nlisted, sizeof(*keys), row_order, &ctx);
 	for (size_t i = 0; i < tm->nlisted; i++) {
-		func_row(&pg, &tm->funcs[keys[i][0]], tm->hz, runtime, name_width);
+		func_row(&pg, &tm->funcs[keys[i][0]], tm->hz, runtime, name_width, o->inclusive);
 		if (!--cnt)
 			break;
 	}

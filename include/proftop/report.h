@@ -17,6 +17,7 @@ struct report_options {
 	bool tree;            /* -T: every sub entry, indented by depth */
 	bool compact_tree;    /* -t: the same, repeated calls folded into "name (Nx)" */
 	bool by_calls;        /* -l: sort by #Calls instead of exclusive time */
+	bool inclusive;       /* -I: inclusive times: sorted by CumulS, %Time of it (-l wins) */
 	int columns;          /* terminal width, for the Name column as dprofpp widens it (0: 80) */
 	const char *diff_old; /* --diff OLD NEW: the baseline OLD; path is NEW. NULL: no diff */
 };

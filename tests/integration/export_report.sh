@@ -12,7 +12,7 @@ if ! command -v dprofpp >/dev/null 2>&1 ||
 	finish
 fi
 
-OPTS_LIST="none -T -t -l -u -s -r -O_3 -O_-1 -F"
+OPTS_LIST="none -T -t -I -I_-l -l -u -s -r -O_3 -O_-1 -F"
 
 # same_as_dprofpp FILE OPTIONS — report and dprofpp print the same, and both succeed.
 same_as_dprofpp()
@@ -118,7 +118,7 @@ random_files()
 	local seed o
 	for seed in $(seq 1 12); do
 		perl "$TMPD/gen.pl" $seed >"$TMPD/rand.tmon" || return 1
-		for o in none -l -u -r -O_-1 -t; do
+		for o in none -I -l -u -r -O_-1 -t; do
 			same_as_dprofpp "$TMPD/rand.tmon" $o >"$TMPD/rand.why" ||
 				{ echo "seed $seed, $o:"; cat "$TMPD/rand.why"; return 1; }
 		done

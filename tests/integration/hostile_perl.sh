@@ -6,7 +6,8 @@
 # or claim gigabytes, words pointing anywhere and changing while read). proftop neither crashes
 # nor hangs nor reads without bound: the run ends with the program's own exit status, the samples
 # keep up with --perl=off's, proftop's own CPU share stays near the one with --perl=off, the lies
-# are counted as unread, and no row comes from them.
+# are counted as unread, and no row comes from them. A perl whose layout proftop does not know
+# (an interpreter of another size) gets one warning and native stacks, nothing read.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/fakeperl"
 require_perf_events
@@ -41,4 +42,10 @@ check "lies-cost-bounded" sh -c "awk -v a='$lies_cpu' -v b='$off_cpu' 'BEGIN { e
 rows() { final_table "$1" | awk '{ $1 = $2 = $3 = ""; sub(/^ +/, ""); print }' | sort -u; }
 rows "$OUT" >"$TMPD/lies.rows"
 check "no-row-from-lies" sh -c "awk 'NF < 2 || \$NF !~ /^(fakeperl|.*\\.so(\\.[0-9]+)*|\\[.*\\])\$/ { print \"row: \" \$0; bad = 1 } END { exit bad }' '$TMPD/lies.rows'"
+run_proftop other -b -n 0 -- "$WL/fakeperl" 1 other
+check "other-exit-status-0" status "$RC" 0 "$ERR"
+check "other-warned-once" sh -c "[ \$(grep -c 'interpreter (4000 bytes) proftop does not know (it knows 5.36' '$ERR') -eq 1 ] ||
+	{ cat '$ERR'; exit 1; }"
+check "other-nothing-read" sh -c "! grep -Eq '^=== proftop final .* unread ' '$OUT' ||
+	{ grep '^=== proftop final' '$OUT'; exit 1; }"
 finish

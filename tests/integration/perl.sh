@@ -7,7 +7,7 @@
 # sort's own run loop; the real dprofpp reads proftop's tmon.out: -I names main::sort_numbers,
 # main::digest_blocks and Digest::MD5::md5_hex, with inclusive times as the batch table's TOTAL%,
 # and -T nests main::by_number under main::sort_numbers; --perl=only leaves perl's own frames
-# out.
+# out; proftop report -I and -T print what dprofpp does.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN"
 require_perf_events
@@ -20,17 +20,7 @@ seconds=6 cycle=2
 for tool in perl dprofpp; do
 	if ! command -v $tool >/dev/null 2>&1; then
 		fail "setup" "$tool is not installed (make deps installs perl and libdevel-dprof-perl)"
-		
-# --perl=only: the subs and the native code they call outside perl, as py-spy shows Python.
-run_proftop only -b -n 0 --perl=only -o "$TMPD/only.folded" -- perl "$split" 3 2
-check "only-exit-status-0" status "$RC" 0 "$ERR"
-check "only-subs-nested" sh -c "grep -Eq '^RUNTIME;sort_numbers;by_number [0-9]+\$' '$TMPD/only.folded' ||
-	{ echo 'no stack RUNTIME;sort_numbers;by_number:'; head -n 5 '$TMPD/only.folded'; exit 1; }"
-# (a stack whose subs could not be read stays native: a few)
-check "only-interpreter-frames-under-5-percent" sh -c "awk '{ n += \$NF } /Perl_/ { p += \$NF }
-	END { exit !(n > 0 && 100 * p / n < 5) }' '$TMPD/only.folded' ||
-	{ grep 'Perl_' '$TMPD/only.folded' | head -n 3; exit 1; }"
-finish
+		finish
 	fi
 done
 
@@ -64,6 +54,14 @@ check "dprofpp-T-nests-comparator" sh -c "awk '
 	inside { match(\$0, /^ */); if (RLENGTH <= depth) inside = 0; else if (\$0 ~ /main::by_number\$/) found = 1 }
 	END { exit !found }' '$TMPD/tree.txt' ||
 	{ echo 'main::by_number is not under main::sort_numbers in dprofpp -T:'; grep -n 'main::' '$TMPD/tree.txt' | head; exit 1; }"
+
+# proftop report prints what dprofpp prints for the same file.
+for o in -I -T; do
+	"$PROFTOP_BIN" report -O 100 $o "$TMPD/tmon.out" >"$TMPD/report$o.txt" 2>&1
+	dprofpp -O 100 $o "$TMPD/tmon.out" >"$TMPD/dprofpp$o.txt" 2>&1
+	check "report$o-is-dprofpp$o" sh -c "cmp -s '$TMPD/dprofpp$o.txt' '$TMPD/report$o.txt' ||
+		{ diff '$TMPD/dprofpp$o.txt' '$TMPD/report$o.txt' | head -n 10; exit 1; }"
+done
 
 # --perl=only: the subs and the native code they call outside perl, as py-spy shows Python.
 run_proftop only -b -n 0 --perl=only -o "$TMPD/only.folded" -- perl "$split" 3 2

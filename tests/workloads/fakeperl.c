@@ -1,11 +1,12 @@
-/* fakeperl SECONDS — a process that lies about being perl 5.36, for proftop's Perl sub reader
+/* fakeperl SECONDS [other] — a process that lies about being perl 5.36, for proftop's Perl sub reader
  * (hostile_perl.sh): it exports PL_curinterp, PL_interp_size (5.36's 3,768) and
  * Perl_pp_entersub, and spends its time in a function named Perl_runops_standard, while a second
  * thread keeps rewriting what PL_curinterp leads to, a phase every 50 ms: a chain of context
  * stacks that comes round; a stack claiming a million contexts over a large zeroed mapping; subs
  * whose globs, stashes and names point at themselves or claim lengths of gigabytes, a call op
  * whose stack points anywhere; and words pointing anywhere, changing while they are read.
- * Exits 0 after SECONDS. */
+ * With "other" it says its interpreter is 4,000 bytes: a perl whose layout proftop does not
+ * know. Exits 0 after SECONDS. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,7 +22,7 @@
 #define ZEROS (128u << 20) /* a million 104-byte contexts, all zero */
 
 uint64_t PL_curinterp;
-const uint16_t PL_interp_size = 3768;
+uint16_t PL_interp_size = 3768;
 
 static uint64_t arenas[2][ARENA / 8];
 static uint64_t *arena = arenas[0];
@@ -192,6 +193,8 @@ int main(int argc, char **argv)
 	struct timespec start, now;
 	pthread_t t;
 
+	if (argc > 2 && !strcmp(argv[2], "other"))
+		PL_interp_size = 4000;
 	zeros = mmap(NULL, ZEROS, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (zeros == MAP_FAILED)
 		return 1;
