@@ -7,39 +7,33 @@
 #include "proftop/frames_perl.h"
 
 #include "proftop/diag.h"
+#include "proftop/frame_slots.h"
 #include "proftop/frame_source.h"
-#include "proftop/idmap.h"
 #include "proftop/module.h"
 #include "proftop/perlframes.h"
 #include "proftop/symbols.h"
 #include "proftop/util.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
 struct perl_file {
-	const char *path;          /* the symbolizer's interned string */
+	uint64_t key;              /* the path: the symbolizer's interned string */
 	int err;                   /* perlframes_symbols_of()'s */
 	struct perlframes_symbols sym;
 };
 
 struct perl_process {
-	pid_t pid;
+	uint64_t key;              /* the pid */
 	int err;                   /* 0: pl is open */
 	struct perlframes pl;
 };
 
 struct frames_perl {
 	struct diag *diag;
-	struct perl_file *files;
-	size_t nfiles, files_cap;
-	struct idmap process_of;   /* pid -> its index in processes */
-	struct perl_process *processes;
-	size_t nprocesses, processes_cap;
+	struct frame_slots files, processes;
 	/* The stack being resolved: its subs, read at its first run loop. */
 	pid_t pid, tid;
 	int read_err;
@@ -55,7 +49,8 @@ static void *perl_new(struct diag *diag)
 	struct frames_perl *fp = xcalloc(1, sizeof(*fp));
 
 	fp->diag = diag;
-	idmap_init(&fp->process_of);
+	frame_slots_init(&fp->files, sizeof(struct perl_file));
+	frame_slots_init(&fp->processes, sizeof(struct perl_process));
 	atomic_init(&fp->unread, 0);
 	return fp;
 }
@@ -66,11 +61,10 @@ static void perl_free(void *arg)
 
 	if (!fp)
 		return;
-	free(fp->files);
-	for (size_t i = 0; i < fp->nprocesses; i++)
-		perlframes_close(&fp->processes[i].pl);
-	free(fp->processes);
-	idmap_free(&fp->process_of);
+	for (size_t i = 0; i < fp->processes.n; i++)
+		perlframes_close(&((struct perl_process *)frame_slots_at(&fp->processes, i))->pl);
+	frame_slots_free(&fp->processes);
+	frame_slots_free(&fp->files);
 	free(fp);
 }
 
@@ -81,52 +75,30 @@ static uint64_t perl_unread(void *arg)
 	return atomic_load_explicit(&fp->unread, memory_order_relaxed);
 }
 
-/* arg is the pid itself. */
-static int read_memory(void *arg, uint64_t addr, void *buf, size_t len)
-{
-	pid_t pid = (pid_t)(intptr_t)arg;
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return got == (ssize_t)len ? 0 : got < 0 ? -errno : -EIO;
-}
-
 static const struct perl_file *file_of(struct frames_perl *fp, const char *path)
 {
-	struct perl_file *f;
+	bool made;
+	struct perl_file *f = frame_slots_get(&fp->files, (uint64_t)(uintptr_t)path, &made);
 
-	for (size_t i = 0; i < fp->nfiles; i++)
-		if (fp->files[i].path == path)
-			return &fp->files[i];
-	xgrow((void **)&fp->files, &fp->files_cap, fp->nfiles + 1, sizeof(*fp->files));
-	f = &fp->files[fp->nfiles++];
-	f->path = path;
-	f->err = perlframes_symbols_of(path, &f->sym);
+	if (made)
+		f->err = perlframes_symbols_of(path, &f->sym);
 	return f;
 }
 
+/* pid's interpreter, opened at its first run loop (native says where it runs). */
 static struct perl_process *process_of(struct frames_perl *fp, pid_t pid,
 				       const struct frame_source_native *native)
 {
-	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
+	bool made;
+	struct perl_process *p = frame_slots_get(&fp->processes, (uint64_t)pid, &made);
 	const struct perl_file *f;
-	struct perl_process *p;
 
-	if (at != IDMAP_MISSING && fp->processes[at].pid == pid)
-		return &fp->processes[at];
-	if (at == IDMAP_MISSING || fp->processes[at].pid) {
-		xgrow((void **)&fp->processes, &fp->processes_cap, fp->nprocesses + 1,
-		      sizeof(*fp->processes));
-		at = (uint32_t)fp->nprocesses++;
-		idmap_put(&fp->process_of, (uint32_t)pid, at);
-	}
-	p = &fp->processes[at];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
+	if (!made)
+		return p;
 	f = file_of(fp, native->path);
 	p->err = f->err;
 	if (!p->err)
-		p->err = perlframes_open(&p->pl, &f->sym, native->bias, read_memory,
+		p->err = perlframes_open(&p->pl, &f->sym, native->bias, frame_slots_read_memory,
 					 (void *)(intptr_t)pid);
 	if (p->err == -ENOTSUP)
 		diag_report(fp->diag, DIAG_WARNING, "perl: %s is a perl whose interpreter (%u bytes) "
@@ -222,12 +194,10 @@ static void perl_stack_end(void *arg, pid_t pid, pid_t tid, unsigned used)
 static void perl_forget(void *arg, pid_t pid)
 {
 	struct frames_perl *fp = arg;
-	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
+	struct perl_process *p = frame_slots_take(&fp->processes, (uint64_t)pid);
 
-	if (at != IDMAP_MISSING && fp->processes[at].pid == pid) {
-		fp->processes[at].pid = 0;
-		perlframes_close(&fp->processes[at].pl);
-	}
+	if (p)
+		perlframes_close(&p->pl);
 }
 
 const struct frame_source_ops frames_perl_ops = {

@@ -8,9 +8,9 @@
 #include "proftop/frames_python.h"
 
 #include "proftop/diag.h"
-#include "proftop/idmap.h"
 #include "proftop/module.h"
 #include "proftop/pyframes.h"
+#include "proftop/frame_slots.h"
 #include "proftop/frame_source.h"
 #include "proftop/symbols.h"
 #include "proftop/util.h"
@@ -19,29 +19,24 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 
-/* What is known of a file's interpreter, by path (the symbolizer's interned string). */
+/* What is known of a file's interpreter. */
 struct python_file {
-	const char *path;
+	uint64_t key;              /* the path: the symbolizer's interned string */
 	int err;                   /* pyframes_symbols_of()'s */
 	struct pyframes_symbols sym;
 };
 
 /* A process's interpreter: open, or not one (err). */
 struct python_process {
-	pid_t pid;
+	uint64_t key;              /* the pid */
 	int err;                   /* 0: py is open */
 	struct pyframes py;
 };
 
 struct frames_python {
 	struct diag *diag;
-	struct python_file *files;
-	size_t nfiles, files_cap;
-	struct idmap process_of;   /* pid -> its index in processes */
-	struct python_process *processes;
-	size_t nprocesses, processes_cap;
+	struct frame_slots files, processes;
 	/* The stack being resolved: its thread's frames, read at its first evaluation. */
 	pid_t pid, tid;
 	int read_err;              /* 0: frames[0..nframes) read */
@@ -56,7 +51,8 @@ static void *python_new(struct diag *diag)
 	struct frames_python *fp = xcalloc(1, sizeof(*fp));
 
 	fp->diag = diag;
-	idmap_init(&fp->process_of);
+	frame_slots_init(&fp->files, sizeof(struct python_file));
+	frame_slots_init(&fp->processes, sizeof(struct python_process));
 	atomic_init(&fp->unread, 0);
 	return fp;
 }
@@ -67,11 +63,10 @@ static void python_free(void *arg)
 
 	if (!fp)
 		return;
-	free(fp->files);
-	for (size_t i = 0; i < fp->nprocesses; i++)
-		pyframes_close(&fp->processes[i].py);
-	free(fp->processes);
-	idmap_free(&fp->process_of);
+	for (size_t i = 0; i < fp->processes.n; i++)
+		pyframes_close(&((struct python_process *)frame_slots_at(&fp->processes, i))->py);
+	frame_slots_free(&fp->processes);
+	frame_slots_free(&fp->files);
 	free(fp);
 }
 
@@ -82,27 +77,13 @@ static uint64_t python_unread(void *arg)
 	return atomic_load_explicit(&fp->unread, memory_order_relaxed);
 }
 
-/* arg is the pid itself (the process's slot moves as the array grows). */
-static int read_memory(void *arg, uint64_t addr, void *buf, size_t len)
-{
-	pid_t pid = (pid_t)(intptr_t)arg;
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return got == (ssize_t)len ? 0 : got < 0 ? -errno : -EIO;
-}
-
 static const struct python_file *file_of(struct frames_python *fp, const char *path)
 {
-	struct python_file *f;
+	bool made;
+	struct python_file *f = frame_slots_get(&fp->files, (uint64_t)(uintptr_t)path, &made);
 
-	for (size_t i = 0; i < fp->nfiles; i++)
-		if (fp->files[i].path == path)
-			return &fp->files[i];
-	xgrow((void **)&fp->files, &fp->files_cap, fp->nfiles + 1, sizeof(*fp->files));
-	f = &fp->files[fp->nfiles++];
-	f->path = path;
-	f->err = pyframes_symbols_of(path, &f->sym);
+	if (made)
+		f->err = pyframes_symbols_of(path, &f->sym);
 	return f;
 }
 
@@ -110,26 +91,16 @@ static const struct python_file *file_of(struct frames_python *fp, const char *p
 static struct python_process *process_of(struct frames_python *fp, pid_t pid,
 					 const struct frame_source_native *native)
 {
-	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
+	bool made;
+	struct python_process *p = frame_slots_get(&fp->processes, (uint64_t)pid, &made);
 	const struct python_file *f;
-	struct python_process *p;
 
-	if (at != IDMAP_MISSING && fp->processes[at].pid == pid)
-		return &fp->processes[at];
-	/* (a forgotten pid's slot, whose interpreter forget closed, is reused) */
-	if (at == IDMAP_MISSING || fp->processes[at].pid) {
-		xgrow((void **)&fp->processes, &fp->processes_cap, fp->nprocesses + 1,
-		      sizeof(*fp->processes));
-		at = (uint32_t)fp->nprocesses++;
-		idmap_put(&fp->process_of, (uint32_t)pid, at);
-	}
-	p = &fp->processes[at];
-	memset(p, 0, sizeof(*p));
-	p->pid = pid;
+	if (!made)
+		return p;
 	f = file_of(fp, native->path);
 	p->err = f->err;
 	if (!p->err)
-		p->err = pyframes_open(&p->py, &f->sym, native->bias, read_memory,
+		p->err = pyframes_open(&p->py, &f->sym, native->bias, frame_slots_read_memory,
 				       (void *)(intptr_t)pid);
 	if (p->err == -ENOTSUP)
 		diag_report(fp->diag, DIAG_WARNING, "python: %s is CPython %u.%u, whose frames proftop "
@@ -234,13 +205,10 @@ static void python_stack_end(void *arg, pid_t pid, pid_t tid, unsigned used)
 static void python_forget(void *arg, pid_t pid)
 {
 	struct frames_python *fp = arg;
-	uint32_t at = idmap_get(&fp->process_of, (uint32_t)pid);
+	struct python_process *p = frame_slots_take(&fp->processes, (uint64_t)pid);
 
-	/* (the slot stays, of no process: pids are few and reused) */
-	if (at != IDMAP_MISSING && fp->processes[at].pid == pid) {
-		fp->processes[at].pid = 0;
-		pyframes_close(&fp->processes[at].py);
-	}
+	if (p)
+		pyframes_close(&p->py);
 }
 
 const struct frame_source_ops frames_python_ops = {
