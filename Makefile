@@ -81,7 +81,7 @@ $(BUILD) $(BUILD)/tests $(BUILD)/workloads:
 
 # Workloads are the programs the integration tests profile: -O2 and no frame pointers, like the
 # software users profile. Each may have link flags in tests/workloads/NAME.flags.
-$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/burn.h | $(BUILD)/workloads
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/burn.h tests/workloads/lies.h | $(BUILD)/workloads
 	$(CC) -O2 -g -fomit-frame-pointer -pthread -o $@ $< \
 	    $(shell cat tests/workloads/$*.flags 2>/dev/null)
 

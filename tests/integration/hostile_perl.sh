@@ -12,25 +12,15 @@
 need "$PROFTOP_BIN" "$WL/fakeperl"
 require_perf_events
 
-samples_of()
-{
-	sed -n 's/^=== proftop final .* samples \([0-9]*\) .*/\1/p' "$1" | tail -n 1
-}
-
-cpu_of()
-{
-	sed -n 's/^=== proftop final .* proftop \([0-9.]*\)% CPU.*/\1/p' "$1" | tail -n 1
-}
-
 run_proftop off -b -n 0 --perl=off -- "$WL/fakeperl" 3
 check "off-exit-status-0" status "$RC" 0 "$ERR"
-off=$(samples_of "$OUT")
-off_cpu=$(cpu_of "$OUT")
+off=$(final_samples "$OUT")
+off_cpu=$(final_cpu "$OUT")
 
 run_proftop lies -b -n 0 --max-rows 100 -- "$WL/fakeperl" 3
 check "lies-exit-status-0" status "$RC" 0 "$ERR"
-lies=$(samples_of "$OUT")
-lies_cpu=$(cpu_of "$OUT")
+lies=$(final_samples "$OUT")
+lies_cpu=$(final_cpu "$OUT")
 check "lies-keep-up" sh -c "[ -n '$lies' ] && [ -n '$off' ] && [ \$(( $lies * 2 )) -ge '$off' ] ||
 	{ echo 'samples with the lies read: ${lies:-none}, with --perl=off: ${off:-none}'; exit 1; }"
 check "lies-counted" sh -c "grep -Eq '^=== proftop final .* unread [1-9][0-9]* ' '$OUT' ||

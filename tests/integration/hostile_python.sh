@@ -13,16 +13,6 @@
 need "$PROFTOP_BIN" "$WL/fakepython"
 require_perf_events
 
-samples_of()
-{
-	sed -n 's/^=== proftop final .* samples \([0-9]*\) .*/\1/p' "$1" | tail -n 1
-}
-
-cpu_of()
-{
-	sed -n 's/^=== proftop final .* proftop \([0-9.]*\)% CPU.*/\1/p' "$1" | tail -n 1
-}
-
 # rows FILE — the final table's functions and modules, sorted.
 rows()
 {
@@ -31,13 +21,13 @@ rows()
 
 run_proftop off -b -n 0 --python=off -- "$WL/fakepython" 3
 check "off-exit-status-0" status "$RC" 0 "$ERR"
-off=$(samples_of "$OUT")
-off_cpu=$(cpu_of "$OUT")
+off=$(final_samples "$OUT")
+off_cpu=$(final_cpu "$OUT")
 
 run_proftop lies -b -n 0 -- "$WL/fakepython" 3
 check "lies-exit-status-0" status "$RC" 0 "$ERR"
-lies=$(samples_of "$OUT")
-lies_cpu=$(cpu_of "$OUT")
+lies=$(final_samples "$OUT")
+lies_cpu=$(final_cpu "$OUT")
 rows "$OUT" >"$TMPD/lies.rows"
 check "lies-keep-up" sh -c "[ -n '$lies' ] && [ -n '$off' ] && [ \$(( $lies * 2 )) -ge '$off' ] ||
 	{ echo 'samples with the lies read: ${lies:-none}, with --python=off: ${off:-none}'; exit 1; }"

@@ -220,6 +220,18 @@ run_proftop()
 
 # --- reading batch output ---------------------------------------------------------------------
 
+# final_samples FILE — the samples of the last "=== proftop final" header in FILE.
+final_samples()
+{
+	sed -n 's/^=== proftop final .* samples \([0-9]*\) .*/\1/p' "$1" | tail -n 1
+}
+
+# final_cpu FILE — proftop's own CPU share (percent) in that header.
+final_cpu()
+{
+	sed -n 's/^=== proftop final .* proftop \([0-9.]*\)% CPU.*/\1/p' "$1" | tail -n 1
+}
+
 # final_table FILE — the rows of the last `=== proftop final` table, as printed.
 final_table()
 {

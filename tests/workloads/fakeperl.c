@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lies.h"
+
 #define ARENA 65536
 #define ZEROS (128u << 20) /* a million 104-byte contexts, all zero */
 
@@ -119,57 +121,18 @@ static void lying_subs(void)
 	PL_curinterp = at(0);
 }
 
-static uint64_t next_random(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static void garbage(uint64_t *x)
 {
-	PL_curinterp = at(next_random(x) % (ARENA / 8));
+	PL_curinterp = at(lies_random(x) % (ARENA / 8));
 	for (size_t i = 0; i < ARENA / 8; i++) {
-		uint64_t r = next_random(x);
+		uint64_t r = lies_random(x);
 
 		arena[i] = r & 1 ? at(r % (ARENA / 8)) : r >> (r & 63);
 	}
 }
 
-static void *rewrite(void *unused)
-{
-	uint64_t x = 88172645463325252ull;
-	unsigned phase = 0;
-
-	(void)unused;
-	while (!atomic_load(&done)) {
-		struct timespec end, now;
-
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		end.tv_nsec += 50000000;
-		if (end.tv_nsec >= 1000000000) {
-			end.tv_sec++;
-			end.tv_nsec -= 1000000000;
-		}
-		if (phase % 4 == 0)
-			looping_stacks();
-		else if (phase % 4 == 1)
-			million_contexts();
-		else if (phase % 4 == 2)
-			lying_subs();
-		do {
-			if (phase % 4 == 3)
-				garbage(&x);
-			else
-				usleep(1000);
-			clock_gettime(CLOCK_MONOTONIC, &now);
-		} while (!atomic_load(&done) && (now.tv_sec < end.tv_sec ||
-						 (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec)));
-		phase++;
-	}
-	return NULL;
-}
+static void (*const phases[])(void) = { looping_stacks, million_contexts, lying_subs, NULL };
+static const struct lies lies = { phases, 4, garbage, &done };
 
 /* A name the reader looks up (an XS sub is told by it). */
 __attribute__((noinline)) void Perl_pp_entersub(void)
@@ -200,7 +163,7 @@ int main(int argc, char **argv)
 		return 1;
 	lying_subs();
 	Perl_pp_entersub();
-	pthread_create(&t, NULL, rewrite, NULL);
+	pthread_create(&t, NULL, lies_run, (void *)&lies);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		Perl_runops_standard(100000);

@@ -16,6 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lies.h"
+
 #define ARENA 65536
 
 uint64_t _PyRuntime[ARENA / 8] __attribute__((aligned(64)));
@@ -81,55 +83,18 @@ static void lying_frames(void)
 	set(_PyRuntime, 40, at(0));
 }
 
-static uint64_t next_random(uint64_t *x)
-{
-	*x ^= *x << 13;
-	*x ^= *x >> 7;
-	*x ^= *x << 17;
-	return *x;
-}
-
 static void garbage(uint64_t *x)
 {
-	set(_PyRuntime, 40, at(next_random(x) % (ARENA / 8)));
+	set(_PyRuntime, 40, at(lies_random(x) % (ARENA / 8)));
 	for (size_t i = 0; i < ARENA / 8; i++) {
-		uint64_t r = next_random(x);
+		uint64_t r = lies_random(x);
 
 		arena[i] = r & 1 ? at(r % (ARENA / 8)) : r >> (r & 63);
 	}
 }
 
-static void *rewrite(void *unused)
-{
-	uint64_t x = 88172645463325252ull;
-	unsigned phase = 0;
-
-	(void)unused;
-	while (!atomic_load(&done)) {
-		struct timespec end, now;
-
-		clock_gettime(CLOCK_MONOTONIC, &end);
-		end.tv_nsec += 50000000;
-		if (end.tv_nsec >= 1000000000) {
-			end.tv_sec++;
-			end.tv_nsec -= 1000000000;
-		}
-		if (phase % 3 == 0)
-			looping_threads();
-		else if (phase % 3 == 1)
-			lying_frames();
-		do {
-			if (phase % 3 == 2)
-				garbage(&x);
-			else
-				usleep(1000);
-			clock_gettime(CLOCK_MONOTONIC, &now);
-		} while (!atomic_load(&done) && (now.tv_sec < end.tv_sec ||
-						 (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec)));
-		phase++;
-	}
-	return NULL;
-}
+static void (*const phases[])(void) = { looping_threads, lying_frames, NULL };
+static const struct lies lies = { phases, 3, garbage, &done };
 
 /* Where the samples land: the name the reader looks for. */
 __attribute__((noinline)) uint64_t _PyEval_EvalFrameDefault(uint64_t n)
@@ -149,7 +114,7 @@ int main(int argc, char **argv)
 
 	spinner = (pid_t)syscall(SYS_gettid);
 	lying_frames();
-	pthread_create(&t, NULL, rewrite, NULL);
+	pthread_create(&t, NULL, lies_run, (void *)&lies);
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		_PyEval_EvalFrameDefault(100000);
