@@ -12,6 +12,7 @@
 #   LONGRUN_STEP (60)            seconds per row
 #   LONGRUN_SPLIT_SECONDS (120)  split the same way
 #   LONGRUN_PYTHON_SECONDS (600) pyenv's CPython 3.13 on tests/workloads/pysplit.py, the same way
+#   LONGRUN_PERL_SECONDS (600)   perl on tests/workloads/plsplit.pl, the same way
 #   LONGRUN_PERF_SECONDS (180)   perf top -F 999 --call-graph dwarf --stdio on randtree (0: skip)
 #   LONGRUN_ARGS                 more proftop options (e.g. --max-memory 64M)
 #   PROFTOP_BIN (./proftop)      the binary to measure
@@ -76,6 +77,11 @@ if [ "$py_secs" -gt 0 ] && [ -n "$py" ]; then
 	profile python "$py_secs" "$py" tests/workloads/pysplit.py "$py_secs" || status=1
 elif [ "$py_secs" -gt 0 ]; then
 	echo "== Python: no CPython 3.13 under /root/.pyenv: skipped"
+fi
+# The Perl subs' reader (issue 29) the same way, on tests/workloads/plsplit.pl.
+pl_secs=${LONGRUN_PERL_SECONDS:-600}
+if [ "$pl_secs" -gt 0 ] && command -v perl >/dev/null; then
+	profile perl "$pl_secs" perl tests/workloads/plsplit.pl "$pl_secs" || status=1
 fi
 
 perf_secs=${LONGRUN_PERF_SECONDS:-180}

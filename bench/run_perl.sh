@@ -6,7 +6,10 @@
 # and `perl -d:DProf` with `dprofpp -I`. For each: the program's slowdown (the work it did
 # against the program alone in the same time), the two subs' inclusive shares, and for proftop
 # its CPU time per sample (its own CPU share over the run, from its final table, times the
-# elapsed time, divided by the samples). Figures only; nothing here fails on them.
+# elapsed time, divided by the samples). plsplit.pl's work varies by several percent from run to
+# run: its slowdowns are rough; a fixed work of 5 million sub calls, timed alone, under proftop
+# and under DProf, measures each one's slowdown where calls are the work. Figures only; nothing
+# here fails on them.
 set -u
 cd "$(dirname "$0")/.." || exit 1
 proftop=${PERL_PROFTOP:-./proftop}
@@ -88,6 +91,22 @@ dprof_run()
 		     d, s, x, b == "" ? "- (a sort comparator: DProf sees no call)" : b "%" }' "$tmp/dprof.txt"
 }
 
+# calls_run — a fixed amount of work made of sub calls (5 million calls of a one-line sub), its
+# elapsed time alone, under proftop and under DProf (which instruments every call): the slowdown
+# each causes where the calls are the work.
+calls_run()
+{
+	local prog='sub inc { $_[0] + 1 } my $x = 0; $x = inc($x) for 1 .. 5_000_000; print "$x\n"'
+	local t_alone t_proftop t_dprof
+	t_alone=$( { /usr/bin/time -f %e perl -e "$prog" >/dev/null; } 2>&1 )
+	t_proftop=$( { /usr/bin/time -f %e "$proftop" -b -n 0 -o /dev/null -f folded -- perl -e "$prog" \
+		>/dev/null 2>/dev/null; } 2>&1 | tail -n 1 )
+	t_dprof=$(cd "$tmp" && { /usr/bin/time -f %e perl -d:DProf -e "$prog" >/dev/null; } 2>&1 | tail -n 1)
+	awk -v a="$t_alone" -v p="$t_proftop" -v d="$t_dprof" 'BEGIN {
+		printf "  5M calls of a sub:     alone %.2f s, under proftop %.2f s (%.2fx), under perl -d:DProf %.2f s (%.2fx)\n",
+		       a, p, p / a, d, d / a }'
+}
+
 echo "== Perl subs: $(perl -e 'printf "perl %vd", $^V'), plsplit.pl ${secs}s (truth: digest_blocks 30%, sort_numbers 70%)"
 for r in $(seq 1 "$reps"); do
 	echo " round $r"
@@ -95,4 +114,5 @@ for r in $(seq 1 "$reps"); do
 	proftop_run "proftop --perl=off" --perl=off
 	proftop_run "proftop (Perl subs)"
 	dprof_run
+	calls_run
 done

@@ -590,11 +590,17 @@ size_t resolver_stack(struct resolver *r, pid_t pid, pid_t tid, const uint64_t *
 	 * Return addresses point after the call: look up the byte before them to stay inside the
 	 * calling function (and on the call's line). A stack too deep with its inlined frames
 	 * loses its outermost ones. */
-	for (size_t i = 0; i < n && native_depth < RESOLVER_MAX_FRAMES; i++) {
+	for (size_t i = 0; i < n; i++) {
 		size_t len;
 		uint8_t runs;
 		bool interpreter;
-		const struct chain_frame *chain = resolve_frame(
+		const struct chain_frame *chain;
+
+		if (native_depth == RESOLVER_MAX_FRAMES) {
+			truncated = true;
+			break;
+		}
+		chain = resolve_frame(
 			r, pid, i == 0 && first_exact ? ips[i] : ips[i] - 1, scratch, &len, &runs,
 			&interpreter);
 
