@@ -42,7 +42,7 @@ int elfsyms_find(const char *path, const char *const *names, uint64_t *values, u
 	memset(values, 0, n * sizeof(*values));
 	if (sizes)
 		memset(sizes, 0, n * sizeof(*sizes));
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (!path || elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)

@@ -77,9 +77,13 @@ static uint64_t perl_unread(void *arg)
 
 static const struct perl_file *file_of(struct frames_perl *fp, const char *path)
 {
+	static const struct perl_file none = { .err = -ENOENT }; /* a module without a path */
+	struct perl_file *f;
 	bool made;
-	struct perl_file *f = frame_slots_get(&fp->files, (uint64_t)(uintptr_t)path, &made);
 
+	if (!path)
+		return &none;
+	f = frame_slots_get(&fp->files, (uint64_t)(uintptr_t)path, &made);
 	if (made)
 		f->err = perlframes_symbols_of(path, &f->sym);
 	return f;

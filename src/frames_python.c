@@ -79,9 +79,13 @@ static uint64_t python_unread(void *arg)
 
 static const struct python_file *file_of(struct frames_python *fp, const char *path)
 {
+	static const struct python_file none = { .err = -ENOENT }; /* a module without a path */
+	struct python_file *f;
 	bool made;
-	struct python_file *f = frame_slots_get(&fp->files, (uint64_t)(uintptr_t)path, &made);
 
+	if (!path)
+		return &none;
+	f = frame_slots_get(&fp->files, (uint64_t)(uintptr_t)path, &made);
 	if (made)
 		f->err = pyframes_symbols_of(path, &f->sym);
 	return f;

@@ -328,6 +328,7 @@ struct walk {
 	uint64_t cop;              /* where the next sub out is (the previous one's caller) */
 	unsigned run;
 	bool closed;               /* the last sub ended its run (it was entered from C) */
+	bool main_contexts;        /* the main stack (the last) has contexts */
 };
 
 /* One context: a sub's adds its frame. */
@@ -486,6 +487,7 @@ int perlframes_stack(const struct perlframes *pl, struct perlframe *out, size_t 
 		if (cxix < -1 || cxix > cxmax || cxmax >= (int32_t)CX_MAX || (cxix >= 0 && !cxstack))
 			return -EBADMSG;
 		w.closed = false;
+		w.main_contexts = !prev && cxix >= 0;
 		if (cxix >= 0 && (err = walk_stack_info(pl, cxstack, cxix, &w)))
 			return err;
 		/* A stack pushed for sort or magic runs in a run loop of its own (a sort block
@@ -494,18 +496,21 @@ int perlframes_stack(const struct perlframes *pl, struct perlframe *out, size_t 
 			w.run++;
 		si = prev;
 	}
-	if (phase == l->phase_run && !w.closed && w.n < max) {
-		struct perlframe *f = &out[w.n++];
+	/* The main program, outermost, while it runs: at a statement that reads (a file, a line),
+	 * with its contexts (the main program's block at least) in the main stack. */
+	if (phase == l->phase_run && !w.closed && w.main_contexts && w.n < max) {
+		struct perlframe *f = &out[w.n];
 		uint64_t file;
 
 		memset(f, 0, sizeof(*f));
-		snprintf(f->package, sizeof(f->package), "%s", "main");
-		snprintf(f->name, sizeof(f->name), "%s", "RUNTIME");
-		if (!w.cop || read_u64(pl, w.cop + l->cop_file, &file) ||
-		    read_string(pl, file, f->file, sizeof(f->file)))
-			f->file[0] = '\0';
 		f->line = cop_line(pl, w.cop);
-		f->run = w.run;
+		if (f->line && !read_u64(pl, w.cop + l->cop_file, &file) &&
+		    !read_string(pl, file, f->file, sizeof(f->file)) && f->file[0]) {
+			snprintf(f->package, sizeof(f->package), "%s", "main");
+			snprintf(f->name, sizeof(f->name), "%s", "RUNTIME");
+			f->run = w.run;
+			w.n++;
+		}
 	}
 	*runs = w.closed ? w.run : w.run + 1;
 	return (int)w.n;

@@ -28,10 +28,13 @@ check "lies-counted" sh -c "grep -Eq '^=== proftop final .* unread [1-9][0-9]* '
 check "lies-cost-bounded" sh -c "awk -v a='$lies_cpu' -v b='$off_cpu' 'BEGIN { exit !(a != \"\" && b != \"\" && a <= 3 * b + 10) }' ||
 	{ echo 'proftop CPU with the lies read: ${lies_cpu:-?}%, with --perl=off: ${off_cpu:-?}%'; exit 1; }"
 # No row comes from the lies: every row's module is the program's, a library's or the kernel's
-# (a name claiming gigabytes of zeros is an empty name: no sub).
+# (a name claiming gigabytes of zeros is an empty name: no sub). main's RUNTIME, proftop's own
+# name for a program at its top level, may come of garbage that reads as one (running, a main
+# stack that ends, a statement with a line and a file): it names nothing the process wrote.
 rows() { final_table "$1" | awk '{ $1 = $2 = $3 = ""; sub(/^ +/, ""); print }' | sort -u; }
 rows "$OUT" >"$TMPD/lies.rows"
-check "no-row-from-lies" sh -c "awk 'NF < 2 || \$NF !~ /^(fakeperl|.*\\.so(\\.[0-9]+)*|\\[.*\\])\$/ { print \"row: \" \$0; bad = 1 } END { exit bad }' '$TMPD/lies.rows'"
+check "no-row-from-lies" sh -c "awk '\$0 == \"RUNTIME main\" { next }
+	NF < 2 || \$NF !~ /^(fakeperl|.*\\.so(\\.[0-9]+)*|\\[.*\\])\$/ { print \"row: \" \$0; bad = 1 } END { exit bad }' '$TMPD/lies.rows'"
 run_proftop other -b -n 0 -- "$WL/fakeperl" 1 other
 check "other-exit-status-0" status "$RC" 0 "$ERR"
 check "other-warned-once" sh -c "[ \$(grep -c 'interpreter (4000 bytes) proftop does not know (it knows 5.36' '$ERR') -eq 1 ] ||

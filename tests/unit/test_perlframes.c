@@ -271,7 +271,7 @@ enum {
 	INTERP = BASE + 0x100, SI = BASE + 0x40, CX = BASE + 0x1000, CV = BASE + 0x200,
 	CV_BODY = BASE + 0x240, GV = BASE + 0x300, GV_BODY = BASE + 0x340, HV = BASE + 0x400,
 	HV_BODY = BASE + 0x440, SUB_HEK = BASE + 0x500, PKG_HEK = BASE + 0xc00,
-	NAMES = BASE + 0xd00,
+	NAMES = BASE + 0xd00, COP = BASE + 0xe00, COP_FILE = BASE + 0xf00,
 };
 
 /* One sub, main::sub, called from Perl, in the only context of the only stack. */
@@ -301,6 +301,10 @@ static void forge(struct image *m)
 	memcpy(m->bytes + (SUB_HEK + 8 - BASE), "sub", 3);
 	put32(m, PKG_HEK + 4, 4);
 	memcpy(m->bytes + (PKG_HEK + 8 - BASE), "main", 4);
+	put64(m, CX + 16, COP);                 /* the statement that called the sub */
+	put32(m, COP + 36, 12);                 /* its line */
+	put64(m, COP + 48, COP_FILE);               /* its file */
+	memcpy(m->bytes + (COP_FILE - BASE), "prog.pl", 8);
 }
 
 static int forged_stack(struct image *m, struct perlframe *f, size_t max, unsigned *runs)
@@ -327,10 +331,18 @@ static void forged(void **state)
 	assert_int_equal(forged_stack(m, f, 8, &runs), 1);
 	assert_int_equal(runs, 1);
 	expect(&f[0], "main", "sub", 0, 0);
-	/* While the program runs: the main program too, outermost. */
+	/* While the program runs: the main program too, outermost, at the statement that called. */
 	put32(m, INTERP + 2512, 4);
 	assert_int_equal(forged_stack(m, f, 8, &runs), 2);
-	expect(&f[1], "main", "RUNTIME", 0, 0);
+	expect(&f[1], "main", "RUNTIME", 12, 0);
+	assert_string_equal(f[1].file, "prog.pl");
+	/* ... but not at a statement that does not read (no line, no file): no main program. */
+	put32(m, COP + 36, 0);
+	assert_int_equal(forged_stack(m, f, 8, &runs), 1);
+	put32(m, COP + 36, 12);
+	put64(m, COP + 48, 0);
+	assert_int_equal(forged_stack(m, f, 8, &runs), 1);
+	put64(m, COP + 48, COP_FILE);
 	/* A stash with several names: the first. */
 	put32(m, HV_BODY + 32 + 28, 2);
 	put64(m, HV_BODY + 32, NAMES);
