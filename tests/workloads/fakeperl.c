@@ -20,14 +20,11 @@
 
 #include "lies.h"
 
-#define ARENA 65536
 #define ZEROS (128u << 20) /* a million 104-byte contexts, all zero */
 
 uint64_t PL_curinterp;
 uint16_t PL_interp_size = 3768;
 
-static uint64_t arenas[2][ARENA / 8];
-static uint64_t *arena = arenas[0];
 static uint8_t *zeros;
 static atomic_bool done;
 
@@ -36,27 +33,6 @@ static atomic_bool done;
  * (104 bytes): type 0, oldcop 16, retop 48, cv 72; SV: body 0, flags 12, sv_u 16; CV body: stash
  * 32, start 40, gv 56, file 64, flags 92; GV body: name 32, stash 40; HV: aux at body + 32, its
  * name 0, count 28; HEK: length 4, key 8; op: type 32. */
-static uint64_t at(size_t word)
-{
-	return (uint64_t)(uintptr_t)&arena[word];
-}
-
-static void set(uint64_t *base, size_t off, uint64_t v)
-{
-	memcpy((char *)base + off, &v, sizeof(v));
-}
-
-static void set32(uint64_t *base, size_t off, uint32_t v)
-{
-	memcpy((char *)base + off, &v, sizeof(v));
-}
-
-/* The other arena, to build the next phase in: PL_curinterp is pointed at it when it is whole. */
-static void flip(void)
-{
-	arena = arena == arenas[0] ? arenas[1] : arenas[0];
-	memset(arena, 0, sizeof(arenas[0]));
-}
 
 /* The interpreter at arena[0] (it takes 3,768 bytes: words 0 to 470), its stack info at
  * arena[1000]. */

@@ -18,16 +18,10 @@
 
 #include "lies.h"
 
-#define ARENA 65536
-
 uint64_t _PyRuntime[ARENA / 8] __attribute__((aligned(64)));
 uint32_t Py_Version = 0x030c01f0;
 uint64_t PyCode_Type[64];
 
-/* Two arenas: each phase is built in the one not in use, then _PyRuntime is pointed at it, so a
- * reader sees each lie whole (the garbage phase keeps changing under it). */
-static uint64_t arenas[2][ARENA / 8];
-static uint64_t *arena = arenas[0];
 static atomic_bool done;
 static pid_t spinner;
 
@@ -35,22 +29,6 @@ static pid_t spinner;
  * 72, thread state: next 8, interp 16, cframe 56, native_thread_id 144; cframe → current_frame 0;
  * interpreter frame: previous 8, f_code 0, owner 70, prev_instr 56; code: ob_type 8, name 120,
  * qualname 128, filename 112, firstlineno 68, linetable 136. */
-static uint64_t at(size_t word)
-{
-	return (uint64_t)(uintptr_t)&arena[word];
-}
-
-static void set(uint64_t *base, size_t off, uint64_t v)
-{
-	memcpy((char *)base + off, &v, sizeof(v));
-}
-
-/* The other arena, to build the next phase in. */
-static void flip(void)
-{
-	arena = arena == arenas[0] ? arenas[1] : arenas[0];
-	memset(arena, 0, sizeof(arenas[0]));
-}
 
 static void looping_threads(void)
 {

@@ -1,5 +1,7 @@
-/* lies.h — what the fake interpreters (fakepython.c, fakeperl.c) share: a thread that runs one
- * phase of lies after another, each for 50 ms, and a source of random words. A phase function
+/* lies.h — what the fake interpreters (fakepython.c, fakeperl.c) share: two arenas to build lies
+ * in (each phase is built in the one not in use, then the interpreter's symbol is pointed at
+ * it, so a reader sees each lie whole), a thread that runs one phase of lies after another,
+ * each for 50 ms, and a source of random words. A phase function
  * of NULL is the garbage phase: garbage() is called over and over for its 50 ms (the words
  * keep changing under a reader); any other is called once, and the thread sleeps. */
 #ifndef LIES_H
@@ -8,8 +10,37 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#define ARENA 65536
+
+static uint64_t arenas[2][ARENA / 8];
+static uint64_t *arena = arenas[0];
+
+/* The run-time address of the arena's word. */
+static inline uint64_t at(size_t word)
+{
+	return (uint64_t)(uintptr_t)&arena[word];
+}
+
+static inline void set(uint64_t *base, size_t off, uint64_t v)
+{
+	memcpy((char *)base + off, &v, sizeof(v));
+}
+
+static inline void set32(uint64_t *base, size_t off, uint32_t v)
+{
+	memcpy((char *)base + off, &v, sizeof(v));
+}
+
+/* The other arena, zeroed, to build the next phase in. */
+static inline void flip(void)
+{
+	arena = arena == arenas[0] ? arenas[1] : arenas[0];
+	memset(arena, 0, sizeof(arenas[0]));
+}
 
 static inline uint64_t lies_random(uint64_t *x)
 {
