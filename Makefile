@@ -21,7 +21,7 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev l
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
             libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl rustc \
             openjdk-17-jdk-headless nodejs postgresql redis-server \
-            libjemalloc2 libtcmalloc-minimal4 libcap2-bin
+            libjemalloc2 libtcmalloc-minimal4 libcap2-bin lcov
 
 BUILD    ?= build
 SRCS     := $(wildcard src/*.c src/ui/*.c)
