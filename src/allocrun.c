@@ -22,31 +22,6 @@
 #define PROFTOP_ALLOCLIBDIR "/usr/local/lib/proftop"
 #endif
 
-/* command as execvp() finds it (malloc'd): itself when it has a slash, else the first
- * executable file of that name in $PATH; NULL when there is none. */
-static char *find_command(const char *command)
-{
-	const char *path = getenv("PATH"), *at;
-
-	if (strchr(command, '/'))
-		return xstrdup(command);
-	if (!path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	for (at = path;; at++) {
-		const char *end = strchr(at, ':');
-		size_t len = end ? (size_t)(end - at) : strlen(at);
-		char *full = xasprintf("%.*s%s%s", (int)len, at, len ? "/" : "", command);
-		struct stat st;
-
-		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK))
-			return full;
-		free(full);
-		if (!end)
-			return NULL;
-		at = end;
-	}
-}
-
 /* Whether the ELF file open on fd has a program interpreter (PT_INTERP); -1 when it is no ELF
  * file libelf can read. */
 static int has_interpreter(int fd)
@@ -74,7 +49,7 @@ static int has_interpreter(int fd)
 
 int allocrun_check_command(const char *command, char **why)
 {
-	char *path = find_command(command), safe[PATH_MAX * UTIL_VISIBLE_CHAR_MAX];
+	char *path = util_find_command(command), safe[PATH_MAX * UTIL_VISIBLE_CHAR_MAX];
 	struct stat st;
 	int fd, interp;
 

@@ -139,7 +139,8 @@ static void annotate_from(const struct snapshot *s, uint32_t func, const uint32_
 		if (!ids && site->func != func)
 			continue;
 		out->has_sites = true;
-		if (!site->self && !site->total) /* not in a window's or a thread's samples */
+		/* not in a window's or a thread's samples (coverage's lines that never ran are) */
+		if (!site->self && !site->total && s->mode != SAMPLE_MODE_COVERAGE)
 			continue;
 		out->lines[n++] = (struct annotate_line){ site->line ? site->file : NULL,
 							  site->file ? site->line : 0, site->self,

@@ -95,6 +95,7 @@ static void worker_init(struct collector *c, struct worker *w, unsigned index)
 		.profiles = c->profiles,
 		.resolver = resolver_new(c->profiles, &c->config, c->diag),
 		.config = &c->config,
+		.diag = c->diag,
 		.sample_type = sample_type_for(&c->config),
 		.regs_mask = c->config.callgraph == CALLGRAPH_DWARF ? sample_regs_mask() : 0,
 		.index = index,
@@ -480,6 +481,23 @@ static int start_workers(struct collector *c)
 			return -err;
 		}
 		w->running = true;
+	}
+	return 0;
+}
+
+int collector_watch(struct collector *c, pid_t pid, pid_t tid, const char *exe, char **message)
+{
+	*message = NULL;
+	for (size_t i = 0; i < c->sources.n; i++) {
+		int err;
+
+		if (!c->sources.sources[i]->watch)
+			continue;
+		err = c->sources.sources[i]->watch(c->sources.states[i], pid, tid, exe, message);
+		if (err)
+			return err;
+		free(*message); /* (a warning of a watch that went on) */
+		*message = NULL;
 	}
 	return 0;
 }

@@ -21,11 +21,12 @@ static const char *const format_names[] = {
 	[EXPORT_CALLGRIND] = "callgrind",
 	[EXPORT_FOLDED] = "folded",
 	[EXPORT_PPROF] = "pprof",
+	[EXPORT_LCOV] = "lcov",
 };
 
 int export_format_parse(const char *name, enum export_format *format)
 {
-	for (int f = EXPORT_TMON; f <= EXPORT_PPROF; f++) {
+	for (int f = EXPORT_TMON; f <= EXPORT_LCOV; f++) {
 		if (!strcmp(name, format_names[f])) {
 			*format = (enum export_format)f;
 			return 0;
@@ -70,6 +71,8 @@ enum export_format export_format_of_path(const char *path)
 	if (ends_with(base, len, ".pb.gz") || ends_with(base, len, ".pprof") ||
 	    ends_with(base, len, ".pb"))
 		return EXPORT_PPROF;
+	if (ends_with(base, len, ".info"))
+		return EXPORT_LCOV;
 	return EXPORT_TMON;
 }
 
@@ -82,9 +85,23 @@ const char *export_default_path(enum export_format format)
 		return "proftop.folded";
 	case EXPORT_PPROF:
 		return "proftop.pb.gz";
+	case EXPORT_LCOV:
+		return "proftop.info";
 	default:
 		return "tmon.out";
 	}
+}
+
+/* Why snapshot s cannot be written in format (a static message), or NULL. */
+static const char *refused_format(const struct snapshot *s, enum export_format format)
+{
+	if (format == EXPORT_TMON && snapshot_allocations(s))
+		return EXPORT_TMON_NO_ALLOCATIONS;
+	if (format == EXPORT_TMON && s->mode == SAMPLE_MODE_COVERAGE)
+		return EXPORT_TMON_NO_COVERAGE;
+	if (format == EXPORT_LCOV && s->mode != SAMPLE_MODE_COVERAGE)
+		return EXPORT_LCOV_COVERAGE_ONLY;
+	return NULL;
 }
 
 /* What one file holds: a scope of the snapshot, and for a folded diff the baseline's tree of the
@@ -112,6 +129,8 @@ static int write_format(FILE *out, const struct export_job *job, const struct ex
 		return export_folded(out, s, scope);
 	case EXPORT_PPROF:
 		return export_pprof(out, s, scope);
+	case EXPORT_LCOV:
+		return export_lcov(out, s, scope);
 	default:
 		return export_tmon(out, s, scope);
 	}
@@ -124,8 +143,8 @@ int export_stream(FILE *out, const struct snapshot *s, enum export_format format
 	int err;
 
 	*message = NULL;
-	if (format == EXPORT_TMON && snapshot_allocations(s)) {
-		*message = xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
+	if (refused_format(s, format)) {
+		*message = xstrdup(refused_format(s, format));
 		return -EINVAL;
 	}
 	export_scope_merged(&scope, s);
@@ -169,8 +188,8 @@ static int write_files(const struct snapshot *s, const struct snapshot *baseline
 
 	if (format == EXPORT_AUTO)
 		job.format = export_format_of_path(path);
-	if (job.format == EXPORT_TMON && snapshot_allocations(s)) {
-		*message = xstrdup(EXPORT_TMON_NO_ALLOCATIONS);
+	if (refused_format(s, job.format)) {
+		*message = xstrdup(refused_format(s, job.format));
 		return -EINVAL;
 	}
 	if (!per_thread) {
@@ -268,9 +287,11 @@ int export_save(const struct snapshot *s, const struct snapshot *baseline,
 		return err;
 	}
 	base = o->base;
-	if (format == EXPORT_AUTO) /* tmon.out holds no allocations: pprof does */
+	if (format == EXPORT_AUTO) /* tmon.out holds no allocations (pprof does), no coverage */
 		format = base ? export_format_of_path(base)
-			      : snapshot_allocations(s) ? EXPORT_PPROF : EXPORT_TMON;
+			 : snapshot_allocations(s)	    ? EXPORT_PPROF
+			 : s->mode == SAMPLE_MODE_COVERAGE ? EXPORT_LCOV
+							    : EXPORT_TMON;
 	if (!base)
 		base = export_default_path(format);
 	for (unsigned n = 0; n < 100000; n++) {

@@ -157,6 +157,28 @@ char *options_set_alloc_rate(struct options *o, const char *value)
 	return NULL;
 }
 
+char *options_set_coverage_cap(struct options *o, const char *value)
+{
+	long n;
+
+	if (!parse_long(value, 0, 1000000000, &n))
+		return bad("coverage cap (0 to 1000000000)", value);
+	o->sample.coverage_cap = (uint64_t)n;
+	o->coverage_cap_set = true;
+	return NULL;
+}
+
+char *options_set_module(struct options *o, const char *value)
+{
+	if (!*value || strlen(value) > 4095)
+		return bad("module (a file name, or a path)", value);
+	o->modules = xrealloc(o->modules, (o->nmodules + 1) * sizeof(*o->modules));
+	o->modules[o->nmodules++] = xstrdup(value);
+	o->sample.modules = o->modules;
+	o->sample.nmodules = o->nmodules;
+	return NULL;
+}
+
 char *options_set_switch_period(struct options *o, const char *value)
 {
 	long n;
@@ -577,6 +599,20 @@ static char *check_target(const struct options *o)
 	if (o->sample.alloc_rate && !sample_mode_allocations(o->sample.mode))
 		return xstrdup("--alloc-rate sets how often allocations are sampled: it needs "
 			       "--mode alloc");
+	if (o->sample.mode == SAMPLE_MODE_COVERAGE && o->sample.system_wide)
+		return xstrdup("--mode coverage probes the lines of a command's or -p's processes: "
+			       "not with -a");
+	if (o->sample.mode == SAMPLE_MODE_COVERAGE && o->sample.kernel)
+		return xstrdup("--kernel samples the kernel's CPU time: not in coverage mode");
+	if (o->sample.mode == SAMPLE_MODE_COVERAGE && !o->input &&
+	    (o->run.export.format == EXPORT_TMON ||
+	     (o->run.export.format == EXPORT_AUTO && o->run.export.output &&
+	      export_format_of_path(o->run.export.output) == EXPORT_TMON)))
+		return xstrdup("tmon.out holds the time spent in subs: a coverage run's executions "
+			       "go to lcov (-f lcov, a .info file), callgrind, folded or pprof");
+	if ((o->coverage_cap_set || o->nmodules) && o->sample.mode != SAMPLE_MODE_COVERAGE)
+		return xasprintf("--%s is of coverage: it needs --mode coverage",
+				 o->nmodules ? "module" : "coverage-cap");
 	if (o->sample.switch_period > 1 && !sample_mode_switches(o->sample.mode))
 		return xstrdup("--switch-period thins out context switches: it needs --mode offcpu, "
 			       "runnable or wall");
@@ -592,6 +628,7 @@ static void options_defaults(struct options *o)
 
 	memset(o, 0, sizeof(*o));
 	o->sample = (struct sample_config){ 999, false, CALLGRAPH_DWARF, OPTIONS_DEFAULT_STACK };
+	o->sample.coverage_cap = OPTIONS_DEFAULT_COVERAGE_CAP;
 	o->run.interval = 1.0;
 	o->max_memory = OPTIONS_DEFAULT_MAX_MEMORY;
 	o->history = OPTIONS_DEFAULT_HISTORY;
@@ -734,6 +771,13 @@ enum options_result options_parse(struct options *o, int argc, char **argv, cons
 
 void options_free(struct options *o)
 {
+	for (size_t i = 0; i < o->nmodules; i++)
+		free(o->modules[i]);
+	free(o->modules);
+	o->modules = NULL;
+	o->nmodules = 0;
+	o->sample.modules = NULL;
+	o->sample.nmodules = 0;
 	free(o->pids);
 	o->pids = NULL;
 	free(o->env_values);

@@ -100,7 +100,9 @@ static const struct option_spec options_table[] = {
 			"switch and need perf_event_paranoid <= 1 or root. alloc:\n"
 			"bytes allocated, and in use (inuse; at the end, the leaks),\n"
 			"and their objects, from a library preloaded into the\n"
-			"command. The screen's m key shows the others of such a run",
+			"command. The screen's m key shows the others of such a run.\n"
+			"coverage: how often each source line ran, with uprobes\n"
+			"(root or CAP_PERFMON; lines need -g)",
 		.man = "\\fBcpu\\fR (default): sample where the threads run, \\fB\\-F\\fR times a second\n"
 		       "of their CPU time. \\fBoffcpu\\fR: where they wait: every time a thread is\n"
 		       "switched out of the CPU while blocked (in \\fBread\\fR(2), a lock, a sleep),\n"
@@ -171,7 +173,47 @@ static const struct option_spec options_table[] = {
 		       "the bytes allocated each second, or in use at its end. Snapshots are\n"
 		       "pprof (with alloc_objects, alloc_space, inuse_objects and inuse_space,\n"
 		       "as Go's heap profiles), callgrind (events Bytes or Objects) or folded\n"
-		       "(bytes or objects); tmon.out carries time only and is refused.",
+		       "(bytes or objects); tmon.out carries time only and is refused.\n"
+		       ".IP\n"
+		       "\\fBcoverage\\fR: which source lines of the command's executable (and of the\n"
+		       "modules \\fB\\-\\-module\\fR adds) run, and how often, in the running, unmodified\n"
+		       "program: the kernel's uprobes (the \\fIuprobe\\fR PMU) count every address that\n"
+		       "starts a line in the DWARF line table (so the lines need \\fB\\-g\\fR, or a debug\n"
+		       "file), and a line counts the most any of its addresses ran, as gcov counts\n"
+		       "it. Each execution is a trap of a few microseconds, so a line stops being\n"
+		       "counted at \\fB\\-\\-coverage\\-cap\\fR executions (shown as at least that\n"
+		       "many). Needs root, or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), and read\n"
+		       "access to the files; a probe is a file descriptor (the soft limit is raised\n"
+		       "to the hard one). A command's first thread is probed before it starts; with\n"
+		       "\\fB\\-p\\fR each thread of the process; a thread or child started later from\n"
+		       "the moment proftop sees it (its first microseconds are not counted).\n"
+		       "Top lists functions by executions with the share of their lines\n"
+		       "reached, the Lines view and \\fB\\-\\-annotate\\fR show each line's count\n"
+		       "(\\fB#\\fR: never ran), the timeline the lines first reached each second;\n"
+		       "snapshots are lcov tracefiles (\\fB\\-f lcov\\fR or a \\fI.info\\fR name, for\n"
+		       "\\fBgenhtml\\fR(1)), callgrind, folded or pprof. Every probe is a file\n"
+		       "descriptor of proftop's: however proftop ends, the kernel removes them.",
+	},
+	{
+		.name = "coverage-cap", .arg = "N", .parse = options_set_coverage_cap,
+		.help = "--mode coverage: stop counting a line after N executions\n"
+			"(its probe removed; shown as >= N); 0 counts every one\n"
+			"(default 1000; 1: which lines ran, nearly free)",
+		.man = "With \\fB\\-\\-mode coverage\\fR, a line's probe is removed once it ran \\fIN\\fR\n"
+		       "times (0 to 1000000000; default 1000; 0: never), and the line shows as run\n"
+		       "at least \\fIN\\fR times: a hot loop then costs \\fIN\\fR traps, not one per\n"
+		       "iteration. \\fB1\\fR asks only which lines ran.",
+	},
+	{
+		.name = "module", .arg = "NAME", .parse = options_set_module,
+		.help = "--mode coverage: count the lines of this shared library\n"
+			"too (its file name, its name up to a '.' or '-', or a path);\n"
+			"may be given again",
+		.man = "With \\fB\\-\\-mode coverage\\fR, count the lines of a module besides the\n"
+		       "command's executable, as Inferno's prof(3) \\fBmodule\\fR message adds one: a\n"
+		       "path (probed from the start), or a file name, or the start of one up to a\n"
+		       "\\fB.\\fR or \\fB\\-\\fR (\\fBlibz\\fR is \\fIlibz.so.1\\fR), probed when a\n"
+		       "process maps it. May be given more than once.",
 	},
 	{
 		.name = "alloc-rate", .arg = "BYTES", .parse = options_set_alloc_rate,

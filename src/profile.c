@@ -425,10 +425,12 @@ static bool sites_fit(const struct profile *p, size_t more_sites, size_t more_no
 				(p->nnode_sites + more_node_sites) * node_site <= p->max_bytes / 4;
 }
 
-uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const char *file,
-		      unsigned line)
+/* The site of (func, addr), or by_line of (func, addr, line). */
+static uint32_t find_site(struct profile *p, uint32_t func, uint64_t addr, const char *file,
+			  unsigned line, bool by_line)
 {
-	struct site_key key = { func, addr };
+	/* (a line's site keys its line too, above the function's id) */
+	struct site_key key = { func | (by_line ? (uint64_t)line + 1 : 0) << 32, addr };
 	uint64_t h;
 	uint32_t id;
 
@@ -438,7 +440,8 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 		id = idmap_get(&p->site_index, h);
 		if (id == IDMAP_MISSING)
 			break;
-		if (p->sites[id].func == func && p->sites[id].addr == addr)
+		if (p->sites[id].func == func && p->sites[id].addr == addr &&
+		    (!by_line || p->sites[id].line == line))
 			break;
 	}
 	if (id != IDMAP_MISSING) {
@@ -451,7 +454,7 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 		return id;
 	}
 	if (addr != SNAPSHOT_SITE_OTHER && !sites_fit(p, 1, 0))
-		return profile_site(p, func, SNAPSHOT_SITE_OTHER, NULL, 0);
+		return find_site(p, func, SNAPSHOT_SITE_OTHER, NULL, 0, false);
 	grow_sites(p);
 	id = (uint32_t)p->nsites++;
 	p->sites[id] = (struct snapshot_site){ func, line, addr, file && addr != SNAPSHOT_SITE_OTHER ?
@@ -460,6 +463,18 @@ uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const cha
 	idmap_put(&p->site_index, h, id);
 	log_change(p, LOG_SITES, id);
 	return id;
+}
+
+uint32_t profile_site(struct profile *p, uint32_t func, uint64_t addr, const char *file,
+		      unsigned line)
+{
+	return find_site(p, func, addr, file, line, false);
+}
+
+uint32_t profile_line_site(struct profile *p, uint32_t func, uint64_t addr, const char *file,
+			   unsigned line)
+{
+	return find_site(p, func, addr, file, line, true);
 }
 
 /* A new (node, site) entry, first of the node's. */
@@ -483,21 +498,21 @@ static uint32_t add_node_site(struct profile *p, uint32_t node, uint32_t site)
 /* A self sample of thread node at site, in the node's histogram. Past the budget a new pair
  * counts at (node, the site function's SNAPSHOT_SITE_OTHER site); past what 32-bit ids number,
  * nowhere. */
-static void count_node_site(struct profile *p, uint32_t node, uint32_t site)
+static void count_node_site(struct profile *p, uint32_t node, uint32_t site, uint64_t count)
 {
 	uint32_t e = idmap_get(&p->node_site_index, (uint64_t)node << 32 | site);
 
 	if (e == IDMAP_MISSING) {
 		if (p->sites[site].addr != SNAPSHOT_SITE_OTHER && !sites_fit(p, 0, 1)) {
 			count_node_site(p, node, profile_site(p, p->sites[site].func,
-							      SNAPSHOT_SITE_OTHER, NULL, 0));
+							      SNAPSHOT_SITE_OTHER, NULL, 0), count);
 			return;
 		}
 		if (p->nnode_sites >= SNAPSHOT_NO_NODE_SITE - 1)
 			return;
 		e = add_node_site(p, node, site);
 	}
-	p->node_sites[e].self++;
+	p->node_sites[e].self += count;
 	log_change(p, LOG_NODE_SITES, e);
 }
 
@@ -721,7 +736,7 @@ static uint64_t run_second(const struct profile *p, uint64_t now_ns)
 }
 
 /* The sites of one sample: the leaf's self, every one's total once. */
-static void count_sites(struct profile *p, const uint32_t *sites, size_t depth)
+static void count_sites(struct profile *p, const uint32_t *sites, size_t depth, uint64_t count)
 {
 	uint64_t sample = p->samples;
 
@@ -731,11 +746,11 @@ static void count_sites(struct profile *p, const uint32_t *sites, size_t depth)
 		if (site == PROFILE_NO_SITE || p->site_seen[site] == sample)
 			continue;
 		p->site_seen[site] = sample;
-		p->sites[site].total++;
+		p->sites[site].total += count;
 		log_change(p, LOG_SITES, site);
 	}
 	if (depth && sites[depth - 1] != PROFILE_NO_SITE)
-		p->sites[sites[depth - 1]].self++;
+		p->sites[sites[depth - 1]].self += count;
 }
 
 void profile_add(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs, size_t depth)
@@ -758,21 +773,27 @@ static const uint32_t *funcs_now(struct profile *p, const uint32_t *funcs, size_
 void profile_add_sites(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
 		       const uint32_t *sites, size_t depth)
 {
-	uint32_t node = add_stack(p, pid, tid, funcs_now(p, funcs, depth), depth, 1);
+	profile_add_sites_n(p, pid, tid, funcs, sites, depth, 1);
+}
+
+void profile_add_sites_n(struct profile *p, pid_t pid, pid_t tid, const uint32_t *funcs,
+			 const uint32_t *sites, size_t depth, uint64_t count)
+{
+	uint32_t node = add_stack(p, pid, tid, funcs_now(p, funcs, depth), depth, count);
 	uint32_t leaf = sites && depth ? sites[depth - 1] : PROFILE_NO_SITE;
 
 	if (node == SNAPSHOT_NO_NODE)
 		leaf = PROFILE_NO_SITE;
 	if (sites && node != SNAPSHOT_NO_NODE)
-		count_sites(p, sites, depth);
+		count_sites(p, sites, depth, count);
 	/* The leaf's node, unless the stack was cut short (no room for more nodes). */
 	if (leaf != PROFILE_NO_SITE && func_now(p, p->sites[leaf].func) != p->nodes[node].func)
 		leaf = PROFILE_NO_SITE;
 	if (leaf != PROFILE_NO_SITE)
-		count_node_site(p, node, leaf);
+		count_node_site(p, node, leaf, count);
 
 	if (p->history && node != SNAPSHOT_NO_NODE)
-		history_add(p->history, run_second(p, p->now_ns), node, leaf);
+		history_add_n(p->history, run_second(p, p->now_ns), node, leaf, count);
 	after_add(p);
 }
 

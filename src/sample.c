@@ -33,6 +33,8 @@ const struct sample_mode_info *sample_mode_info(enum sample_mode mode)
 						false },
 		[SAMPLE_MODE_INUSE_OBJECTS] = { "inuse-objects", "OBJECTS",
 						"blocks in use (allocated, not freed)", NULL, true },
+		[SAMPLE_MODE_COVERAGE] = { "coverage", "EXECUTIONS",
+					   "how often each source line ran (# never)", NULL, false },
 	};
 	static const struct sample_mode_info unknown = { "?", "SAMPLES", "?", NULL, false };
 
@@ -61,13 +63,18 @@ bool sample_mode_switches(enum sample_mode mode)
 
 bool sample_mode_allocations(enum sample_mode mode)
 {
-	return mode >= SAMPLE_MODE_ALLOC && mode < SAMPLE_NMODES;
+	return mode >= SAMPLE_MODE_ALLOC && mode <= SAMPLE_MODE_INUSE_OBJECTS;
+}
+
+bool sample_mode_unsampled(enum sample_mode mode)
+{
+	return sample_mode_allocations(mode) || mode == SAMPLE_MODE_COVERAGE;
 }
 
 enum sample_mode sample_mode_family(enum sample_mode mode, size_t *count)
 {
 	if (sample_mode_allocations(mode)) {
-		*count = SAMPLE_NMODES - SAMPLE_MODE_ALLOC;
+		*count = SAMPLE_MODE_INUSE_OBJECTS + 1 - SAMPLE_MODE_ALLOC;
 		return SAMPLE_MODE_ALLOC;
 	}
 	*count = sample_mode_switches(mode) ? SAMPLE_MODE_WALL + 1 : 1;
@@ -94,7 +101,7 @@ uint64_t sample_type_for(const struct sample_config *config)
 {
 	uint64_t type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 
-	if (sample_mode_allocations(config->mode)) /* no samples: the fields records carry */
+	if (sample_mode_unsampled(config->mode)) /* no samples: the fields records carry */
 		return type;
 	if (config->callgraph == CALLGRAPH_FP)
 		type |= PERF_SAMPLE_CALLCHAIN;

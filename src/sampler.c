@@ -685,7 +685,7 @@ void sampler_counters(const struct sampler *s, struct counters *out)
 
 bool sampler_freq_fixed(const struct sampler *s)
 {
-	return sample_mode_switches(s->config.mode) || sample_mode_allocations(s->config.mode);
+	return sample_mode_switches(s->config.mode) || sample_mode_unsampled(s->config.mode);
 }
 
 unsigned sampler_set_freq(struct sampler *s, unsigned freq)

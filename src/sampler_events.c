@@ -241,7 +241,7 @@ static int open_task(struct sampler *s, pid_t pid, const int *cpus, int ncpus, b
 	struct perf_event_attr attr;
 	int err;
 
-	if (sample_mode_allocations(s->config.mode))
+	if (sample_mode_unsampled(s->config.mode))
 		sample_dummy_attr_init(&attr, &s->config);
 	else
 		sample_attr_init(&attr, &s->config);

@@ -19,6 +19,7 @@
 #include "proftop/tmon_read.h"
 #include "proftop/util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -253,6 +254,54 @@ static long usable_cpus(void)
 	return CPU_COUNT(&set);
 }
 
+/* Coverage: the command's thread before its exec, or every thread of each process -p named,
+ * probed before the collector starts. */
+static int watch_coverage(struct session *s, const struct session_options *o, bool launched,
+			  const pid_t *pids, size_t npids, char **message)
+{
+	int err = 0;
+
+	if (launched) {
+		char *exe = util_find_command(o->argv[0]);
+
+		if (!exe) {
+			*message = xasprintf("cannot find '%s' in $PATH", o->argv[0]);
+			return -ENOENT;
+		}
+		err = collector_watch(s->collector, pids[0], pids[0], exe, message);
+		free(exe);
+		return err;
+	}
+	for (size_t i = 0; i < npids && !err; i++) {
+		char link[64], exe[4096], dir[64];
+		ssize_t n;
+		DIR *tasks;
+		struct dirent *d;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pids[i]);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n <= 0) {
+			*message = xasprintf("%s: %s", link, strerror(errno));
+			return -errno;
+		}
+		exe[n] = '\0';
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pids[i]);
+		tasks = opendir(dir);
+		if (!tasks) {
+			*message = xasprintf("%s: %s", dir, strerror(errno));
+			return -errno;
+		}
+		while (!err && (d = readdir(tasks))) {
+			pid_t tid = (pid_t)atoi(d->d_name);
+
+			if (tid > 0)
+				err = collector_watch(s->collector, pids[i], tid, exe, message);
+		}
+		closedir(tasks);
+	}
+	return err;
+}
+
 static int open_engine(struct session *s, const struct session_options *o, char **message)
 {
 	const char *what = NULL;
@@ -297,6 +346,9 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		*message = xasprintf("collector: %s", strerror(-err));
 		return err;
 	}
+	if (config.mode == SAMPLE_MODE_COVERAGE &&
+	    (err = watch_coverage(s, o, launched, pids, npids, message)))
+		return err;
 	watch_publications(s);
 	if (s->alloc.ring)
 		sampler_set_alloc_ring(s->sampler, s->alloc.ring, s->alloc.nslots, s->alloc.slot_size);

@@ -8,6 +8,7 @@ const struct source *const source_table[] = {
 	&source_switches,
 	&source_cpu,
 	&source_alloc,
+	&source_coverage,
 	NULL,
 };
 

@@ -38,7 +38,7 @@ struct cpu_state {
 
 static bool cpu_in_run(const struct sample_config *config)
 {
-	return !sample_mode_allocations(config->mode);
+	return !sample_mode_unsampled(config->mode);
 }
 
 static void *cpu_worker_new(struct source_env *env)

@@ -18,6 +18,7 @@
 #include <poll.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -403,5 +404,30 @@ void util_wake_wait(int fd, int ms)
 	poll(&pfd, 1, ms);
 	if (read(fd, &count, sizeof(count)) < 0) {
 		/* nothing signalled: the poll timed out */
+	}
+}
+
+/* command as execvp() finds it (malloc'd): itself when it has a slash, else the first
+ * executable file of that name in $PATH; NULL when there is none. */
+char *util_find_command(const char *command)
+{
+	const char *path = getenv("PATH"), *at;
+
+	if (strchr(command, '/'))
+		return xstrdup(command);
+	if (!path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (at = path;; at++) {
+		const char *end = strchr(at, ':');
+		size_t len = end ? (size_t)(end - at) : strlen(at);
+		char *full = xasprintf("%.*s%s%s", (int)len, at, len ? "/" : "", command);
+		struct stat st;
+
+		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK))
+			return full;
+		free(full);
+		if (!end)
+			return NULL;
+		at = end;
 	}
 }

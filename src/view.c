@@ -135,6 +135,27 @@ void view_count_cell(struct view_cells *c, const struct snapshot *s, uint64_t co
 			 (unsigned long long)count);
 }
 
+void view_line_count_cell(struct view_cells *c, const struct snapshot *s, uint64_t count)
+{
+	if (s->mode != SAMPLE_MODE_COVERAGE)
+		view_count_cell(c, s, count);
+	else if (!count)
+		snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8s  ", "#####");
+	else if (s->coverage_cap && count >= s->coverage_cap) {
+		char capped[24];
+
+		snprintf(capped, sizeof(capped), ">=%llu", (unsigned long long)s->coverage_cap);
+		snprintf(c->text[VIEW_CELL_COUNT], sizeof(c->text[0]), "%8s  ", capped);
+	}
+	else
+		view_count_cell(c, s, count);
+}
+
+const char *view_line_count_heading(const struct snapshot *s)
+{
+	return s && s->mode == SAMPLE_MODE_COVERAGE ? "EXECUTED" : "SAMPLES";
+}
+
 /* A change as "%+7.2f ", where what rounds to nothing is +0.00, never -0.00. */
 static void delta_cell(char *text, size_t size, double delta)
 {

@@ -30,6 +30,7 @@ enum export_format {
 	EXPORT_CALLGRIND,
 	EXPORT_FOLDED,
 	EXPORT_PPROF,
+	EXPORT_LCOV,      /* a coverage run's lines: lcov's tracefile (genhtml) */
 };
 
 struct export_options {
@@ -44,11 +45,20 @@ struct export_options {
 	"tmon.out carries time only (Devel::DProf's ticks), not bytes: save an allocation " \
 	"profile as pprof (-f pprof, *.pb.gz), callgrind or folded"
 
-/* "tmon", "callgrind", "folded" or "pprof". Returns 0 or -EINVAL. */
+/* Why a coverage snapshot is not written as tmon.out, and another as lcov. */
+#define EXPORT_TMON_NO_COVERAGE \
+	"tmon.out holds the time spent in subs: save a coverage run's executions as lcov " \
+	"(-f lcov, *.info), callgrind, folded or pprof"
+#define EXPORT_LCOV_COVERAGE_ONLY \
+	"an lcov tracefile holds how often lines ran: it is written from a coverage run " \
+	"(--mode coverage)"
+
+/* "tmon", "callgrind", "folded", "pprof" or "lcov". Returns 0 or -EINVAL. */
 int export_format_parse(const char *name, enum export_format *format);
 const char *export_format_name(enum export_format format);
 /* The format a file name asks for: callgrind.out*, *.callgrind, *.folded, *.collapsed, *.pb.gz,
- * *.pprof, *.pb (a trailing .N counter or .TID is ignored); anything else is tmon.out. */
+ * *.pprof, *.pb, *.info (lcov) (a trailing .N counter or .TID is ignored); anything else is
+ * tmon.out. */
 enum export_format export_format_of_path(const char *path);
 /* The name numbered saves start from when neither -o nor $PROFTOP_OUT_FILE gives one. */
 const char *export_default_path(enum export_format format);

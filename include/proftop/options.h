@@ -30,7 +30,10 @@ struct options {
 	bool batch_mode;
 	bool help, version;
 	pid_t *pids;           /* -p; malloc'd */
+	char **modules;        /* --module; malloc'd (sample.modules points here) */
+	size_t nmodules;
 	size_t npids;
+	bool coverage_cap_set; /* --coverage-cap was given */
 	bool children;         /* -C: -p's processes' children started before the attach too */
 	char **argv;           /* the command (points into the argv given to options_parse) */
 	const char *input;     /* -i FILE: show a saved tmon.out instead of profiling */
@@ -43,6 +46,8 @@ struct options {
 #define OPTIONS_MAX_FREQ 100000
 #define OPTIONS_MAX_WINDOW 3600
 #define OPTIONS_DEFAULT_HISTORY 600
+/* --coverage-cap's default: a hot line costs at most this many traps (a few ms). */
+#define OPTIONS_DEFAULT_COVERAGE_CAP 1000
 #define OPTIONS_MAX_HISTORY 86400
 #define OPTIONS_MAX_HISTORY_TEXT "86400"
 /* COLLECTOR_MAX_WORKERS, as text for the messages */

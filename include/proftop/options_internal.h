@@ -31,7 +31,8 @@ char *options_parse_command_line(struct options *o, int argc, char **argv);
 
 /* One parser per option (options.c), in the table's order. */
 option_parser options_set_freq, options_set_duration, options_set_pids, options_set_children,
-	options_set_call_graph, options_set_mode, options_set_alloc_rate, options_set_switch_period,
+	options_set_call_graph, options_set_mode, options_set_alloc_rate, options_set_coverage_cap,
+	options_set_module, options_set_switch_period,
 	options_set_stack_size, options_set_batch, options_set_interval, options_set_theme,
 	options_set_names, options_set_window, options_set_history, options_set_collectors,
 	options_set_serve, options_set_max_memory, options_set_max_rows, options_set_tree,

@@ -82,6 +82,10 @@ void profile_func_no_lines(struct profile *profile, uint32_t func, const char *w
  * new address shares its function's one SNAPSHOT_SITE_OTHER site. */
 uint32_t profile_site(struct profile *profile, uint32_t func, uint64_t addr, const char *file,
 		      unsigned line);
+/* The same for a source line that starts at addr (coverage's): a site of its own even when
+ * another line starts at the same address (two statements on one instruction). */
+uint32_t profile_line_site(struct profile *profile, uint32_t func, uint64_t addr,
+			   const char *file, unsigned line);
 /* Name a thread (from COMM records or /proc). */
 void profile_set_comm(struct profile *profile, pid_t pid, pid_t tid, const char *comm);
 /* Add one sample: funcs is the call stack, outermost first, leaf last. */
@@ -94,6 +98,9 @@ void profile_add(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *
 #define PROFILE_NO_SITE UINT32_MAX
 void profile_add_sites(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
 		       const uint32_t *sites, size_t depth);
+/* The same, count samples at once (coverage's executions of a line since the last reading). */
+void profile_add_sites_n(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,
+			 const uint32_t *sites, size_t depth, uint64_t count);
 /* Add count samples with the same stack at once (a profile read back from a file, an off-CPU
  * wait's microseconds), in the history's current second as one. */
 void profile_add_n(struct profile *profile, pid_t pid, pid_t tid, const uint32_t *funcs,

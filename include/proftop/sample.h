@@ -25,7 +25,8 @@ enum callgraph_mode {
 /* What a profile measures (--mode). CPU is sampled alone; offcpu, runnable and wall sample the
  * CPU and every context switch, so that those four profiles are kept and can be shown in turn.
  * The allocation modes are another kind of run: the command's allocations, sampled by a library
- * preloaded into it (allocrec.h), counted in four profiles too. */
+ * preloaded into it (allocrec.h), counted in four profiles too. Coverage counts executions of
+ * source lines with uprobes (coverage.h). */
 enum sample_mode {
 	SAMPLE_MODE_CPU,        /* cpu-clock, freq times a second of each thread's CPU time */
 	SAMPLE_MODE_OFFCPU,     /* the time switched out and blocked, on the stack it blocked at */
@@ -35,6 +36,7 @@ enum sample_mode {
 	SAMPLE_MODE_INUSE,      /* bytes allocated and not freed yet: at the end, the leaks */
 	SAMPLE_MODE_ALLOC_OBJECTS, /* the same two in blocks, not bytes */
 	SAMPLE_MODE_INUSE_OBJECTS,
+	SAMPLE_MODE_COVERAGE,   /* how often each source line ran, counted by uprobes (coverage.h) */
 	SAMPLE_NMODES
 };
 
@@ -57,6 +59,9 @@ bool sample_mode_parse(const char *name, enum sample_mode *mode);
 bool sample_mode_switches(enum sample_mode mode);
 /* Whether mode counts allocations (alloc, inuse and their objects): no perf samples. */
 bool sample_mode_allocations(enum sample_mode mode);
+/* Whether a run in mode takes no perf samples (allocations, coverage): a dummy event gives the
+ * records of the processes' mappings and threads. */
+bool sample_mode_unsampled(enum sample_mode mode);
 /* The modes a run started in mode keeps, in the order `m` shows them: [first, first + *count). */
 enum sample_mode sample_mode_family(enum sample_mode mode, size_t *count);
 
@@ -82,6 +87,9 @@ struct sample_config {
 	unsigned collectors;    /* the collector's unwinding threads (collector.h); 0: one */
 	enum sample_python python; /* CPython's frames (--python) */
 	enum sample_python perl;   /* Perl's subs (--perl) */
+	uint64_t coverage_cap;  /* coverage: a line's counting stops at this many (0: never) */
+	char *const *modules;   /* coverage: the modules counted besides the command's (--module) */
+	size_t nmodules;
 };
 
 /* Fill attr for the cpu-clock software event. The period is set in nanoseconds of task clock

@@ -40,7 +40,7 @@ struct strpool;
 #define SNAPSHOT_ROOT_FUNC 0u
 #define SNAPSHOT_OFFCPU_FREQ 1000000u /* the freq of the modes that count microseconds */
 #define SNAPSHOT_NO_NODE UINT32_MAX
-#define SNAPSHOT_NCOMPANIONS (SAMPLE_NMODES - SAMPLE_MODE_ALLOC)
+#define SNAPSHOT_NCOMPANIONS (SAMPLE_MODE_INUSE_OBJECTS + 1 - SAMPLE_MODE_ALLOC)
 
 struct snapshot_func {
 	/* The function; "module+0xoffset" when it has no symbol; "name (inlined)" for an inlined one. */
@@ -147,6 +147,7 @@ struct snapshot {
 	const struct snapshot_span *spans;
 	uint32_t traced_func;      /* whose samples the spans count in traced; 0: none */
 
+	uint64_t coverage_cap;     /* coverage: a line's counting stopped at this (0: never) */
 	uint64_t samples;          /* samples in the tree */
 	uint64_t folded_nodes;     /* nodes folded into "[other]" to stay within the memory budget */
 	bool by_process;           /* threads[] are processes (tid = pid): the run was -a */

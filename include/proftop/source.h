@@ -25,12 +25,14 @@
 struct profiles;
 struct resolver;
 struct snapshot;
+struct diag;
 
 /* A worker's, handed to its sources' states (which keep the pointer: it stays put). */
 struct source_env {
 	struct profiles *profiles;  /* the run's, shared by every worker */
 	struct resolver *resolver;  /* the worker's own */
 	const struct sample_config *config;
+	struct diag *diag;         /* the run's warnings */
 	uint64_t sample_type, regs_mask; /* to parse records (sample_parse()) */
 	unsigned index, nworkers;
 	bool sites;                /* the profiles count sites (source lines are read) */
@@ -73,6 +75,10 @@ struct source {
 				     void (*stamp)(void *arg, struct snapshot *s), void *arg);
 	/* Optional: what it knows of a snapshot of one of its kinds (counters, unit of freq). */
 	void (*stamp)(void *const *states, unsigned nworkers, struct snapshot *s);
+	/* Optional, before the collector starts: thread tid of process pid, whose executable is
+	 * exe, is profiled from now on (the command before its exec; each thread of -p's). Returns
+	 * 0 or -errno with *message (malloc'd). */
+	int (*watch)(void *const *states, pid_t pid, pid_t tid, const char *exe, char **message);
 };
 
 /* The run's sources (in source_table's order) and their states, one per worker each. */
@@ -89,7 +95,7 @@ struct source_set {
 const struct source *source_set_owner(const struct source_set *set, enum sample_mode mode,
 				      size_t *at);
 
-extern const struct source source_cpu, source_switches, source_alloc;
+extern const struct source source_cpu, source_switches, source_alloc, source_coverage;
 
 /* The sources, NULL-terminated. */
 extern const struct source *const source_table[];

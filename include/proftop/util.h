@@ -105,4 +105,8 @@ static inline uint64_t util_hash_u64(uint64_t x)
 	return x;
 }
 
+/* command as execvp() finds it (malloc'd): itself when it has a slash, else the first
+ * executable file of that name in $PATH; NULL when there is none. */
+char *util_find_command(const char *command);
+
 #endif

@@ -78,6 +78,13 @@ void view_seconds_cell(struct view_cells *cells, uint64_t microseconds);
 /* The count cell as the snapshot's unit reads (snapshot_unit()): samples and objects as they
  * are, microseconds as seconds, bytes with a K, M, G or T (powers of 1024). */
 void view_count_cell(struct view_cells *cells, const struct snapshot *snapshot, uint64_t count);
+/* The count cell of a source line's row: in a coverage snapshot "#####" when it never ran (as
+ * gcov marks it) and ">=N" once it reached the cap N (its counting stopped there); else as
+ * view_count_cell(). */
+void view_line_count_cell(struct view_cells *cells, const struct snapshot *snapshot,
+			  uint64_t count);
+/* The heading over the count cells: the snapshot's unit in coverage, else "SAMPLES". */
+const char *view_line_count_heading(const struct snapshot *snapshot);
 /* Its change cells: now's percentages minus the baseline's, in points. */
 void view_delta_cells(struct view_cells *cells, double first_delta, double second_delta);
 /* The column headings over them, right-aligned as the numbers are (a heading may hold UTF-8:

@@ -258,7 +258,7 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 		fputc('\n', out);
 	}
 	with_code = d && code_load(&code, out, s, func, d, &a);
-	view_cell_headings(&c, "SELF%", "TOTAL%", "SAMPLES");
+	view_cell_headings(&c, "SELF%", "TOTAL%", view_line_count_heading(s));
 	fprintf(out, "%s%s%sLINE\n", c.text[VIEW_CELL_FIRST], c.text[VIEW_CELL_SECOND],
 		c.text[VIEW_CELL_COUNT]);
 	for (size_t i = 0; i < a.nlines; i++) {
@@ -280,6 +280,7 @@ static void print_annotation(FILE *out, const struct snapshot *s, uint32_t func,
 		}
 		view_cells(&c, a.self ? 100.0 * (double)l->self / (double)a.self : 0,
 			   a.total ? 100.0 * (double)l->total / (double)a.total : 0, l->self);
+		view_line_count_cell(&c, s, l->self);
 		print_line(out, &c, l, sources, binary, &readers, file_why);
 		if (with_code)
 			print_insns(out, &code, &next, l, &a);

@@ -79,9 +79,9 @@ static void draw_line_row(struct tui_screen *s, int y, const struct annotate_lin
 	char place[TUI_PUT_MAX];
 
 	tui_fill(y, 0, COLS, a);
-	tui_draw_numbers(s, y, pct(l->self, all ? samples : s->annotated.lines.self),
-		     self_only ? -1 : pct(l->total, all ? samples : s->annotated.lines.total), l->self, NULL,
-		     sel);
+	tui_draw_line_numbers(s, y, pct(l->self, all ? samples : s->annotated.lines.self),
+			      self_only ? -1 : pct(l->total, all ? samples : s->annotated.lines.total),
+			      l->self, sel);
 	line_place(l, place, sizeof(place));
 	tui_put(y, VIEW_CELLS_WIDTH, place_w, sel ? sel : s->attrs[THEME_MODULE], place);
 	if (text) {
@@ -177,7 +177,7 @@ void tui_draw_lines(struct tui_screen *s)
 	first = tui_first_shown(l, s->list_h);
 	place_w = place_width(s, first, first + (size_t)(s->list_h > 0 ? s->list_h : 0));
 	if (columns_y >= 0) {
-		view_cell_headings(&cells, "SELF%", "TOTAL%", "SAMPLES");
+		view_cell_headings(&cells, "SELF%", "TOTAL%", view_line_count_heading(src));
 		tui_fill(columns_y, 0, COLS, s->attrs[THEME_COLUMNS]);
 		for (int i = 0; i < VIEW_NCELLS; i++)
 			tui_put(columns_y, cells.x[i], cells.width[i], s->attrs[THEME_COLUMNS], cells.text[i]);

@@ -80,6 +80,21 @@ unsigned long tui_delta_attr(const struct tui_screen *s, double delta)
 	return s->attrs[THEME_NORMAL];
 }
 
+/* A source line's row: its numbers, the count as view_line_count_cell() writes it. */
+void tui_draw_line_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
+			   unsigned long sel)
+{
+	struct view_cells c;
+
+	view_cells(&c, a, b, n);
+	if (s->shown)
+		view_line_count_cell(&c, tui_screen_lines_snapshot(s), n);
+	for (int i = 0; i < VIEW_NCELLS; i++)
+		tui_put(y, c.x[i], c.width[i],
+			sel ? sel : i == VIEW_CELL_COUNT ? s->attrs[THEME_NORMAL]
+			: tui_pct_attr(s, i == VIEW_CELL_FIRST ? a : b), c.text[i]);
+}
+
 /* A row's numbers: two percentages, a count, and with delta (NULL: none) their two changes. */
 void tui_draw_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
 			 const double *delta, unsigned long sel)

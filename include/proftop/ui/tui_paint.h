@@ -21,6 +21,8 @@ unsigned long tui_pct_attr(const struct tui_screen *s, double pct);
 /* A change's colour: grown or shrunk past DIFF_SIGNIFICANT_POINTS, else plain. */
 unsigned long tui_delta_attr(const struct tui_screen *s, double delta);
 /* A row's numbers: two percentages, a count, and with delta (NULL: none) their two changes. */
+void tui_draw_line_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
+			   unsigned long sel);
 void tui_draw_numbers(const struct tui_screen *s, int y, double a, double b, uint64_t n,
 		      const double *delta, unsigned long sel);
 /* The first row shown: the cursor stays on screen, scrolling as little as possible. */

@@ -1,0 +1,56 @@
+/* coverage.h — coverage mode's probes: how often each source line of the wanted modules ran in
+ * each watched process (its threads summed), counted by uprobes (uprobes.h) on every address
+ * that starts a line (covmap.h), each stopped at the cap.
+ *
+ * A thread has probes of its own (uprobes are never inherited): the session watches the
+ * command's thread before it execs (exact counts from its first instruction), or each thread of
+ * a process it attaches to; a thread or child started later is watched when its record arrives
+ * (coverage_thread()), and runs unprobed until then. A thread owned here waits for the capped
+ * probes' signals and closes them at once. Thread-safe. */
+#ifndef PROFTOP_COVERAGE_H
+#define PROFTOP_COVERAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct covmap;
+struct coverage;
+
+/* Probes that stop at cap hits (0: never). NULL with *why (static) when none can be made. */
+struct coverage *coverage_new(uint64_t cap, const char **why);
+/* Every probe closed (the programs run on unprobed), the thread stopped. */
+void coverage_free(struct coverage *c);
+
+/* Probe every line of the module at path in thread tid of process pid (path need not be mapped
+ * yet: the probes are placed when it is); tid 0: in each thread of pid watched so far. Returns 0, or -errno with a message (malloc'd) in
+ * *message: the module has no lines, or the kernel refused the probes (-EACCES/-EPERM: not
+ * allowed). */
+int coverage_watch(struct coverage *c, pid_t pid, pid_t tid, const char *path, char **message);
+/* A thread (pid == ppid) or child process started by watched process ppid: its modules probed in
+ * it too. Returns 0 or -errno (message as coverage_watch's); 0 when ppid is not watched. */
+int coverage_thread(struct coverage *c, pid_t ppid, pid_t pid, pid_t tid, char **message);
+/* Whether the file at path is the module --module named: name is its path, its file name, or
+ * its file name's start up to a '.' or '-' (libz: libz.so.1.2.13). */
+bool coverage_module_named(const char *name, const char *path);
+/* Whether process pid is watched. */
+bool coverage_watched(struct coverage *c, pid_t pid);
+
+/* One watched process's lines of one module: counts (capped ones at least the cap), by
+ * covmap's line index. slot numbers the (process, module) pairs from 0, stably. */
+struct coverage_lines {
+	size_t slot;
+	pid_t pid;
+	const struct covmap *map;
+	const uint64_t *counts;
+	const bool *capped;
+};
+/* Each watched (process, module), with its lines' counts as of now. */
+void coverage_read(struct coverage *c, void (*fn)(void *arg, const struct coverage_lines *lines),
+		   void *arg);
+/* Probes placed, and still open (the rest reached their cap or were of a thread that ended). */
+void coverage_probes(struct coverage *c, size_t *placed, size_t *open);
+uint64_t coverage_cap(const struct coverage *c);
+
+#endif
