@@ -439,6 +439,11 @@ void annotate_readers(const struct snapshot *s, uint32_t func, struct annotate_r
 			readers_add(out, &s->threads[t]);
 		}
 	}
+	/* A coverage run's function that never ran is in every process probed for its module:
+	 * their owners read it. */
+	for (size_t t = 0; s->mode == SAMPLE_MODE_COVERAGE && !out->n && !out->unknown &&
+			   t < s->nthreads; t++)
+		readers_add(out, &s->threads[t]);
 	free(thread_of);
 	free(seen);
 }

@@ -82,16 +82,12 @@ static void *reap_probes(void *arg)
 	return NULL;
 }
 
-struct coverage *coverage_new(uint64_t cap, const char **why)
+struct coverage *coverage_new(uint64_t cap, char **why)
 {
 	struct coverage *c;
 	struct rlimit files;
 
-	if (uprobes_pmu_type() < 0) {
-		*why = "the kernel has no uprobe PMU (/sys/bus/event_source/devices/uprobe: "
-		       "CONFIG_UPROBE_EVENTS)";
-		return NULL;
-	}
+	*why = NULL;
 	c = xcalloc(1, sizeof(*c));
 	c->cap = cap;
 	pthread_mutex_init(&c->lock, NULL);
@@ -104,7 +100,7 @@ struct coverage *coverage_new(uint64_t cap, const char **why)
 	}
 	if (cap) {
 		if (pthread_create(&c->reaper, NULL, reap_probes, c)) {
-			*why = "cannot start its thread";
+			*why = xstrdup("cannot start its thread");
 			coverage_free(c);
 			return NULL;
 		}
@@ -114,7 +110,11 @@ struct coverage *coverage_new(uint64_t cap, const char **why)
 			pthread_cond_wait(&c->started, &c->started_lock);
 		pthread_mutex_unlock(&c->started_lock);
 	}
-	c->probes = uprobes_new(cap, c->reaper_tid, COVERAGE_SIGNAL);
+	c->probes = uprobes_new(cap, c->reaper_tid, COVERAGE_SIGNAL, why);
+	if (!c->probes) {
+		coverage_free(c);
+		return NULL;
+	}
 	return c;
 }
 
@@ -262,30 +262,6 @@ int coverage_watch(struct coverage *c, pid_t pid, pid_t tid, const char *path, c
 		err = probe_module(c, pid, tid, (uint32_t)module, message);
 	else
 		err = probe_threads(c, pid, (uint32_t)module, message);
-	pthread_mutex_unlock(&c->lock);
-	return err;
-}
-
-int coverage_thread(struct coverage *c, pid_t ppid, pid_t pid, pid_t tid, char **message)
-{
-	uint32_t modules[64];
-	size_t n = 0;
-	int err = 0;
-
-	*message = NULL;
-	pthread_mutex_lock(&c->lock);
-	for (size_t i = 0; i < c->nwatches && n < 64; i++) {
-		bool seen = false;
-
-		if (c->watches[i].pid != ppid)
-			continue;
-		for (size_t k = 0; k < n; k++)
-			seen |= modules[k] == c->watches[i].module;
-		if (!seen)
-			modules[n++] = c->watches[i].module;
-	}
-	for (size_t k = 0; k < n && !err; k++)
-		err = probe_module(c, pid, tid, modules[k], message);
 	pthread_mutex_unlock(&c->lock);
 	return err;
 }

@@ -5,9 +5,8 @@
  * --annotate and the lcov tracefile show those too. Its timeline counts the lines first reached
  * in each second.
  *
- * The records it looks at: a thread or child of a watched process starting (FORK), probed in
- * turn; a module named by --module without a path mapped (MMAP), probed in each of the process's
- * threads. */
+ * The records it looks at: a module named by --module without a path mapped (MMAP), probed in
+ * the process's watched threads; an exec (COMM), after which its owner is looked up again. */
 #include "proftop/source.h"
 
 #include "proftop/coverage.h"
@@ -33,7 +32,7 @@ struct slot_seen {
 struct coverage_state {
 	struct source_env *env;
 	struct coverage *cov;
-	const char *failed;        /* why there are no probes (static) */
+	char *failed;              /* why there are no probes */
 	struct slot_seen *slots;
 	size_t nslots;
 	uint64_t lines_reached;
@@ -52,11 +51,9 @@ static bool coverage_in_run(const struct sample_config *config)
 static void *coverage_worker_new(struct source_env *env)
 {
 	struct coverage_state *s = xcalloc(1, sizeof(*s));
-	const char *why = NULL;
 
 	s->env = env;
-	s->cov = coverage_new(env->config->coverage_cap, &why);
-	s->failed = why;
+	s->cov = coverage_new(env->config->coverage_cap, &s->failed);
 	return s;
 }
 
@@ -67,6 +64,7 @@ static void coverage_worker_free(void *state)
 	if (!s)
 		return;
 	coverage_free(s->cov);
+	free(s->failed);
 	for (size_t i = 0; i < s->nslots; i++) {
 		free(s->slots[i].funcs);
 		free(s->slots[i].sites);
@@ -111,7 +109,7 @@ static int coverage_watch_thread(void *const *states, pid_t pid, pid_t tid, cons
 
 	*message = NULL;
 	if (!s->cov) {
-		*message = xasprintf("coverage: %s", s->failed);
+		*message = xasprintf("coverage: %s", s->failed ? s->failed : "cannot place probes");
 		return -ENOTSUP;
 	}
 	/* Who runs it, as /proc says now: the source files its lines show are read as that user
@@ -143,11 +141,6 @@ static bool coverage_record(void *state, const void *data, size_t len)
 		xgrow((void **)&s->exec_pids, &s->exec_pids_cap, s->nexec_pids + 1,
 		      sizeof(*s->exec_pids));
 		s->exec_pids[s->nexec_pids++] = (pid_t)r.pid;
-	} else if (r.kind == SAMPLE_KIND_FORK && coverage_watched(s->cov, (pid_t)r.task.ppid)) {
-		if (coverage_thread(s->cov, (pid_t)r.task.ppid, (pid_t)r.pid, (pid_t)r.tid, &message))
-			warn(s, message);
-		else
-			free(message);
 	} else if (r.kind == SAMPLE_KIND_MMAP && (r.mmap.prot & 4 /* PROT_EXEC */) &&
 		   r.mmap.path[0] == '/' && coverage_watched(s->cov, (pid_t)r.pid)) {
 		for (size_t i = 0; i < config->nmodules; i++) {

@@ -151,6 +151,15 @@ void view_line_count_cell(struct view_cells *c, const struct snapshot *s, uint64
 		view_count_cell(c, s, count);
 }
 
+void view_lines_cell(char *text, size_t size, const struct view_row *r)
+{
+	if (!r->lines)
+		snprintf(text, size, "%16s", "");
+	else
+		snprintf(text, size, "%5u/%-5u%4.0f%% ", r->lines_reached, r->lines,
+			 100.0 * r->lines_reached / r->lines);
+}
+
 const char *view_line_count_heading(const struct snapshot *s)
 {
 	return s && s->mode == SAMPLE_MODE_COVERAGE ? "EXECUTED" : "SAMPLES";
@@ -235,14 +244,25 @@ size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 		use_self = self;
 		use_total = total;
 	}
+	/* Coverage: every function probed is a row (one that never ran at 0), with its lines. */
+	bool coverage = s->mode == SAMPLE_MODE_COVERAGE && scope == s->merged_root;
+	uint32_t *lines = coverage ? xcalloc(s->nfuncs, sizeof(*lines)) : NULL;
+	uint32_t *reached = coverage ? xcalloc(s->nfuncs, sizeof(*reached)) : NULL;
+
+	for (size_t i = 0; coverage && i < s->nsites; i++)
+		if (s->sites[i].func < s->nfuncs && s->sites[i].addr != SNAPSHOT_SITE_OTHER) {
+			lines[s->sites[i].func]++;
+			reached[s->sites[i].func] += s->sites[i].self > 0;
+		}
 	for (uint32_t f = 1; f < s->nfuncs; f++) {
 		uint64_t old_self = 0, old_total = 0;
 
 		if (base)
 			diff_base_func(base, f, &old_self, &old_total);
-		if ((!use_total[f] && !old_total) || !view_matches(&s->funcs[f], q->filter))
+		if ((!use_total[f] && !old_total && !(coverage && lines[f])) ||
+		    !view_matches(&s->funcs[f], q->filter))
 			continue;
-		if (!use_total[f]) {
+		if (!use_total[f] && !(coverage && lines[f])) {
 			rows[n++] = gone_row(&s->funcs[f], f, old_self, old_total, old_samples);
 			continue;
 		}
@@ -257,9 +277,13 @@ size_t view_top(const struct snapshot *s, const struct view_top_query *q,
 			.old_self_pct = diff_share(old_self, old_samples),
 			.old_total_pct = diff_share(old_total, old_samples),
 			.only_new = base && !old_total,
+			.lines = coverage ? lines[f] : 0,
+			.lines_reached = coverage ? reached[f] : 0,
 		};
 		n++;
 	}
+	free(lines);
+	free(reached);
 	for (size_t i = 0; i < nunmatched; i++) {
 		const struct snapshot *old = diff_base_snapshot(base);
 		const struct diff_unmatched *u = &unmatched[i];

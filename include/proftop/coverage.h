@@ -2,11 +2,12 @@
  * each watched process (its threads summed), counted by uprobes (uprobes.h) on every address
  * that starts a line (covmap.h), each stopped at the cap.
  *
- * A thread has probes of its own (uprobes are never inherited): the session watches the
- * command's thread before it execs (exact counts from its first instruction), or each thread of
- * a process it attaches to; a thread or child started later is watched when its record arrives
- * (coverage_thread()), and runs unprobed until then. A thread owned here waits for the capped
- * probes' signals and closes them at once. Thread-safe. */
+ * The session watches the command's thread before it execs (exact counts from its first
+ * instruction), or each thread of a process it attaches to; the threads and children they start
+ * inherit their probes (counted with them). A module named without a path is probed when a
+ * watched process maps it, in the threads watched (not in threads started before: a library is
+ * mapped at the start, as a rule). A thread owned here waits for the capped probes' signals and
+ * closes them at once. Thread-safe. */
 #ifndef PROFTOP_COVERAGE_H
 #define PROFTOP_COVERAGE_H
 
@@ -18,8 +19,8 @@
 struct covmap;
 struct coverage;
 
-/* Probes that stop at cap hits (0: never). NULL with *why (static) when none can be made. */
-struct coverage *coverage_new(uint64_t cap, const char **why);
+/* Probes that stop at cap hits (0: never). NULL with *why (malloc'd) when none can be made. */
+struct coverage *coverage_new(uint64_t cap, char **why);
 /* Every probe closed (the programs run on unprobed), the thread stopped. */
 void coverage_free(struct coverage *c);
 
@@ -28,9 +29,6 @@ void coverage_free(struct coverage *c);
  * *message: the module has no lines, or the kernel refused the probes (-EACCES/-EPERM: not
  * allowed). */
 int coverage_watch(struct coverage *c, pid_t pid, pid_t tid, const char *path, char **message);
-/* A thread (pid == ppid) or child process started by watched process ppid: its modules probed in
- * it too. Returns 0 or -errno (message as coverage_watch's); 0 when ppid is not watched. */
-int coverage_thread(struct coverage *c, pid_t ppid, pid_t pid, pid_t tid, char **message);
 /* Whether the file at path is the module --module named: name is its path, its file name, or
  * its file name's start up to a '.' or '-' (libz: libz.so.1.2.13). */
 bool coverage_module_named(const char *name, const char *path);

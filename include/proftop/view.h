@@ -35,6 +35,8 @@ struct view_row {
 	/* Against a baseline: the same shares there; the function has samples on one side only. */
 	double old_self_pct, old_total_pct;
 	bool only_new, only_old;
+	/* Coverage: its source lines, and how many of them ran (else 0, 0). */
+	uint32_t lines, lines_reached;
 };
 
 struct view_top_query {
@@ -83,6 +85,10 @@ void view_count_cell(struct view_cells *cells, const struct snapshot *snapshot, 
  * view_count_cell(). */
 void view_line_count_cell(struct view_cells *cells, const struct snapshot *snapshot,
 			  uint64_t count);
+/* A coverage row's lines reached of its lines and their share ("  12/15   80%"), in the room of
+ * the change cells; "" for a row that has no lines. */
+void view_lines_cell(char *text, size_t size, const struct view_row *row);
+#define VIEW_LINES_HEADING "  LINES RAN     "
 /* The heading over the count cells: the snapshot's unit in coverage, else "SAMPLES". */
 const char *view_line_count_heading(const struct snapshot *snapshot);
 /* Its change cells: now's percentages minus the baseline's, in points. */

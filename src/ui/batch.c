@@ -106,6 +106,8 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct sn
 		view_delta_headings(&c, "+SELF", "+TOTAL");
 	if (objects)
 		snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%9s  ", "OBJECTS");
+	if (s->mode == SAMPLE_MODE_COVERAGE && !base)
+		snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%s", VIEW_LINES_HEADING);
 	print_row(out, &c, 0, "FUNCTION", VIEW_NAMES_FULL, "MODULE", "");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
 		const struct view_row *r = &rows[i];
@@ -115,6 +117,8 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct sn
 		if (objects && r->func < objects->nfuncs)
 			snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%9llu  ",
 				 (unsigned long long)objects->func_self[r->func]);
+		if (s->mode == SAMPLE_MODE_COVERAGE && !base)
+			view_lines_cell(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), r);
 		if (base)
 			view_delta_cells(&c, r->self_pct - r->old_self_pct,
 					 r->total_pct - r->old_total_pct);

@@ -383,16 +383,22 @@ static void draw_top(struct tui_screen *s)
 	/* Beside an allocation profile's bytes, the blocks (a baseline's changes take the room). */
 	const struct snapshot *objects =
 		s->shown && !s->baseline ? snapshot_objects(s->shown, s->shown) : NULL;
+	/* A coverage run's lines reached, in the same room. */
+	bool lines = s->shown && !s->baseline && s->shown->mode == SAMPLE_MODE_COVERAGE;
 	struct columns c = layout(n ? longest_module(&s->top[0].module, sizeof(*s->top), first,
-						     last < n ? last : n) : 0, s->baseline || objects);
+						     last < n ? last : n) : 0,
+				  s->baseline || objects || lines);
 
-	if (objects) /* the change cells' room holds the objects: no changes without a baseline */
+	if (objects || lines) /* the change cells' room holds them: no changes without a baseline */
 		c.ncells = VIEW_NCELLS;
 	if (s->columns_y >= 0)
 		draw_headings(s, s->columns_y, &c, "SELF%", "TOTAL%", count_heading(s));
 	if (s->columns_y >= 0 && objects)
 		tui_put(s->columns_y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, s->attrs[THEME_COLUMNS],
 		    "  OBJECTS     ");
+	if (s->columns_y >= 0 && lines)
+		tui_put(s->columns_y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, s->attrs[THEME_COLUMNS],
+			VIEW_LINES_HEADING);
 	for (int i = 0; i < s->list_h && first + (size_t)i < n; i++) {
 		const struct view_row *r = &s->top[first + (size_t)i];
 		int y = s->list_y + i;
@@ -408,6 +414,13 @@ static void draw_top(struct tui_screen *s)
 				 (unsigned long long)objects->func_self[r->func]);
 			tui_put(y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, sel ? sel : s->attrs[THEME_NORMAL],
 			    text);
+		}
+		if (lines) {
+			char text[48];
+
+			view_lines_cell(text, sizeof(text), r);
+			tui_put(y, VIEW_CELLS_WIDTH, VIEW_DELTAS_WIDTH, sel ? sel : s->attrs[THEME_NORMAL],
+				text);
 		}
 		draw_name(s, y, c.fn_x, c.fn_w, r->name, r->only_new, r->only_old, sel);
 		if (c.mod_w)
