@@ -156,7 +156,7 @@ void view_lines_cell(char *text, size_t size, const struct view_row *r)
 	if (!r->lines)
 		snprintf(text, size, "%16s", "");
 	else
-		snprintf(text, size, "%5u/%-5u%4.0f%% ", r->lines_reached, r->lines,
+		snprintf(text, size, "%5u/%-4u%4.0f%% ", r->lines_reached, r->lines,
 			 100.0 * r->lines_reached / r->lines);
 }
 
