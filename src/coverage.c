@@ -70,7 +70,7 @@ static void *reap_probes(void *arg)
 	while (!c->stop) {
 		int got = sigtimedwait(&set, &info, &wait);
 
-		if (got < 0)
+		if (got < 0 || c->stop || !c->probes)
 			continue;
 		pthread_mutex_lock(&c->lock);
 		if (got == COVERAGE_SIGNAL && info.si_code == POLL_IN)
