@@ -485,7 +485,7 @@ static int start_workers(struct collector *c)
 	return 0;
 }
 
-int collector_watch(struct collector *c, pid_t pid, pid_t tid, const char *exe, char **message)
+int collector_watch(struct collector *c, pid_t pid, const char *exe, char **message)
 {
 	*message = NULL;
 	for (size_t i = 0; i < c->sources.n; i++) {
@@ -493,10 +493,12 @@ int collector_watch(struct collector *c, pid_t pid, pid_t tid, const char *exe, 
 
 		if (!c->sources.sources[i]->watch)
 			continue;
-		err = c->sources.sources[i]->watch(c->sources.states[i], pid, tid, exe, message);
+		err = c->sources.sources[i]->watch(c->sources.states[i], pid, exe, message);
 		if (err)
 			return err;
-		free(*message); /* (a warning of a watch that went on) */
+		if (*message) /* (a warning: the watch went on) */
+			diag_report(c->diag, DIAG_WARNING, "%s", *message);
+		free(*message);
 		*message = NULL;
 	}
 	return 0;

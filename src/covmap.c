@@ -4,6 +4,7 @@
 #include "proftop/debugfile.h"
 #include "proftop/demangle.h"
 #include "proftop/strpool.h"
+#include "proftop/uprobes.h"
 #include "proftop/util.h"
 
 #include <dwarf.h>
@@ -348,6 +349,12 @@ int covmap_read(const char *path, pid_t pid, struct covmap **out, const char **w
 	make_lines(&r);
 	merge_addresses(r.map);
 	index_functions(r.map);
+	for (size_t i = 0; i < r.map->naddrs; i++) {
+		unsigned char code[16];
+		ssize_t got = pread(fd, code, sizeof(code), (off_t)r.map->addrs[i].offset);
+
+		r.map->addrs[i].probeable = got > 0 && uprobes_probeable(code, (size_t)got);
+	}
 	if (!r.map->naddrs) {
 		err = -ENODATA;
 		*why = "no line of its functions is in a loaded segment";

@@ -19,7 +19,6 @@
 #include "proftop/tmon_read.h"
 #include "proftop/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
@@ -254,8 +253,8 @@ static long usable_cpus(void)
 	return CPU_COUNT(&set);
 }
 
-/* Coverage: the command's thread before its exec, or every thread of each process -p named,
- * probed before the collector starts. */
+/* Coverage: the command before its exec, or each process -p named, probed before the collector
+ * starts. */
 static int watch_coverage(struct session *s, const struct session_options *o, bool launched,
 			  const pid_t *pids, size_t npids, char **message)
 {
@@ -268,15 +267,13 @@ static int watch_coverage(struct session *s, const struct session_options *o, bo
 			*message = xasprintf("cannot find '%s' in $PATH", o->argv[0]);
 			return -ENOENT;
 		}
-		err = collector_watch(s->collector, pids[0], pids[0], exe, message);
+		err = collector_watch(s->collector, pids[0], exe, message);
 		free(exe);
 		return err;
 	}
 	for (size_t i = 0; i < npids && !err; i++) {
-		char link[64], exe[4096], dir[64];
+		char link[64], exe[4096];
 		ssize_t n;
-		DIR *tasks;
-		struct dirent *d;
 
 		snprintf(link, sizeof(link), "/proc/%d/exe", (int)pids[i]);
 		n = readlink(link, exe, sizeof(exe) - 1);
@@ -285,19 +282,7 @@ static int watch_coverage(struct session *s, const struct session_options *o, bo
 			return -errno;
 		}
 		exe[n] = '\0';
-		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pids[i]);
-		tasks = opendir(dir);
-		if (!tasks) {
-			*message = xasprintf("%s: %s", dir, strerror(errno));
-			return -errno;
-		}
-		while (!err && (d = readdir(tasks))) {
-			pid_t tid = (pid_t)atoi(d->d_name);
-
-			if (tid > 0)
-				err = collector_watch(s->collector, pids[i], tid, exe, message);
-		}
-		closedir(tasks);
+		err = collector_watch(s->collector, pids[i], exe, message);
 	}
 	return err;
 }

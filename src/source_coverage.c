@@ -5,8 +5,9 @@
  * --annotate and the lcov tracefile show those too. Its timeline counts the lines first reached
  * in each second.
  *
- * The records it looks at: a module named by --module without a path mapped (MMAP), probed in
- * the process's watched threads; an exec (COMM), after which its owner is looked up again. */
+ * The records it looks at: a child of a watched process (FORK), probed in turn; a module named by
+ * --module without a path mapped (MMAP); an exec (COMM), after which its owner is looked up
+ * again. */
 #include "proftop/source.h"
 
 #include "proftop/coverage.h"
@@ -100,8 +101,8 @@ static void warn(struct coverage_state *s, char *message)
 	free(message);
 }
 
-static int coverage_watch_thread(void *const *states, pid_t pid, pid_t tid, const char *exe,
-				 char **message)
+static int coverage_watch_process(void *const *states, pid_t pid, const char *exe,
+				  char **message)
 {
 	struct coverage_state *s = states[0];
 	const struct sample_config *config = s->env->config;
@@ -117,11 +118,12 @@ static int coverage_watch_thread(void *const *states, pid_t pid, pid_t tid, cons
 	profiles_lock(s->env->profiles);
 	profiles_seen(s->env->profiles, pid, pid, false);
 	profiles_unlock(s->env->profiles);
-	err = coverage_watch(s->cov, pid, tid, exe, message);
+	err = coverage_watch(s->cov, pid, exe, message);
 	for (size_t i = 0; !err && i < config->nmodules; i++) {
 		if (!strchr(config->modules[i], '/'))
 			continue; /* (named: probed when mapped) */
-		err = coverage_watch(s->cov, pid, tid, config->modules[i], message);
+		warn(s, *message); /* (the last one's warning) */
+		err = coverage_watch(s->cov, pid, config->modules[i], message);
 	}
 	return err;
 }
@@ -141,16 +143,18 @@ static bool coverage_record(void *state, const void *data, size_t len)
 		xgrow((void **)&s->exec_pids, &s->exec_pids_cap, s->nexec_pids + 1,
 		      sizeof(*s->exec_pids));
 		s->exec_pids[s->nexec_pids++] = (pid_t)r.pid;
+	} else if (r.kind == SAMPLE_KIND_FORK && r.pid != r.task.ppid &&
+		   coverage_watched(s->cov, (pid_t)r.task.ppid)) {
+		coverage_child(s->cov, (pid_t)r.task.ppid, (pid_t)r.pid, &message);
+		warn(s, message);
 	} else if (r.kind == SAMPLE_KIND_MMAP && (r.mmap.prot & 4 /* PROT_EXEC */) &&
 		   r.mmap.path[0] == '/' && coverage_watched(s->cov, (pid_t)r.pid)) {
 		for (size_t i = 0; i < config->nmodules; i++) {
 			if (strchr(config->modules[i], '/') ||
 			    !coverage_module_named(config->modules[i], r.mmap.path))
 				continue;
-			if (coverage_watch(s->cov, (pid_t)r.pid, 0, r.mmap.path, &message))
-				warn(s, message);
-			else
-				free(message);
+			coverage_watch(s->cov, (pid_t)r.pid, r.mmap.path, &message);
+			warn(s, message);
 		}
 	}
 	return false;
@@ -191,7 +195,7 @@ static void register_slot(struct coverage_state *s, struct slot_seen *seen,
 				   map->funcs[f].end);
 	}
 	for (size_t i = 0; i < map->nlines; i++)
-		seen->sites[i] = profile_line_site(p, seen->funcs[map->lines[i].func], map->lines[i].addr,
+		seen->sites[i] = l->unprobed[i] ? PROFILE_NO_SITE : profile_line_site(p, seen->funcs[map->lines[i].func], map->lines[i].addr,
 					      map->lines[i].file, map->lines[i].line);
 	/* (the process's thread, so that its functions show at 0 in the views) */
 	profile_add_sites_n(p, l->pid, l->pid, NULL, NULL, 0, 0);
@@ -231,7 +235,7 @@ static void read_slot(void *arg, const struct coverage_lines *l)
 	for (size_t i = 0; i < l->map->nlines; i++) {
 		uint32_t func;
 
-		if (l->counts[i] <= seen->counted[i])
+		if (l->counts[i] <= seen->counted[i] || seen->sites[i] == PROFILE_NO_SITE)
 			continue;
 		if (!seen->counted[i])
 			count_new_line(s);
@@ -317,5 +321,5 @@ const struct source source_coverage = {
 	.publishing = coverage_publishing,
 	.snapshot = coverage_snapshot,
 	.stamp = coverage_stamp,
-	.watch = coverage_watch_thread,
+	.watch = coverage_watch_process,
 };

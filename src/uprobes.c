@@ -1,488 +1,318 @@
-/* uprobes.c — instruction counts with uprobe events defined in tracefs, each held by an anchor
- * process so that closing a probe is cheap (uprobes.h). */
+/* uprobes.c — instruction counts with a multi-uprobe BPF link per process and file
+ * (uprobes.h). The program is a few instructions written here (no compiler, no libbpf):
+ *
+ *	cookie = bpf_get_attach_cookie(ctx)      index in the low 32 bits, generation above
+ *	counter = lookup(map, index)
+ *	if (!counter || lookup(map, generation slot) != cookie >> 32) return 0
+ *	if (cap && *counter >= cap) return 0
+ *	atomic *counter += 1
+ *
+ * The generation lets uprobes_recap() attach the new link before closing the old one: from the
+ * moment the slot names the new generation, only the new link's executions count. */
 #include "proftop/uprobes.h"
 
-#include "proftop/idmap.h"
 #include "proftop/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
-#include <linux/perf_event.h>
-#include <signal.h>
-#include <stdio.h>
+#include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define TRACEFS "/sys/kernel/tracing"
-#define EVENT_NAME_MAX 48
-/* The anchor holds at most this many events (its table is reserved, not committed). */
-#define ANCHOR_MAX (1u << 20)
-
-struct probe {
-	int fd;                    /* -1: closed */
-	uint64_t count;            /* as read when closed */
-	bool capped;
-};
-
-/* A uprobe event defined in tracefs: one instruction of one file. */
-struct event {
-	uint64_t id;               /* its tracepoint id */
-	uint64_t offset;
-	const char *path;          /* interned in paths */
-};
-
-/* What the parent asks the anchor: hold event id (named name, deleted at the end). */
-struct anchor_request {
-	uint64_t id;
-	char name[EVENT_NAME_MAX];
-};
+/* Newer than the kernel headers this builds with (Linux 6.6's UAPI). */
+#define ATTACH_UPROBE_MULTI 48u
+#define FUNC_GET_ATTACH_COOKIE 174
 
 struct uprobes {
+	int map, prog, link;       /* -1: none */
+	uint64_t *counts;          /* the map's values, mapped: n counters, then the generation */
+	size_t mapped;
+	size_t n;
 	uint64_t cap;
-	pid_t owner;               /* the thread the capped probes signal */
-	int signo;
-	char group[32];            /* proftop_PID */
-	int defs;                  /* uprobe_events, open to append */
-	pid_t anchor;
-	int to_anchor, from_anchor;
-	struct probe *probes;
-	size_t n, cap_probes, open;
-	struct event *events;
-	size_t nevents, events_cap;
-	struct idmap event_index;  /* hash of (path, offset) → event */
-	char **paths;
-	size_t npaths, paths_cap;
-	uint32_t *of_fd;           /* per fd: its probe's index + 1 (0: none) */
-	size_t nof_fd;
+	pid_t pid;
+	char *path;
+	uint64_t *offsets;         /* the file's offsets, by index */
+	uint32_t generation;
+	size_t placed;             /* probed in the current link */
+	bool *removed;             /* per index: capped, out of the link */
 };
 
-static int perf_open(uint64_t id, pid_t pid, uint64_t period, bool inherit)
+static long bpf(int cmd, void *attr, size_t size)
 {
-	struct perf_event_attr attr;
+	return syscall(SYS_bpf, cmd, attr, size);
+}
+
+#define INSN(code, dst, src, off, imm) ((struct bpf_insn){ (code), (dst), (src), (off), (imm) })
+
+static int load_program(int map, uint32_t generation_slot, uint64_t cap, char **why)
+{
+	struct bpf_insn prog[32];
+	union bpf_attr attr;
+	int n = 0, exit_at, fd;
+	int jumps[4], njumps = 0;
+
+	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, FUNC_GET_ATTACH_COOKIE);
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);          /* r6 = cookie */
+	prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_W, 10, 0, -4, 0);          /* key = index */
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4);
+	prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map);
+	prog[n++] = INSN(0, 0, 0, 0, 0);
+	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	jumps[njumps++] = n;
+	prog[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0);            /* no counter */
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 0, 0, 0);          /* r7 = counter */
+	prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -8, (int32_t)generation_slot);
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8);
+	prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map);
+	prog[n++] = INSN(0, 0, 0, 0, 0);
+	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	jumps[njumps++] = n;
+	prog[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0);            /* no slot */
+	prog[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 0, 0, 0);           /* r1 = generation */
+	prog[n++] = INSN(BPF_ALU64 | BPF_RSH | BPF_K, 6, 0, 0, 32);
+	jumps[njumps++] = n;
+	prog[n++] = INSN(BPF_JMP | BPF_JNE | BPF_X, 6, 1, 0, 0);            /* an old link's */
+	if (cap) {
+		prog[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 7, 0, 0);
+		jumps[njumps++] = n;
+		prog[n++] = INSN(BPF_JMP | BPF_JGE | BPF_K, 1, 0, 0, (int32_t)cap);
+	}
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 1, 0, 0, 1);
+	prog[n++] = INSN(BPF_STX | BPF_ATOMIC | BPF_DW, 7, 1, 0, BPF_ADD);
+	exit_at = n;
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0);
+	prog[n++] = INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0);
+	for (int i = 0; i < njumps; i++)
+		prog[jumps[i]].off = (int16_t)(exit_at - jumps[i] - 1);
 
 	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = id;
-	attr.inherit = inherit;
-	attr.sample_period = period;
-	attr.wakeup_events = period ? 1 : 0;
-	return (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
-int uprobes_file_offset(const char *path, uint64_t vaddr, uint64_t *offset)
-{
-	int fd, err = -ENOENT;
-	size_t n = 0;
-	Elf *elf;
-
-	if (elf_version(EV_CURRENT) == EV_NONE)
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &n))
-		err = -ENOEXEC;
-	for (size_t i = 0; err == -ENOENT && i < n; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && vaddr >= ph.p_vaddr &&
-		    vaddr - ph.p_vaddr < ph.p_filesz) {
-			*offset = ph.p_offset + (vaddr - ph.p_vaddr);
-			err = 0;
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return err;
-}
-
-/* --- the anchor: a process of its own (only async-signal-safe calls after the fork) ---------- */
-
-static bool read_all(int fd, void *buf, size_t len)
-{
-	for (size_t done = 0; done < len;) {
-		ssize_t got = read(fd, (char *)buf + done, len - done);
-
-		if (got <= 0 && !(got < 0 && errno == EINTR))
-			return false;
-		if (got > 0)
-			done += (size_t)got;
-	}
-	return true;
-}
-
-/* Holds each event asked for (its reply: 0 or -errno), until its parent is gone: then closes them
- * (each close unregisters a uprobe: slow) and deletes their definitions. */
-static void anchor_main(const char *group, const char *defs_path)
-{
-	struct anchor_held { int fd; char name[EVENT_NAME_MAX]; } *held;
-	struct anchor_request req;
-	size_t n = 0;
-	sigset_t none;
-	int defs;
-
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-	signal(SIGINT, SIG_IGN);
-	signal(SIGHUP, SIG_IGN);
-	signal(SIGPIPE, SIG_IGN);
-	held = mmap(NULL, ANCHOR_MAX * sizeof(*held), PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (held == MAP_FAILED)
-		_exit(1);
-	while (read_all(0, &req, sizeof(req))) {
-		int32_t reply = -ENOSPC;
-
-		if (n < ANCHOR_MAX) {
-			held[n].fd = perf_open(req.id, 0, 0, false);
-			reply = held[n].fd < 0 ? -errno : 0;
-			if (held[n].fd >= 0) {
-				memcpy(held[n].name, req.name, EVENT_NAME_MAX);
-				held[n].name[EVENT_NAME_MAX - 1] = '\0';
-				n++;
-			}
-		}
-		if (write(1, &reply, sizeof(reply)) != (ssize_t)sizeof(reply))
-			break;
-	}
-	for (size_t i = 0; i < n; i++)
-		close(held[i].fd);
-	defs = open(defs_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-	for (size_t i = 0; defs >= 0 && i < n; i++) {
-		char line[2 + 32 + 1 + EVENT_NAME_MAX + 2];
-		size_t len = 0;
-
-		line[len++] = '-';
-		line[len++] = ':';
-		for (const char *c = group; *c && len < 2 + 32; c++)
-			line[len++] = *c;
-		line[len++] = '/';
-		for (const char *c = held[i].name; *c; c++)
-			line[len++] = *c;
-		line[len++] = '\n';
-		if (write(defs, line, len) < 0) {
-			/* (busy: another process holds it; its own anchor deletes it) */
-		}
-	}
-	_exit(0);
-}
-
-static int start_anchor(struct uprobes *u, char **why)
-{
-	int down[2], up[2];
-	pid_t pid;
-
-	if (pipe2(down, O_CLOEXEC) || pipe2(up, O_CLOEXEC)) {
-		*why = xasprintf("cannot make a pipe: %s", strerror(errno));
-		return -errno;
-	}
-	pid = fork();
-	if (pid < 0) {
+	attr.prog_type = BPF_PROG_TYPE_KPROBE;
+	attr.expected_attach_type = ATTACH_UPROBE_MULTI;
+	attr.insns = (uint64_t)(uintptr_t)prog;
+	attr.insn_cnt = (uint32_t)n;
+	attr.license = (uint64_t)(uintptr_t)"GPL";
+	fd = (int)bpf(BPF_PROG_LOAD, &attr, sizeof(attr));
+	if (fd < 0) {
 		int err = errno;
 
-		close(down[0]);
-		close(down[1]);
-		close(up[0]);
-		close(up[1]);
-		*why = xasprintf("cannot fork its anchor: %s", strerror(err));
-		return -err;
+		*why = xasprintf("the kernel refused its BPF program: %s%s", strerror(err),
+				 err == EINVAL ? " (multi-uprobe programs need Linux 6.6 or later)"
+				 : err == EPERM || err == EACCES
+					 ? " (coverage loads a BPF program: it needs root, or "
+					   "CAP_BPF and CAP_PERFMON)"
+					 : "");
+		errno = err;
 	}
-	if (!pid) {
-		setsid(); /* (no terminal: its signals are not for the anchor) */
-		if (dup2(down[0], 0) < 0 || dup2(up[1], 1) < 0)
-			_exit(1);
-		syscall(SYS_close_range, 2u, ~0u, 0u);
-		anchor_main(u->group, TRACEFS "/uprobe_events");
-	}
-	close(down[0]);
-	close(up[1]);
-	u->anchor = pid;
-	u->to_anchor = down[1];
-	u->from_anchor = up[0];
-	return 0;
+	return fd;
 }
 
-/* --- tracefs ----------------------------------------------------------------------------------- */
-
-/* Mounted as perf mounts it when it is not. */
-static int open_definitions(char **why)
+/* The link of the indexes not removed, their cookies of generation; -errno when refused. */
+static int make_link(struct uprobes *u, uint32_t generation, size_t *placed)
 {
-	int fd = open(TRACEFS "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC);
-	struct stat st;
+	uint64_t *offsets = xmalloc((u->n ? u->n : 1) * sizeof(*offsets));
+	uint64_t *cookies = xmalloc((u->n ? u->n : 1) * sizeof(*cookies));
+	/* link_create's attr: prog_fd, target_fd, attach_type, flags, then (at 16) uprobe_multi's
+	 * path, offsets, ref_ctr_offsets, cookies, cnt, flags, pid. */
+	uint64_t attr[16] = { 0 };
+	uint32_t *words = (uint32_t *)attr;
+	size_t k = 0;
+	int fd;
 
-	if (fd < 0 && errno == ENOENT && !stat(TRACEFS, &st) &&
-	    !mount("nodev", TRACEFS, "tracefs", 0, NULL))
-		fd = open(TRACEFS "/uprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC);
-	if (fd >= 0)
-		return fd;
-	if (errno == EACCES || errno == EPERM)
-		*why = xstrdup(TRACEFS "/uprobe_events: not allowed: coverage defines uprobes, which "
-			       "needs root");
-	else if (errno == ENOENT)
-		*why = xstrdup(TRACEFS "/uprobe_events: no such file: tracefs is not mounted there "
-			       "(mount -t tracefs nodev " TRACEFS ") or the kernel has no uprobe "
-			       "events (CONFIG_UPROBE_EVENTS)");
-	else
-		*why = xasprintf(TRACEFS "/uprobe_events: %s", strerror(errno));
-	return -1;
-}
-
-/* The definitions a proftop that is gone left (its anchor killed too): deleted. */
-static void delete_stale(int defs)
-{
-	FILE *f = fopen(TRACEFS "/uprobe_events", "re");
-	char line[4096];
-
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		char group[64], name[64], del[160];
-		int pid, len;
-
-		if (sscanf(line, "p:%63[^/]/%63s", group, name) != 2 ||
-		    sscanf(group, "proftop_%d", &pid) != 1 || pid <= 0 ||
-		    !(kill(pid, 0) && errno == ESRCH))
-			continue;
-		len = snprintf(del, sizeof(del), "-:%s/%s\n", group, name);
-		if (write(defs, del, (size_t)len) < 0) {
-			/* (still held: its anchor is still closing, and deletes it) */
+	for (size_t i = 0; i < u->n; i++)
+		if (!u->removed[i]) {
+			offsets[k] = u->offsets[i];
+			cookies[k++] = (uint64_t)generation << 32 | i;
 		}
+	*placed = k;
+	if (!k) {
+		free(offsets);
+		free(cookies);
+		return -ENOENT;
 	}
-	fclose(f);
+	words[0] = (uint32_t)u->prog;
+	words[2] = ATTACH_UPROBE_MULTI;
+	attr[2] = (uint64_t)(uintptr_t)u->path;
+	attr[3] = (uint64_t)(uintptr_t)offsets;
+	attr[5] = (uint64_t)(uintptr_t)cookies;
+	words[12] = (uint32_t)k;
+	words[14] = (uint32_t)u->pid;
+	fd = (int)bpf(BPF_LINK_CREATE, attr, sizeof(attr));
+	if (fd < 0)
+		fd = -errno;
+	free(offsets);
+	free(cookies);
+	return fd;
 }
 
-/* The sets made in this process: each defines its events in a group of its own. */
-static _Atomic unsigned sets;
-
-struct uprobes *uprobes_new(uint64_t cap, pid_t tid, int signo, char **why)
+static void set_generation(struct uprobes *u, uint32_t generation)
 {
-	struct uprobes *u;
-	int defs;
+	__atomic_store_n(&u->counts[u->n], (uint64_t)generation, __ATOMIC_SEQ_CST);
+}
+
+struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offsets, size_t n,
+			       uint64_t cap, int *err, char **why)
+{
+	struct uprobes *u = xcalloc(1, sizeof(*u));
+	union bpf_attr attr;
+	int fd;
 
 	*why = NULL;
-	defs = open_definitions(why);
-	if (defs < 0)
-		return NULL;
-	u = xcalloc(1, sizeof(*u));
-	u->cap = cap;
-	u->owner = tid;
-	u->signo = signo;
-	u->defs = defs;
-	u->to_anchor = u->from_anchor = -1;
-	/* (a group of its own: an earlier set's anchor may still be deleting its events) */
-	snprintf(u->group, sizeof(u->group), "proftop_%d_%u", (int)getpid(), sets++);
-	idmap_init(&u->event_index);
-	delete_stale(defs);
-	if (start_anchor(u, why)) {
-		uprobes_free(u);
-		return NULL;
+	u->map = u->prog = u->link = -1;
+	u->n = n;
+	u->cap = cap > INT32_MAX ? INT32_MAX : cap;
+	u->pid = pid;
+	u->path = xstrdup(path);
+	u->offsets = xmalloc((n ? n : 1) * sizeof(*u->offsets));
+	memcpy(u->offsets, offsets, n * sizeof(*offsets));
+	u->removed = xcalloc(n ? n : 1, sizeof(*u->removed));
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = 8;
+	attr.max_entries = (uint32_t)n + 1;
+	attr.map_flags = BPF_F_MMAPABLE;
+	u->map = (int)bpf(BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (u->map < 0) {
+		*err = -errno;
+		*why = xasprintf("the kernel refused a BPF map: %s%s", strerror(errno),
+				 errno == EPERM ? " (coverage needs root, or CAP_BPF and CAP_PERFMON)"
+						: "");
+		goto fail;
 	}
+	u->mapped = ((n + 1) * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+	u->counts = mmap(NULL, u->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, u->map, 0);
+	if (u->counts == MAP_FAILED) {
+		u->counts = NULL;
+		*err = -errno;
+		*why = xasprintf("cannot map the counters: %s", strerror(errno));
+		goto fail;
+	}
+	u->prog = load_program(u->map, (uint32_t)n, u->cap, why);
+	if (u->prog < 0) {
+		*err = -errno;
+		goto fail;
+	}
+	set_generation(u, 0);
+	fd = make_link(u, 0, &u->placed);
+	if (fd < 0) {
+		*err = fd;
+		*why = xasprintf("the kernel refused the probes: %s%s", strerror(-fd),
+				 fd == -EPERM || fd == -EACCES
+					 ? " (coverage needs root, or CAP_BPF and CAP_PERFMON)"
+					 : fd == -524 ? " (an instruction its uprobes do not probe)" : "");
+		if (fd == -524) /* (the kernel's ENOTSUPP, which has no userspace name) */
+			*err = -ENOTSUP;
+		goto fail;
+	}
+	u->link = fd;
 	return u;
+fail:
+	uprobes_detach(u);
+	return NULL;
 }
 
-static void close_probe(struct uprobes *u, struct probe *p)
-{
-	if (p->fd >= 0) {
-		if ((size_t)p->fd < u->nof_fd)
-			u->of_fd[p->fd] = 0;
-		close(p->fd);
-		u->open--;
-	}
-	p->fd = -1;
-}
-
-void uprobes_free(struct uprobes *u)
+void uprobes_detach(struct uprobes *u)
 {
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->n; i++)
-		close_probe(u, &u->probes[i]);
-	/* The anchor sees the end of its pipe: it closes its events and deletes them. */
-	if (u->to_anchor >= 0)
-		close(u->to_anchor);
-	if (u->from_anchor >= 0)
-		close(u->from_anchor);
-	close(u->defs);
-	for (size_t i = 0; i < u->npaths; i++)
-		free(u->paths[i]);
-	free(u->paths);
-	free(u->events);
-	idmap_free(&u->event_index);
-	free(u->probes);
-	free(u->of_fd);
+	if (u->link >= 0)
+		close(u->link); /* (the breakpoints go with it) */
+	if (u->prog >= 0)
+		close(u->prog);
+	if (u->counts)
+		munmap(u->counts, u->mapped);
+	if (u->map >= 0)
+		close(u->map);
+	free(u->path);
+	free(u->offsets);
+	free(u->removed);
 	free(u);
 }
 
-static const char *intern_path(struct uprobes *u, const char *path)
+uint64_t uprobes_count(const struct uprobes *u, size_t i)
 {
-	for (size_t i = u->npaths; i > 0; i--)
-		if (!strcmp(u->paths[i - 1], path))
-			return u->paths[i - 1];
-	xgrow((void **)&u->paths, &u->paths_cap, u->npaths + 1, sizeof(*u->paths));
-	u->paths[u->npaths] = xstrdup(path);
-	return u->paths[u->npaths++];
+	return i < u->n ? __atomic_load_n(&u->counts[i], __ATOMIC_RELAXED) : 0;
 }
 
-static int read_id(const struct uprobes *u, size_t k, uint64_t *id)
+int uprobes_recap(struct uprobes *u)
 {
-	char path[128], text[32];
-	ssize_t n;
+	size_t newly = 0, placed = 0;
+	bool *was, gone;
 	int fd;
 
-	snprintf(path, sizeof(path), TRACEFS "/events/%s/p%zu/id", u->group, k);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, text, sizeof(text) - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	text[n] = '\0';
-	*id = strtoull(text, NULL, 10);
-	return *id ? 0 : -EIO;
-}
-
-/* The event of (path, offset): defined, and held by the anchor, on first use. */
-static int event_of(struct uprobes *u, const char *path, uint64_t offset, uint64_t *id)
-{
-	struct anchor_request req = { 0 };
-	uint64_t key[2] = { offset, 0 };
-	size_t k;
-	uint64_t h;
-	uint32_t at;
-	int32_t reply;
-	char *line;
-	int err;
-
-	for (const char *c = path; *c; c++)
-		if ((unsigned char)*c <= ' ' || *c == 0x7f)
-			return -EINVAL; /* (tracefs splits its lines at white space) */
-	key[1] = util_hash_bytes(path, strlen(path), 0);
-	for (uint64_t seed = 0;; seed++) {
-		h = util_hash_bytes(key, sizeof(key), seed);
-		at = idmap_get(&u->event_index, h);
-		if (at == IDMAP_MISSING)
-			break;
-		if (u->events[at].offset == offset && !strcmp(u->events[at].path, path)) {
-			*id = u->events[at].id;
-			return 0;
+	if (!u->cap || u->link < 0)
+		return 0;
+	was = xmalloc(u->n * sizeof(*was));
+	memcpy(was, u->removed, u->n * sizeof(*was));
+	for (size_t i = 0; i < u->n; i++)
+		if (!u->removed[i] && uprobes_count(u, i) >= u->cap) {
+			u->removed[i] = true;
+			newly++;
 		}
-	}
-	k = u->nevents;
-	line = xasprintf("p:%s/p%zu %s:0x%llx\n", u->group, k, path, (unsigned long long)offset);
-	err = write(u->defs, line, strlen(line)) < 0 ? -errno : 0;
-	free(line);
-	if (err)
-		return err;
-	err = read_id(u, k, id);
-	if (err)
-		return err;
-	req.id = *id;
-	snprintf(req.name, sizeof(req.name), "p%zu", k);
-	if (write(u->to_anchor, &req, sizeof(req)) != (ssize_t)sizeof(req) ||
-	    !read_all(u->from_anchor, &reply, sizeof(reply)))
-		return -EPIPE;
-	if (reply)
-		return reply;
-	xgrow((void **)&u->events, &u->events_cap, u->nevents + 1, sizeof(*u->events));
-	u->events[u->nevents++] = (struct event){ *id, offset, intern_path(u, path) };
-	idmap_put(&u->event_index, h, (uint32_t)k);
-	return 0;
+	fd = newly ? make_link(u, u->generation + 1, &placed) : 0;
+	/* None left (-ENOENT) or the process is gone (-ESRCH): the old link only goes. */
+	gone = fd == -ENOENT || fd == -ESRCH;
+	if (newly && fd < 0 && !gone) /* (the old link stays: tried again next time) */
+		memcpy(u->removed, was, u->n * sizeof(*was));
+	free(was);
+	if (!newly || (fd < 0 && !gone))
+		return newly ? fd : 0;
+	/* The new link counts from now on; the old one's breakpoints go with it. */
+	u->generation++;
+	set_generation(u, u->generation);
+	close(u->link);
+	u->link = fd >= 0 ? fd : -1;
+	u->placed = fd >= 0 ? placed : 0;
+	return (int)newly;
 }
 
-int uprobes_add(struct uprobes *u, pid_t pid, const char *path, uint64_t offset)
+size_t uprobes_placed(const struct uprobes *u)
 {
-	struct probe p = { .fd = -1 };
-	struct f_owner_ex owner = { F_OWNER_TID, u->owner };
-	uint64_t id = 0;
-	int err = event_of(u, path, offset, &id);
-
-	if (err)
-		return err;
-	p.fd = perf_open(id, pid, u->cap, true);
-	if (p.fd < 0)
-		return -errno;
-	u->open++;
-	if (u->cap && (fcntl(p.fd, F_SETOWN_EX, &owner) || fcntl(p.fd, F_SETSIG, u->signo) ||
-		       fcntl(p.fd, F_SETFL, O_ASYNC))) {
-		err = -errno;
-		close_probe(u, &p);
-		return err;
-	}
-	if ((size_t)p.fd >= u->nof_fd) {
-		size_t old = u->nof_fd;
-
-		xgrow((void **)&u->of_fd, &u->nof_fd, (size_t)p.fd + 1, sizeof(*u->of_fd));
-		memset(u->of_fd + old, 0, (u->nof_fd - old) * sizeof(*u->of_fd));
-	}
-	u->of_fd[p.fd] = (uint32_t)u->n + 1;
-	xgrow((void **)&u->probes, &u->cap_probes, u->n + 1, sizeof(*u->probes));
-	u->probes[u->n] = p;
-	return (int)u->n++;
+	return u->placed;
 }
 
-static uint64_t read_count(int fd)
+bool uprobes_probeable(const unsigned char *code, size_t len)
 {
-	uint64_t count = 0;
+	size_t i = 0;
 
-	return read(fd, &count, sizeof(count)) == (ssize_t)sizeof(count) ? count : 0;
-}
-
-static bool reap(struct uprobes *u, struct probe *p)
-{
-	uint64_t count;
-
-	if (p->fd < 0 || !u->cap)
+	for (; i < len; i++) {
+		switch (code[i]) {
+		case 0xf0: /* lock */
+		case 0x26: /* es, cs, ss, ds */
+		case 0x2e:
+		case 0x36:
+		case 0x3e:
+			return false;
+		case 0x64: /* fs, gs, operand and address size, rep */
+		case 0x65:
+		case 0x66:
+		case 0x67:
+		case 0xf2:
+		case 0xf3:
+			continue;
+		default:
+			break;
+		}
+		break;
+	}
+	if (i < len && (code[i] & 0xf0) == 0x40) /* REX */
+		i++;
+	if (i >= len)
 		return false;
-	count = read_count(p->fd);
-	if (count < u->cap)
+	switch (code[i]) {
+	case 0xcc: /* int3, int n, int1, hlt, in/out */
+	case 0xcd:
+	case 0xf1:
+	case 0xf4:
+	case 0xe4: case 0xe5: case 0xe6: case 0xe7:
+	case 0xec: case 0xed: case 0xee: case 0xef:
+	case 0x6c: case 0x6d: case 0x6e: case 0x6f:
 		return false;
-	p->count = count;
-	p->capped = true;
-	close_probe(u, p);
-	return true;
-}
-
-bool uprobes_reap_fd(struct uprobes *u, int fd)
-{
-	uint32_t at = fd >= 0 && (size_t)fd < u->nof_fd ? u->of_fd[fd] : 0;
-
-	return at && reap(u, &u->probes[at - 1]);
-}
-
-size_t uprobes_reap(struct uprobes *u)
-{
-	size_t reaped = 0;
-
-	for (size_t i = 0; i < u->n && u->cap; i++)
-		reaped += reap(u, &u->probes[i]);
-	return reaped;
-}
-
-uint64_t uprobes_count(struct uprobes *u, size_t i, bool *capped)
-{
-	struct probe *p = &u->probes[i];
-
-	*capped = p->capped;
-	return p->fd >= 0 ? read_count(p->fd) : p->count;
-}
-
-size_t uprobes_size(const struct uprobes *u)
-{
-	return u->n;
-}
-
-size_t uprobes_open(const struct uprobes *u)
-{
-	return u->open;
+	default:
+		return true;
+	}
 }

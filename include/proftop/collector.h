@@ -39,11 +39,10 @@ bool collector_workers_allowed(const struct sample_config *config, unsigned nwor
 unsigned collector_default_workers(long cpus);
 /* The eventfd the sampler signals when it pushed records. */
 int collector_wake_fd(const struct collector *collector);
-/* Before collector_start(): thread tid of process pid, running exe (or about to exec it), is
- * profiled by the sources that follow processes from their start (coverage's probes). Returns 0
- * or -errno with *message (malloc'd). */
-int collector_watch(struct collector *collector, pid_t pid, pid_t tid, const char *exe,
-		    char **message);
+/* Before collector_start(): process pid, running exe (or about to exec it), is profiled by the
+ * sources that follow processes from their start (coverage's probes). Returns 0 or -errno with
+ * *message (malloc'd); a warning is reported. */
+int collector_watch(struct collector *collector, pid_t pid, const char *exe, char **message);
 /* Start the thread; processes already running (attach mode) have their maps read first. */
 int collector_start(struct collector *collector, const pid_t *pids, size_t npids);
 /* Call after sampler_stop(): consume everything left in the ring, publish a final snapshot and

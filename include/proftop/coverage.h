@@ -1,13 +1,11 @@
 /* coverage.h — coverage mode's probes: how often each source line of the wanted modules ran in
- * each watched process (its threads summed), counted by uprobes (uprobes.h) on every address
+ * each watched process (its threads together), counted by uprobes (uprobes.h) on every address
  * that starts a line (covmap.h), each stopped at the cap.
  *
- * The session watches the command's thread before it execs (exact counts from its first
- * instruction), or each thread of a process it attaches to; the threads and children they start
- * inherit their probes (counted with them). A module named without a path is probed when a
- * watched process maps it, in the threads watched (not in threads started before: a library is
- * mapped at the start, as a rule). A thread owned here waits for the capped probes' signals and
- * closes them at once. Thread-safe. */
+ * The session watches the command before it execs (exact counts from its first instruction), or
+ * each process it attaches to. A module named without a path is probed when a watched process
+ * maps it; a child process when its FORK record arrives (it runs unprobed until then). A thread
+ * owned here takes the capped instructions' breakpoints out every 0.1 s. Thread-safe. */
 #ifndef PROFTOP_COVERAGE_H
 #define PROFTOP_COVERAGE_H
 
@@ -24,14 +22,17 @@ struct coverage *coverage_new(uint64_t cap, char **why);
 /* Every probe closed (the programs run on unprobed), the thread stopped. */
 void coverage_free(struct coverage *c);
 
-/* Probe every line of the module at path in thread tid of process pid (path need not be mapped
- * yet: the probes are placed when it is); tid 0: in each thread of pid watched so far. Returns 0, or -errno with a message (malloc'd) in
- * *message: the module has no lines, or the kernel refused the probes (-EACCES/-EPERM: not
- * allowed). */
-int coverage_watch(struct coverage *c, pid_t pid, pid_t tid, const char *path, char **message);
+/* Probe every line of the module at path in process pid (path need not be mapped yet: the
+ * probes are placed when it is). Returns 0, or -errno with a message (malloc'd) in *message:
+ * the module has no lines, or the kernel refused the probes (-EPERM: not allowed). 0 may come
+ * with a message too: a warning (addresses whose instructions the kernel does not probe). */
+int coverage_watch(struct coverage *c, pid_t pid, const char *path, char **message);
 /* Whether the file at path is the module --module named: name is its path, its file name, or
  * its file name's start up to a '.' or '-' (libz: libz.so.1.2.13). */
 bool coverage_module_named(const char *name, const char *path);
+/* Child process pid of watched process ppid: its parent's modules probed in it (0, or -errno
+ * with *message as coverage_watch()'s). */
+int coverage_child(struct coverage *c, pid_t ppid, pid_t pid, char **message);
 /* Whether process pid is watched. */
 bool coverage_watched(struct coverage *c, pid_t pid);
 
@@ -43,6 +44,7 @@ struct coverage_lines {
 	const struct covmap *map;
 	const uint64_t *counts;
 	const bool *capped;
+	const bool *unprobed;      /* the kernel probes none of its addresses: not counted */
 };
 /* Each watched (process, module), with its lines' counts as of now. */
 void coverage_read(struct coverage *c, void (*fn)(void *arg, const struct coverage_lines *lines),

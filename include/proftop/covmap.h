@@ -10,6 +10,7 @@
 #ifndef PROFTOP_COVMAP_H
 #define PROFTOP_COVMAP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -36,6 +37,7 @@ struct covmap_line {
 /* An address that starts one of the lines (the same address may start more than one). */
 struct covmap_addr {
 	uint64_t addr, offset;     /* link-time address, and its file offset */
+	bool probeable;            /* its instruction can be probed (uprobes_probeable()) */
 };
 
 /* Which lines an address starts: one pair per (line, address). */

@@ -75,10 +75,10 @@ struct source {
 				     void (*stamp)(void *arg, struct snapshot *s), void *arg);
 	/* Optional: what it knows of a snapshot of one of its kinds (counters, unit of freq). */
 	void (*stamp)(void *const *states, unsigned nworkers, struct snapshot *s);
-	/* Optional, before the collector starts: thread tid of process pid, whose executable is
-	 * exe, is profiled from now on (the command before its exec; each thread of -p's). Returns
-	 * 0 or -errno with *message (malloc'd). */
-	int (*watch)(void *const *states, pid_t pid, pid_t tid, const char *exe, char **message);
+	/* Optional, before the collector starts: process pid, whose executable is exe, is
+	 * profiled from now on (the command before its exec; each of -p's). Returns 0 or -errno
+	 * with *message (malloc'd). */
+	int (*watch)(void *const *states, pid_t pid, const char *exe, char **message);
 };
 
 /* The run's sources (in source_table's order) and their states, one per worker each. */
