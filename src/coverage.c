@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 /* How often the capped instructions are taken out (a hot line runs on at most this long past
  * its cap: counted no more, but trapping). */
-#define RECAP_NS 100000000ull
+#define RECAP_NS 10000000ull
 
 /* A (process, module) pair: its probes, and scratch counts. */
 struct slot {
@@ -40,6 +41,23 @@ struct coverage {
 	bool stop;
 };
 
+/* The capped instructions left out of new links; the old links closed with c unlocked (each
+ * close waits for a grace period). */
+static void recap_all(struct coverage *c)
+{
+	int old[64];
+	size_t nold = 0;
+
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->nslots && nold < 64; i++)
+		if (c->slots[i].probes &&
+		    uprobes_recap(c->slots[i].probes, &old[nold]) > 0 && old[nold] >= 0)
+			nold++;
+	pthread_mutex_unlock(&c->lock);
+	for (size_t i = 0; i < nold; i++)
+		close(old[i]);
+}
+
 /* The capped instructions' breakpoints removed, every RECAP_NS. */
 static void *recap_probes(void *arg)
 {
@@ -59,11 +77,7 @@ static void *recap_probes(void *arg)
 		if (c->stop)
 			break;
 		pthread_mutex_unlock(&c->stop_lock);
-		pthread_mutex_lock(&c->lock);
-		for (size_t i = 0; i < c->nslots; i++)
-			if (c->slots[i].probes)
-				uprobes_recap(c->slots[i].probes);
-		pthread_mutex_unlock(&c->lock);
+		recap_all(c);
 		pthread_mutex_lock(&c->stop_lock);
 	}
 	pthread_mutex_unlock(&c->stop_lock);

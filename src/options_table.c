@@ -102,7 +102,7 @@ static const struct option_spec options_table[] = {
 			"and their objects, from a library preloaded into the\n"
 			"command. The screen's m key shows the others of such a run.\n"
 			"coverage: how often each source line ran, with uprobes\n"
-			"(root or CAP_PERFMON; lines need -g)",
+			"(root, or CAP_BPF and CAP_PERFMON; lines need -g)",
 		.man = "\\fBcpu\\fR (default): sample where the threads run, \\fB\\-F\\fR times a second\n"
 		       "of their CPU time. \\fBoffcpu\\fR: where they wait: every time a thread is\n"
 		       "switched out of the CPU while blocked (in \\fBread\\fR(2), a lock, a sleep),\n"
@@ -177,32 +177,37 @@ static const struct option_spec options_table[] = {
 		       ".IP\n"
 		       "\\fBcoverage\\fR: which source lines of the command's executable (and of the\n"
 		       "modules \\fB\\-\\-module\\fR adds) run, and how often, in the running, unmodified\n"
-		       "program: the kernel's uprobes (the \\fIuprobe\\fR PMU) count every address that\n"
-		       "starts a line in the DWARF line table (so the lines need \\fB\\-g\\fR, or a debug\n"
-		       "file), and a line counts the most any of its addresses ran, as gcov counts\n"
-		       "it. Each execution is a trap of a few microseconds, so a line stops being\n"
-		       "counted at \\fB\\-\\-coverage\\-cap\\fR executions (shown as at least that\n"
-		       "many). Needs root, or CAP_PERFMON (CAP_SYS_ADMIN before Linux 5.8), and read\n"
-		       "access to the files; a probe is a file descriptor (the soft limit is raised\n"
-		       "to the hard one). A command's first thread is probed before it starts; with\n"
-		       "\\fB\\-p\\fR each thread of the process; a thread or child started later from\n"
-		       "the moment proftop sees it (its first microseconds are not counted).\n"
-		       "Top lists functions by executions with the share of their lines\n"
-		       "reached, the Lines view and \\fB\\-\\-annotate\\fR show each line's count\n"
-		       "(\\fB#\\fR: never ran), the timeline the lines first reached each second;\n"
-		       "snapshots are lcov tracefiles (\\fB\\-f lcov\\fR or a \\fI.info\\fR name, for\n"
-		       "\\fBgenhtml\\fR(1)), callgrind, folded or pprof. Every probe is a file\n"
-		       "descriptor of proftop's: however proftop ends, the kernel removes them.",
+		       "program: the kernel's uprobes count every address that starts a line in the\n"
+		       "DWARF line table (so the lines need \\fB\\-g\\fR, or a debug file), with one\n"
+		       "multi\\-uprobe BPF link per process and file (Linux 6.6 or later), and a line\n"
+		       "counts the most any of its addresses ran, as gcov counts it (a function's\n"
+		       "calls on its declaration's line). Each execution is a trap of a few\n"
+		       "microseconds, so a line stops being counted at \\fB\\-\\-coverage\\-cap\\fR\n"
+		       "executions (shown as at least that many; its breakpoints are removed within\n"
+		       "0.01 s). Needs root, or CAP_BPF and CAP_PERFMON. The command is probed before\n"
+		       "it starts, every thread of a process from its start; a child process from\n"
+		       "the moment proftop sees it (its first instructions are not counted); a\n"
+		       "module \\fB\\-\\-module\\fR names without a path from its mapping. An\n"
+		       "instruction with a lock or segment prefix cannot be probed: a line with no\n"
+		       "other address is left out, and proftop says how many. Top lists functions by\n"
+		       "executions with the share of their lines that ran, the Lines view and\n"
+		       "\\fB\\-\\-annotate\\fR show each line's count (\\fB#####\\fR: never ran,\n"
+		       "\\fB>=\\fR\\fIN\\fR: capped), the timeline the lines first reached each second,\n"
+		       "\\fB\\-\\-histogram\\fR each line's first address and count; snapshots are lcov\n"
+		       "tracefiles (\\fB\\-f lcov\\fR or a \\fI.info\\fR name, for \\fBgenhtml\\fR(1)),\n"
+		       "callgrind, folded or pprof. The probes are file descriptors of proftop's:\n"
+		       "however proftop ends, the kernel removes them.",
 	},
 	{
 		.name = "coverage-cap", .arg = "N", .parse = options_set_coverage_cap,
 		.help = "--mode coverage: stop counting a line after N executions\n"
 			"(its probe removed; shown as >= N); 0 counts every one\n"
 			"(default 1000; 1: which lines ran, nearly free)",
-		.man = "With \\fB\\-\\-mode coverage\\fR, a line's probe is removed once it ran \\fIN\\fR\n"
-		       "times (0 to 1000000000; default 1000; 0: never), and the line shows as run\n"
-		       "at least \\fIN\\fR times: a hot loop then costs \\fIN\\fR traps, not one per\n"
-		       "iteration. \\fB1\\fR asks only which lines ran.",
+		.man = "With \\fB\\-\\-mode coverage\\fR, a line stops being counted once it ran \\fIN\\fR\n"
+		       "times (0 to 1000000000; default 1000; 0: never) and its probes are removed\n"
+		       "within 0.01 s; the line shows as run at least \\fIN\\fR times: a hot loop then\n"
+		       "costs about \\fIN\\fR traps, not one per iteration. \\fB1\\fR asks only which\n"
+		       "lines ran.",
 	},
 	{
 		.name = "module", .arg = "NAME", .parse = options_set_module,
@@ -520,13 +525,14 @@ static const struct option_spec options_table[] = {
 	{
 		.name = "format", .letter = 'f', .arg = "FORMAT", .parse = options_set_format,
 		.help = "tmon (Devel::DProf's tmon.out, the default), callgrind,\n"
-			"folded or pprof; without -f, from the file name",
-		.man = "The snapshot format: \\fBtmon\\fR, \\fBcallgrind\\fR, \\fBfolded\\fR or\n"
-		       "\\fBpprof\\fR. Without \\fB\\-f\\fR the file name decides:\n"
+			"folded, pprof or lcov (coverage); without -f, from the file name",
+		.man = "The snapshot format: \\fBtmon\\fR, \\fBcallgrind\\fR, \\fBfolded\\fR,\n"
+		       "\\fBpprof\\fR or \\fBlcov\\fR (a coverage run's tracefile, for \\fBgenhtml\\fR(1)).\n"
+		       "Without \\fB\\-f\\fR the file name decides:\n"
 		       "\\fBcallgrind.out\\fR* and *\\fB.callgrind\\fR are callgrind,\n"
 		       "*\\fB.folded\\fR and *\\fB.collapsed\\fR folded, *\\fB.pb.gz\\fR,\n"
-		       "*\\fB.pb\\fR and *\\fB.pprof\\fR pprof (a trailing \\fB.\\fR\\fIN\\fR is\n"
-		       "ignored), anything else \\fItmon.out\\fR.",
+		       "*\\fB.pb\\fR and *\\fB.pprof\\fR pprof, *\\fB.info\\fR lcov (a trailing\n"
+		       "\\fB.\\fR\\fIN\\fR is ignored), anything else \\fItmon.out\\fR.",
 	},
 	{
 		.name = "per-thread", .parse = options_set_per_thread,

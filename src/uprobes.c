@@ -238,12 +238,13 @@ uint64_t uprobes_count(const struct uprobes *u, size_t i)
 	return i < u->n ? __atomic_load_n(&u->counts[i], __ATOMIC_RELAXED) : 0;
 }
 
-int uprobes_recap(struct uprobes *u)
+int uprobes_recap(struct uprobes *u, int *old_link)
 {
 	size_t newly = 0, placed = 0;
 	bool *was, gone;
 	int fd;
 
+	*old_link = -1;
 	if (!u->cap || u->link < 0)
 		return 0;
 	was = xmalloc(u->n * sizeof(*was));
@@ -264,7 +265,7 @@ int uprobes_recap(struct uprobes *u)
 	/* The new link counts from now on; the old one's breakpoints go with it. */
 	u->generation++;
 	set_generation(u, u->generation);
-	close(u->link);
+	*old_link = u->link;
 	u->link = fd >= 0 ? fd : -1;
 	u->placed = fd >= 0 ? placed : 0;
 	return (int)newly;

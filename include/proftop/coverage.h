@@ -5,7 +5,7 @@
  * The session watches the command before it execs (exact counts from its first instruction), or
  * each process it attaches to. A module named without a path is probed when a watched process
  * maps it; a child process when its FORK record arrives (it runs unprobed until then). A thread
- * owned here takes the capped instructions' breakpoints out every 0.1 s. Thread-safe. */
+ * owned here takes the capped instructions' breakpoints out every 0.01 s. Thread-safe. */
 #ifndef PROFTOP_COVERAGE_H
 #define PROFTOP_COVERAGE_H
 

@@ -40,9 +40,11 @@ void uprobes_detach(struct uprobes *u);
 
 /* Instruction i's count so far (at most about cap: a count the program stopped). */
 uint64_t uprobes_count(const struct uprobes *u, size_t i);
-/* The instructions that reached the cap since the last call have their breakpoints removed (the
- * link made again without them). Returns how many, or -errno (the old link then stays). */
-int uprobes_recap(struct uprobes *u);
+/* The instructions that reached the cap since the last call are left out of a new link. Returns
+ * how many, or -errno (the old link then stays). *old_link is the link replaced (-1: none): its
+ * close() takes their breakpoints out, and waits for a grace period (87 ms here): the caller
+ * closes it where that wait holds up nothing. */
+int uprobes_recap(struct uprobes *u, int *old_link);
 /* Instructions still probed. */
 size_t uprobes_placed(const struct uprobes *u);
 

@@ -225,7 +225,7 @@ static void snapshot_options(void **state)
 	unsetenv("PROFTOP_OUT_FILE");
 
 	assert_int_equal(parse(&o, &msg, 4, "proftop", "-f", "json", "./prog"), OPTIONS_USAGE_ERROR);
-	assert_string_equal(msg, "invalid format (tmon, callgrind, folded or pprof): 'json'");
+	assert_string_equal(msg, "invalid format (tmon, callgrind, folded, pprof or lcov): 'json'");
 	free(msg);
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 5, "proftop", "--per-thread", "-o", "-", "./prog"),
@@ -326,6 +326,9 @@ static void command_line_errors(void **state)
 				    "alloc-objects or inuse-objects): 'idle'" },
 		{ "--alloc-rate", "0", "invalid allocation sampling rate (1 byte to 1G): '0'" },
 		{ "--alloc-rate", "2G", "invalid allocation sampling rate (1 byte to 1G): '2G'" },
+		{ "--coverage-cap", "-1", "invalid coverage cap (0 to 1000000000): '-1'" },
+		{ "--coverage-cap", "2000000000", "invalid coverage cap (0 to 1000000000): '2000000000'" },
+		{ "--module", "", "invalid module (a file name, or a path): ''" },
 		{ "--switch-period", "0", "invalid switch period (1 to 1000000): '0'" },
 		{ "--collectors", "0", "invalid collector count (1 to 64): '0'" },
 		{ "--collectors", "65", "invalid collector count (1 to 64): '65'" },
@@ -355,6 +358,19 @@ static void command_line_errors(void **state)
 			   "preloaded into the command proftop starts: a running process (-p) cannot "
 			   "have it loaded; start the program under proftop");
 	expect_usage_error(5, alloc_tmon, NULL, EXPORT_TMON_NO_ALLOCATIONS);
+	char *cap_alone[] = { "proftop", "--coverage-cap=5", "cmd", NULL };
+	char *module_alone[] = { "proftop", "--module=libz", "cmd", NULL };
+	char *coverage_all[] = { "proftop", "--mode=coverage", "-a", NULL };
+	char *coverage_tmon[] = { "proftop", "--mode=coverage", "-o", "tmon.out", "cmd", NULL };
+
+	expect_usage_error(3, cap_alone, NULL, "--coverage-cap is of coverage: it needs --mode "
+			   "coverage");
+	expect_usage_error(3, module_alone, NULL, "--module is of coverage: it needs --mode coverage");
+	expect_usage_error(3, coverage_all, NULL, "--mode coverage probes the lines of a command's "
+			   "or -p's processes: not with -a");
+	expect_usage_error(5, coverage_tmon, NULL, "tmon.out holds the time spent in subs: a "
+			   "coverage run's executions go to lcov (-f lcov, a .info file), callgrind, "
+			   "folded or pprof");
 
 	/* -a is a target of its own. */
 	char *all_cmd[] = { "proftop", "-a", "cmd", NULL };
@@ -585,6 +601,9 @@ static bool same_options(const struct options *a, const struct options *b)
 	return a->sample.freq == b->sample.freq && a->sample.kernel == b->sample.kernel &&
 	       a->sample.mode == b->sample.mode && a->sample.switch_period == b->sample.switch_period &&
 	       a->sample.alloc_rate == b->sample.alloc_rate &&
+	       a->sample.coverage_cap == b->sample.coverage_cap &&
+	       a->nmodules == b->nmodules && a->sample.nmodules == b->sample.nmodules &&
+	       (!a->nmodules || same_string(a->modules[0], b->modules[0])) &&
 	       a->sample.system_wide == b->sample.system_wide &&
 	       a->sample.include_self == b->sample.include_self &&
 	       a->sample.collectors == b->sample.collectors && a->sample.python == b->sample.python &&
@@ -618,6 +637,7 @@ static const char *const samples[][2] = {
 	{ "children", NULL },     { "all-cpus", NULL },       { "include-self", NULL },
 	{ "call-graph", "none" }, { "mode", "offcpu" },   { "switch-period", "10" },
 	{ "alloc-rate", "64K" },    { "stack-size", "4096" },
+	{ "coverage-cap", "5" },  { "module", "libz" },
 	{ "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },  { "names", "bare" },
 	{ "history", "120" },     { "serve", "6060" },     { "collectors", "3" },
@@ -654,9 +674,11 @@ static void env_same_as_command_line(const char *name, const char *value)
 {
 	/* pid, input and all-cpus are targets of their own; the others need one. Some need another
 	 * option on both sides and in the defaults compared with: --switch-period the off-CPU
-	 * mode, --alloc-rate the allocation one, --include-self -a (then the target). */
+	 * mode, --alloc-rate the allocation one, --coverage-cap and --module coverage,
+	 * --include-self -a (then the target). */
 	const char *with = !strcmp(name, "switch-period") ? "mode=offcpu"
 			   : !strcmp(name, "alloc-rate") ? "mode=alloc"
+			   : !strcmp(name, "coverage-cap") || !strcmp(name, "module") ? "mode=coverage"
 			   : !strcmp(name, "include-self") ? "all-cpus" : NULL;
 	bool with_target = with && !strcmp(with, "all-cpus");
 	bool target = strcmp(name, "pid") && strcmp(name, "input") && strcmp(name, "all-cpus") &&
