@@ -31,6 +31,13 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			snapshot_alloc_measures(s), (unsigned long long)c->allocated,
 			(unsigned long long)c->in_use, s->freq, (unsigned long long)c->samples,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped);
+	else if (s->mode == SAMPLE_MODE_COVERAGE) /* lines that ran, the probes placed and left */
+		fprintf(out, "%s  elapsed %.2fs  coverage: cap %llu  lines ran %llu  probes %llu  "
+			     "placed %llu  overflow %llu  dropped %llu",
+			title, (double)s->elapsed_ns / 1e9, (unsigned long long)s->coverage_cap,
+			(unsigned long long)c->samples, (unsigned long long)c->probes,
+			(unsigned long long)c->probes_open, (unsigned long long)c->overflow,
+			(unsigned long long)c->dropped);
 	else if (snapshot_timed(s)) /* 100% is all the time measured: "offcpu: blocked 4.000s" */
 		fprintf(out, "%s  elapsed %.2fs  %s: %s %.3fs  samples %llu  switches %llu  "
 			     "overflow %llu  dropped %llu  throttled %llu  truncated %llu",

@@ -109,6 +109,10 @@ static void draw_title(struct tui_screen *s, int y)
 			 util_bytes_text(all, sizeof(all), p->counters.allocated),
 			 util_bytes_text(per_s, sizeof(per_s), (uint64_t)s->rate[6]),
 			 util_bytes_text(in_use, sizeof(in_use), p->counters.in_use));
+	} else if (p && p->mode == SAMPLE_MODE_COVERAGE) { /* "coverage: cap 1000, 45 of 52 probes placed" */
+		snprintf(rate, sizeof(rate), "coverage: cap %llu, %llu of %llu probes placed",
+			 (unsigned long long)p->coverage_cap, (unsigned long long)p->counters.probes_open,
+			 (unsigned long long)p->counters.probes);
 	} else if (p && snapshot_timed(p)) { /* the mode, and what 100% is: "wall: thread time 8.0s" */
 		snprintf(rate, sizeof(rate), "%s: %s %.1fs", snapshot_kind(p),
 			 snapshot_time_measured(p), (double)p->samples / 1e6);
@@ -213,7 +217,8 @@ static void draw_counters(struct tui_screen *s, int y)
 	if (!c)
 		c = &none;
 	tui_fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
-	x = counter(s, y, x, "samples ", c->samples, s->rate[0], false);
+	x = counter(s, y, x, s->live && s->live->mode == SAMPLE_MODE_COVERAGE ? "lines ran " : "samples ",
+		    c->samples, s->rate[0], false);
 	if (c->switches) /* of the samples: the switches' (every mode but cpu) */
 		x = counter(s, y, x, "switches ", c->switches, s->rate[5], false);
 	x = counter(s, y, x, "overflow ", c->overflow, s->rate[1], true);
