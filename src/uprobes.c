@@ -1,14 +1,17 @@
-/* uprobes.c — instruction counts with a multi-uprobe BPF link per process and file
+/* uprobes.c — instruction counts with multi-uprobe BPF links per process and file
  * (uprobes.h). The program is a few instructions written here (no compiler, no libbpf):
  *
  *	cookie = bpf_get_attach_cookie(ctx)      index in the low 32 bits, generation above
  *	counter = lookup(map, index)
- *	if (!counter || lookup(map, generation slot) != cookie >> 32) return 0
+ *	if (!counter || lookup(map, n + index / CHUNK) != cookie >> 32) return 0
  *	if (cap && *counter >= cap) return 0
  *	atomic *counter += 1
  *
- * The generation lets uprobes_recap() attach the new link before closing the old one: from the
- * moment the slot names the new generation, only the new link's executions count. */
+ * The instructions are linked in chunks of CHUNK, each with a generation slot after the n
+ * counters: uprobes_recap() makes a chunk's link again without its capped instructions (a few
+ * hundred registrations, not the whole file's) and attaches it before the old one is closed;
+ * from the moment the chunk's slot names the new generation, only the new link's executions
+ * count. */
 #include "proftop/uprobes.h"
 
 #include "proftop/util.h"
@@ -25,18 +28,28 @@
 #define ATTACH_UPROBE_MULTI 48u
 #define FUNC_GET_ATTACH_COOKIE 174
 
+#define CHUNK_SHIFT 8
+#define CHUNK (1u << CHUNK_SHIFT)
+
+/* The link of the indexes [i * CHUNK, (i + 1) * CHUNK) not removed. */
+struct chunk {
+	int link;                  /* -1: none (none left, or the process is gone) */
+	uint32_t generation;
+	size_t placed;
+};
+
 struct uprobes {
-	int map, prog, link;       /* -1: none */
-	uint64_t *counts;          /* the map's values, mapped: n counters, then the generation */
+	int map, prog;             /* -1: none */
+	uint64_t *counts;          /* the map's values, mapped: n counters, then the chunks' generations */
 	size_t mapped;
 	size_t n;
 	uint64_t cap;
 	pid_t pid;
 	char *path;
 	uint64_t *offsets;         /* the file's offsets, by index */
-	uint32_t generation;
-	size_t placed;             /* probed in the current link */
-	bool *removed;             /* per index: capped, out of the link */
+	bool *removed;             /* per index: capped, out of its chunk's link */
+	struct chunk *chunks;
+	size_t nchunks;
 };
 
 static long bpf(int cmd, void *attr, size_t size)
@@ -46,7 +59,7 @@ static long bpf(int cmd, void *attr, size_t size)
 
 #define INSN(code, dst, src, off, imm) ((struct bpf_insn){ (code), (dst), (src), (off), (imm) })
 
-static int load_program(int map, uint32_t generation_slot, uint64_t cap, char **why)
+static int load_program(int map, uint32_t slots_from, uint64_t cap, char **why)
 {
 	struct bpf_insn prog[32];
 	union bpf_attr attr;
@@ -64,7 +77,10 @@ static int load_program(int map, uint32_t generation_slot, uint64_t cap, char **
 	jumps[njumps++] = n;
 	prog[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0);            /* no counter */
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 0, 0, 0);          /* r7 = counter */
-	prog[n++] = INSN(BPF_ST | BPF_MEM | BPF_W, 10, 0, -8, (int32_t)generation_slot);
+	prog[n++] = INSN(BPF_ALU | BPF_MOV | BPF_X, 8, 6, 0, 0);            /* r8 = index */
+	prog[n++] = INSN(BPF_ALU64 | BPF_RSH | BPF_K, 8, 0, 0, CHUNK_SHIFT);
+	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, (int32_t)slots_from);
+	prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_W, 10, 8, -8, 0);          /* key = its slot */
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
 	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8);
 	prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map);
@@ -110,11 +126,12 @@ static int load_program(int map, uint32_t generation_slot, uint64_t cap, char **
 	return fd;
 }
 
-/* The link of the indexes not removed, their cookies of generation; -errno when refused. */
-static int make_link(struct uprobes *u, uint32_t generation, size_t *placed)
+/* The link of chunk c's indexes not removed, their cookies of generation; -errno when refused
+ * (-ENOENT: none left). */
+static int make_link(struct uprobes *u, size_t c, uint32_t generation, size_t *placed)
 {
-	uint64_t *offsets = xmalloc((u->n ? u->n : 1) * sizeof(*offsets));
-	uint64_t *cookies = xmalloc((u->n ? u->n : 1) * sizeof(*cookies));
+	uint64_t offsets[CHUNK], cookies[CHUNK];
+	size_t end = (c + 1) * CHUNK < u->n ? (c + 1) * CHUNK : u->n;
 	/* link_create's attr: prog_fd, target_fd, attach_type, flags, then (at 16) uprobe_multi's
 	 * path, offsets, ref_ctr_offsets, cookies, cnt, flags, pid. */
 	uint64_t attr[16] = { 0 };
@@ -122,17 +139,14 @@ static int make_link(struct uprobes *u, uint32_t generation, size_t *placed)
 	size_t k = 0;
 	int fd;
 
-	for (size_t i = 0; i < u->n; i++)
+	for (size_t i = c * CHUNK; i < end; i++)
 		if (!u->removed[i]) {
 			offsets[k] = u->offsets[i];
 			cookies[k++] = (uint64_t)generation << 32 | i;
 		}
 	*placed = k;
-	if (!k) {
-		free(offsets);
-		free(cookies);
+	if (!k)
 		return -ENOENT;
-	}
 	words[0] = (uint32_t)u->prog;
 	words[2] = ATTACH_UPROBE_MULTI;
 	attr[2] = (uint64_t)(uintptr_t)u->path;
@@ -141,16 +155,13 @@ static int make_link(struct uprobes *u, uint32_t generation, size_t *placed)
 	words[12] = (uint32_t)k;
 	words[14] = (uint32_t)u->pid;
 	fd = (int)bpf(BPF_LINK_CREATE, attr, sizeof(attr));
-	if (fd < 0)
-		fd = -errno;
-	free(offsets);
-	free(cookies);
-	return fd;
+	return fd < 0 ? -errno : fd;
 }
 
-static void set_generation(struct uprobes *u, uint32_t generation)
+static void set_generation(struct uprobes *u, size_t c, uint32_t generation)
 {
-	__atomic_store_n(&u->counts[u->n], (uint64_t)generation, __ATOMIC_SEQ_CST);
+	u->chunks[c].generation = generation;
+	__atomic_store_n(&u->counts[u->n + c], (uint64_t)generation, __ATOMIC_SEQ_CST);
 }
 
 struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offsets, size_t n,
@@ -158,10 +169,10 @@ struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offs
 {
 	struct uprobes *u = xcalloc(1, sizeof(*u));
 	union bpf_attr attr;
-	int fd;
+	int fd = 0;
 
 	*why = NULL;
-	u->map = u->prog = u->link = -1;
+	u->map = u->prog = -1;
 	u->n = n;
 	u->cap = cap > INT32_MAX ? INT32_MAX : cap;
 	u->pid = pid;
@@ -169,11 +180,15 @@ struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offs
 	u->offsets = xmalloc((n ? n : 1) * sizeof(*u->offsets));
 	memcpy(u->offsets, offsets, n * sizeof(*offsets));
 	u->removed = xcalloc(n ? n : 1, sizeof(*u->removed));
+	u->nchunks = (n + CHUNK - 1) / CHUNK;
+	u->chunks = xcalloc(u->nchunks ? u->nchunks : 1, sizeof(*u->chunks));
+	for (size_t c = 0; c < u->nchunks; c++)
+		u->chunks[c].link = -1;
 	memset(&attr, 0, sizeof(attr));
 	attr.map_type = BPF_MAP_TYPE_ARRAY;
 	attr.key_size = 4;
 	attr.value_size = 8;
-	attr.max_entries = (uint32_t)n + 1;
+	attr.max_entries = (uint32_t)(n + u->nchunks + 1);
 	attr.map_flags = BPF_F_MMAPABLE;
 	u->map = (int)bpf(BPF_MAP_CREATE, &attr, sizeof(attr));
 	if (u->map < 0) {
@@ -183,7 +198,7 @@ struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offs
 						: "");
 		goto fail;
 	}
-	u->mapped = ((n + 1) * sizeof(uint64_t) + 4095) & ~(size_t)4095;
+	u->mapped = ((n + u->nchunks + 1) * sizeof(uint64_t) + 4095) & ~(size_t)4095;
 	u->counts = mmap(NULL, u->mapped, PROT_READ | PROT_WRITE, MAP_SHARED, u->map, 0);
 	if (u->counts == MAP_FAILED) {
 		u->counts = NULL;
@@ -196,8 +211,11 @@ struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offs
 		*err = -errno;
 		goto fail;
 	}
-	set_generation(u, 0);
-	fd = make_link(u, 0, &u->placed);
+	for (size_t c = 0; c < u->nchunks && fd >= 0; c++) {
+		set_generation(u, c, 0);
+		fd = make_link(u, c, 0, &u->chunks[c].placed);
+		u->chunks[c].link = fd;
+	}
 	if (fd < 0) {
 		*err = fd;
 		*why = xasprintf("the kernel refused the probes: %s%s", strerror(-fd),
@@ -208,7 +226,6 @@ struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offs
 			*err = -ENOTSUP;
 		goto fail;
 	}
-	u->link = fd;
 	return u;
 fail:
 	uprobes_detach(u);
@@ -219,8 +236,10 @@ void uprobes_detach(struct uprobes *u)
 {
 	if (!u)
 		return;
-	if (u->link >= 0)
-		close(u->link); /* (the breakpoints go with it) */
+	for (size_t c = 0; c < u->nchunks; c++)
+		if (u->chunks[c].link >= 0)
+			close(u->chunks[c].link); /* (its breakpoints go with it) */
+	free(u->chunks);
 	if (u->prog >= 0)
 		close(u->prog);
 	if (u->counts)
@@ -238,42 +257,56 @@ uint64_t uprobes_count(const struct uprobes *u, size_t i)
 	return i < u->n ? __atomic_load_n(&u->counts[i], __ATOMIC_RELAXED) : 0;
 }
 
-int uprobes_recap(struct uprobes *u, int *old_link)
+/* Chunk c made again without its capped instructions: whether it was, its old link to close
+ * in *old (-1: none), or -errno (the old link stays). */
+static int recap_chunk(struct uprobes *u, size_t c, int *old)
 {
-	size_t newly = 0, placed = 0;
-	bool *was, gone;
+	struct chunk *k = &u->chunks[c];
+	size_t end = (c + 1) * CHUNK < u->n ? (c + 1) * CHUNK : u->n, placed = 0;
+	bool newly = false, was[CHUNK];
 	int fd;
 
-	*old_link = -1;
-	if (!u->cap || u->link < 0)
+	*old = -1;
+	if (k->link < 0)
 		return 0;
-	was = xmalloc(u->n * sizeof(*was));
-	memcpy(was, u->removed, u->n * sizeof(*was));
-	for (size_t i = 0; i < u->n; i++)
-		if (!u->removed[i] && uprobes_count(u, i) >= u->cap) {
-			u->removed[i] = true;
-			newly++;
-		}
-	fd = newly ? make_link(u, u->generation + 1, &placed) : 0;
+	for (size_t i = c * CHUNK; i < end; i++)
+		newly |= !u->removed[i] && uprobes_count(u, i) >= u->cap;
+	if (!newly)
+		return 0;
+	memcpy(was, u->removed + c * CHUNK, (end - c * CHUNK) * sizeof(*was));
+	for (size_t i = c * CHUNK; i < end; i++)
+		u->removed[i] |= uprobes_count(u, i) >= u->cap;
+	fd = make_link(u, c, k->generation + 1, &placed);
 	/* None left (-ENOENT) or the process is gone (-ESRCH): the old link only goes. */
-	gone = fd == -ENOENT || fd == -ESRCH;
-	if (newly && fd < 0 && !gone) /* (the old link stays: tried again next time) */
-		memcpy(u->removed, was, u->n * sizeof(*was));
-	free(was);
-	if (!newly || (fd < 0 && !gone))
-		return newly ? fd : 0;
+	if (fd < 0 && fd != -ENOENT && fd != -ESRCH) { /* (tried again next time) */
+		memcpy(u->removed + c * CHUNK, was, (end - c * CHUNK) * sizeof(*was));
+		return fd;
+	}
 	/* The new link counts from now on; the old one's breakpoints go with it. */
-	u->generation++;
-	set_generation(u, u->generation);
-	*old_link = u->link;
-	u->link = fd >= 0 ? fd : -1;
-	u->placed = fd >= 0 ? placed : 0;
-	return (int)newly;
+	set_generation(u, c, k->generation + 1);
+	*old = k->link;
+	k->link = fd >= 0 ? fd : -1;
+	k->placed = fd >= 0 ? placed : 0;
+	return 1;
+}
+
+size_t uprobes_recap(struct uprobes *u, int *old_links, size_t max)
+{
+	size_t nold = 0;
+
+	for (size_t c = 0; u->cap && c < u->nchunks && nold < max; c++)
+		if (recap_chunk(u, c, &old_links[nold]) > 0 && old_links[nold] >= 0)
+			nold++;
+	return nold;
 }
 
 size_t uprobes_placed(const struct uprobes *u)
 {
-	return u->placed;
+	size_t placed = 0;
+
+	for (size_t c = 0; c < u->nchunks; c++)
+		placed += u->chunks[c].placed;
+	return placed;
 }
 
 bool uprobes_probeable(const unsigned char *code, size_t len)

@@ -1,7 +1,7 @@
 /* uprobes.h — counting how often instructions of a process execute, with the kernel's uprobes
  * and a BPF program: the means of coverage mode (coverage.h).
  *
- * A set is one process and one file: a multi-uprobe BPF link (Linux 6.6+) on the instructions at
+ * A set is one process and one file: multi-uprobe BPF links (Linux 6.6+) on the instructions at
  * the given file offsets, filtered to that process (all its threads, from the moment they
  * start; not its children), whose program adds one to the instruction's counter in an array
  * map that proftop reads through a mapping (no system call per count). It may be made before
@@ -14,8 +14,9 @@
  * 15,971 probes attached in 0.03 s and detached in 0.08 s.
  *
  * The cap: the program stops counting an instruction at cap (0: never); uprobes_recap() then
- * makes the link again without the capped instructions (their breakpoints removed), the new link
- * made before the old one is closed, so that no execution goes uncounted.
+ * makes its chunk's link (CHUNK instructions each) again without the capped instructions (their
+ * breakpoints removed when the old link is closed), the new link made first, so that no
+ * execution goes uncounted.
  *
  * Needs root, or CAP_BPF and CAP_PERFMON. Everything a set holds is file descriptors: however
  * proftop ends, the kernel closes them and removes the breakpoints. Not thread-safe. */
@@ -40,11 +41,12 @@ void uprobes_detach(struct uprobes *u);
 
 /* Instruction i's count so far (at most about cap: a count the program stopped). */
 uint64_t uprobes_count(const struct uprobes *u, size_t i);
-/* The instructions that reached the cap since the last call are left out of a new link. Returns
- * how many, or -errno (the old link then stays). *old_link is the link replaced (-1: none): its
- * close() takes their breakpoints out, and waits for a grace period (87 ms here): the caller
- * closes it where that wait holds up nothing. */
-int uprobes_recap(struct uprobes *u, int *old_link);
+/* The instructions that reached the cap since the last call are left out of new links (their
+ * chunk's: a few hundred instructions each). The links replaced go to old_links[0..max) (how
+ * many: returned): each close() takes their breakpoints out and waits for a grace period (87 ms
+ * here, shared by closes made at once from several threads): the caller closes them where that
+ * wait holds up nothing. */
+size_t uprobes_recap(struct uprobes *u, int *old_links, size_t max);
 /* Instructions still probed. */
 size_t uprobes_placed(const struct uprobes *u);
 
