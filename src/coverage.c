@@ -6,7 +6,6 @@
 #include "proftop/util.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,20 +43,11 @@ struct coverage {
 	bool stop;
 };
 
-static void *close_link(void *arg)
-{
-	close((int)(intptr_t)arg);
-	return NULL;
-}
-
-/* The capped instructions left out of new links; the old links closed with c unlocked, each in a
- * thread of its own: a close waits for a grace period, which closes made at once share (32 links
- * closed one by one took 32 waits, at once 0.09 s). */
+/* The capped instructions left out of new links; the old links closed with c unlocked (each
+ * close waits for a grace period). */
 static void recap_all(struct coverage *c)
 {
 	int old[RECAP_MAX];
-	pthread_t closers[RECAP_MAX];
-	bool started[RECAP_MAX];
 	size_t nold = 0;
 
 	pthread_mutex_lock(&c->lock);
@@ -65,14 +55,7 @@ static void recap_all(struct coverage *c)
 		if (c->slots[i].probes)
 			nold += uprobes_recap(c->slots[i].probes, old + nold, RECAP_MAX - nold);
 	pthread_mutex_unlock(&c->lock);
-	for (size_t i = 0; i < nold; i++)
-		started[i] = !pthread_create(&closers[i], NULL, close_link, (void *)(intptr_t)old[i]);
-	for (size_t i = 0; i < nold; i++) {
-		if (started[i])
-			pthread_join(closers[i], NULL);
-		else
-			close(old[i]);
-	}
+	uprobes_close_links(old, nold);
 }
 
 /* The capped instructions' breakpoints removed, every RECAP_NS. */

@@ -18,6 +18,8 @@
 
 #include <errno.h>
 #include <linux/bpf.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -232,13 +234,47 @@ fail:
 	return NULL;
 }
 
+static void *close_link(void *arg)
+{
+	close((int)(intptr_t)arg);
+	return NULL;
+}
+
+void uprobes_close_links(const int *links, size_t n)
+{
+	enum { AT_ONCE = 64 };
+	pthread_t closers[AT_ONCE];
+	bool started[AT_ONCE];
+
+	for (size_t from = 0; from < n; from += AT_ONCE) {
+		size_t k = n - from < AT_ONCE ? n - from : AT_ONCE;
+
+		for (size_t i = 0; i < k; i++)
+			started[i] = !pthread_create(&closers[i], NULL, close_link,
+						     (void *)(intptr_t)links[from + i]);
+		for (size_t i = 0; i < k; i++) {
+			if (started[i])
+				pthread_join(closers[i], NULL);
+			else
+				close(links[from + i]);
+		}
+	}
+}
+
 void uprobes_detach(struct uprobes *u)
 {
 	if (!u)
 		return;
-	for (size_t c = 0; c < u->nchunks; c++)
-		if (u->chunks[c].link >= 0)
-			close(u->chunks[c].link); /* (its breakpoints go with it) */
+	if (u->nchunks) { /* (their breakpoints go with them) */
+		int *links = xmalloc(u->nchunks * sizeof(*links));
+		size_t n = 0;
+
+		for (size_t c = 0; c < u->nchunks; c++)
+			if (u->chunks[c].link >= 0)
+				links[n++] = u->chunks[c].link;
+		uprobes_close_links(links, n);
+		free(links);
+	}
 	free(u->chunks);
 	if (u->prog >= 0)
 		close(u->prog);

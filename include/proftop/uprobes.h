@@ -36,7 +36,7 @@ struct uprobes;
  * process, -ENOTSUP an instruction it does not probe (uprobes_probeable() tells most of them). */
 struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offsets, size_t n,
 			       uint64_t cap, int *err, char **why);
-/* The breakpoints removed, the counts gone. */
+/* The breakpoints removed, the counts gone (its links closed with uprobes_close_links()). */
 void uprobes_detach(struct uprobes *u);
 
 /* Instruction i's count so far (at most about cap: a count the program stopped). */
@@ -47,6 +47,10 @@ uint64_t uprobes_count(const struct uprobes *u, size_t i);
  * here, shared by closes made at once from several threads): the caller closes them where that
  * wait holds up nothing. */
 size_t uprobes_recap(struct uprobes *u, int *old_links, size_t max);
+/* Close links (uprobes_recap()'s old ones) at once, from threads of their own, 64 at a time: a
+ * link's close waits for a grace period, which closes made at once share (32 links: 0.09 s at
+ * once, 32 waits one by one). */
+void uprobes_close_links(const int *links, size_t n);
 /* Instructions still probed. */
 size_t uprobes_placed(const struct uprobes *u);
 
