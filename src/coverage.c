@@ -36,6 +36,8 @@ struct coverage {
 	size_t nmodules, modules_cap;
 	struct slot *slots;
 	size_t nslots, slots_cap;
+	pid_t *followed;           /* the processes watched, whether a module of theirs is probed */
+	size_t nfollowed, followed_cap;
 	pthread_t recapper;
 	bool recapping;
 	pthread_mutex_t stop_lock;
@@ -133,10 +135,21 @@ void coverage_free(struct coverage *c)
 		covmap_free(c->modules[i]);
 	free(c->modules);
 	free(c->slots);
+	free(c->followed);
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->stop_lock);
 	pthread_cond_destroy(&c->stop_cond);
 	free(c);
+}
+
+/* Process pid is watched from now on (c locked). */
+static void follow(struct coverage *c, pid_t pid)
+{
+	for (size_t i = 0; i < c->nfollowed; i++)
+		if (c->followed[i] == pid)
+			return;
+	xgrow((void **)&c->followed, &c->followed_cap, c->nfollowed + 1, sizeof(*c->followed));
+	c->followed[c->nfollowed++] = pid;
 }
 
 /* The module read from path (once), its index; or -errno with *message. */
@@ -193,7 +206,7 @@ static int probe_module(struct coverage *c, pid_t pid, uint32_t module, char **m
 	}
 	s.probes = uprobes_attach(pid, map->path, offsets, n, c->cap, &err, &why);
 	free(offsets);
-	if (!s.probes)
+	if (!s.probes && err != -ESRCH)
 		*message = xasprintf("cannot probe %s in process %d: %s", map->path, (int)pid, why);
 	else if (refused)
 		*message = xasprintf("%s: the kernel's uprobes do not probe %zu of its %zu line "
@@ -201,7 +214,7 @@ static int probe_module(struct coverage *c, pid_t pid, uint32_t module, char **m
 				     "with no other address is left out", map->path, refused,
 				     map->naddrs);
 	free(why);
-	if (!s.probes && err == -ESRCH && !*message) /* (the process ended first) */
+	if (!s.probes && err == -ESRCH) /* (the process ended first) */
 		err = 0;
 	xgrow((void **)&c->slots, &c->slots_cap, c->nslots + 1, sizeof(*c->slots));
 	c->slots[c->nslots++] = s;
@@ -214,6 +227,7 @@ int coverage_watch(struct coverage *c, pid_t pid, const char *path, char **messa
 
 	*message = NULL;
 	pthread_mutex_lock(&c->lock);
+	follow(c, pid);
 	module = module_of(c, path, pid, message);
 	err = module < 0 ? module : probe_module(c, pid, (uint32_t)module, message);
 	pthread_mutex_unlock(&c->lock);
@@ -227,6 +241,7 @@ int coverage_child(struct coverage *c, pid_t ppid, pid_t pid, char **message)
 
 	*message = NULL;
 	pthread_mutex_lock(&c->lock);
+	follow(c, pid);
 	n = c->nslots;
 	for (size_t i = 0; i < n && !err; i++)
 		if (c->slots[i].pid == ppid)
@@ -240,8 +255,8 @@ bool coverage_watched(struct coverage *c, pid_t pid)
 	bool found = false;
 
 	pthread_mutex_lock(&c->lock);
-	for (size_t i = 0; i < c->nslots && !found; i++)
-		found = c->slots[i].pid == pid;
+	for (size_t i = 0; i < c->nfollowed && !found; i++)
+		found = c->followed[i] == pid;
 	pthread_mutex_unlock(&c->lock);
 	return found;
 }

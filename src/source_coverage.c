@@ -119,6 +119,13 @@ static int coverage_watch_process(void *const *states, pid_t pid, const char *ex
 	profiles_seen(s->env->profiles, pid, pid, false);
 	profiles_unlock(s->env->profiles);
 	err = coverage_watch(s->cov, pid, exe, message);
+	if ((err == -ENODATA || err == -ENOEXEC) && config->nmodules) {
+		/* (a command without lines, a shell or an interpreter, running what --module names) */
+		warn(s, xasprintf("%s: only the modules --module names are counted", *message));
+		free(*message);
+		*message = NULL;
+		err = 0;
+	}
 	for (size_t i = 0; !err && i < config->nmodules; i++) {
 		if (!strchr(config->modules[i], '/'))
 			continue; /* (named: probed when mapped) */

@@ -107,6 +107,24 @@ agree_with_gcov()
 }
 check "gcov-agrees" agree_with_gcov
 
+# --- --histogram: Inferno's (address, count) pairs, each line's first address --------------------
+run_proftop histogram --mode coverage --coverage-cap 0 -b -n 0 --histogram -- "$WL/covprog"
+check "histogram-exit-0" status "$RC" 0 "$ERR"
+check "histogram-heading" has "$OUT" '^--- histogram  covprog$'
+# hist_has TEXT COUNT — the line holding TEXT starts at an address the histogram counts COUNT.
+hist_has()
+{
+	local n addr
+	n=$(line_of "$1")
+	addr=$(objdump --dwarf=decodedline "$WL/covprog" | awk -v n="$n" '$1 == "covprog.c" && $2 == n { print $3; exit }')
+	grep -q "^$addr $2\$" "$OUT" && return 0
+	echo "no '$addr $2' (line $n: $1) in the histogram:"
+	sed -n '/^--- histogram/,$p' "$OUT" | head -n 12
+	return 1
+}
+check "histogram-branch" hist_has "if (i % 3 == 0)" 3000
+check "histogram-body" hist_has "sink += j;" 12345
+
 # --- the cap -------------------------------------------------------------------------------------
 run_proftop capped --mode coverage -b -n 0 -o "$TMPD/capped.info" --annotate spin -- "$WL/covprog"
 check "capped-exit-0" status "$RC" 0 "$ERR"
