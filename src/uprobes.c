@@ -61,6 +61,17 @@ static long bpf(int cmd, void *attr, size_t size)
 
 #define INSN(code, dst, src, off, imm) ((struct bpf_insn){ (code), (dst), (src), (off), (imm) })
 
+/* At prog[n]: r0 = the map's value for the key at r10 + key_at; returns the next index. */
+static int lookup(struct bpf_insn *prog, int n, int map, int16_t key_at)
+{
+	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
+	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, key_at);
+	prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map);
+	prog[n++] = INSN(0, 0, 0, 0, 0);
+	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	return n;
+}
+
 static int load_program(int map, uint32_t slots_from, uint64_t cap, char **why)
 {
 	struct bpf_insn prog[32];
@@ -71,11 +82,7 @@ static int load_program(int map, uint32_t slots_from, uint64_t cap, char **why)
 	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, FUNC_GET_ATTACH_COOKIE);
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 6, 0, 0, 0);          /* r6 = cookie */
 	prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_W, 10, 0, -4, 0);          /* key = index */
-	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
-	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -4);
-	prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map);
-	prog[n++] = INSN(0, 0, 0, 0, 0);
-	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	n = lookup(prog, n, map, -4);
 	jumps[njumps++] = n;
 	prog[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0);            /* no counter */
 	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 7, 0, 0, 0);          /* r7 = counter */
@@ -83,11 +90,7 @@ static int load_program(int map, uint32_t slots_from, uint64_t cap, char **why)
 	prog[n++] = INSN(BPF_ALU64 | BPF_RSH | BPF_K, 8, 0, 0, CHUNK_SHIFT);
 	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 8, 0, 0, (int32_t)slots_from);
 	prog[n++] = INSN(BPF_STX | BPF_MEM | BPF_W, 10, 8, -8, 0);          /* key = its slot */
-	prog[n++] = INSN(BPF_ALU64 | BPF_MOV | BPF_X, 2, 10, 0, 0);
-	prog[n++] = INSN(BPF_ALU64 | BPF_ADD | BPF_K, 2, 0, 0, -8);
-	prog[n++] = INSN(BPF_LD | BPF_DW | BPF_IMM, 1, BPF_PSEUDO_MAP_FD, 0, map);
-	prog[n++] = INSN(0, 0, 0, 0, 0);
-	prog[n++] = INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem);
+	n = lookup(prog, n, map, -8);
 	jumps[njumps++] = n;
 	prog[n++] = INSN(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 0, 0);            /* no slot */
 	prog[n++] = INSN(BPF_LDX | BPF_MEM | BPF_DW, 1, 0, 0, 0);           /* r1 = generation */

@@ -182,18 +182,26 @@ static struct uprobes *probe_functions(pid_t pid, uint64_t cap)
 	return u;
 }
 
+/* The child told to go, and ended well. */
+static void run_to_end(int go, pid_t pid)
+{
+	int status;
+
+	assert_int_equal(write(go, "g", 1), 1);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 static void exact_counts(void **state)
 {
-	int go, status;
+	int go;
 	pid_t pid;
 	struct uprobes *u;
 
 	(void)state;
 	pid = start(&go);
 	u = probe_functions(pid, 0);
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	run_to_end(go, pid);
 	assert_int_equal(uprobes_count(u, 0), 1000);
 	assert_int_equal(uprobes_count(u, 1), 12345);
 	assert_int_equal(uprobes_count(u, 2), 0);
@@ -204,16 +212,14 @@ static void exact_counts(void **state)
 
 static void capped_counts(void **state)
 {
-	int go, status;
+	int go;
 	pid_t pid;
 	struct uprobes *u;
 
 	(void)state;
 	pid = start(&go);
 	u = probe_functions(pid, 100);
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	run_to_end(go, pid);
 	/* The program stopped counting at the cap; then the two probes are taken out (and, the
 	 * process gone, the third with their link). */
 	assert_int_equal(uprobes_count(u, 0), 100);
@@ -255,16 +261,14 @@ static void recapped_while_running(void **state)
 /* Opened before the child execs the file: its own calls counted, and its thread's (inherited). */
 static void before_exec_in_thread(void **state)
 {
-	int go, status;
+	int go;
 	pid_t pid;
 	struct uprobes *u;
 
 	(void)state;
 	pid = start_child(&go, true, NULL);
 	u = probe_functions(pid, 0);
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	run_to_end(go, pid);
 	assert_int_equal(uprobes_count(u, 0), 2 * 1000);
 	assert_int_equal(uprobes_count(u, 1), 2 * 12345);
 	assert_int_equal(uprobes_count(u, 2), 0);
@@ -275,7 +279,7 @@ static void before_exec_in_thread(void **state)
 /* Freed before the child runs: no probe is left in it. */
 static void freed_probes_gone(void **state)
 {
-	int go, status;
+	int go;
 	pid_t pid;
 	struct uprobes *u;
 
@@ -283,9 +287,7 @@ static void freed_probes_gone(void **state)
 	pid = start(&go);
 	u = probe_functions(pid, 0);
 	uprobes_detach(u);
-	assert_int_equal(write(go, "g", 1), 1);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	run_to_end(go, pid);
 	close(go);
 }
 
