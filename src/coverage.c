@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -27,12 +28,14 @@ struct slot {
 	size_t *of_addr;           /* per address of the module: its probe's index; SIZE_MAX none */
 	uint64_t *addr_counts, *line_counts;
 	bool *line_capped, *line_unprobed;
+	bool ended;                /* its process ended: its counts final, its links closed */
 };
 
 struct coverage {
 	pthread_mutex_t lock;
 	uint64_t cap;
 	struct covmap **modules;
+	bool *warned;              /* per module: its refused addresses were said */
 	size_t nmodules, modules_cap;
 	struct slot *slots;
 	size_t nslots, slots_cap;
@@ -54,7 +57,7 @@ static void recap_all(struct coverage *c)
 
 	pthread_mutex_lock(&c->lock);
 	for (size_t i = 0; i < c->nslots && nold < RECAP_MAX; i++)
-		if (c->slots[i].probes)
+		if (c->slots[i].probes && !c->slots[i].ended)
 			nold += uprobes_recap(c->slots[i].probes, old + nold, RECAP_MAX - nold);
 	pthread_mutex_unlock(&c->lock);
 	uprobes_close_links(old, nold);
@@ -134,6 +137,7 @@ void coverage_free(struct coverage *c)
 	for (size_t i = 0; i < c->nmodules; i++)
 		covmap_free(c->modules[i]);
 	free(c->modules);
+	free(c->warned);
 	free(c->slots);
 	free(c->followed);
 	pthread_mutex_destroy(&c->lock);
@@ -152,51 +156,67 @@ static void follow(struct coverage *c, pid_t pid)
 	c->followed[c->nfollowed++] = pid;
 }
 
-/* The module read from path (once), its index; or -errno with *message. */
-static int module_of(struct coverage *c, const char *path, pid_t pid, char **message)
+/* The module of the file at path (read once per file: its device and inode), its index; or
+ * -errno with *message. ino, when not 0: the file a mapping record named, which path must
+ * still be. */
+static int module_of(struct coverage *c, const char *path, pid_t pid, ino_t ino, char **message)
 {
 	struct covmap *map;
+	struct stat st;
 	const char *why;
 	int err;
 
+	if (stat(path, &st)) {
+		*message = xasprintf("%s: %s", path, strerror(errno));
+		return -errno;
+	}
+	if (ino && st.st_ino != ino) {
+		*message = xasprintf("%s: another file than the one mapped (replaced since): not "
+				     "counted", path);
+		return -ESTALE;
+	}
 	for (size_t i = 0; i < c->nmodules; i++)
-		if (!strcmp(c->modules[i]->path, path))
+		if (c->modules[i]->dev == st.st_dev && c->modules[i]->ino == st.st_ino)
 			return (int)i;
 	err = covmap_read(path, pid, &map, &why);
 	if (err) {
 		*message = xasprintf("%s: %s", path, why);
 		return err;
 	}
+	c->warned = xrealloc(c->warned, (c->nmodules + 1) * sizeof(*c->warned));
+	c->warned[c->nmodules] = false;
 	xgrow((void **)&c->modules, &c->modules_cap, c->nmodules + 1, sizeof(*c->modules));
 	c->modules[c->nmodules] = map;
 	return (int)c->nmodules++;
+}
+
+/* The slot of (pid, module) that is not ended, or NULL (c locked). */
+static struct slot *slot_of(struct coverage *c, pid_t pid, uint32_t module)
+{
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].pid == pid && c->slots[i].module == module && !c->slots[i].ended)
+			return &c->slots[i];
+	return NULL;
 }
 
 /* Probe module's probeable addresses in process pid (c locked). */
 static int probe_module(struct coverage *c, pid_t pid, uint32_t module, char **message)
 {
 	const struct covmap *map = c->modules[module];
-	uint64_t *offsets = xmalloc((map->naddrs ? map->naddrs : 1) * sizeof(*offsets));
-	struct slot s = { pid, module, NULL,
-			  xmalloc((map->naddrs ? map->naddrs : 1) * sizeof(size_t)),
-			  xcalloc(map->naddrs ? map->naddrs : 1, sizeof(uint64_t)),
-			  xcalloc(map->nlines ? map->nlines : 1, sizeof(uint64_t)),
-			  xcalloc(map->nlines ? map->nlines : 1, sizeof(bool)),
-			  xcalloc(map->nlines ? map->nlines : 1, sizeof(bool)) };
+	uint64_t *offsets;
+	struct slot s = { .pid = pid, .module = module };
 	size_t n = 0, refused = 0;
-	char *why = NULL;
+	char *why = NULL, path[64];
 	int err = 0;
 
-	for (size_t i = 0; i < c->nslots; i++)
-		if (c->slots[i].pid == pid && c->slots[i].module == module) {
-			free(offsets);
-			free(s.of_addr);
-			free(s.addr_counts);
-			free(s.line_counts);
-			free(s.line_capped);
-			free(s.line_unprobed);
-			return 0;
-		}
+	if (slot_of(c, pid, module))
+		return 0;
+	offsets = xmalloc((map->naddrs ? map->naddrs : 1) * sizeof(*offsets));
+	s.of_addr = xmalloc((map->naddrs ? map->naddrs : 1) * sizeof(*s.of_addr));
+	s.addr_counts = xcalloc(map->naddrs ? map->naddrs : 1, sizeof(*s.addr_counts));
+	s.line_counts = xcalloc(map->nlines ? map->nlines : 1, sizeof(*s.line_counts));
+	s.line_capped = xcalloc(map->nlines ? map->nlines : 1, sizeof(*s.line_capped));
+	s.line_unprobed = xcalloc(map->nlines ? map->nlines : 1, sizeof(*s.line_unprobed));
 	for (size_t a = 0; a < map->naddrs; a++) {
 		s.of_addr[a] = map->addrs[a].probeable ? n : SIZE_MAX;
 		if (map->addrs[a].probeable)
@@ -204,15 +224,18 @@ static int probe_module(struct coverage *c, pid_t pid, uint32_t module, char **m
 		else
 			refused++;
 	}
-	s.probes = uprobes_attach(pid, map->path, offsets, n, c->cap, &err, &why);
+	s.probes = uprobes_attach(pid, covmap_probe_path(map, path, sizeof(path)), offsets, n,
+				  c->cap, &err, &why);
 	free(offsets);
 	if (!s.probes && err != -ESRCH)
 		*message = xasprintf("cannot probe %s in process %d: %s", map->path, (int)pid, why);
-	else if (refused)
+	else if (s.probes && refused && !c->warned[module]) {
 		*message = xasprintf("%s: the kernel's uprobes do not probe %zu of its %zu line "
 				     "addresses (instructions with a lock or segment prefix); a line "
 				     "with no other address is left out", map->path, refused,
 				     map->naddrs);
+		c->warned[module] = true;
+	}
 	free(why);
 	if (!s.probes && err == -ESRCH) /* (the process ended first) */
 		err = 0;
@@ -221,17 +244,34 @@ static int probe_module(struct coverage *c, pid_t pid, uint32_t module, char **m
 	return s.probes ? 0 : err;
 }
 
-int coverage_watch(struct coverage *c, pid_t pid, const char *path, char **message)
+int coverage_watch(struct coverage *c, pid_t pid, const char *path, ino_t ino, char **message)
 {
 	int module, err;
 
 	*message = NULL;
 	pthread_mutex_lock(&c->lock);
 	follow(c, pid);
-	module = module_of(c, path, pid, message);
+	module = module_of(c, path, pid, ino, message);
 	err = module < 0 ? module : probe_module(c, pid, (uint32_t)module, message);
 	pthread_mutex_unlock(&c->lock);
 	return err;
+}
+
+/* *message, and more (malloc'd) after it on a line of its own. */
+static void add_message(char **message, char *more)
+{
+	char *both;
+
+	if (!more)
+		return;
+	if (!*message) {
+		*message = more;
+		return;
+	}
+	both = xasprintf("%s\n%s", *message, more);
+	free(*message);
+	free(more);
+	*message = both;
 }
 
 int coverage_child(struct coverage *c, pid_t ppid, pid_t pid, char **message)
@@ -243,11 +283,31 @@ int coverage_child(struct coverage *c, pid_t ppid, pid_t pid, char **message)
 	pthread_mutex_lock(&c->lock);
 	follow(c, pid);
 	n = c->nslots;
-	for (size_t i = 0; i < n && !err; i++)
-		if (c->slots[i].pid == ppid)
-			err = probe_module(c, pid, c->slots[i].module, message);
+	for (size_t i = 0; i < n; i++)
+		if (c->slots[i].pid == ppid && !c->slots[i].ended) {
+			char *one = NULL;
+			int got = probe_module(c, pid, c->slots[i].module, &one);
+
+			add_message(message, one);
+			err = err ? err : got;
+		}
 	pthread_mutex_unlock(&c->lock);
 	return err;
+}
+
+void coverage_ended(struct coverage *c, pid_t pid)
+{
+	pthread_mutex_lock(&c->lock);
+	for (size_t i = 0; i < c->nfollowed; i++)
+		if (c->followed[i] == pid)
+			c->followed[i] = c->followed[--c->nfollowed];
+	for (size_t i = 0; i < c->nslots; i++)
+		if (c->slots[i].pid == pid && !c->slots[i].ended) {
+			c->slots[i].ended = true;
+			if (c->slots[i].probes)
+				uprobes_retire(c->slots[i].probes);
+		}
+	pthread_mutex_unlock(&c->lock);
 }
 
 bool coverage_watched(struct coverage *c, pid_t pid)

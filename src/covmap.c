@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,6 +29,10 @@ struct row {
 struct reader {
 	struct covmap *map;
 	bool *decl_taken;          /* per function: its entry row was given its declaration's line */
+	/* The functions' address ranges (a function GCC split into hot and cold parts has more
+	 * than one), by address once the functions are sorted. */
+	struct range { uint64_t lo, hi; uint32_t func; } *ranges;
+	size_t nranges, ranges_cap;
 	size_t funcs_cap;
 	struct row *rows;
 	size_t nrows, rows_cap;
@@ -62,8 +67,28 @@ static void add_function(struct reader *r, Dwarf_Die *die)
 	struct covmap_func *f;
 	int line;
 
-	if (dwarf_lowpc(die, &low) || dwarf_highpc(die, &high) || high <= low)
+	Dwarf_Addr base, start, end;
+	ptrdiff_t at = 0;
+	size_t first_range = r->nranges;
+
+	while ((at = dwarf_ranges(die, at, &base, &start, &end)) > 0)
+		if (end > start) {
+			xgrow((void **)&r->ranges, &r->ranges_cap, r->nranges + 1, sizeof(*r->ranges));
+			r->ranges[r->nranges++] = (struct range){ start, end, (uint32_t)r->map->nfuncs };
+		}
+	if (r->nranges == first_range)
 		return;
+	/* Its entry, and the range that holds it (its code for a disassembler). */
+	if (dwarf_entrypc(die, &low))
+		low = r->ranges[first_range].lo;
+	high = 0;
+	for (size_t i = first_range; i < r->nranges; i++)
+		if (low >= r->ranges[i].lo && low < r->ranges[i].hi)
+			high = r->ranges[i].hi;
+	if (!high) {
+		r->nranges = first_range;
+		return;
+	}
 	linkage = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
 	if (linkage)
 		demangled = demangle_name(linkage);
@@ -105,20 +130,47 @@ static int by_entry(const void *a, const void *b)
 	return x->entry < y->entry ? -1 : x->entry > y->entry;
 }
 
-/* The function whose code holds addr (funcs sorted by entry), or UINT32_MAX. */
-static uint32_t function_at(const struct covmap *map, uint64_t addr)
+static int by_lo(const void *a, const void *b)
 {
-	size_t lo = 0, hi = map->nfuncs;
+	const struct range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* The functions sorted by entry, and their ranges by address naming them so. */
+static void sort_functions(struct reader *r)
+{
+	struct covmap *map = r->map;
+	uint32_t *new_of = xmalloc((map->nfuncs ? map->nfuncs : 1) * sizeof(*new_of));
+
+	/* (entries are made unique below: an alias keeps the first) */
+	for (size_t i = 0; i < map->nfuncs; i++)
+		map->funcs[i].first_line = (uint32_t)i; /* (its old index, for a moment) */
+	qsort(map->funcs, map->nfuncs, sizeof(*map->funcs), by_entry);
+	for (size_t i = 0; i < map->nfuncs; i++) {
+		new_of[map->funcs[i].first_line] = (uint32_t)i;
+		map->funcs[i].first_line = 0;
+	}
+	for (size_t i = 0; i < r->nranges; i++)
+		r->ranges[i].func = new_of[r->ranges[i].func];
+	qsort(r->ranges, r->nranges, sizeof(*r->ranges), by_lo);
+	free(new_of);
+}
+
+/* The function whose code holds addr, or UINT32_MAX. */
+static uint32_t function_at(const struct reader *r, uint64_t addr)
+{
+	size_t lo = 0, hi = r->nranges;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (map->funcs[mid].entry <= addr)
+		if (r->ranges[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo && addr < map->funcs[lo - 1].end ? (uint32_t)(lo - 1) : UINT32_MAX;
+	return lo && addr < r->ranges[lo - 1].hi ? r->ranges[lo - 1].func : UINT32_MAX;
 }
 
 static void add_rows(struct reader *r, Dwarf_Die *cu)
@@ -140,7 +192,7 @@ static void add_rows(struct reader *r, Dwarf_Die *cu)
 		    dwarf_lineendsequence(l, &end) || dwarf_lineno(l, &line) || !stmt || end ||
 		    line <= 0 || !(file = dwarf_linesrc(l, NULL, NULL)))
 			continue;
-		func = function_at(r->map, addr);
+		func = function_at(r, addr);
 		if (func == UINT32_MAX)
 			continue;
 		xgrow((void **)&r->rows, &r->rows_cap, r->nrows + 1, sizeof(*r->rows));
@@ -295,7 +347,7 @@ static int read_dwarf(struct reader *r, Dwarf *dw)
 			off = next;
 		}
 		if (!pass) {
-			qsort(r->map->funcs, r->map->nfuncs, sizeof(*r->map->funcs), by_entry);
+			sort_functions(r);
 			r->decl_taken = xcalloc(r->map->nfuncs ? r->map->nfuncs : 1, sizeof(bool));
 		}
 	}
@@ -326,6 +378,9 @@ int covmap_read(const char *path, pid_t pid, struct covmap **out, const char **w
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	r.map = xcalloc(1, sizeof(*r.map));
 	r.map->path = xstrdup(path);
+	r.map->fd = -1;
+	r.map->dev = st.st_dev;
+	r.map->ino = st.st_ino;
 	r.map->strings = strpool_new();
 	if (!elf || elf_kind(elf) != ELF_K_ELF || read_loads(&r, elf)) {
 		err = -ENOEXEC;
@@ -366,9 +421,13 @@ out:
 		debugfile_close(&debug);
 	if (elf)
 		elf_end(elf);
-	close(fd);
+	if (err)
+		close(fd);
+	else
+		r.map->fd = fd;
 	free(r.rows);
 	free(r.loads);
+	free(r.ranges);
 	free(r.decl_taken);
 	if (err)
 		covmap_free(r.map);
@@ -381,6 +440,8 @@ void covmap_free(struct covmap *map)
 {
 	if (!map)
 		return;
+	if (map->fd >= 0)
+		close(map->fd);
 	free(map->path);
 	free(map->funcs);
 	free(map->lines);
@@ -388,4 +449,10 @@ void covmap_free(struct covmap *map)
 	free(map->pairs);
 	strpool_free(map->strings);
 	free(map);
+}
+
+const char *covmap_probe_path(const struct covmap *map, char *buf, size_t size)
+{
+	snprintf(buf, size, "/proc/self/fd/%d", map->fd);
+	return buf;
 }

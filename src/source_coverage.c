@@ -37,6 +37,8 @@ struct coverage_state {
 	struct slot_seen *slots;
 	size_t nslots;
 	uint64_t lines_reached;
+	bool *site_reached;        /* per site of the profile: some process ran its line */
+	size_t nsite_reached;
 	uint64_t *new_lines;       /* per second of the run: lines first reached */
 	size_t nseconds, seconds_cap;
 	uint64_t now_ns;
@@ -73,6 +75,7 @@ static void coverage_worker_free(void *state)
 	}
 	free(s->slots);
 	free(s->new_lines);
+	free(s->site_reached);
 	free(s->exec_pids);
 	free(s);
 }
@@ -101,6 +104,40 @@ static void warn(struct coverage_state *s, char *message)
 	free(message);
 }
 
+/* The modules --module names without a path that process pid has mapped already (attached to
+ * a running process: their mappings come from /proc, not as records). */
+static void watch_mapped(struct coverage_state *s, pid_t pid)
+{
+	const struct sample_config *config = s->env->config;
+	char maps[64], line[4096 + 256];
+	FILE *f;
+
+	if (!config->nmodules)
+		return;
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char perms[8], *path = strchr(line, '/');
+		unsigned long long ino;
+		char *message = NULL;
+
+		if (!path || sscanf(line, "%*x-%*x %7s %*x %*x:%*x %llu", perms, &ino) != 2 ||
+		    perms[2] != 'x')
+			continue;
+		path[strcspn(path, "\n")] = '\0';
+		for (size_t i = 0; i < config->nmodules; i++) {
+			if (strchr(config->modules[i], '/') ||
+			    !coverage_module_named(config->modules[i], path))
+				continue;
+			coverage_watch(s->cov, pid, path, (ino_t)ino, &message);
+			warn(s, message);
+			message = NULL;
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
 static int coverage_watch_process(void *const *states, pid_t pid, const char *exe,
 				  char **message)
 {
@@ -118,7 +155,7 @@ static int coverage_watch_process(void *const *states, pid_t pid, const char *ex
 	profiles_lock(s->env->profiles);
 	profiles_seen(s->env->profiles, pid, pid, false);
 	profiles_unlock(s->env->profiles);
-	err = coverage_watch(s->cov, pid, exe, message);
+	err = coverage_watch(s->cov, pid, exe, 0, message);
 	if ((err == -ENODATA || err == -ENOEXEC) && config->nmodules) {
 		/* (a command without lines, a shell or an interpreter, running what --module names) */
 		warn(s, xasprintf("%s: only the modules --module names are counted", *message));
@@ -130,12 +167,14 @@ static int coverage_watch_process(void *const *states, pid_t pid, const char *ex
 		if (!strchr(config->modules[i], '/'))
 			continue; /* (named: probed when mapped) */
 		warn(s, *message); /* (the last one's warning) */
-		err = coverage_watch(s->cov, pid, config->modules[i], message);
+		err = coverage_watch(s->cov, pid, config->modules[i], 0, message);
 	}
+	if (!err)
+		watch_mapped(s, pid);
 	return err;
 }
 
-/* A record of a watched process: its new threads and children, its named modules. Never the
+/* A record of a watched process: its children, its named modules, its exec. Never the
  * record's only reader (false): the resolver reads the same. */
 static bool coverage_record(void *state, const void *data, size_t len)
 {
@@ -160,11 +199,45 @@ static bool coverage_record(void *state, const void *data, size_t len)
 			if (strchr(config->modules[i], '/') ||
 			    !coverage_module_named(config->modules[i], r.mmap.path))
 				continue;
-			coverage_watch(s->cov, (pid_t)r.pid, r.mmap.path, &message);
+			coverage_watch(s->cov, (pid_t)r.pid, r.mmap.path, r.mmap.ino, &message);
 			warn(s, message);
 		}
 	}
 	return false;
+}
+
+/* Whether process pid is gone: no /proc entry, or a zombie with no thread left running (a
+ * leader that exited while its other threads run is a zombie too). */
+static bool process_ended(pid_t pid)
+{
+	char path[64], text[256];
+	FILE *f;
+	bool zombie = false, threads_left = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	while (fgets(text, sizeof(text), f)) {
+		int n;
+
+		if (!strncmp(text, "State:", 6))
+			zombie = strchr(text, 'Z') || strchr(text, 'X');
+		else if (sscanf(text, "Threads: %d", &n) == 1)
+			threads_left = n > 1;
+	}
+	fclose(f);
+	return zombie && !threads_left;
+}
+
+/* A thread ended: when it was a watched process's last, the process's probes go (their
+ * counts kept). */
+static void coverage_thread_exited(void *state, pid_t tid)
+{
+	struct coverage_state *s = state;
+
+	if (s->cov && coverage_watched(s->cov, tid) && process_ended(tid))
+		coverage_ended(s->cov, tid);
 }
 
 /* The end of a round: the owners of the processes that exec'd, which the collector forgot at
@@ -209,11 +282,24 @@ static void register_slot(struct coverage_state *s, struct slot_seen *seen,
 	seen->registered = true;
 }
 
-static void count_new_line(struct coverage_state *s)
+/* Site's line ran for the first time in one of the processes: new to the run when in none
+ * before. */
+static void count_new_line(struct coverage_state *s, uint32_t site)
 {
 	uint64_t start = s->env->start_ns;
 	uint64_t second = s->now_ns > start ? (s->now_ns - start) / 1000000000u : 0;
 
+	if (site >= s->nsite_reached) {
+		size_t n = site + 1 > 2 * s->nsite_reached ? site + 1 : 2 * s->nsite_reached;
+
+		s->site_reached = xrealloc(s->site_reached, n * sizeof(*s->site_reached));
+		memset(s->site_reached + s->nsite_reached, 0,
+		       (n - s->nsite_reached) * sizeof(*s->site_reached));
+		s->nsite_reached = n;
+	}
+	if (s->site_reached[site])
+		return;
+	s->site_reached[site] = true;
 	s->lines_reached++;
 	if (second >= (uint64_t)1 << 32)
 		return;
@@ -245,7 +331,7 @@ static void read_slot(void *arg, const struct coverage_lines *l)
 		if (l->counts[i] <= seen->counted[i] || seen->sites[i] == PROFILE_NO_SITE)
 			continue;
 		if (!seen->counted[i])
-			count_new_line(s);
+			count_new_line(s, seen->sites[i]);
 		func = seen->funcs[l->map->lines[i].func];
 		profile_add_sites_n(p, l->pid, l->pid, &func, &seen->sites[i], 1,
 				    l->counts[i] - seen->counted[i]);
@@ -324,6 +410,7 @@ const struct source source_coverage = {
 	.worker_new = coverage_worker_new,
 	.worker_free = coverage_worker_free,
 	.record = coverage_record,
+	.thread_exited = coverage_thread_exited,
 	.flush = coverage_flush,
 	.publishing = coverage_publishing,
 	.snapshot = coverage_snapshot,

@@ -264,23 +264,34 @@ void uprobes_close_links(const int *links, size_t n)
 	}
 }
 
-void uprobes_detach(struct uprobes *u)
+void uprobes_retire(struct uprobes *u)
 {
-	if (!u)
-		return;
 	if (u->nchunks) { /* (their breakpoints go with them) */
 		int *links = xmalloc(u->nchunks * sizeof(*links));
 		size_t n = 0;
 
-		for (size_t c = 0; c < u->nchunks; c++)
+		for (size_t c = 0; c < u->nchunks; c++) {
 			if (u->chunks[c].link >= 0)
 				links[n++] = u->chunks[c].link;
+			u->chunks[c].link = -1;
+			u->chunks[c].placed = 0;
+		}
 		uprobes_close_links(links, n);
 		free(links);
 	}
-	free(u->chunks);
 	if (u->prog >= 0)
 		close(u->prog);
+	if (u->map >= 0)
+		close(u->map); /* (the counters stay mapped) */
+	u->prog = u->map = -1;
+}
+
+void uprobes_detach(struct uprobes *u)
+{
+	if (!u)
+		return;
+	uprobes_retire(u);
+	free(u->chunks);
 	if (u->counts)
 		munmap(u->counts, u->mapped);
 	if (u->map >= 0)

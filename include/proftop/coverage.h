@@ -23,16 +23,20 @@ struct coverage *coverage_new(uint64_t cap, char **why);
 void coverage_free(struct coverage *c);
 
 /* Probe every line of the module at path in process pid (path need not be mapped yet: the
- * probes are placed when it is). Returns 0, or -errno with a message (malloc'd) in *message:
+ * probes are placed when it is). ino, when not 0: the inode a mapping record named, which the
+ * file at path must still be (a file replaced since is not probed: its offsets are another's). Returns 0, or -errno with a message (malloc'd) in *message:
  * the module has no lines, or the kernel refused the probes (-EPERM: not allowed). 0 may come
  * with a message too: a warning (addresses whose instructions the kernel does not probe). */
-int coverage_watch(struct coverage *c, pid_t pid, const char *path, char **message);
+int coverage_watch(struct coverage *c, pid_t pid, const char *path, ino_t ino, char **message);
 /* Whether the file at path is the module --module named: name is its path, its file name, or
  * its file name's start up to a '.' or '-' (libz: libz.so.1.2.13). */
 bool coverage_module_named(const char *name, const char *path);
 /* Child process pid of watched process ppid: its parent's modules probed in it (0, or -errno
  * with *message as coverage_watch()'s). */
 int coverage_child(struct coverage *c, pid_t ppid, pid_t pid, char **message);
+/* Process pid ended: its counts are final (read on), its probes' links closed, and a process
+ * that takes its pid later is another. */
+void coverage_ended(struct coverage *c, pid_t pid);
 /* Whether process pid is watched. */
 bool coverage_watched(struct coverage *c, pid_t pid);
 

@@ -47,6 +47,11 @@ struct covmap_pair {
 
 struct covmap {
 	char *path;                /* the file read */
+	/* The file, open: probes name it by /proc/self/fd/FD (covmap_probe_path()), so that a file
+	 * replaced at its path (rebuilt) is never probed at this one's offsets. */
+	int fd;
+	dev_t dev;
+	ino_t ino;
 	struct covmap_func *funcs;   /* by entry address */
 	size_t nfuncs;
 	struct covmap_line *lines;   /* by function, then line */
@@ -63,5 +68,7 @@ struct covmap {
  * not ELF, -ENODATA no DWARF line table (built without -g). */
 int covmap_read(const char *path, pid_t pid, struct covmap **out, const char **why);
 void covmap_free(struct covmap *map);
+/* The path that names map's own file for as long as map lives, into buf. */
+const char *covmap_probe_path(const struct covmap *map, char *buf, size_t size);
 
 #endif

@@ -38,6 +38,8 @@ struct uprobes *uprobes_attach(pid_t pid, const char *path, const uint64_t *offs
 			       uint64_t cap, int *err, char **why);
 /* The breakpoints removed, the counts gone (its links closed with uprobes_close_links()). */
 void uprobes_detach(struct uprobes *u);
+/* Its process ended: every descriptor closed, the counts kept (readable until the detach). */
+void uprobes_retire(struct uprobes *u);
 
 /* Instruction i's count so far (at most about cap: a count the program stopped). */
 uint64_t uprobes_count(const struct uprobes *u, size_t i);

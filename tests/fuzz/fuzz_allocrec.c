@@ -62,7 +62,7 @@ static struct collector *collector_for_input(struct ring *ring)
 
 	if (c && ++inputs % INPUTS_PER_COLLECTOR == 0) {
 		collector_finish(c);
-		for (enum sample_mode m = SAMPLE_MODE_ALLOC; m < SAMPLE_NMODES; m++) {
+		for (enum sample_mode m = SAMPLE_MODE_ALLOC; m <= SAMPLE_MODE_INUSE_OBJECTS; m++) {
 			if (!collector_show(c, m))
 				abort();
 			snapshot_unref(collector_snapshot(c));

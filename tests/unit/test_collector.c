@@ -664,7 +664,7 @@ static void allocations_add_up(void **state)
 	assert_int_equal(total_of(alloc), alloc->counters.allocated);
 	assert_int_equal(total_of_func(objects, "alloc_one") + total_of_func(objects, "alloc_two"), 11);
 	/* Companions: the other three, with the same function ids. */
-	for (enum sample_mode m = SAMPLE_MODE_ALLOC; m < SAMPLE_NMODES; m++) {
+	for (enum sample_mode m = SAMPLE_MODE_ALLOC; m <= SAMPLE_MODE_INUSE_OBJECTS; m++) {
 		const struct snapshot *other = snapshot_companion(alloc, m);
 
 		assert_non_null(other);

@@ -110,7 +110,7 @@ static struct coverage *watched(pid_t pid, uint64_t cap)
 
 	if (!c)
 		fail_msg("coverage_new: %s", why);
-	if (coverage_watch(c, pid, self, &message))
+	if (coverage_watch(c, pid, self, 0, &message))
 		fail_msg("coverage_watch: %s", message);
 	free(message);
 	assert_true(coverage_watched(c, pid));

@@ -350,6 +350,7 @@ static void every_mode_has_its_facts(void **state)
 		assert_non_null(info->measures);
 		assert_int_equal(info->time_measured != NULL, sample_mode_switches(m));
 		assert_string_equal(info->unit, sample_mode_switches(m)     ? "SECONDS"
+						: m == SAMPLE_MODE_COVERAGE   ? "EXECUTIONS"
 						: !sample_mode_allocations(m) ? "SAMPLES"
 						: strstr(info->name, "objects") ? "OBJECTS"
 										: "BYTES");
