@@ -5,8 +5,9 @@
  * The lines are the snapshot's sites (coverage's: one per line, at 0 when it never ran); a line
  * two functions share counts the most either ran (gcov's rule for a line of several blocks). A
  * function's calls are the executions of its entry line (the site at its first address). The
- * whole run's lines: the sites have no split by thread. Names and paths come from the target's
- * DWARF: a control character (a newline would end the record) is written as '?'. */
+ * whole run's lines: the sites have no split by thread (--per-thread is refused). Names and
+ * paths come from the target's DWARF: a control character (a newline would end the record) is
+ * written as '?'. */
 #include "proftop/export_writers.h"
 
 #include "proftop/util.h"
@@ -39,9 +40,11 @@ static void put_clean(FILE *out, const char *s)
 		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, out);
 }
 
-/* The file's functions, lines [from, to) of lines (sorted): FN, FNDA, FNF, FNH. */
+/* The file's functions, lines [from, to) of lines (sorted): FN, FNDA, FNF, FNH. A function is
+ * the file of its home (its entry's line, else its first line): code inlined from a header
+ * counts its lines there, not the function. */
 static void put_functions(FILE *out, const struct snapshot *s, const struct lcov_line *lines,
-			  size_t from, size_t to, uint32_t *seen)
+			  size_t from, size_t to, uint32_t *seen, const char *const *home)
 {
 	size_t nfuncs = 0, hit = 0;
 
@@ -51,7 +54,7 @@ static void put_functions(FILE *out, const struct snapshot *s, const struct lcov
 		uint64_t calls = 0;
 		bool entry = false;
 
-		if (seen[f] == (uint32_t)from + 1)
+		if (seen[f] == (uint32_t)from + 1 || (home[f] && strcmp(home[f], lines[i].file)))
 			continue;
 		seen[f] = (uint32_t)from + 1;
 		for (size_t k = i; k < to; k++) {
@@ -80,6 +83,8 @@ int export_lcov(FILE *out, const struct snapshot *s, const struct export_scope *
 {
 	struct lcov_line *lines = xmalloc((s->nsites ? s->nsites : 1) * sizeof(*lines));
 	uint32_t *seen = xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(*seen));
+	const char **home = xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(*home));
+	bool *home_is_entry = xcalloc(s->nfuncs ? s->nfuncs : 1, sizeof(*home_is_entry));
 	size_t n = 0;
 
 	(void)scope;
@@ -93,6 +98,16 @@ int export_lcov(FILE *out, const struct snapshot *s, const struct export_scope *
 						 site->addr == s->funcs[site->func].code_start };
 	}
 	qsort(lines, n, sizeof(*lines), by_file_line);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t f = lines[i].func;
+
+		if (lines[i].entry && !home_is_entry[f]) {
+			home[f] = lines[i].file;
+			home_is_entry[f] = true;
+		} else if (!home[f]) {
+			home[f] = lines[i].file;
+		}
+	}
 	fputs("TN:\n", out);
 	for (size_t from = 0, to; from < n; from = to) {
 		size_t found = 0, hit = 0;
@@ -102,7 +117,7 @@ int export_lcov(FILE *out, const struct snapshot *s, const struct export_scope *
 		fputs("SF:", out);
 		put_clean(out, lines[from].file);
 		fputc('\n', out);
-		put_functions(out, s, lines, from, to, seen);
+		put_functions(out, s, lines, from, to, seen, home);
 		for (size_t i = from; i < to;) {
 			uint64_t count = 0;
 			unsigned line = lines[i].line;
@@ -118,5 +133,7 @@ int export_lcov(FILE *out, const struct snapshot *s, const struct export_scope *
 	}
 	free(lines);
 	free(seen);
+	free(home);
+	free(home_is_entry);
 	return ferror(out) ? -EIO : 0;
 }

@@ -610,6 +610,12 @@ static char *check_target(const struct options *o)
 	      export_format_of_path(o->run.export.output) == EXPORT_TMON)))
 		return xstrdup("tmon.out holds the time spent in subs: a coverage run's executions "
 			       "go to lcov (-f lcov, a .info file), callgrind, folded or pprof");
+	if (o->run.export.per_thread &&
+	    (o->run.export.format == EXPORT_LCOV ||
+	     (o->run.export.format == EXPORT_AUTO && o->run.export.output &&
+	      export_format_of_path(o->run.export.output) == EXPORT_LCOV)))
+		return xstrdup("--per-thread: an lcov tracefile holds the whole run's lines, not a "
+			       "thread's");
 	if ((o->coverage_cap_set || o->nmodules) && o->sample.mode != SAMPLE_MODE_COVERAGE)
 		return xasprintf("--%s is of coverage: it needs --mode coverage",
 				 o->nmodules ? "module" : "coverage-cap");

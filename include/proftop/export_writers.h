@@ -21,7 +21,8 @@ int export_folded_diff(FILE *out, const struct snapshot *old, const struct expor
 		       const struct snapshot *now, const struct export_scope *scope);
 int export_pprof(FILE *out, const struct snapshot *snapshot,
 		 const struct export_scope *scope);
-/* A coverage snapshot's lines (its sites) as an lcov tracefile; the scope's thread, or all. */
+/* A coverage snapshot's lines (its sites) as an lcov tracefile: the whole run's, whatever the
+ * scope (sites are not split by thread). */
 int export_lcov(FILE *out, const struct snapshot *snapshot, const struct export_scope *scope);
 
 #endif

@@ -7,7 +7,9 @@
 # line's counting (>=N); attached to a running program, proftop's probes are breakpoints in its
 # code (the probed instruction's first byte reads 0xcc in /proc/PID/mem) until proftop ends, by
 # SIGTERM or SIGKILL: then the byte is the file's again at once, and the program runs on and
-# prints what it prints without proftop. Without root: an error that says so.
+# prints what it prints without proftop. --histogram's pairs; -p with --module NAME counts a
+# library (built here with -g) the process had mapped before the attach. Without root: an error
+# that says so.
 . "$(dirname "$0")/lib.sh"
 need "$PROFTOP_BIN" "$WL/covprog"
 require_perf_events
@@ -201,6 +203,42 @@ for sig in TERM KILL; do
 	check "attached-$sig-program-output" cmp "$TMPD/bare.stdout" "$TMPD/attached-$sig.stdout"
 done
 check "attached-TERM-table" has "$TMPD/attached-TERM.out" ' main  covprog$'
+
+# --- -p with --module NAME: a library the process has mapped already is counted -----------------
+mkdir -p "$TMPD/lib"
+cat >"$TMPD/lib/covlib.c" <<'EOF'
+int covlib_tick(int i)
+{
+	int twice = i * 2;
+	return twice + 1;
+}
+EOF
+cat >"$TMPD/lib/ticker.c" <<'EOF'
+#include <stdio.h>
+#include <unistd.h>
+int covlib_tick(int i);
+int main(void)
+{
+	int sum = 0;
+	for (int i = 0; i < 150; i++) {
+		sum += covlib_tick(i);
+		usleep(20000);
+	}
+	printf("sum %d\n", sum);
+	return 0;
+}
+EOF
+(cd "$TMPD/lib" && gcc -O0 -g -shared -fPIC covlib.c -o libcovlib.so &&
+	gcc -O0 -g ticker.c -o ticker -L. -lcovlib -Wl,-rpath,"$TMPD/lib")
+"$TMPD/lib/ticker" >"$TMPD/ticker.out" 2>&1 &
+ticker=$!
+BG_PIDS="$BG_PIDS $ticker"
+sleep 0.5
+run_proftop module --mode coverage -p $ticker --module libcovlib -b -n 0 -d 1.5
+check "module-exit-0" status "$RC" 0 "$ERR"
+check "module-counted" sh -c "grep -E '^ +[0-9.]+ +[0-9.]+ +[1-9][0-9]* +4/4 +100% covlib_tick  libcovlib\\.so\$' '$OUT' || { cat '$OUT' '$ERR'; exit 1; }"
+wait $ticker
+check "module-program-output" has "$TMPD/ticker.out" '^sum 22500$'
 
 # --- without root: it says what it needs -------------------------------------------------------
 if command -v setpriv >/dev/null 2>&1; then

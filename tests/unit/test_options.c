@@ -363,6 +363,11 @@ static void command_line_errors(void **state)
 	char *coverage_all[] = { "proftop", "--mode=coverage", "-a", NULL };
 	char *coverage_tmon[] = { "proftop", "--mode=coverage", "-o", "tmon.out", "cmd", NULL };
 
+	char *lcov_threads[] = { "proftop", "--mode=coverage", "--per-thread", "-o", "c.info", "cmd",
+				 NULL };
+
+	expect_usage_error(6, lcov_threads, NULL, "--per-thread: an lcov tracefile holds the whole "
+			   "run's lines, not a thread's");
 	expect_usage_error(3, cap_alone, NULL, "--coverage-cap is of coverage: it needs --mode "
 			   "coverage");
 	expect_usage_error(3, module_alone, NULL, "--module is of coverage: it needs --mode coverage");
