@@ -21,7 +21,7 @@ struct counters {
 	 * consistently: the thread had moved on, or its memory did not read (resolver.h). */
 	uint64_t unread;
 	/* Coverage: samples are the lines reached; the probes placed, and those still open (the
-	 * rest reached the cap, or were of a thread that ended). */
+	 * rest reached the cap, or were of a process that ended). */
 	uint64_t probes, probes_open;
 };
 

@@ -53,7 +53,7 @@ struct coverage_lines {
 /* Each watched (process, module), with its lines' counts as of now. */
 void coverage_read(struct coverage *c, void (*fn)(void *arg, const struct coverage_lines *lines),
 		   void *arg);
-/* Probes placed, and still open (the rest reached their cap or were of a thread that ended). */
+/* Probes placed, and still open (the rest reached their cap or were of a process that ended). */
 void coverage_probes(struct coverage *c, size_t *placed, size_t *open);
 uint64_t coverage_cap(const struct coverage *c);
 
