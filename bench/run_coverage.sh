@@ -1,7 +1,8 @@
 #!/bin/bash
 # bench/run_coverage.sh BUILD_DIR — what --mode coverage costs the program and proftop. On
-# tests/workloads/covhot.c (-O0: a hot loop over about 8.5 probed addresses an iteration, which times its own loop,
-# so proftop's start and end are not counted): the loop alone, and under coverage at caps 1,
+# tests/workloads/covhot.c (-O0: a hot loop over about 8.5 probed addresses an iteration, which
+# times its own loop, so proftop's start and end are not counted): the loop alone, and under
+# coverage at caps 1,
 # 1000 (the default) and 10000, COVERAGE_ITERATIONS (default 10 million) iterations, the fastest
 # of COVERAGE_REPEAT runs (default 3); uncapped (--coverage-cap 0, every execution a trap) on
 # 200,000 iterations, its cost per trap. Then the probes of a large program, proftop itself

@@ -274,9 +274,13 @@ static void register_slot(struct coverage_state *s, struct slot_seen *seen,
 		profiles_func_code(s->env->profiles, seen->funcs[f], map->path, map->funcs[f].entry,
 				   map->funcs[f].end);
 	}
-	for (size_t i = 0; i < map->nlines; i++)
-		seen->sites[i] = l->unprobed[i] ? PROFILE_NO_SITE : profile_line_site(p, seen->funcs[map->lines[i].func], map->lines[i].addr,
-					      map->lines[i].file, map->lines[i].line);
+	for (size_t i = 0; i < map->nlines; i++) {
+		const struct covmap_line *line = &map->lines[i];
+
+		seen->sites[i] = l->unprobed[i] ? PROFILE_NO_SITE
+				 : profile_line_site(p, seen->funcs[line->func], line->addr,
+						     line->file, line->line);
+	}
 	/* (the process's thread, so that its functions show at 0 in the views) */
 	profile_add_sites_n(p, l->pid, l->pid, NULL, NULL, 0, 0);
 	seen->registered = true;

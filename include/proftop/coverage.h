@@ -24,9 +24,10 @@ void coverage_free(struct coverage *c);
 
 /* Probe every line of the module at path in process pid (path need not be mapped yet: the
  * probes are placed when it is). ino, when not 0: the inode a mapping record named, which the
- * file at path must still be (a file replaced since is not probed: its offsets are another's). Returns 0, or -errno with a message (malloc'd) in *message:
- * the module has no lines, or the kernel refused the probes (-EPERM: not allowed). 0 may come
- * with a message too: a warning (addresses whose instructions the kernel does not probe). */
+ * file at path must still be (a file replaced since is not probed: its offsets are another's).
+ * Returns 0, or -errno with a message (malloc'd) in *message: the module has no lines, or the
+ * kernel refused the probes (-EPERM: not allowed). 0 may come with a message too: a warning
+ * (addresses whose instructions the kernel does not probe). */
 int coverage_watch(struct coverage *c, pid_t pid, const char *path, ino_t ino, char **message);
 /* Whether the file at path is the module --module named: name is its path, its file name, or
  * its file name's start up to a '.' or '-' (libz: libz.so.1.2.13). */

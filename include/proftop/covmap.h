@@ -3,10 +3,11 @@
  * the file offset a probe is placed at (uprobes.h).
  *
  * A function's entry address counts on its declaration's line, as gcov counts its calls there
- * (the line table has the opening brace). A line's count is the most any of its addresses ran (gcov's rule: a `for` line's test runs
- * once more than its body, its initialisation once; measured on an -O0 program, the same counts
- * gcov gives). A line with its function's entry address counts the function's calls. The
- * module's own DWARF is read, or its separate debug file's (debugfile.h). */
+ * (the line table has the opening brace), so that line counts the function's calls. A line's
+ * count is the most any of its addresses ran (gcov's rule: a `for` line's test runs once more
+ * than its body, its initialisation once; measured on an -O0 program, the same counts gcov
+ * gives). The module's own DWARF is read, or its separate debug file's (debugfile.h). A
+ * function in several address ranges (GCC's hot and cold parts) keeps the lines of each. */
 #ifndef PROFTOP_COVMAP_H
 #define PROFTOP_COVMAP_H
 
