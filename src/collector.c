@@ -173,14 +173,6 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	return 0;
 }
 
-bool collector_workers_allowed(const struct sample_config *config, unsigned nworkers)
-{
-	for (const struct source *const *s = source_table; *s; s++)
-		if ((*s)->in_run(config) && (*s)->one_worker && nworkers > 1)
-			return false;
-	return true;
-}
-
 unsigned collector_default_workers(long cpus)
 {
 	long n = cpus / COLLECTOR_CPUS_PER_WORKER;
@@ -487,21 +479,7 @@ static int start_workers(struct collector *c)
 
 int collector_watch(struct collector *c, pid_t pid, const char *exe, char **message)
 {
-	*message = NULL;
-	for (size_t i = 0; i < c->sources.n; i++) {
-		int err;
-
-		if (!c->sources.sources[i]->watch)
-			continue;
-		err = c->sources.sources[i]->watch(c->sources.states[i], pid, exe, message);
-		if (err)
-			return err;
-		if (*message) /* (a warning: the watch went on) */
-			diag_report(c->diag, DIAG_WARNING, "%s", *message);
-		free(*message);
-		*message = NULL;
-	}
-	return 0;
+	return source_set_watch(&c->sources, pid, exe, c->diag, message);
 }
 
 int collector_start(struct collector *c, const pid_t *pids, size_t npids)

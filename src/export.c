@@ -97,9 +97,9 @@ static const char *refused_format(const struct snapshot *s, enum export_format f
 {
 	if (format == EXPORT_TMON && snapshot_allocations(s))
 		return EXPORT_TMON_NO_ALLOCATIONS;
-	if (format == EXPORT_TMON && s->mode == SAMPLE_MODE_COVERAGE)
+	if (format == EXPORT_TMON && snapshot_coverage(s))
 		return EXPORT_TMON_NO_COVERAGE;
-	if (format == EXPORT_LCOV && s->mode != SAMPLE_MODE_COVERAGE)
+	if (format == EXPORT_LCOV && !snapshot_coverage(s))
 		return EXPORT_LCOV_COVERAGE_ONLY;
 	return NULL;
 }
@@ -290,7 +290,7 @@ int export_save(const struct snapshot *s, const struct snapshot *baseline,
 	if (format == EXPORT_AUTO) /* tmon.out holds no allocations (pprof does), no coverage */
 		format = base ? export_format_of_path(base)
 			 : snapshot_allocations(s)	    ? EXPORT_PPROF
-			 : s->mode == SAMPLE_MODE_COVERAGE ? EXPORT_LCOV
+			 : snapshot_coverage(s) ? EXPORT_LCOV
 							    : EXPORT_TMON;
 	if (!base)
 		base = export_default_path(format);

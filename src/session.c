@@ -15,6 +15,7 @@
 #include "proftop/outstream.h"
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
+#include "proftop/source.h"
 #include "proftop/target.h"
 #include "proftop/tmon_read.h"
 #include "proftop/util.h"
@@ -301,7 +302,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	 * run needs one (the allocations'), whatever was asked. */
 	if (!config.collectors)
 		config.collectors = config.system_wide ? collector_default_workers(usable_cpus()) : 1;
-	if (!collector_workers_allowed(&config, config.collectors))
+	if (!source_workers_allowed(&config, config.collectors))
 		config.collectors = 1;
 	s->ring = ring_create_readers(o->ring_size, config.collectors);
 	if (!s->ring) {

@@ -99,6 +99,11 @@ bool snapshot_allocations(const struct snapshot *s)
 	return sample_mode_allocations(s->mode);
 }
 
+bool snapshot_coverage(const struct snapshot *s)
+{
+	return s->mode == SAMPLE_MODE_COVERAGE;
+}
+
 bool snapshot_bytes(const struct snapshot *s)
 {
 	return s->mode == SAMPLE_MODE_ALLOC || s->mode == SAMPLE_MODE_INUSE;

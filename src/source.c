@@ -2,7 +2,10 @@
  * the first source that says it is of its kind (the switches' samples before the CPU's). */
 #include "proftop/source.h"
 
+#include "proftop/diag.h"
+
 #include <stddef.h>
+#include <stdlib.h>
 
 const struct source *const source_table[] = {
 	&source_switches,
@@ -11,6 +14,34 @@ const struct source *const source_table[] = {
 	&source_coverage,
 	NULL,
 };
+
+bool source_workers_allowed(const struct sample_config *config, unsigned nworkers)
+{
+	for (const struct source *const *s = source_table; *s; s++)
+		if ((*s)->in_run(config) && (*s)->one_worker && nworkers > 1)
+			return false;
+	return true;
+}
+
+int source_set_watch(const struct source_set *set, pid_t pid, const char *exe, struct diag *diag,
+		     char **message)
+{
+	*message = NULL;
+	for (size_t i = 0; i < set->n; i++) {
+		int err;
+
+		if (!set->sources[i]->watch)
+			continue;
+		err = set->sources[i]->watch(set->states[i], pid, exe, message);
+		if (err)
+			return err;
+		if (*message) /* (a warning: the watch went on) */
+			diag_report(diag, DIAG_WARNING, "%s", *message);
+		free(*message);
+		*message = NULL;
+	}
+	return 0;
+}
 
 const struct source *source_set_owner(const struct source_set *set, enum sample_mode mode,
 				      size_t *at)

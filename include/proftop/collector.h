@@ -32,9 +32,6 @@ struct sampler;
 int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
 		  const struct sample_config *config, struct diag *diag);
 void collector_free(struct collector *collector);
-/* Whether a run of config can have nworkers workers (a source whose records need one worker,
- * the allocations', says no to more). */
-bool collector_workers_allowed(const struct sample_config *config, unsigned nworkers);
 /* -a's default number of workers when proftop may run on cpus CPUs. */
 unsigned collector_default_workers(long cpus);
 /* The eventfd the sampler signals when it pushed records. */

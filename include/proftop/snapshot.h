@@ -200,6 +200,9 @@ void snapshot_unref(struct snapshot *snapshot);
 bool snapshot_timed(const struct snapshot *snapshot);
 /* Whether the counts are allocations (the allocation modes): bytes, or objects (blocks). */
 bool snapshot_allocations(const struct snapshot *snapshot);
+/* Whether the counts are executions of source lines (coverage: sites are its lines, coverage_cap
+ * and counters.probes say more). */
+bool snapshot_coverage(const struct snapshot *snapshot);
 bool snapshot_bytes(const struct snapshot *snapshot);
 /* What an allocation mode counts ("bytes allocated", "bytes in use (...)"); NULL for the others. */
 const char *snapshot_alloc_measured(enum sample_mode mode);

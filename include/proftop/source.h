@@ -91,6 +91,14 @@ struct source_set {
 	unsigned nworkers;
 };
 
+/* Whether a run of config can have nworkers workers (a source whose records need one worker,
+ * the allocations' or coverage's, says no to more). */
+bool source_workers_allowed(const struct sample_config *config, unsigned nworkers);
+/* Process pid (running exe, or about to exec it) given to the set's sources that watch
+ * processes (source.watch), their warnings reported to diag. Returns 0 or the first -errno,
+ * with *message (malloc'd). */
+int source_set_watch(const struct source_set *set, pid_t pid, const char *exe, struct diag *diag,
+		     char **message);
 /* The source of the set that owns the kind mode, its index into *at; NULL: none. */
 const struct source *source_set_owner(const struct source_set *set, enum sample_mode mode,
 				      size_t *at);

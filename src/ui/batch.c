@@ -31,7 +31,7 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			snapshot_alloc_measures(s), (unsigned long long)c->allocated,
 			(unsigned long long)c->in_use, s->freq, (unsigned long long)c->samples,
 			(unsigned long long)c->overflow, (unsigned long long)c->dropped);
-	else if (s->mode == SAMPLE_MODE_COVERAGE) /* lines that ran, the probes placed and left */
+	else if (snapshot_coverage(s)) /* lines that ran, the probes placed and left */
 		fprintf(out, "%s  elapsed %.2fs  coverage: cap %llu  lines ran %llu  probes %llu  "
 			     "placed %llu  overflow %llu  dropped %llu",
 			title, (double)s->elapsed_ns / 1e9, (unsigned long long)s->coverage_cap,
@@ -113,7 +113,7 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct sn
 		view_delta_headings(&c, "+SELF", "+TOTAL");
 	if (objects)
 		snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%9s  ", "OBJECTS");
-	if (s->mode == SAMPLE_MODE_COVERAGE && !base)
+	if (snapshot_coverage(s) && !base)
 		snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%s", VIEW_LINES_HEADING);
 	print_row(out, &c, 0, "FUNCTION", VIEW_NAMES_FULL, "MODULE", "");
 	for (size_t i = 0; i < n && (max_rows < 0 || i < (size_t)max_rows); i++) {
@@ -124,7 +124,7 @@ static void print_functions(FILE *out, const struct snapshot *s, const struct sn
 		if (objects && r->func < objects->nfuncs)
 			snprintf(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), "%9llu  ",
 				 (unsigned long long)objects->func_self[r->func]);
-		if (s->mode == SAMPLE_MODE_COVERAGE && !base)
+		if (snapshot_coverage(s) && !base)
 			view_lines_cell(c.text[VIEW_CELL_DELTA_FIRST], sizeof(c.text[0]), r);
 		if (base)
 			view_delta_cells(&c, r->self_pct - r->old_self_pct,

@@ -109,7 +109,7 @@ static void draw_title(struct tui_screen *s, int y)
 			 util_bytes_text(all, sizeof(all), p->counters.allocated),
 			 util_bytes_text(per_s, sizeof(per_s), (uint64_t)s->rate[6]),
 			 util_bytes_text(in_use, sizeof(in_use), p->counters.in_use));
-	} else if (p && p->mode == SAMPLE_MODE_COVERAGE) { /* "coverage: cap 1000, 45 of 52 probes placed" */
+	} else if (p && snapshot_coverage(p)) { /* "coverage: cap 1000, 45 of 52 probes placed" */
 		snprintf(rate, sizeof(rate), "coverage: cap %llu, %llu of %llu probes placed",
 			 (unsigned long long)p->coverage_cap, (unsigned long long)p->counters.probes_open,
 			 (unsigned long long)p->counters.probes);
@@ -217,7 +217,7 @@ static void draw_counters(struct tui_screen *s, int y)
 	if (!c)
 		c = &none;
 	tui_fill(y, 0, COLS, s->attrs[THEME_NORMAL]);
-	x = counter(s, y, x, s->live && s->live->mode == SAMPLE_MODE_COVERAGE ? "lines ran " : "samples ",
+	x = counter(s, y, x, s->live && snapshot_coverage(s->live) ? "lines ran " : "samples ",
 		    c->samples, s->rate[0], false);
 	if (c->switches) /* of the samples: the switches' (every mode but cpu) */
 		x = counter(s, y, x, "switches ", c->switches, s->rate[5], false);
@@ -389,7 +389,7 @@ static void draw_top(struct tui_screen *s)
 	const struct snapshot *objects =
 		s->shown && !s->baseline ? snapshot_objects(s->shown, s->shown) : NULL;
 	/* A coverage run's lines reached, in the same room. */
-	bool lines = s->shown && !s->baseline && s->shown->mode == SAMPLE_MODE_COVERAGE;
+	bool lines = s->shown && !s->baseline && snapshot_coverage(s->shown);
 	struct columns c = layout(n ? longest_module(&s->top[0].module, sizeof(*s->top), first,
 						     last < n ? last : n) : 0,
 				  s->baseline || objects || lines);
