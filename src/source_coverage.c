@@ -206,28 +206,24 @@ static bool coverage_record(void *state, const void *data, size_t len)
 	return false;
 }
 
-/* Whether process pid is gone: no /proc entry, or a zombie with no thread left running (a
- * leader that exited while its other threads run is a zombie too). */
+/* Whether process pid is ending, its leader's EXIT just read: no /proc entry, or no thread but
+ * that one (the record is written as the thread exits, before it is a zombie). A leader that
+ * exits while other threads run leaves the process on, and its probes in place. */
 static bool process_ended(pid_t pid)
 {
 	char path[64], text[256];
 	FILE *f;
-	bool zombie = false, threads_left = false;
+	int threads = 0;
 
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
 		return true;
-	while (fgets(text, sizeof(text), f)) {
-		int n;
-
-		if (!strncmp(text, "State:", 6))
-			zombie = strchr(text, 'Z') || strchr(text, 'X');
-		else if (sscanf(text, "Threads: %d", &n) == 1)
-			threads_left = n > 1;
-	}
+	while (fgets(text, sizeof(text), f))
+		if (sscanf(text, "Threads: %d", &threads) == 1)
+			break;
 	fclose(f);
-	return zombie && !threads_left;
+	return threads <= 1;
 }
 
 /* A thread ended: when it was a watched process's last, the process's probes go (their

@@ -131,6 +131,8 @@ check "histogram-body" hist_has "sink += j;" 12345
 run_proftop capped --mode coverage -b -n 0 -o "$TMPD/capped.info" --annotate spin -- "$WL/covprog"
 check "capped-exit-0" status "$RC" 0 "$ERR"
 check "capped-shown" has "$OUT" ">=1000  covprog.c:$(line_of 'sink += j;')  "
+# The program ended before the table: its links closed then, its 45 probes' counts kept.
+check "ended-probes-closed" has "$OUT" '^=== proftop final .* coverage: cap 1000  lines ran 21  probes 45  placed 0 '
 # The probe was removed long before the 12345th run: counting stopped near the cap.
 capped_near()
 {
