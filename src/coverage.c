@@ -367,8 +367,3 @@ void coverage_probes(struct coverage *c, size_t *placed, size_t *open)
 	}
 	pthread_mutex_unlock(&c->lock);
 }
-
-uint64_t coverage_cap(const struct coverage *c)
-{
-	return c->cap;
-}

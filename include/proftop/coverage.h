@@ -56,6 +56,5 @@ void coverage_read(struct coverage *c, void (*fn)(void *arg, const struct covera
 		   void *arg);
 /* Probes placed, and still open (the rest reached their cap or were of a process that ended). */
 void coverage_probes(struct coverage *c, size_t *placed, size_t *open);
-uint64_t coverage_cap(const struct coverage *c);
 
 #endif
