@@ -28,6 +28,16 @@ roots_only()
 			for (w in what) printf " %s (%d)", w, what[w]; print ""; exit 1 }' "$1"
 }
 
+# lone_frames_at_most FOLDED PERMILLE — stacks of a single frame are at most PERMILLE/1000 of
+# the samples.
+lone_frames_at_most()
+{
+	awk -v max="$2" '{ n = $NF; all += n; if ($0 !~ /;/) lone += n }
+		END { if (!all) { print "no stacks"; exit 1 }
+			if (lone * 1000 <= all * max) exit 0
+			printf "%d of %d samples are a lone frame\n", lone, all; exit 1 }' "$1"
+}
+
 # rooted_at FOLDED ERE — the samples whose stack starts with a frame matching ERE.
 rooted_at()
 {
@@ -47,6 +57,13 @@ check "dwarf-none-truncated" has "$OUT" '^=== proftop final .* truncated 0 '
 
 run_proftop fp -b -n 0 -g fp -o "$TMPD/fp.folded" -- "$WL/gochurn" 3
 check "fp-exit-status-0" status "$RC" 0 "$ERR"
-check "fp-roots-are-go-roots" roots_only "$TMPD/fp.folded" "$TOP"
+# A sample in a function's first instructions, before it saves the frame pointer, while the
+# register still holds a new goroutine's 0 (goexit1 called from goexit, a goroutine's function
+# entered from gogo), is a stack of that one frame: the kernel's frame-pointer walk has no caller
+# to read. A CI run saw it once in 2,856 samples (runtime.goexit1 alone). Such lone frames are
+# set aside, at most 1% of the samples; every deeper stack must start at a Go root.
+check "fp-lone-frames-rare" lone_frames_at_most "$TMPD/fp.folded" 10
+grep ';' "$TMPD/fp.folded" > "$TMPD/fp-deep.folded"
+check "fp-roots-are-go-roots" roots_only "$TMPD/fp-deep.folded" "$TOP"
 check "fp-main-reached" has "$TMPD/fp.folded" '^runtime\.goexit(\.abi0)?;(main\.main\.func[0-9]+;)+main\.churn[; ]'
 finish
