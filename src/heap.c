@@ -98,3 +98,20 @@ bool heap_remove(struct heap *h, pid_t pid, uint64_t addr)
 	memset(&h->slots[i], 0, sizeof(h->slots[i]));
 	return true;
 }
+
+size_t heap_remove_pid(struct heap *h, pid_t pid)
+{
+	uint64_t *addrs = NULL;
+	size_t n = 0, cap = 0;
+
+	/* Collected first: a removal shifts later blocks back, under a scan. */
+	for (size_t i = 0; i < h->capacity; i++)
+		if (heap_used(&h->slots[i]) && h->slots[i].pid == pid) {
+			xgrow((void **)&addrs, &cap, n + 1, sizeof(*addrs));
+			addrs[n++] = h->slots[i].addr;
+		}
+	for (size_t i = 0; i < n; i++)
+		heap_remove(h, pid, addrs[i]);
+	free(addrs);
+	return n;
+}

@@ -137,9 +137,10 @@ void sample_attr_init(struct perf_event_attr *attr, const struct sample_config *
 	attr->disabled = 1;
 	attr->watermark = 1;
 	attr->wakeup_watermark = 64 * 1024;
-	/* The switch records' times are compared with proftop's clock when profiling ends; the
-	 * events that share a ring must share a clock too. */
-	if (sample_mode_switches(config->mode)) {
+	/* The switch records' times are compared with proftop's clock when profiling ends, an
+	 * exec's with the allocation library's (source_alloc.c); the events that share a ring
+	 * must share a clock too. */
+	if (sample_mode_switches(config->mode) || sample_mode_allocations(config->mode)) {
 		attr->use_clockid = 1;
 		attr->clockid = CLOCK_MONOTONIC;
 	}

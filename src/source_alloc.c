@@ -7,6 +7,7 @@
 
 #include "proftop/allocrec.h"
 #include "proftop/heap.h"
+#include "proftop/idmap.h"
 #include "proftop/profile.h"
 #include "proftop/profiles.h"
 #include "proftop/resolver.h"
@@ -23,6 +24,11 @@ struct alloc_state {
 	struct heap heap;          /* the sampled blocks in use */
 	double objects_carry;      /* the fraction of an object the rounding left over */
 	uint64_t records;
+	/* When each process last exec'd (pid → index into exec_ns): its older image's blocks went
+	 * with it, and its records that arrive after the exec's are not in use. */
+	struct idmap exec_index;
+	uint64_t *exec_ns;
+	size_t nexec, exec_cap;
 	/* What is in use at the end of each second of the run (bytes, objects). */
 	uint64_t (*inuse_seconds)[2];
 	size_t ninuse_seconds, inuse_seconds_cap;
@@ -40,6 +46,7 @@ static void *alloc_worker_new(struct source_env *env)
 	s->env = env;
 	s->mean = env->config->alloc_rate ? env->config->alloc_rate : ALLOCREC_DEFAULT_MEAN;
 	heap_init(&s->heap);
+	idmap_init(&s->exec_index);
 	return s;
 }
 
@@ -50,6 +57,8 @@ static void alloc_worker_free(void *state)
 	if (!s)
 		return;
 	heap_free(&s->heap);
+	idmap_free(&s->exec_index);
+	free(s->exec_ns);
 	free(s->inuse_seconds);
 	free(s);
 }
@@ -70,6 +79,38 @@ static void note_inuse(struct alloc_state *s, uint64_t now_ns)
 	}
 	s->inuse_seconds[second][0] = s->heap.bytes;
 	s->inuse_seconds[second][1] = s->heap.objects;
+}
+
+/* An exec: the process's image, and with it every block it had in use, is gone. Its blocks
+ * here all came before the exec's record (the sampler passes an allocation after the kernel's
+ * records written before it); an older image's record may still follow it (allocations made
+ * before the exec come after the records of the sampler's pass that read it), which its time
+ * tells (the events' clock is the library's, CLOCK_MONOTONIC: sample.c). */
+static void note_exec(struct alloc_state *s, const void *data, size_t len)
+{
+	const struct perf_event_header *h = data;
+	struct sample_record r;
+	uint32_t i;
+
+	if (h->type != PERF_RECORD_COMM ||
+	    sample_parse(data, len, s->env->sample_type, s->env->regs_mask, &r) < 0 || !r.comm.exec)
+		return;
+	i = idmap_get(&s->exec_index, r.pid);
+	if (i == IDMAP_MISSING) {
+		xgrow((void **)&s->exec_ns, &s->exec_cap, s->nexec + 1, sizeof(*s->exec_ns));
+		i = (uint32_t)s->nexec++;
+		idmap_put(&s->exec_index, r.pid, i);
+	}
+	s->exec_ns[i] = r.time;
+	heap_remove_pid(&s->heap, (pid_t)r.pid);
+}
+
+/* Whether the record was made by an image of its process that an exec has ended. */
+static bool of_ended_image(const struct alloc_state *s, const struct allocrec *a)
+{
+	uint32_t i = idmap_get(&s->exec_index, a->pid);
+
+	return i != IDMAP_MISSING && a->time_ns < s->exec_ns[i];
 }
 
 /* The allocation's call stack, unwound from the registers and the stack its record carries (r),
@@ -99,10 +140,13 @@ static void handle_alloc(struct alloc_state *s, const struct allocrec *a,
 	double scale, objects;
 	uint64_t bytes, whole;
 	size_t depth;
+	bool ended;
 
 	if (!a->addr || a->size > ((uint64_t)1 << 48))
 		return;
-	depth = alloc_stack(s, a, r, funcs, sites);
+	/* An ended image's stack cannot be unwound in the maps that replaced it: no function. */
+	ended = of_ended_image(s, a);
+	depth = ended ? 0 : alloc_stack(s, a, r, funcs, sites);
 	/* C++'s operator new is the allocator's caller, not the program's: its caller is. */
 	while (depth > 1 &&
 	       !strncmp(profile_func_name(profiles_get(ps, SAMPLE_MODE_ALLOC), funcs[depth - 1]),
@@ -119,7 +163,8 @@ static void handle_alloc(struct alloc_state *s, const struct allocrec *a,
 	if (whole)
 		profile_add_n(profiles_get(ps, SAMPLE_MODE_ALLOC_OBJECTS), (pid_t)a->pid,
 			      (pid_t)a->tid, funcs, depth, whole);
-	if (a->kind == ALLOCREC_ALLOC) /* (an untracked block's free cannot be told) */
+	/* (an untracked block's free cannot be told; an ended image's block is not in use) */
+	if (a->kind == ALLOCREC_ALLOC && !ended)
 		heap_add(&s->heap, (pid_t)a->pid, (pid_t)a->tid, a->addr, bytes, whole, funcs,
 			 (uint32_t)depth);
 }
@@ -133,8 +178,10 @@ static bool alloc_record(void *state, const void *data, size_t len)
 	struct allocrec a;
 	uint64_t now_ns = util_now_ns();
 
-	if (h->type != SAMPLE_RECORD_ALLOC)
+	if (h->type != SAMPLE_RECORD_ALLOC) {
+		note_exec(s, data, len); /* (the resolver reads it too) */
 		return false;
+	}
 	if (sample_parse_alloc(h, len, &a, &r))
 		return true;
 	/* Counted in the second it was made (the target's clock is ours, CLOCK_MONOTONIC; a time
@@ -142,8 +189,10 @@ static bool alloc_record(void *state, const void *data, size_t len)
 	profiles_set_time(s->env->profiles, a.time_ns >= s->env->start_ns && a.time_ns <= now_ns
 						    ? a.time_ns : now_ns);
 	s->records++;
-	if (a.kind == ALLOCREC_FREE)
-		heap_remove(&s->heap, (pid_t)a.pid, a.addr);
+	if (a.kind == ALLOCREC_FREE) {
+		if (!of_ended_image(s, &a))
+			heap_remove(&s->heap, (pid_t)a.pid, a.addr);
+	}
 	else
 		handle_alloc(s, &a, &r);
 	note_inuse(s, now_ns);

@@ -36,6 +36,8 @@ void heap_add(struct heap *heap, pid_t pid, pid_t tid, uint64_t addr, uint64_t b
 	      uint64_t objects, const uint32_t *funcs, uint32_t depth);
 /* Take the block at addr in pid out; false when there is none (not sampled). */
 bool heap_remove(struct heap *heap, pid_t pid, uint64_t addr);
+/* Take every block of pid out (its image ended: an exec); returns how many there were. */
+size_t heap_remove_pid(struct heap *heap, pid_t pid);
 /* The blocks, in no order: for (size_t i = 0; i < heap->capacity; i++) if (heap_used(...)). */
 static inline bool heap_used(const struct heap_block *b)
 {

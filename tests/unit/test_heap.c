@@ -1,6 +1,6 @@
 /* The blocks in use (heap.c): random adds and removes against a plain array of what should be
  * there, through growth and the backward shifts of deletion, with colliding addresses across
- * processes. */
+ * processes; then one process's blocks all taken out. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -56,6 +56,23 @@ static void random_against_reference(void **state)
 			}
 			want[k].live = false;
 		}
+		assert_int_equal(h.count, live);
+		assert_int_equal(h.bytes, sum);
+	}
+	/* One process's image ends (an exec): its blocks go, the others' stay. */
+	{
+		size_t of_two = 0;
+
+		for (size_t k = 0; k < SPACE; k++)
+			if (want[k].live && k % 3 == 1) {
+				of_two++;
+				sum -= want[k].bytes;
+				live--;
+				want[k].live = false;
+			}
+		assert_true(of_two > 0);
+		assert_int_equal(heap_remove_pid(&h, 2), of_two);
+		assert_int_equal(heap_remove_pid(&h, 2), 0);
 		assert_int_equal(h.count, live);
 		assert_int_equal(h.bytes, sum);
 	}
