@@ -1,5 +1,5 @@
 /* export.c — which format, which file names: the writers (export_tmon.c, export_callgrind.c,
- * export_folded.c, export_pprof.c) over one scope of a snapshot, into files that outfile.c writes
+ * export_folded.c, export_pprof.c, export_speedscope.c) over one scope of a snapshot, into files that outfile.c writes
  * whole or not at all. Numbered saves (export_save) put their files in place without replacing
  * one, so two proftops saving at once never overwrite each other: each takes the next name. */
 #include "proftop/export.h"
@@ -22,11 +22,12 @@ static const char *const format_names[] = {
 	[EXPORT_FOLDED] = "folded",
 	[EXPORT_PPROF] = "pprof",
 	[EXPORT_LCOV] = "lcov",
+	[EXPORT_SPEEDSCOPE] = "speedscope",
 };
 
 int export_format_parse(const char *name, enum export_format *format)
 {
-	for (int f = EXPORT_TMON; f <= EXPORT_LCOV; f++) {
+	for (size_t f = EXPORT_TMON; f < sizeof(format_names) / sizeof(*format_names); f++) {
 		if (!strcmp(name, format_names[f])) {
 			*format = (enum export_format)f;
 			return 0;
@@ -73,6 +74,8 @@ enum export_format export_format_of_path(const char *path)
 		return EXPORT_PPROF;
 	if (ends_with(base, len, ".info"))
 		return EXPORT_LCOV;
+	if (ends_with(base, len, ".speedscope.json"))
+		return EXPORT_SPEEDSCOPE;
 	return EXPORT_TMON;
 }
 
@@ -87,6 +90,8 @@ const char *export_default_path(enum export_format format)
 		return "proftop.pb.gz";
 	case EXPORT_LCOV:
 		return "proftop.info";
+	case EXPORT_SPEEDSCOPE:
+		return "proftop.speedscope.json";
 	default:
 		return "tmon.out";
 	}
@@ -105,11 +110,12 @@ static const char *refused_format(const struct snapshot *s, enum export_format f
 }
 
 /* What one file holds: a scope of the snapshot, and for a folded diff the baseline's tree of the
- * same thread (or all of it). */
+ * same thread (or all of it), for speedscope the run's stretches (NULL: none). */
 struct export_job {
 	const struct snapshot *s, *baseline;
 	enum export_format format;
 	bool replace;
+	const struct export_timeline *timeline;
 };
 
 static int write_format(FILE *out, const struct export_job *job, const struct export_scope *scope)
@@ -131,6 +137,8 @@ static int write_format(FILE *out, const struct export_job *job, const struct ex
 		return export_pprof(out, s, scope);
 	case EXPORT_LCOV:
 		return export_lcov(out, s, scope);
+	case EXPORT_SPEEDSCOPE:
+		return export_speedscope(out, s, scope, job->timeline);
 	default:
 		return export_tmon(out, s, scope);
 	}
@@ -138,7 +146,7 @@ static int write_format(FILE *out, const struct export_job *job, const struct ex
 
 int export_stream(FILE *out, const struct snapshot *s, enum export_format format, char **message)
 {
-	struct export_job job = { s, NULL, format, false };
+	struct export_job job = { s, NULL, format, false, NULL };
 	struct export_scope scope;
 	int err;
 
@@ -180,13 +188,14 @@ static char *thread_path(const char *path, const struct snapshot_thread *t)
 }
 
 /* Every file of one save: path, or path.TID for each thread with samples. */
-static int write_files(const struct snapshot *s, const struct snapshot *baseline, const char *path,
-		       enum export_format format, bool per_thread, bool replace, char **message)
+static int write_files(const struct export_job *what, const char *path, bool per_thread,
+		       char **message)
 {
-	struct export_job job = { s, baseline, format, replace };
+	const struct snapshot *s = what->s;
+	struct export_job job = *what;
 	struct export_scope scope;
 
-	if (format == EXPORT_AUTO)
+	if (job.format == EXPORT_AUTO)
 		job.format = export_format_of_path(path);
 	if (refused_format(s, job.format)) {
 		*message = xstrdup(refused_format(s, job.format));
@@ -247,8 +256,27 @@ int export_check(const struct export_options *o, bool screen, char **message)
 int export_write(const struct snapshot *s, const struct snapshot *baseline, const char *path,
 		 enum export_format format, bool per_thread, char **message)
 {
+	struct export_job job = { s, baseline, format, true, NULL };
+
 	*message = NULL;
-	return write_files(s, baseline, path, format, per_thread, true, message);
+	return write_files(&job, path, per_thread, message);
+}
+
+bool export_keeps_time_order(const char *path, enum export_format format)
+{
+	if (format == EXPORT_AUTO)
+		format = export_format_of_path(path);
+	return format == EXPORT_SPEEDSCOPE;
+}
+
+int export_write_timeline(const struct snapshot *s, const struct export_timeline *timeline,
+			  const char *path, enum export_format format, bool per_thread,
+			  char **message)
+{
+	struct export_job job = { s, NULL, format, true, timeline };
+
+	*message = NULL;
+	return write_files(&job, path, per_thread, message);
 }
 
 /* Whether any file a numbered save would write under name exists already. */
@@ -281,7 +309,9 @@ int export_save(const struct snapshot *s, const struct snapshot *baseline,
 	*message = NULL;
 	format = o->format;
 	if (o->output && strcmp(o->output, "-")) {
-		err = write_files(s, baseline, o->output, format, o->per_thread, true, message);
+		struct export_job job = { s, baseline, format, true, NULL };
+
+		err = write_files(&job, o->output, o->per_thread, message);
 		if (!err)
 			*message = xasprintf("saved %s%s", o->output, o->per_thread ? ".TID" : "");
 		return err;
@@ -301,7 +331,9 @@ int export_save(const struct snapshot *s, const struct snapshot *baseline,
 			free(name);
 			continue;
 		}
-		err = write_files(s, baseline, name, format, o->per_thread, false, message);
+		struct export_job job = { s, baseline, format, false, NULL };
+
+		err = write_files(&job, name, o->per_thread, message);
 		if (err == -EEXIST) { /* someone else took the name meanwhile */
 			free(*message);
 			*message = NULL;

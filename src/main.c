@@ -62,8 +62,16 @@ static int run(struct session *session, const struct options *o, bool interactiv
 	return status;
 }
 
+static bool time_ordered_output(const struct options *o)
+{
+	const struct export_options *e = &o->run.export;
+
+	return e->output && export_keeps_time_order(e->output, e->format);
+}
+
 /* What the session needs from the options. The screen refreshes every -n seconds (0, "final
- * table only" in batch mode, means the default there) and keeps the run's history. */
+ * table only" in batch mode, means the default there) and keeps the run's history, as do
+ * --serve and an -o file written in time order (speedscope). */
 static struct session_options session_options(const struct options *o, bool interactive,
 					      int output_fd)
 {
@@ -76,7 +84,7 @@ static struct session_options session_options(const struct options *o, bool inte
 		.input = o->input,
 		.baseline = o->baseline,
 		.ring_size = RING_BYTES,
-		.history = interactive || o->serving ? o->history : 0,
+		.history = interactive || o->serving || time_ordered_output(o) ? o->history : 0,
 		.max_memory = o->max_memory,
 		.no_inline = o->no_inline,
 		.no_lines = o->no_lines,

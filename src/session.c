@@ -687,6 +687,51 @@ static uint64_t seconds_ns(double seconds)
 	return seconds > 0 ? (uint64_t)llround(seconds * 1e9) : 0;
 }
 
+/* The stretches of snap's timeline (those in its range, when it is a stretch itself), each a
+ * snapshot of its seconds, oldest first, into *out (malloc'd); none when the run keeps no
+ * history of snap's kind. Returns how many. */
+static size_t timeline_stretches(struct session *s, const struct snapshot *snap,
+				 struct snapshot ***out)
+{
+	size_t n = 0;
+
+	*out = NULL;
+	if (!s->collector || !collector_keeps_stretches(s->collector, snap->mode))
+		return 0;
+	*out = xcalloc(snap->nspans ? snap->nspans : 1, sizeof(**out));
+	for (size_t i = 0; i < snap->nspans; i++) {
+		const struct snapshot_span *span = &snap->spans[i];
+		struct snapshot *stretch;
+
+		if (snap->ranged &&
+		    (span->end_s <= snap->range_start_s || span->start_s >= snap->range_end_s))
+			continue;
+		stretch = collector_stretch(s->collector, snap->mode, span->start_s, span->end_s);
+		if (stretch)
+			(*out)[n++] = stretch;
+	}
+	return n;
+}
+
+/* The -o file; in time order when its format keeps it (speedscope). */
+static int write_output(struct session *s, const struct snapshot *snap, char **message)
+{
+	const struct export_options *e = &s->run.export;
+	struct snapshot **stretches;
+	struct export_timeline timeline;
+	int err;
+
+	if (!export_keeps_time_order(e->output, e->format))
+		return export_write(snap, s->baseline, e->output, e->format, e->per_thread, message);
+	timeline.count = timeline_stretches(s, snap, &stretches);
+	timeline.stretches = stretches;
+	err = export_write_timeline(snap, &timeline, e->output, e->format, e->per_thread, message);
+	for (size_t i = 0; i < timeline.count; i++)
+		snapshot_unref(stretches[i]);
+	free(stretches);
+	return err;
+}
+
 /* The end of a run: the terminal back, the command ended, the -o file written. */
 static int finish(struct session *s, enum session_end why)
 {
@@ -710,7 +755,7 @@ static int finish(struct session *s, enum session_end why)
 		struct snapshot *snap = session_snapshot(s);
 		char *message;
 
-		if (export_write(snap, s->baseline, e->output, e->format, e->per_thread, &message)) {
+		if (write_output(s, snap, &message)) {
 			diag_report(s->diag, DIAG_ERROR, "%s", message);
 			status = 1;
 		}

@@ -1,6 +1,7 @@
 /* export.h — snapshots as files that other tools read: tmon.out (Devel::DProf's format, for
  * dprofpp and `proftop report`), callgrind (callgrind_annotate, KCachegrind), folded stacks
- * (flamegraph.pl, speedscope) and pprof (gzipped protobuf: go tool pprof, Pyroscope, Parca).
+ * (flamegraph.pl, speedscope), pprof (gzipped protobuf: go tool pprof, Pyroscope, Parca) and
+ * speedscope's JSON (its time order too: export_write_timeline()).
  *
  * export.c picks the format, names the files and writes them atomically: a temporary file in the
  * target's directory, fsync, rename. A failure at any point leaves the previous file as it was and
@@ -12,7 +13,8 @@
  *
  * A snapshot keeps no time order of its samples, so the writers walk its call tree depth first,
  * hottest child first (export_walk_begin()), and emit each node's self samples as if they were
- * consecutive. */
+ * consecutive. The run's time order is its timeline's stretches (history.h): a format that keeps
+ * time order (speedscope) is written from a snapshot of each, in order. */
 #ifndef PROFTOP_EXPORT_H
 #define PROFTOP_EXPORT_H
 
@@ -31,6 +33,7 @@ enum export_format {
 	EXPORT_FOLDED,
 	EXPORT_PPROF,
 	EXPORT_LCOV,      /* a coverage run's lines: lcov's tracefile (genhtml) */
+	EXPORT_SPEEDSCOPE, /* speedscope's JSON, a profile per thread, in time order */
 };
 
 struct export_options {
@@ -53,12 +56,12 @@ struct export_options {
 	"an lcov tracefile holds how often lines ran: it is written from a coverage run " \
 	"(--mode coverage)"
 
-/* "tmon", "callgrind", "folded", "pprof" or "lcov". Returns 0 or -EINVAL. */
+/* "tmon", "callgrind", "folded", "pprof", "lcov" or "speedscope". Returns 0 or -EINVAL. */
 int export_format_parse(const char *name, enum export_format *format);
 const char *export_format_name(enum export_format format);
 /* The format a file name asks for: callgrind.out*, *.callgrind, *.folded, *.collapsed, *.pb.gz,
- * *.pprof, *.pb, *.info (lcov) (a trailing .N counter or .TID is ignored); anything else is
- * tmon.out. */
+ * *.pprof, *.pb, *.info (lcov), *.speedscope.json (a trailing .N counter or .TID is ignored);
+ * anything else is tmon.out. */
 enum export_format export_format_of_path(const char *path);
 /* The name numbered saves start from when neither -o nor $PROFTOP_OUT_FILE gives one. */
 const char *export_default_path(enum export_format format);
@@ -78,6 +81,25 @@ int export_check(const struct export_options *options, bool screen, char **messa
  * hold the snapshot alone. Returns 0, or -errno with a malloc'd *message saying what failed. */
 int export_write(const struct snapshot *snapshot, const struct snapshot *baseline,
 		 const char *path, enum export_format format, bool per_thread, char **message);
+
+/* The run in time order, for the formats that keep it (speedscope): snapshots of consecutive
+ * stretches of the run, oldest first (collector_stretch() of each of the timeline's spans),
+ * which together hold the snapshot's samples. count 0: no time order is known (a profile read
+ * from a file, an in-use profile: a level of now, not a sum over time). */
+struct export_timeline {
+	struct snapshot *const *stretches;
+	size_t count;
+};
+
+/* Whether a file at path in format (EXPORT_AUTO: from path) is written in time order, from an
+ * export_timeline: then export_write_timeline() is worth its stretches. */
+bool export_keeps_time_order(const char *path, enum export_format format);
+/* export_write() of a format that keeps time order, from timeline's stretches (NULL or empty:
+ * the snapshot as one stretch); any other format is written as export_write() writes it,
+ * without a baseline. */
+int export_write_timeline(const struct snapshot *snapshot, const struct export_timeline *timeline,
+			  const char *path, enum export_format format, bool per_thread,
+			  char **message);
 
 /* The snapshot's merged tree in format (not EXPORT_AUTO) onto out, a stream that is no file of
  * its own (an HTTP response's body). Returns 0, or -errno with a malloc'd *message: -EINVAL for
