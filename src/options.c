@@ -398,7 +398,7 @@ char *options_set_output(struct options *o, const char *value)
 char *options_set_format(struct options *o, const char *value)
 {
 	if (export_format_parse(value, &o->run.export.format))
-		return bad("format (tmon, callgrind, folded, pprof or lcov)", value);
+		return bad("format (tmon, callgrind, folded, pprof, lcov or speedscope)", value);
 	return NULL;
 }
 

@@ -526,13 +526,21 @@ static const struct option_spec options_table[] = {
 	{
 		.name = "format", .letter = 'f', .arg = "FORMAT", .parse = options_set_format,
 		.help = "tmon (Devel::DProf's tmon.out, the default), callgrind,\n"
-			"folded, pprof or lcov (coverage); without -f, from the file name",
+			"folded, pprof, lcov (coverage) or speedscope (JSON, in time\n"
+			"order); without -f, from the file name",
 		.man = "The snapshot format: \\fBtmon\\fR, \\fBcallgrind\\fR, \\fBfolded\\fR,\n"
-		       "\\fBpprof\\fR or \\fBlcov\\fR (a coverage run's tracefile, for \\fBgenhtml\\fR(1)).\n"
+		       "\\fBpprof\\fR, \\fBlcov\\fR (a coverage run's tracefile, for \\fBgenhtml\\fR(1))\n"
+		       "or \\fBspeedscope\\fR (speedscope's JSON: a profile per thread, or per\n"
+		       "process with \\fB\\-a\\fR, its samples in the order of the run's timeline,\n"
+		       "a second each for the last \\fB\\-\\-history\\fR seconds, coarser before;\n"
+		       "a profile read with \\fB\\-i\\fR, an in-use one and a save with \\fBs\\fR or\n"
+		       ".B SIGUSR1\n"
+		       "are one stretch, hottest stack first).\n"
 		       "Without \\fB\\-f\\fR the file name decides:\n"
 		       "\\fBcallgrind.out\\fR* and *\\fB.callgrind\\fR are callgrind,\n"
 		       "*\\fB.folded\\fR and *\\fB.collapsed\\fR folded, *\\fB.pb.gz\\fR,\n"
-		       "*\\fB.pb\\fR and *\\fB.pprof\\fR pprof, *\\fB.info\\fR lcov (a trailing\n"
+		       "*\\fB.pb\\fR and *\\fB.pprof\\fR pprof, *\\fB.info\\fR lcov,\n"
+		       "*\\fB.speedscope.json\\fR speedscope (a trailing\n"
 		       "\\fB.\\fR\\fIN\\fR is ignored), anything else \\fItmon.out\\fR.",
 	},
 	{

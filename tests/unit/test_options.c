@@ -225,7 +225,7 @@ static void snapshot_options(void **state)
 	unsetenv("PROFTOP_OUT_FILE");
 
 	assert_int_equal(parse(&o, &msg, 4, "proftop", "-f", "json", "./prog"), OPTIONS_USAGE_ERROR);
-	assert_string_equal(msg, "invalid format (tmon, callgrind, folded, pprof or lcov): 'json'");
+	assert_string_equal(msg, "invalid format (tmon, callgrind, folded, pprof, lcov or speedscope): 'json'");
 	free(msg);
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 5, "proftop", "--per-thread", "-o", "-", "./prog"),
