@@ -21,7 +21,9 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev l
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
             libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl rustc \
             openjdk-17-jdk-headless nodejs postgresql redis-server \
-            libjemalloc2 libtcmalloc-minimal4 libcap2-bin lcov
+            libjemalloc2 libtcmalloc-minimal4 libcap2-bin lcov chromium
+# npm packages the tests need: speedscope's web app, which speedscope.sh opens in chromium.
+NPM_PKGS := speedscope@1.25.0
 
 BUILD    ?= build
 SRCS     := $(wildcard src/*.c src/ui/*.c)
@@ -105,6 +107,7 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_OBJS) $(ALLOC_LIB) | $(BUILD)/tests
 
 deps:
 	@sh tests/deps.sh $(DEB_PKGS)
+	@sh tests/deps_npm.sh $(NPM_PKGS)
 
 # T=NAME (or T="NAME ...") runs tests/unit/test_NAME.c's tests alone; without T, every unit test.
 UNIT_CHOSEN := $(if $(T),$(patsubst %,$(BUILD)/tests/test_%,$(T)),$(UNIT_BINS))
