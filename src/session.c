@@ -687,48 +687,54 @@ static uint64_t seconds_ns(double seconds)
 	return seconds > 0 ? (uint64_t)llround(seconds * 1e9) : 0;
 }
 
-/* The stretches of snap's timeline (those in its range, when it is a stretch itself), each a
- * snapshot of its seconds, oldest first, into *out (malloc'd); none when the run keeps no
- * history of snap's kind. Returns how many. */
-static size_t timeline_stretches(struct session *s, const struct snapshot *snap,
-				 struct snapshot ***out)
-{
-	size_t n = 0;
+/* The stretches of a snapshot's timeline (those in its range, when it is a stretch itself), made
+ * one at a time as the writer asks for them (export_timeline). */
+struct timeline_source {
+	struct collector *collector;
+	enum sample_mode mode;
+	struct snapshot_span *spans;
+};
 
-	*out = NULL;
+static struct snapshot *make_stretch(void *arg, size_t i)
+{
+	const struct timeline_source *src = arg;
+
+	return collector_stretch(src->collector, src->mode, src->spans[i].start_s,
+				 src->spans[i].end_s);
+}
+
+/* The timeline of snap into *timeline, from *src (its spans malloc'd); count 0 when the run keeps
+ * no history of snap's kind. */
+static void timeline_of(struct session *s, const struct snapshot *snap,
+			struct timeline_source *src, struct export_timeline *timeline)
+{
+	*src = (struct timeline_source){ s->collector, snap->mode, NULL };
+	*timeline = (struct export_timeline){ 0, make_stretch, src };
 	if (!s->collector || !collector_keeps_stretches(s->collector, snap->mode))
-		return 0;
-	*out = xcalloc(snap->nspans ? snap->nspans : 1, sizeof(**out));
+		return;
+	src->spans = xcalloc(snap->nspans ? snap->nspans : 1, sizeof(*src->spans));
 	for (size_t i = 0; i < snap->nspans; i++) {
 		const struct snapshot_span *span = &snap->spans[i];
-		struct snapshot *stretch;
 
-		if (snap->ranged &&
-		    (span->end_s <= snap->range_start_s || span->start_s >= snap->range_end_s))
-			continue;
-		stretch = collector_stretch(s->collector, snap->mode, span->start_s, span->end_s);
-		if (stretch)
-			(*out)[n++] = stretch;
+		if (!snap->ranged ||
+		    (span->end_s > snap->range_start_s && span->start_s < snap->range_end_s))
+			src->spans[timeline->count++] = *span;
 	}
-	return n;
 }
 
 /* The -o file; in time order when its format keeps it (speedscope). */
 static int write_output(struct session *s, const struct snapshot *snap, char **message)
 {
 	const struct export_options *e = &s->run.export;
-	struct snapshot **stretches;
+	struct timeline_source src;
 	struct export_timeline timeline;
 	int err;
 
 	if (!export_keeps_time_order(e->output, e->format))
 		return export_write(snap, s->baseline, e->output, e->format, e->per_thread, message);
-	timeline.count = timeline_stretches(s, snap, &stretches);
-	timeline.stretches = stretches;
+	timeline_of(s, snap, &src, &timeline);
 	err = export_write_timeline(snap, &timeline, e->output, e->format, e->per_thread, message);
-	for (size_t i = 0; i < timeline.count; i++)
-		snapshot_unref(stretches[i]);
-	free(stretches);
+	free(src.spans);
 	return err;
 }
 

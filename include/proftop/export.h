@@ -82,13 +82,16 @@ int export_check(const struct export_options *options, bool screen, char **messa
 int export_write(const struct snapshot *snapshot, const struct snapshot *baseline,
 		 const char *path, enum export_format format, bool per_thread, char **message);
 
-/* The run in time order, for the formats that keep it (speedscope): snapshots of consecutive
- * stretches of the run, oldest first (collector_stretch() of each of the timeline's spans),
- * which together hold the snapshot's samples. count 0: no time order is known (a profile read
- * from a file, an in-use profile: a level of now, not a sum over time). */
+/* The run in time order, for the formats that keep it (speedscope): count consecutive
+ * stretches of the run, oldest first, which together hold the snapshot's samples. The writer
+ * asks for them one at a time, stretch(arg, i) for i = 0 ... count - 1, and drops each (a
+ * snapshot with a reference for it; NULL: none) before the next: a stretch's snapshot holds a
+ * whole tree, so all of a long run's at once would hold it hundreds of times. count 0: no time
+ * order is known (a profile read from a file, an in-use profile: a level of now, not a sum). */
 struct export_timeline {
-	struct snapshot *const *stretches;
 	size_t count;
+	struct snapshot *(*stretch)(void *arg, size_t i);
+	void *arg;
 };
 
 /* Whether a file at path in format (EXPORT_AUTO: from path) is written in time order, from an

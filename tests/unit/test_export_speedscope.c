@@ -213,13 +213,27 @@ static int frame_index(const char *file, const char *name)
 	return -1;
 }
 
+/* The timeline's i-th stretch: a new reference to stretches[i], counted in taken. */
+struct stretch_list {
+	struct snapshot *stretches[2];
+	int taken;
+};
+
+static struct snapshot *take_stretch(void *arg, size_t i)
+{
+	struct stretch_list *list = arg;
+
+	list->taken++;
+	return snapshot_ref(list->stretches[i]);
+}
+
 static void stretches_in_time_order(void **state)
 {
 	/* phase_two is the hotter one over the run: a sum would list it first. */
 	struct snapshot *first = phases(30, 0, 0), *second = phases(0, 50, 20);
 	struct snapshot *whole = phases(30, 50, 20);
-	struct snapshot *stretches[] = { first, second };
-	struct export_timeline timeline = { stretches, 2 };
+	struct stretch_list list = { { first, second }, 0 };
+	struct export_timeline timeline = { 2, take_stretch, &list };
 	char *file = speedscope_of(whole, &timeline), *sum = speedscope_of(whole, NULL);
 	int main_ = frame_index(file, "main"), one = frame_index(file, "phase_one");
 	int two = frame_index(file, "phase_two");
@@ -237,7 +251,11 @@ static void stretches_in_time_order(void **state)
 		 "\"startValue\":0,\n\"samples\":[[%d,%d]],\n\"weights\":[200000000]", main_, two);
 	assert_non_null(strstr(file, want));
 	assert_non_null(strstr(file, "\"activeProfileIndex\":0"));
+	assert_int_equal(list.taken, 2);
 	/* Without stretches: one, the tree walk's order, hottest first. */
+	main_ = frame_index(sum, "main");
+	one = frame_index(sum, "phase_one");
+	two = frame_index(sum, "phase_two");
 	snprintf(want, sizeof(want), "\"samples\":[[%d,%d],[%d,%d]],\n\"weights\":[500000000,"
 		 "300000000]", main_, two, main_, one);
 	assert_non_null(strstr(sum, want));
