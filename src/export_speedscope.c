@@ -244,10 +244,12 @@ static size_t heaviest(const struct speedscope *sp)
 static void write_file(FILE *out, struct speedscope *sp)
 {
 	const char *unit = unit_of(sp);
+	char *name = xasprintf("proftop %s profile", snapshot_kind(sp->s));
 
 	fputs("{\"$schema\":\"" SPEEDSCOPE_SCHEMA "\",\n", out);
 	fputs("\"exporter\":\"proftop@" PROFTOP_VERSION "\",\n\"name\":", out);
-	json_write_string(out, snapshot_kind(sp->s));
+	json_write_string(out, name);
+	free(name);
 	fprintf(out, ",\n\"activeProfileIndex\":%zu,\n", heaviest(sp));
 	write_frames(out, sp);
 	fputs("\"profiles\":[", out);

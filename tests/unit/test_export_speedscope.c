@@ -261,6 +261,12 @@ static void stretches_in_time_order(void **state)
 	assert_non_null(strstr(sum, want));
 	free(file);
 	free(sum);
+	/* -a's threads are processes, named by their pid. */
+	whole->by_process = true;
+	sum = speedscope_of(whole, NULL);
+	assert_non_null(strstr(sum, "\"name\":\"worker (pid 7)\""));
+	assert_non_null(strstr(sum, "\"name\":\"proftop cpu profile\""));
+	free(sum);
 	snapshot_unref(first);
 	snapshot_unref(second);
 	snapshot_unref(whole);
