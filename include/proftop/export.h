@@ -31,6 +31,7 @@ enum export_format {
 	EXPORT_FOLDED,
 	EXPORT_PPROF,
 	EXPORT_LCOV,      /* a coverage run's lines: lcov's tracefile (genhtml) */
+	EXPORT_OTLP,      /* OpenTelemetry's profiles signal: an ExportProfilesServiceRequest */
 };
 
 struct export_options {
@@ -53,11 +54,11 @@ struct export_options {
 	"an lcov tracefile holds how often lines ran: it is written from a coverage run " \
 	"(--mode coverage)"
 
-/* "tmon", "callgrind", "folded", "pprof" or "lcov". Returns 0 or -EINVAL. */
+/* "tmon", "callgrind", "folded", "pprof", "lcov" or "otlp". Returns 0 or -EINVAL. */
 int export_format_parse(const char *name, enum export_format *format);
 const char *export_format_name(enum export_format format);
 /* The format a file name asks for: callgrind.out*, *.callgrind, *.folded, *.collapsed, *.pb.gz,
- * *.pprof, *.pb, *.info (lcov) (a trailing .N counter or .TID is ignored); anything else is
+ * *.pprof, *.pb, *.info (lcov), *.otlp, *.otlp.pb (a trailing .N counter or .TID is ignored); anything else is
  * tmon.out. */
 enum export_format export_format_of_path(const char *path);
 /* The name numbered saves start from when neither -o nor $PROFTOP_OUT_FILE gives one. */

@@ -24,5 +24,7 @@ int export_pprof(FILE *out, const struct snapshot *snapshot,
 /* A coverage snapshot's lines (its sites) as an lcov tracefile: the whole run's, whatever the
  * scope (sites are not split by thread). */
 int export_lcov(FILE *out, const struct snapshot *snapshot, const struct export_scope *scope);
+/* An OTLP ExportProfilesServiceRequest (export_otlp.h), unframed protobuf. */
+int export_otlp(FILE *out, const struct snapshot *snapshot, const struct export_scope *scope);
 
 #endif
