@@ -6,7 +6,7 @@ THEMEDIR ?= $(PREFIX)/share/proftop/themes
 ALLOCLIBDIR ?= $(PREFIX)/lib/proftop
 
 CC       ?= cc
-PKGS     := ncursesw libunwind-generic libelf libdw libdebuginfod zlib capstone libmicrohttpd
+PKGS     := ncursesw libunwind-generic libelf libdw libdebuginfod zlib capstone libmicrohttpd libcurl
 CFLAGS   ?= -O2 -g
 WARN     := -Wall -Wextra -Werror -Wshadow -Wno-missing-field-initializers
 CPPFLAGS += -Iinclude -D_GNU_SOURCE -DPROFTOP_VERSION=\"$(VERSION)\" \
@@ -21,7 +21,8 @@ DEB_PKGS := build-essential pkg-config libncurses-dev libunwind-dev libelf-dev l
             libiberty-dev clang libclang-rt-14-dev tmux linux-perf perl zlib1g-dev \
             libdevel-dprof-perl valgrind heaptrack procps bc python3 golang-go debuginfod curl rustc \
             openjdk-17-jdk-headless nodejs postgresql redis-server \
-            libjemalloc2 libtcmalloc-minimal4 libcap2-bin lcov chromium
+            libjemalloc2 libtcmalloc-minimal4 libcap2-bin lcov \
+            libcurl4-openssl-dev protobuf-compiler chromium
 # npm packages the tests need: speedscope's web app, which speedscope.sh opens in chromium.
 NPM_PKGS := speedscope@1.25.0
 

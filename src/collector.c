@@ -73,6 +73,8 @@ struct collector {
 	size_t trees_budget;       /* the call trees' part of --max-memory (0: no limit) */
 	size_t sources_budget;     /* each worker's part for its modules' DWARF (0: no limit) */
 	struct handoff *handoff;   /* debuginfod's files; NULL: not asked */
+	void (*count_also)(void *arg, struct counters *counters); /* and its arg; NULL: none */
+	void *count_also_arg;
 	uint64_t start_ns;
 	uint64_t end_ns;           /* when collector_finish() first ran; 0 before */
 	pthread_mutex_t late_lock; /* everything once the threads ended */
@@ -171,14 +173,6 @@ int collector_new(struct collector **out, struct ring *ring, struct sampler *sam
 	c->maker = (struct publication_maker){ c->profiles, &c->sources, stamp, c, c->start_ns };
 	*out = c;
 	return 0;
-}
-
-unsigned collector_default_workers(long cpus)
-{
-	long n = cpus / COLLECTOR_CPUS_PER_WORKER;
-
-	return n < 1 ? 1 : n > COLLECTOR_DEFAULT_MAX_WORKERS ? COLLECTOR_DEFAULT_MAX_WORKERS
-							     : (unsigned)n;
 }
 
 int collector_wake_fd(const struct collector *c)
@@ -331,6 +325,15 @@ static void stamp(void *arg, struct snapshot *s, uint64_t now)
 	s->cost = c->cost;
 	if (c->handoff)
 		handoff_status(c->handoff, s->fetching, sizeof(s->fetching));
+	if (c->count_also)
+		c->count_also(c->count_also_arg, &s->counters);
+}
+
+void collector_count_also(struct collector *c, void (*count)(void *arg, struct counters *counters),
+			  void *arg)
+{
+	c->count_also = count;
+	c->count_also_arg = arg;
 }
 
 void collector_set_cpu_times(struct collector *c, uint64_t user_ns, uint64_t system_ns)

@@ -1,5 +1,5 @@
 /* export.c — which format, which file names: the writers (export_tmon.c, export_callgrind.c,
- * export_folded.c, export_pprof.c, export_speedscope.c) over one scope of a snapshot, into files that outfile.c writes
+ * export_folded.c, export_pprof.c, export_lcov.c, export_otlp.c, export_speedscope.c) over one scope of a snapshot, into files that outfile.c writes
  * whole or not at all. Numbered saves (export_save) put their files in place without replacing
  * one, so two proftops saving at once never overwrite each other: each takes the next name. */
 #include "proftop/export.h"
@@ -22,12 +22,13 @@ static const char *const format_names[] = {
 	[EXPORT_FOLDED] = "folded",
 	[EXPORT_PPROF] = "pprof",
 	[EXPORT_LCOV] = "lcov",
+	[EXPORT_OTLP] = "otlp",
 	[EXPORT_SPEEDSCOPE] = "speedscope",
 };
 
 int export_format_parse(const char *name, enum export_format *format)
 {
-	for (size_t f = EXPORT_TMON; f < sizeof(format_names) / sizeof(*format_names); f++) {
+	for (int f = EXPORT_TMON; f < (int)(sizeof(format_names) / sizeof(*format_names)); f++) {
 		if (!strcmp(name, format_names[f])) {
 			*format = (enum export_format)f;
 			return 0;
@@ -69,6 +70,8 @@ enum export_format export_format_of_path(const char *path)
 		return EXPORT_CALLGRIND;
 	if (ends_with(base, len, ".folded") || ends_with(base, len, ".collapsed"))
 		return EXPORT_FOLDED;
+	if (ends_with(base, len, ".otlp") || ends_with(base, len, ".otlp.pb"))
+		return EXPORT_OTLP;
 	if (ends_with(base, len, ".pb.gz") || ends_with(base, len, ".pprof") ||
 	    ends_with(base, len, ".pb"))
 		return EXPORT_PPROF;
@@ -90,6 +93,8 @@ const char *export_default_path(enum export_format format)
 		return "proftop.pb.gz";
 	case EXPORT_LCOV:
 		return "proftop.info";
+	case EXPORT_OTLP:
+		return "proftop.otlp";
 	case EXPORT_SPEEDSCOPE:
 		return "proftop.speedscope.json";
 	default:
@@ -137,6 +142,8 @@ static int write_format(FILE *out, const struct export_job *job, const struct ex
 		return export_pprof(out, s, scope);
 	case EXPORT_LCOV:
 		return export_lcov(out, s, scope);
+	case EXPORT_OTLP:
+		return export_otlp(out, s, scope);
 	case EXPORT_SPEEDSCOPE:
 		return export_speedscope(out, s, scope, job->timeline);
 	default:
@@ -236,9 +243,10 @@ static int check_stdout(const struct export_options *o, bool screen, char **mess
 	if (screen)
 		*message = xstrdup("-o - would write the snapshot onto the terminal the screen uses: "
 				   "give -o a file name, redirect standard output, or add -b");
-	else if (format == EXPORT_PPROF)
-		*message = xstrdup("-o -: a pprof snapshot is binary, and standard output is a "
-				   "terminal: give -o a file name or redirect standard output");
+	else if (format == EXPORT_PPROF || format == EXPORT_OTLP)
+		*message = xasprintf("-o -: a%s %s snapshot is binary, and standard output is a "
+				     "terminal: give -o a file name or redirect standard output",
+				     format == EXPORT_OTLP ? "n" : "", export_format_name(format));
 	return *message ? -EINVAL : 0;
 }
 

@@ -1,6 +1,7 @@
 /* main.c — parse the options, open the session, pick a frontend and run it. */
 #include "proftop/ui/batch.h"
 #include "proftop/export.h"
+#include "proftop/export_otlp.h"
 #include "proftop/options.h"
 #include "proftop/report.h"
 #include "proftop/session.h"
@@ -84,12 +85,15 @@ static struct session_options session_options(const struct options *o, bool inte
 		.input = o->input,
 		.baseline = o->baseline,
 		.ring_size = RING_BYTES,
-		.history = interactive || o->serving || time_ordered_output(o) ? o->history : 0,
+		.history = interactive || o->serving || o->otlp.endpoint || time_ordered_output(o)
+				   ? o->history
+				   : 0,
 		.max_memory = o->max_memory,
 		.no_inline = o->no_inline,
 		.no_lines = o->no_lines,
 		.command_output_fd = output_fd,
 		.serve = o->serving ? &o->serve : NULL,
+		.otlp = o->otlp.endpoint ? &o->otlp : NULL,
 		.run = o->run,
 	};
 
@@ -111,6 +115,7 @@ static int profile(const struct options *o)
 	char *message = NULL;
 	int status;
 
+	export_otlp_set_service(o->service); /* (-f otlp files name it too) */
 	/* Before profiling: a -o that cannot be written would otherwise cost the whole profile. */
 	if (export_check(&o->run.export, interactive, &message)) {
 		diag_print(stderr, DIAG_ERROR, message); /* the path may hold anything */

@@ -269,6 +269,34 @@ char *options_set_serve(struct options *o, const char *value)
 	return NULL;
 }
 
+char *options_set_otlp_endpoint(struct options *o, const char *value)
+{
+	const char *why = otlp_push_check_endpoint(value);
+
+	if (why)
+		return xasprintf("invalid OTLP endpoint '%s': %s", value, why);
+	o->otlp.endpoint = value;
+	return NULL;
+}
+
+char *options_set_otlp_interval(struct options *o, const char *value)
+{
+	long n;
+
+	if (!parse_long(value, 1, OPTIONS_MAX_OTLP_INTERVAL, &n))
+		return bad("OTLP push interval (whole seconds, 1 to 86400)", value);
+	o->otlp.interval = (unsigned)n;
+	return NULL;
+}
+
+char *options_set_service(struct options *o, const char *value)
+{
+	if (!*value || strlen(value) > 255)
+		return bad("service name (1 to 255 bytes)", value);
+	o->service = o->otlp.service = value;
+	return NULL;
+}
+
 /* Bytes with an optional K, M or G; 0 is no limit. */
 char *options_set_max_memory(struct options *o, const char *value)
 {
@@ -398,7 +426,7 @@ char *options_set_output(struct options *o, const char *value)
 char *options_set_format(struct options *o, const char *value)
 {
 	if (export_format_parse(value, &o->run.export.format))
-		return bad("format (tmon, callgrind, folded, pprof, lcov or speedscope)", value);
+		return bad("format (tmon, callgrind, folded, pprof, otlp, lcov or speedscope)", value);
 	return NULL;
 }
 
@@ -567,6 +595,10 @@ static char *check_target(const struct options *o)
 		return xstrdup("give either a command or -p PID, not both");
 	if (o->input && o->serving)
 		return xstrdup("--serve serves the profile of a run: not with -i");
+	if (o->input && o->otlp.endpoint)
+		return xstrdup("--otlp-endpoint pushes the profile of a run: not with -i");
+	if (o->otlp.interval && !o->otlp.endpoint)
+		return xstrdup("--otlp-interval says how often to push: it needs --otlp-endpoint");
 	if (o->sample.system_wide && (o->argv || o->npids || o->input))
 		return xstrdup("-a profiles every process on the machine: give no command, -p or -i "
 			       "with it (-d SEC stops it after a while)");

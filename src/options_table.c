@@ -351,6 +351,39 @@ static const struct option_spec options_table[] = {
 		       "a Parca scrape job read proftop as they read a Go program.",
 	},
 	{
+		.name = "otlp-endpoint", .arg = "URL", .parse = options_set_otlp_endpoint,
+		.help = "push the profile of every interval to an OpenTelemetry collector:\n"
+			"POST URL/v1development/profiles (OTLP/HTTP, protobuf, gzip)",
+		.man = "Push the profile to an OpenTelemetry collector (OTLP's profiles signal,\n"
+		       "v1development), as an OTLP/HTTP exporter does: every\n"
+		       "\\fB\\-\\-otlp\\-interval\\fR seconds the profile of that stretch of the run\n"
+		       "(an in-use profile: what is in use then) goes to\n"
+		       "\\fIURL\\fB/v1development/profiles\\fR (http:// or https://) in a POST of\n"
+		       "application/x-protobuf, gzipped (uncompressed to a receiver that answers\n"
+		       "415), from a thread of its own, so sampling and the screen never wait.\n"
+		       "At most 16 profiles wait; the oldest is dropped past that. An answer of\n"
+		       "429, 502, 503 or 504, or none, is retried up to 5 times, after a backoff\n"
+		       "that doubles from a second, or after the time its Retry-After asks (up to\n"
+		       "a minute); another error drops the profile. When profiling ends the last\n"
+		       "stretch is pushed and what waits is sent for at most 5 seconds (a\n"
+		       "receiver that cannot be reached is not waited for). The counters line and\n"
+		       "batch mode's header say \\fBotlp sent\\fR, \\fBretried\\fR and\n"
+		       "\\fBdropped\\fR. \\fB\\-f otlp\\fR writes the same request to a file.",
+	},
+	{
+		.name = "otlp-interval", .arg = "SEC", .parse = options_set_otlp_interval,
+		.help = "seconds between OTLP pushes (default 10)",
+		.man = "Seconds between two pushes of \\fB\\-\\-otlp\\-endpoint\\fR (whole seconds,\n"
+		       "1 to 86400; default 10).",
+	},
+	{
+		.name = "service", .arg = "NAME", .parse = options_set_service,
+		.help = "service.name of OTLP profiles (default: the command's name)",
+		.man = "The \\fBservice.name\\fR resource attribute of the OTLP profiles pushed\n"
+		       "or written (\\fB\\-f otlp\\fR); by default the name of the command's\n"
+		       "process (its first process's, with \\fB\\-p\\fR).",
+	},
+	{
 		.name = "max-memory", .arg = "SIZE", .parse = options_set_max_memory,
 		.help = "memory for the call trees and the DWARF read for lines (default\n"
 			"32M; K, M, G; 0: no limit): past it the coldest call paths fold\n"
@@ -505,7 +538,7 @@ static const struct option_spec options_table[] = {
 		.name = "output", .letter = 'o', .arg = "FILE", .parse = options_set_output,
 		.help = "write a snapshot to FILE when profiling ends (- for stdout,\n"
 			"tables then go to stderr; never onto the screen's terminal,\n"
-			"nor pprof onto any); SIGUSR1 writes one at any time",
+			"nor pprof or otlp onto any); SIGUSR1 writes one at any time",
 		.man = "Write a snapshot of the profile to \\fIFILE\\fR when profiling ends: when\n"
 		       "the command exits, at the \\fB\\-d\\fR duration, on \\fBq\\fR, or on\n"
 		       ".BR SIGINT ,\n"
@@ -516,7 +549,7 @@ static const struct option_spec options_table[] = {
 		       "or when batch mode's tables can no longer be written.\n"
 		       "\\fB\\-o \\-\\fR writes it to standard output, and batch mode's tables\n"
 		       "then go to standard error; it is refused when standard output is the\n"
-		       "terminal the screen draws on, and for \\fBpprof\\fR (binary) when it is\n"
+		       "terminal the screen draws on, and for \\fBpprof\\fR and \\fBotlp\\fR (binary) when it is\n"
 		       "any terminal. Before profiling starts, proftop checks that \\fIFILE\\fR's\n"
 		       "directory takes a new file, so a wrong path costs no profile.\n"
 		       ".B SIGUSR1\n"
@@ -526,10 +559,13 @@ static const struct option_spec options_table[] = {
 	{
 		.name = "format", .letter = 'f', .arg = "FORMAT", .parse = options_set_format,
 		.help = "tmon (Devel::DProf's tmon.out, the default), callgrind,\n"
-			"folded, pprof, lcov (coverage) or speedscope (JSON, in time\n"
-			"order); without -f, from the file name",
+			"folded, pprof, otlp (OpenTelemetry), lcov (coverage) or\n"
+			"speedscope (JSON, in time order); without -f, from the file name",
 		.man = "The snapshot format: \\fBtmon\\fR, \\fBcallgrind\\fR, \\fBfolded\\fR,\n"
-		       "\\fBpprof\\fR, \\fBlcov\\fR (a coverage run's tracefile, for \\fBgenhtml\\fR(1))\n"
+		       "\\fBpprof\\fR, \\fBotlp\\fR (OpenTelemetry's profiles signal: an\n"
+		       "ExportProfilesServiceRequest of the v1development schema, as\n"
+		       "\\fB\\-\\-otlp\\-endpoint\\fR sends it, unframed protobuf), \\fBlcov\\fR (a\n"
+		       "coverage run's tracefile, for \\fBgenhtml\\fR(1))\n"
 		       "or \\fBspeedscope\\fR (speedscope's JSON: a profile per thread, or per\n"
 		       "process with \\fB\\-a\\fR, its samples in the order of the run's timeline,\n"
 		       "a second each for the last \\fB\\-\\-history\\fR seconds, coarser before;\n"
@@ -539,8 +575,8 @@ static const struct option_spec options_table[] = {
 		       "Without \\fB\\-f\\fR the file name decides:\n"
 		       "\\fBcallgrind.out\\fR* and *\\fB.callgrind\\fR are callgrind,\n"
 		       "*\\fB.folded\\fR and *\\fB.collapsed\\fR folded, *\\fB.pb.gz\\fR,\n"
-		       "*\\fB.pb\\fR and *\\fB.pprof\\fR pprof, *\\fB.info\\fR lcov,\n"
-		       "*\\fB.speedscope.json\\fR speedscope (a trailing\n"
+		       "*\\fB.pb\\fR and *\\fB.pprof\\fR pprof, *\\fB.otlp\\fR and *\\fB.otlp.pb\\fR otlp,\n"
+		       "*\\fB.info\\fR lcov, *\\fB.speedscope.json\\fR speedscope (a trailing\n"
 		       "\\fB.\\fR\\fIN\\fR is ignored), anything else \\fItmon.out\\fR.",
 	},
 	{
@@ -714,7 +750,11 @@ static void write_help_entry(FILE *out, const char *indent, const struct option_
 		n = snprintf(left, sizeof(left), "      --%s", s->name);
 	if (s->arg)
 		snprintf(left + n, sizeof(left) - (size_t)n, " %s", s->arg);
-	fprintf(out, "%s%-*s ", indent, HELP_COLUMN - 1, left);
+	/* A label too long for its column gets a line of its own. */
+	if ((int)strlen(left) > HELP_COLUMN - 1)
+		fprintf(out, "%s%s\n%s%*s", indent, left, indent, HELP_COLUMN, "");
+	else
+		fprintf(out, "%s%-*s ", indent, HELP_COLUMN - 1, left);
 	while ((end = strchr(line, '\n'))) {
 		fprintf(out, "%.*s\n%s%*s", (int)(end - line), line, indent, HELP_COLUMN, "");
 		line = end + 1;

@@ -51,6 +51,7 @@ struct session {
 	struct sampler *sampler;
 	struct collector *collector;
 	struct server *server;     /* --serve; NULL: none */
+	struct otlp_push *push;    /* --otlp-endpoint; NULL: none */
 	bool server_exposed;       /* it listens where other machines reach */
 	struct allocrun alloc;     /* an allocation run's ring and environment (ring NULL: none) */
 	struct snapshot *saved; /* a saved profile's one snapshot */
@@ -288,6 +289,12 @@ static int watch_coverage(struct session *s, const struct session_options *o, bo
 	return err;
 }
 
+/* What the OTLP pusher did, into a snapshot's counters (on the collector's thread). */
+static void push_counts(void *arg, struct counters *counters)
+{
+	otlp_push_counts(arg, counters);
+}
+
 static int open_engine(struct session *s, const struct session_options *o, char **message)
 {
 	const char *what = NULL;
@@ -301,7 +308,7 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	 * as many as the CPUs proftop may run on call for (collector.h); one when a source of the
 	 * run needs one (the allocations'), whatever was asked. */
 	if (!config.collectors)
-		config.collectors = config.system_wide ? collector_default_workers(usable_cpus()) : 1;
+		config.collectors = config.system_wide ? source_default_workers(usable_cpus()) : 1;
 	if (!source_workers_allowed(&config, config.collectors))
 		config.collectors = 1;
 	s->ring = ring_create_readers(o->ring_size, config.collectors);
@@ -332,6 +339,10 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 		*message = xasprintf("collector: %s", strerror(-err));
 		return err;
 	}
+	if (o->otlp && (err = otlp_push_new(&s->push, o->otlp, message)))
+		return err;
+	if (s->push)
+		collector_count_also(s->collector, push_counts, s->push);
 	if (config.mode == SAMPLE_MODE_COVERAGE &&
 	    (err = watch_coverage(s, o, launched, pids, npids, message)))
 		return err;
@@ -348,6 +359,8 @@ static int open_engine(struct session *s, const struct session_options *o, char 
 	err = sampler_start(s->sampler, collector_wake_fd(s->collector));
 	if (!err)
 		err = collector_start(s->collector, launched ? NULL : pids, launched ? 0 : npids);
+	if (!err && s->push)
+		err = otlp_push_start(s->push, s->collector);
 	if (err)
 		*message = xasprintf("cannot start threads: %s", strerror(-err));
 	s->started_ns = util_now_ns();
@@ -539,6 +552,11 @@ static void stop(struct session *s, enum session_end why)
 	update_cpu_times(s);
 	sampler_stop(s->sampler);
 	collector_finish(s->collector);
+	/* The last stretch pushed, then published again: the final table counts that push. */
+	if (s->push) {
+		otlp_push_finish(s->push);
+		collector_finish(s->collector);
+	}
 	describe_end(s);
 }
 
@@ -929,7 +947,9 @@ void session_free(struct session *s)
 	if (s->sampler && s->collector)
 		stop(s, SESSION_END_QUIT);
 	serve_stop(s->server);
+	otlp_push_finish(s->push);
 	collector_free(s->collector);
+	otlp_push_free(s->push); /* (the collector counted it to its end) */
 	sampler_free(s->sampler);
 	ring_destroy(s->ring);
 	if (s->alloc.ring)

@@ -23,6 +23,13 @@ bool source_workers_allowed(const struct sample_config *config, unsigned nworker
 	return true;
 }
 
+unsigned source_default_workers(long cpus)
+{
+	long n = cpus / SOURCE_CPUS_PER_WORKER;
+
+	return n < 1 ? 1 : n > SOURCE_DEFAULT_MAX_WORKERS ? SOURCE_DEFAULT_MAX_WORKERS : (unsigned)n;
+}
+
 int source_set_watch(const struct source_set *set, pid_t pid, const char *exe, struct diag *diag,
 		     char **message)
 {

@@ -17,14 +17,13 @@
 #include <sys/types.h>
 
 struct collector;
+struct counters;
 struct diag;
 struct ring;
 struct sampler;
 
-/* The most workers (--collectors), and -a's default: one per this many CPUs, up to a cap. */
+/* The most workers (--collectors); -a's default is source_default_workers(). */
 #define COLLECTOR_MAX_WORKERS 64
-#define COLLECTOR_CPUS_PER_WORKER 16
-#define COLLECTOR_DEFAULT_MAX_WORKERS 8
 
 /* A collector of ring's records, reporting what goes wrong to diag. sampler may be NULL (a replay:
  * no counters). The ring has one reader per worker (config->collectors, 0 meaning 1); more than
@@ -32,8 +31,6 @@ struct sampler;
 int collector_new(struct collector **out, struct ring *ring, struct sampler *sampler,
 		  const struct sample_config *config, struct diag *diag);
 void collector_free(struct collector *collector);
-/* -a's default number of workers when proftop may run on cpus CPUs. */
-unsigned collector_default_workers(long cpus);
 /* The eventfd the sampler signals when it pushed records. */
 int collector_wake_fd(const struct collector *collector);
 /* Before collector_start(): process pid, running exe (or about to exec it), is profiled by the
@@ -99,6 +96,10 @@ enum collector_source {
  * without symbols or DWARF from them in the background (fetch.h) and name their functions and
  * lines when they arrive. Returns whether it will. */
 bool collector_use_debuginfod(struct collector *collector);
+/* Before collector_start(): every snapshot's counters also get what count(arg, counters) adds,
+ * called on the collector's thread (the OTLP pusher's). */
+void collector_count_also(struct collector *collector,
+			  void (*count)(void *arg, struct counters *counters), void *arg);
 /* Before collector_start(): unwind by cached CFI rows where they can be (true, the default) or by
  * libunwind alone (unwinder_set_rules(); benchmarks and tests compare the two). */
 void collector_set_unwind_rules(struct collector *collector, bool rules);

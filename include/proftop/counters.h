@@ -23,6 +23,10 @@ struct counters {
 	/* Coverage: samples are the lines reached; the probes placed, and those still open (the
 	 * rest reached the cap, or were of a process that ended). */
 	uint64_t probes, probes_open;
+	/* --otlp-endpoint: the profiles sent to the collector, the tries that were retried, and the
+	 * profiles given up (otlp_push.h); pushing is 1 while a pusher counts (all are uint64_t:
+	 * the screen reads them as an array, tui_screen.h). */
+	uint64_t pushing, pushed, push_retried, push_dropped;
 };
 
 #endif

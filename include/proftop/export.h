@@ -33,6 +33,7 @@ enum export_format {
 	EXPORT_FOLDED,
 	EXPORT_PPROF,
 	EXPORT_LCOV,      /* a coverage run's lines: lcov's tracefile (genhtml) */
+	EXPORT_OTLP,      /* OpenTelemetry's profiles signal: an ExportProfilesServiceRequest */
 	EXPORT_SPEEDSCOPE, /* speedscope's JSON, a profile per thread, in time order */
 };
 
@@ -56,12 +57,12 @@ struct export_options {
 	"an lcov tracefile holds how often lines ran: it is written from a coverage run " \
 	"(--mode coverage)"
 
-/* "tmon", "callgrind", "folded", "pprof", "lcov" or "speedscope". Returns 0 or -EINVAL. */
+/* "tmon", "callgrind", "folded", "pprof", "lcov", "otlp" or "speedscope". Returns 0 or -EINVAL. */
 int export_format_parse(const char *name, enum export_format *format);
 const char *export_format_name(enum export_format format);
 /* The format a file name asks for: callgrind.out*, *.callgrind, *.folded, *.collapsed, *.pb.gz,
- * *.pprof, *.pb, *.info (lcov), *.speedscope.json (a trailing .N counter or .TID is ignored);
- * anything else is tmon.out. */
+ * *.pprof, *.pb, *.info (lcov), *.otlp, *.otlp.pb, *.speedscope.json (a trailing .N counter or
+ * .TID is ignored); anything else is tmon.out. */
 enum export_format export_format_of_path(const char *path);
 /* The name numbered saves start from when neither -o nor $PROFTOP_OUT_FILE gives one. */
 const char *export_default_path(enum export_format format);

@@ -26,6 +26,8 @@ int export_pprof(FILE *out, const struct snapshot *snapshot,
 /* A coverage snapshot's lines (its sites) as an lcov tracefile: the whole run's, whatever the
  * scope (sites are not split by thread). */
 int export_lcov(FILE *out, const struct snapshot *snapshot, const struct export_scope *scope);
+/* An OTLP ExportProfilesServiceRequest (export_otlp.h), unframed protobuf. */
+int export_otlp(FILE *out, const struct snapshot *snapshot, const struct export_scope *scope);
 /* speedscope's JSON: a profile per thread of the scope, its samples in the order of timeline's
  * stretches (NULL or empty: the snapshot as one stretch). */
 int export_speedscope(FILE *out, const struct snapshot *snapshot, const struct export_scope *scope,

@@ -6,6 +6,7 @@
 
 #include "proftop/ui/batch.h"
 #include "proftop/export.h"
+#include "proftop/otlp_push.h"
 #include "proftop/report.h"
 #include "proftop/sample.h"
 #include "proftop/serve.h"
@@ -25,6 +26,8 @@ struct options {
 	unsigned history;      /* --history: seconds of the screen's timeline (0: none) */
 	struct serve_address serve; /* --serve, when serving */
 	bool serving;
+	struct otlp_push_options otlp; /* --otlp-endpoint (NULL: no pushing), --otlp-interval */
+	const char *service;   /* --service: service.name of OTLP profiles (NULL: the command's) */
 	bool no_inline;        /* --no-inline */
 	bool no_lines;         /* --no-lines */
 	bool batch_mode;
@@ -49,6 +52,7 @@ struct options {
 /* --coverage-cap's default: a hot line costs at most this many traps (a few ms). */
 #define OPTIONS_DEFAULT_COVERAGE_CAP 1000
 #define OPTIONS_MAX_HISTORY 86400
+#define OPTIONS_MAX_OTLP_INTERVAL 86400
 #define OPTIONS_MAX_HISTORY_TEXT "86400"
 /* COLLECTOR_MAX_WORKERS, as text for the messages */
 #define OPTIONS_MAX_COLLECTORS_TEXT "64"

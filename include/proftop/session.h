@@ -16,6 +16,7 @@
 #include "proftop/diag.h"
 #include "proftop/export.h"
 #include "proftop/sample.h"
+#include "proftop/otlp_push.h"
 #include "proftop/serve.h"
 
 #include <stdbool.h>
@@ -47,6 +48,7 @@ struct session_options {
 	bool no_lines;         /* no source lines, inlined frames nor per-address counts */
 	int command_output_fd; /* launch mode: the command's stdout/stderr (-1: proftop's) */
 	const struct serve_address *serve; /* --serve: where to serve profiles (NULL: nowhere) */
+	const struct otlp_push_options *otlp; /* --otlp-endpoint: where to push (NULL: nowhere) */
 	struct run_options run;
 };
 

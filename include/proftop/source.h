@@ -94,6 +94,11 @@ struct source_set {
 /* Whether a run of config can have nworkers workers (a source whose records need one worker,
  * the allocations' or coverage's, says no to more). */
 bool source_workers_allowed(const struct sample_config *config, unsigned nworkers);
+/* -a's default number of workers when proftop may run on cpus CPUs: one per this many CPUs, up
+ * to a cap. */
+#define SOURCE_CPUS_PER_WORKER 16
+#define SOURCE_DEFAULT_MAX_WORKERS 8
+unsigned source_default_workers(long cpus);
 /* Process pid (running exe, or about to exec it) given to the set's sources that watch
  * processes (source.watch), their warnings reported to diag. Returns 0 or the first -errno,
  * with *message (malloc'd). */

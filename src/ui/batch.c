@@ -54,6 +54,10 @@ static void print_header(FILE *out, const struct snapshot *s, const struct diff_
 			(unsigned long long)c->throttled, (unsigned long long)c->truncated);
 	if (c->unread) /* only where interpreters' frames were read: other tables stay as they were */
 		fprintf(out, "  unread %llu", (unsigned long long)c->unread);
+	if (c->pushing) /* --otlp-endpoint: profiles sent, tries retried, profiles dropped */
+		fprintf(out, "  otlp sent %llu retried %llu dropped %llu",
+			(unsigned long long)c->pushed, (unsigned long long)c->push_retried,
+			(unsigned long long)c->push_dropped);
 	/* proftop's own CPU share since since (the previous table) or over the run, and memory:
 	 * what it held of its budget, by part. */
 	if (selfcost_known(&s->cost))

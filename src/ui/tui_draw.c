@@ -229,6 +229,11 @@ static void draw_counters(struct tui_screen *s, int y)
 		x = counter(s, y, x, "unread ", c->unread, s->rate[8], true);
 	if (s->live && s->live->folded_nodes) /* the tree outgrew --max-memory */
 		x = counter(s, y, x, "folded ", s->live->folded_nodes, 0, true);
+	if (c->pushing) { /* --otlp-endpoint: profiles sent, tries retried, profiles dropped */
+		x = counter(s, y, x, "otlp sent ", c->pushed, 0, false);
+		x = counter(s, y, x, "retried ", c->push_retried, 0, true);
+		x = counter(s, y, x, "dropped ", c->push_dropped, 0, true);
+	}
 	/* proftop's own CPU share over the last refresh, and its memory: last, so a narrow
 	 * terminal clips it before the loss counters. None for a saved profile. */
 	if (s->live && selfcost_known(&s->live->cost)) {

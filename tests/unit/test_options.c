@@ -225,7 +225,7 @@ static void snapshot_options(void **state)
 	unsetenv("PROFTOP_OUT_FILE");
 
 	assert_int_equal(parse(&o, &msg, 4, "proftop", "-f", "json", "./prog"), OPTIONS_USAGE_ERROR);
-	assert_string_equal(msg, "invalid format (tmon, callgrind, folded, pprof, lcov or speedscope): 'json'");
+	assert_string_equal(msg, "invalid format (tmon, callgrind, folded, pprof, otlp, lcov or speedscope): 'json'");
 	free(msg);
 	options_free(&o);
 	assert_int_equal(parse(&o, &msg, 5, "proftop", "--per-thread", "-o", "-", "./prog"),
@@ -333,6 +333,13 @@ static void command_line_errors(void **state)
 		{ "--collectors", "0", "invalid collector count (1 to 64): '0'" },
 		{ "--collectors", "65", "invalid collector count (1 to 64): '65'" },
 		{ "--baseline", "", "invalid baseline file '': give the file name of a saved tmon.out" },
+		{ "--otlp-endpoint", "ftp://h", "invalid OTLP endpoint 'ftp://h': a URL that starts "
+						 "with http:// or https://" },
+		{ "--otlp-endpoint", "http://", "invalid OTLP endpoint 'http://': it names no host" },
+		{ "--otlp-endpoint", "http://h /x", "invalid OTLP endpoint 'http://h /x': it holds a "
+						    "space or a control character" },
+		{ "--otlp-interval", "0", "invalid OTLP push interval (whole seconds, 1 to 86400): '0'" },
+		{ "--service", "", "invalid service name (1 to 255 bytes): ''" },
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *argv[] = { "proftop", (char *)cases[i][0], (char *)cases[i][1], NULL };
@@ -358,6 +365,13 @@ static void command_line_errors(void **state)
 			   "preloaded into the command proftop starts: a running process (-p) cannot "
 			   "have it loaded; start the program under proftop");
 	expect_usage_error(5, alloc_tmon, NULL, EXPORT_TMON_NO_ALLOCATIONS);
+	char *interval_alone[] = { "proftop", "--otlp-interval=5", "cmd", NULL };
+	char *push_saved[] = { "proftop", "--otlp-endpoint=http://h", "-i", "t.out", NULL };
+
+	expect_usage_error(3, interval_alone, NULL, "--otlp-interval says how often to push: it "
+			   "needs --otlp-endpoint");
+	expect_usage_error(4, push_saved, NULL, "--otlp-endpoint pushes the profile of a run: not "
+			   "with -i");
 	char *cap_alone[] = { "proftop", "--coverage-cap=5", "cmd", NULL };
 	char *module_alone[] = { "proftop", "--module=libz", "cmd", NULL };
 	char *coverage_all[] = { "proftop", "--mode=coverage", "-a", NULL };
@@ -629,7 +643,8 @@ static bool same_options(const struct options *a, const struct options *b)
 	       a->batch.names == b->batch.names &&
 	       (!a->npids || !memcmp(a->pids, b->pids, a->npids * sizeof(*a->pids))) &&
 	       same_string(a->input, b->input) && same_string(a->baseline, b->baseline) &&
-	       a->serving == b->serving &&
+	       a->serving == b->serving && same_string(a->otlp.endpoint, b->otlp.endpoint) &&
+	       a->otlp.interval == b->otlp.interval && same_string(a->service, b->service) &&
 	       (!a->serving || (a->serve.len == b->serve.len &&
 				!memcmp(&a->serve.sa, &b->serve.sa, a->serve.len))) &&
 	       !a->argv == !b->argv;
@@ -646,6 +661,7 @@ static const char *const samples[][2] = {
 	{ "batch", NULL },
 	{ "interval", "0" },      { "theme", "light" },    { "window", "5" },  { "names", "bare" },
 	{ "history", "120" },     { "serve", "6060" },     { "collectors", "3" },
+	{ "otlp-endpoint", "http://127.0.0.1:4318" }, { "otlp-interval", "5" }, { "service", "shop" },
 	{ "max-rows", "7" },      { "max-memory", "64M" }, { "tree", NULL },        { "min-percent", "2" },
 	{ "annotate", "main" },   { "asm", NULL },          { "histogram", NULL },   { "no-inline", NULL },
 	{ "no-lines", NULL },      { "python", "only" }, { "perl", "off" },
@@ -675,6 +691,20 @@ static void env_same_as_command_line_with_pid(const char *name)
 	free(cli);
 }
 
+/* value with each ':' as "\\:", as $PROFTOP takes it. */
+static char *escape_colons(const char *value)
+{
+	char *out = xmalloc(2 * strlen(value) + 1), *o = out;
+
+	for (; *value; value++) {
+		if (*value == ':')
+			*o++ = '\\';
+		*o++ = *value;
+	}
+	*o = '\0';
+	return out;
+}
+
 static void env_same_as_command_line(const char *name, const char *value)
 {
 	/* pid, input and all-cpus are targets of their own; the others need one. Some need another
@@ -684,14 +714,17 @@ static void env_same_as_command_line(const char *name, const char *value)
 	const char *with = !strcmp(name, "switch-period") ? "mode=offcpu"
 			   : !strcmp(name, "alloc-rate") ? "mode=alloc"
 			   : !strcmp(name, "coverage-cap") || !strcmp(name, "module") ? "mode=coverage"
-			   : !strcmp(name, "include-self") ? "all-cpus" : NULL;
+			   : !strcmp(name, "include-self") ? "all-cpus"
+			   : !strcmp(name, "otlp-interval") ? "otlp-endpoint=http://h" : NULL;
 	bool with_target = with && !strcmp(with, "all-cpus");
 	bool target = strcmp(name, "pid") && strcmp(name, "input") && strcmp(name, "all-cpus") &&
 		      !with_target;
 	char *with_arg = xasprintf("--%s", with ? with : "");
-	char *with_env = xasprintf("%s:", with ? with : "");
+	char *with_escaped = escape_colons(with ? with : "");
+	char *with_env = xasprintf("%s:", with_escaped);
 	char *cli = value ? xasprintf("--%s=%s", name, value) : xasprintf("--%s", name);
-	char *env = value ? xasprintf("%s%s=%s", with ? with_env : "", name, value)
+	char *escaped = value ? escape_colons(value) : NULL; /* $PROFTOP's separator */
+	char *env = value ? xasprintf("%s%s=%s", with ? with_env : "", name, escaped)
 			  : xasprintf("%s%s", with ? with_env : "", name);
 	char *argv_cli[] = { "proftop", cli, with ? with_arg : "./prog", "./prog", NULL };
 	char *argv_env[] = { "proftop", "./prog", NULL };
@@ -712,6 +745,8 @@ static void env_same_as_command_line(const char *name, const char *value)
 	options_free(&defaults);
 	free(cli);
 	free(env);
+	free(escaped);
+	free(with_escaped);
 	free(with_arg);
 	free(with_env);
 }

@@ -52,7 +52,7 @@ enum tui_action {
 	TUI_ACT_REDRAW,        /* Ctrl-L: repaint the whole terminal */
 };
 
-#define TUI_NCOUNTERS 11       /* the uint64_t fields of struct counters */
+#define TUI_NCOUNTERS 15       /* the uint64_t fields of struct counters */
 #define TUI_FOCUS_MAX 256
 #define TUI_FILTER_MAX 128
 
