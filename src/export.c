@@ -307,6 +307,13 @@ static bool taken(const struct snapshot *s, const char *name, bool per_thread)
 int export_save(const struct snapshot *s, const struct snapshot *baseline,
 		const struct export_options *o, char **message)
 {
+	return export_save_timeline(s, baseline, NULL, o, message);
+}
+
+int export_save_timeline(const struct snapshot *s, const struct snapshot *baseline,
+			 const struct export_timeline *timeline, const struct export_options *o,
+			 char **message)
+{
 	static const struct export_options defaults = { NULL, EXPORT_AUTO, false, NULL };
 	enum export_format format;
 	const char *base;
@@ -317,7 +324,7 @@ int export_save(const struct snapshot *s, const struct snapshot *baseline,
 	*message = NULL;
 	format = o->format;
 	if (o->output && strcmp(o->output, "-")) {
-		struct export_job job = { s, baseline, format, true, NULL };
+		struct export_job job = { s, baseline, format, true, timeline };
 
 		err = write_files(&job, o->output, o->per_thread, message);
 		if (!err)
@@ -339,7 +346,7 @@ int export_save(const struct snapshot *s, const struct snapshot *baseline,
 			free(name);
 			continue;
 		}
-		struct export_job job = { s, baseline, format, false, NULL };
+		struct export_job job = { s, baseline, format, false, timeline };
 
 		err = write_files(&job, name, o->per_thread, message);
 		if (err == -EEXIST) { /* someone else took the name meanwhile */

@@ -63,16 +63,17 @@ static int run(struct session *session, const struct options *o, bool interactiv
 	return status;
 }
 
+/* Whether the -o file or the saves (-f, $PROFTOP_OUT_FILE) are written in time order. */
 static bool time_ordered_output(const struct options *o)
 {
 	const struct export_options *e = &o->run.export;
 
-	return e->output && export_keeps_time_order(e->output, e->format);
+	return export_keeps_time_order(e->output ? e->output : e->base ? e->base : "", e->format);
 }
 
 /* What the session needs from the options. The screen refreshes every -n seconds (0, "final
  * table only" in batch mode, means the default there) and keeps the run's history, as do
- * --serve and an -o file written in time order (speedscope). */
+ * --serve and files written in time order (speedscope). */
 static struct session_options session_options(const struct options *o, bool interactive,
 					      int output_fd)
 {

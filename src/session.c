@@ -896,6 +896,8 @@ unsigned session_set_freq(struct session *s, unsigned freq)
 int session_save(struct session *s)
 {
 	struct snapshot *range, *snap = session_snapshots(s, &range);
+	struct timeline_source src;
+	struct export_timeline timeline;
 	char *message;
 	int err;
 
@@ -903,7 +905,9 @@ int session_save(struct session *s)
 		snapshot_unref(snap);
 		snap = range;
 	}
-	err = export_save(snap, s->baseline, &s->run.export, &message);
+	timeline_of(s, snap, &src, &timeline); /* (its stretches are made if the format asks) */
+	err = export_save_timeline(snap, s->baseline, &timeline, &s->run.export, &message);
+	free(src.spans);
 
 	report(s, err ? DIAG_ERROR : DIAG_INFO, message);
 	free(message);

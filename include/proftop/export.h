@@ -119,5 +119,10 @@ int export_stream(FILE *out, const struct snapshot *snapshot, enum export_format
  * *message is malloc'd either way. */
 int export_save(const struct snapshot *snapshot, const struct snapshot *baseline,
 		const struct export_options *options, char **message);
+/* export_save() with the run's stretches for a format that keeps time order (timeline as for
+ * export_write_timeline(); the other formats leave it unread). */
+int export_save_timeline(const struct snapshot *snapshot, const struct snapshot *baseline,
+			 const struct export_timeline *timeline,
+			 const struct export_options *options, char **message);
 
 #endif
