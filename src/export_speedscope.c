@@ -5,11 +5,11 @@
  *
  * Time order: a profile's samples come stretch by stretch, oldest first (export.h's
  * export_timeline), and within a stretch in the tree walk's order (hottest child first): one
- * sample per stack with self counts, weighted by them. Each stretch is read once and dropped;
- * its samples are kept per thread, frame indices and weights, until the file is written. speedscope's Time Order view lays samples
+ * sample per stack with self counts, weighted by them. speedscope's Time Order view lays samples
  * out one after another by weight, so it shows the run's phases at the timeline's resolution
  * (a second for the newest --history seconds, coarser before). Without stretches the snapshot is
- * one stretch.
+ * one stretch. Each stretch is read once and dropped; what it adds is kept per thread, as frame
+ * indices and weights, until the file is written.
  *
  * Frames: a function's name; its source file and the line of its lowest sampled address when
  * DWARF gave them (proftop keeps no declaration lines: pprof's entry Locations use the same
