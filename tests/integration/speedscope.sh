@@ -136,7 +136,11 @@ BG_PIDS="$BG_PIDS $USR1_PID"
 sleep 3.3
 kill -USR1 "$USR1_PID"
 wait "$USR1_PID"
+RC=$?
+check "sigusr1-exit-status-0" status $RC 0 "$TMPD/usr1.err"
 check "sigusr1-save-said" has "$TMPD/usr1.err" "saved .*usr1\.speedscope\.json"
+check "sigusr1-no-sanitizer-report" sh -c \
+    "! grep -E -A12 'ERROR: (Address|Leak)Sanitizer|runtime error:' '$TMPD/usr1.err'"
 check "sigusr1-save-time-order" check_file order "$TMPD/usr1.speedscope.json" \
     "$(check_file named "$TMPD/usr1.speedscope.json" 'phases \(tid [0-9]+\)' 2>&1)" phase_one phase_two
 
