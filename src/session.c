@@ -16,6 +16,7 @@
 #include "proftop/ring.h"
 #include "proftop/sampler.h"
 #include "proftop/source.h"
+#include "proftop/stretches.h"
 #include "proftop/target.h"
 #include "proftop/tmon_read.h"
 #include "proftop/util.h"
@@ -705,54 +706,18 @@ static uint64_t seconds_ns(double seconds)
 	return seconds > 0 ? (uint64_t)llround(seconds * 1e9) : 0;
 }
 
-/* The stretches of a snapshot's timeline (those in its range, when it is a stretch itself), made
- * one at a time as the writer asks for them (export_timeline). */
-struct timeline_source {
-	struct collector *collector;
-	enum sample_mode mode;
-	struct snapshot_span *spans;
-};
-
-static struct snapshot *make_stretch(void *arg, size_t i)
-{
-	const struct timeline_source *src = arg;
-
-	return collector_stretch(src->collector, src->mode, src->spans[i].start_s,
-				 src->spans[i].end_s);
-}
-
-/* The timeline of snap into *timeline, from *src (its spans malloc'd); count 0 when the run keeps
- * no history of snap's kind. */
-static void timeline_of(struct session *s, const struct snapshot *snap,
-			struct timeline_source *src, struct export_timeline *timeline)
-{
-	*src = (struct timeline_source){ s->collector, snap->mode, NULL };
-	*timeline = (struct export_timeline){ 0, make_stretch, src };
-	if (!s->collector || !collector_keeps_stretches(s->collector, snap->mode))
-		return;
-	src->spans = xcalloc(snap->nspans ? snap->nspans : 1, sizeof(*src->spans));
-	for (size_t i = 0; i < snap->nspans; i++) {
-		const struct snapshot_span *span = &snap->spans[i];
-
-		if (!snap->ranged ||
-		    (span->end_s > snap->range_start_s && span->start_s < snap->range_end_s))
-			src->spans[timeline->count++] = *span;
-	}
-}
-
 /* The -o file; in time order when its format keeps it (speedscope). */
 static int write_output(struct session *s, const struct snapshot *snap, char **message)
 {
 	const struct export_options *e = &s->run.export;
-	struct timeline_source src;
-	struct export_timeline timeline;
+	struct stretches st;
 	int err;
 
 	if (!export_keeps_time_order(e->output, e->format))
 		return export_write(snap, s->baseline, e->output, e->format, e->per_thread, message);
-	timeline_of(s, snap, &src, &timeline);
-	err = export_write_timeline(snap, &timeline, e->output, e->format, e->per_thread, message);
-	free(src.spans);
+	stretches_open(&st, s->collector, snap);
+	err = export_write_timeline(snap, &st.timeline, e->output, e->format, e->per_thread, message);
+	stretches_close(&st);
 	return err;
 }
 
@@ -896,8 +861,7 @@ unsigned session_set_freq(struct session *s, unsigned freq)
 int session_save(struct session *s)
 {
 	struct snapshot *range, *snap = session_snapshots(s, &range);
-	struct timeline_source src;
-	struct export_timeline timeline;
+	struct stretches st;
 	char *message;
 	int err;
 
@@ -905,9 +869,9 @@ int session_save(struct session *s)
 		snapshot_unref(snap);
 		snap = range;
 	}
-	timeline_of(s, snap, &src, &timeline); /* (its stretches are made if the format asks) */
-	err = export_save_timeline(snap, s->baseline, &timeline, &s->run.export, &message);
-	free(src.spans);
+	stretches_open(&st, s->collector, snap); /* (made only if the format asks for them) */
+	err = export_save_timeline(snap, s->baseline, &st.timeline, &s->run.export, &message);
+	stretches_close(&st);
 
 	report(s, err ? DIAG_ERROR : DIAG_INFO, message);
 	free(message);
