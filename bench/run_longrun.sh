@@ -13,6 +13,8 @@
 #   LONGRUN_SPLIT_SECONDS (120)  split the same way
 #   LONGRUN_PYTHON_SECONDS (600) pyenv's CPython 3.13 on tests/workloads/pysplit.py, the same way
 #   LONGRUN_PERL_SECONDS (600)   perl on tests/workloads/plsplit.pl, the same way
+#   LONGRUN_OTLP_SECONDS (600)   randtree again, pushing to an OTLP receiver every 10 s
+#                                (tests/integration/otlp_receiver.py sink, on 127.0.0.1)
 #   LONGRUN_PERF_SECONDS (180)   perf top -F 999 --call-graph dwarf --stdio on randtree (0: skip)
 #   LONGRUN_ARGS                 more proftop options (e.g. --max-memory 64M)
 #   PROFTOP_BIN (./proftop)      the binary to measure
@@ -82,6 +84,18 @@ fi
 pl_secs=${LONGRUN_PERL_SECONDS:-600}
 if [ "$pl_secs" -gt 0 ] && command -v perl >/dev/null; then
 	profile perl "$pl_secs" perl tests/workloads/plsplit.pl "$pl_secs" || status=1
+fi
+
+# The OTLP pusher (issue 31): each 10 s stretch encoded and sent from a thread of its own,
+# beside the randtree figures without it.
+otlp_secs=${LONGRUN_OTLP_SECONDS:-600}
+if [ "$otlp_secs" -gt 0 ] && command -v python3 >/dev/null; then
+	mkdir -p "$tmp/otlp"
+	python3 tests/integration/otlp_receiver.py "$tmp/otlp" sink &
+	for _ in $(seq 100); do [ -s "$tmp/otlp/port" ] && break; sleep 0.1; done
+	LONGRUN_ARGS="${LONGRUN_ARGS:-} --otlp-endpoint http://127.0.0.1:$(cat "$tmp/otlp/port") " \
+		profile randtree-otlp "$otlp_secs" "$build/workloads/randtree" "$otlp_secs" || status=1
+	kill %% 2>/dev/null
 fi
 
 perf_secs=${LONGRUN_PERF_SECONDS:-180}

@@ -101,11 +101,15 @@ static uint64_t location_of(struct otlp *o, uint64_t model_id)
 	uint32_t i = idmap_get(&o->location_index, model_id);
 
 	if (i == IDMAP_MISSING) {
+		size_t cap = o->locations_cap;
+
 		i = (uint32_t)++o->nlocations;
 		idmap_put(&o->location_index, model_id, i);
 		xgrow((void **)&o->location_at, &o->locations_cap, o->nlocations + 1,
 		      sizeof(*o->location_at));
-		o->location_len = xrealloc(o->location_len, o->locations_cap * sizeof(*o->location_len));
+		if (o->locations_cap != cap) /* (the lengths grow with the offsets) */
+			o->location_len = xrealloc(o->location_len,
+						   o->locations_cap * sizeof(*o->location_len));
 		o->location_at[i] = 0;
 		o->location_len[i] = 0;
 	}
@@ -119,12 +123,16 @@ static uint64_t stack_of(struct otlp *o, const uint32_t *locations, size_t n)
 		uint32_t i = idmap_get(&o->stack_index, h);
 
 		if (i == IDMAP_MISSING) {
+			size_t cap = o->stacks_cap;
+
 			xgrow((void **)&o->stack_locations, &o->stack_locations_cap,
 			      o->nstack_locations + n + 1, sizeof(*o->stack_locations));
 			memcpy(o->stack_locations + o->nstack_locations, locations,
 			       n * sizeof(*locations));
 			xgrow((void **)&o->stack_at, &o->stacks_cap, o->nstacks + 1, sizeof(*o->stack_at));
-			o->stack_len = xrealloc(o->stack_len, o->stacks_cap * sizeof(*o->stack_len));
+			if (o->stacks_cap != cap) /* (the lengths grow with the offsets) */
+				o->stack_len = xrealloc(o->stack_len,
+							o->stacks_cap * sizeof(*o->stack_len));
 			o->stack_at[o->nstacks] = (uint32_t)o->nstack_locations;
 			o->stack_len[o->nstacks] = (uint32_t)n;
 			o->nstack_locations += n;

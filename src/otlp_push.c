@@ -56,8 +56,10 @@ struct otlp_push {
 	pthread_mutex_t lock;
 	pthread_cond_t wake;        /* on CLOCK_MONOTONIC */
 	bool finishing;             /* under lock */
-	atomic_bool interrupt;      /* a try in flight ends now: profiling ended (the final phase
-				     * tries again, within its deadline) */
+	/* When profiling ended: a try in flight then ends at the final deadline at the latest (a
+	 * receiver that hangs holds up nobody; one that answers slowly is not cut off early: a
+	 * request it took would be sent again). 0: none. */
+	_Atomic uint64_t abort_at_ns;
 
 	struct request queue[OTLP_PUSH_QUEUE_MAX]; /* a ring: head, count (the thread's own) */
 	size_t head, count;
@@ -119,12 +121,13 @@ static int progress(void *arg, curl_off_t dltotal, curl_off_t dlnow, curl_off_t 
 		    curl_off_t ulnow)
 {
 	struct otlp_push *p = arg;
+	uint64_t at = atomic_load(&p->abort_at_ns);
 
 	(void)dltotal;
 	(void)dlnow;
 	(void)ultotal;
 	(void)ulnow;
-	return atomic_load(&p->interrupt);
+	return at && util_now_ns() >= at;
 }
 
 static void gzip(const struct pb *in, struct pb *out)
@@ -215,8 +218,6 @@ static void send_queue(struct otlp_push *p, uint64_t deadline_ns)
 		if (r->not_before_ns > now)
 			return;
 		o = post(p, r, timeout_ms);
-		if (atomic_load(&p->interrupt))
-			return; /* (cut short: the final phase tries it again) */
 		/* At the end nobody waits seconds for a receiver that is not there. */
 		if (o == RETRY && deadline_ns && p->unreachable)
 			o = DROP;
@@ -400,9 +401,8 @@ void otlp_push_finish(struct otlp_push *p)
 	p->finishing = true;
 	pthread_cond_signal(&p->wake);
 	pthread_mutex_unlock(&p->lock);
-	atomic_store(&p->interrupt, true); /* a receiver that hangs holds up nobody */
+	atomic_store(&p->abort_at_ns, deadline);
 	pthread_join(p->thread, NULL);
-	atomic_store(&p->interrupt, false);
 	/* The run's last stretch, to its last second begun. */
 	elapsed = collector_elapsed(p->collector, &ended);
 	if ((elapsed + NS - 1) / NS > p->from_s || !kinds_keeps_stretches(p->collector, p->kind))

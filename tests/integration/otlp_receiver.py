@@ -7,6 +7,7 @@ Each POST to /v1development/profiles is answered by MODE:
   fail        CODE (default 503, with Retry-After: RETRY_AFTER when given) to the first N
               requests, then as ok
   hang        never answers (reads the request, then waits until killed)
+  sink        200 to everything, nothing decoded or kept (for benchmarks)
 Every body that was answered 200 is decompressed (Content-Encoding: gzip), decoded with the
 official schema (tests/otlp) by protoc, and kept as DIR/body.K (bytes) and DIR/body.K.txt
 (protoc's text); a body that does not decode is answered 400. DIR/log gets a line per request:
@@ -59,6 +60,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
             time.sleep(3600)
         elif mode == 'fail' and n <= failures:
             status = code
+        if status == 200 and mode == 'sink':
+            self.answer(200)
+            return
         if status == 200:
             data = gzip.decompress(body) if encoding == 'gzip' else body
             k = state['kept'] + 1
