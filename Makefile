@@ -212,7 +212,7 @@ clean:
 
 help:
 	@echo "make [all]     build ./proftop"
-	@echo "make deps      install the Debian packages the build and tests need (apt-get, as root)"
+	@echo "make deps      install the Debian and npm packages the build and tests need (as root)"
 	@echo "make demo      build and profile a bundled workload"
 	@echo "make test      build and run every test"
 	@echo "make unit      the unit tests (T=ring: tests/unit/test_ring.c alone)"
