@@ -8,6 +8,7 @@ done
 [ -z "$missing" ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
     echo "proftop's tests need these npm packages:$missing" >&2
+    command -v npm >/dev/null || echo "run: sudo apt-get install -y npm" >&2
     echo "run: sudo npm install -g$missing" >&2
     exit 1
 fi
