@@ -189,12 +189,10 @@ static bool alloc_record(void *state, const void *data, size_t len)
 	profiles_set_time(s->env->profiles, a.time_ns >= s->env->start_ns && a.time_ns <= now_ns
 						    ? a.time_ns : now_ns);
 	s->records++;
-	if (a.kind == ALLOCREC_FREE) {
-		if (!of_ended_image(s, &a))
-			heap_remove(&s->heap, (pid_t)a.pid, a.addr);
-	}
-	else
+	if (a.kind != ALLOCREC_FREE)
 		handle_alloc(s, &a, &r);
+	else if (!of_ended_image(s, &a)) /* (an ended image's blocks are gone already) */
+		heap_remove(&s->heap, (pid_t)a.pid, a.addr);
 	note_inuse(s, now_ns);
 	return true;
 }
