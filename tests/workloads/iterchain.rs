@@ -54,7 +54,11 @@ fn main() {
         let mut v: Vec<(String, u64)> = counts.into_iter().collect();
         sort_phase(&mut v);
         total = total.wrapping_add(digest(&v));
-        total = total.wrapping_add(chained(&v));
+        // Often enough that the chain has samples in any run (once a round it had 0.2% of
+        // them: a 3 s run could miss it); each over another slice, so none is hoisted.
+        for i in 0..40 {
+            total = total.wrapping_add(chained(&v[i % 7..]));
+        }
     }
     println!("{}", total);
 }
