@@ -1,7 +1,8 @@
 /* export.c — which format, which file names: the writers (export_tmon.c, export_callgrind.c,
- * export_folded.c, export_pprof.c, export_lcov.c, export_otlp.c, export_speedscope.c) over one scope of a snapshot, into files that outfile.c writes
- * whole or not at all. Numbered saves (export_save) put their files in place without replacing
- * one, so two proftops saving at once never overwrite each other: each takes the next name. */
+ * export_folded.c, export_pprof.c, export_lcov.c, export_otlp.c, export_speedscope.c) over one
+ * scope of a snapshot, into files that outfile.c writes whole or not at all. Numbered saves
+ * (export_save) put their files in place without replacing one, so two proftops saving at once
+ * never overwrite each other: each takes the next name. */
 #include "proftop/export.h"
 
 #include "proftop/export_writers.h"

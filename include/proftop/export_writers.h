@@ -1,6 +1,6 @@
 /* export_writers.h — the formats a snapshot is written in, each by its own file (export_tmon.c,
- * export_callgrind.c, export_folded.c, export_pprof.c, export_speedscope.c) over a scope that export_walk.h walks;
- * export.c picks one and the file. */
+ * export_callgrind.c, export_folded.c, export_pprof.c, export_lcov.c, export_otlp.c,
+ * export_speedscope.c) over a scope that export_walk.h walks; export.c picks one and the file. */
 #ifndef PROFTOP_EXPORT_WRITERS_H
 #define PROFTOP_EXPORT_WRITERS_H
 
