@@ -232,7 +232,7 @@ static unsigned parse_format(const char *value, enum export_format *format, char
 
 	if (!value || export_format_parse(value, format))
 		return refuse(err, err_len, 400, "format: '%s' is none of pprof, folded, callgrind, "
-			      "tmon", shown(value, v, sizeof(v)));
+			      "tmon, otlp, speedscope, lcov", shown(value, v, sizeof(v)));
 	return 200;
 }
 
@@ -367,7 +367,8 @@ static enum MHD_Result answer_index(struct server *srv, struct MHD_Connection *c
 		"the profile of the next N seconds (default %u, at most %u), gzipped pprof</li>\n"
 		"<li><a href=\"/snapshot\">/snapshot</a>: everything profiled so far, at once</li>\n"
 		"</ul>\n"
-		"<p>Both take format=pprof (the default), folded, callgrind or tmon.</p>\n"
+		"<p>Both take format=pprof (the default), folded, callgrind, tmon, otlp or "
+		"speedscope.</p>\n"
 		"</body></html>\n",
 		srv->max_seconds < SERVE_DEFAULT_SECONDS ? srv->max_seconds : SERVE_DEFAULT_SECONDS,
 		SERVE_DEFAULT_SECONDS, srv->max_seconds);
@@ -377,7 +378,10 @@ static enum MHD_Result answer_index(struct server *srv, struct MHD_Connection *c
 
 static const char *content_type(enum export_format format)
 {
-	return format == EXPORT_PPROF ? "application/octet-stream" : "text/plain; charset=utf-8";
+	return format == EXPORT_PPROF	     ? "application/octet-stream"
+	       : format == EXPORT_OTLP	     ? "application/x-protobuf"
+	       : format == EXPORT_SPEEDSCOPE ? "application/json"
+					     : "text/plain; charset=utf-8";
 }
 
 static const char *file_name(const struct serve_request *r)
