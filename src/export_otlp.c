@@ -77,7 +77,9 @@ struct otlp {
 	struct idmap thread_attributes; /* tid → the index of its thread.id (thread.name next) */
 	/* The Profile being made: its message, which value its samples carry, their attributes. */
 	struct pb profile, sample, tmp, tmp2;
-	uint64_t *stack;            /* a stack's locations, as the writer needs them */
+	uint32_t *sample_stack;     /* a sample's stack as location_table indices */
+	size_t sample_stack_cap;
+	uint64_t *stack;            /* a stack's locations, as pb_packed() takes them */
 	size_t stack_cap;
 	char *visible;              /* a string's visible form (util_visible_str()) */
 	size_t visible_cap;
@@ -185,15 +187,13 @@ static void sample(void *arg, const struct model_tree *t, const uint64_t *stack,
 		   uint64_t count)
 {
 	struct otlp *o = arg;
-	uint32_t *locations;
 	uint64_t value = o->scaled ? count * o->period : count;
 
 	(void)t;
-	xgrow((void **)&o->stack, &o->stack_cap, depth + 1, sizeof(*o->stack));
-	locations = (uint32_t *)o->stack; /* (as many uint32_t fit as uint64_t) */
+	xgrow((void **)&o->sample_stack, &o->sample_stack_cap, depth + 1, sizeof(*o->sample_stack));
 	for (size_t i = 0; i < depth; i++)
-		locations[i] = (uint32_t)location_of(o, stack[i]);
-	pb_uint(&o->sample, SAMPLE_STACK, stack_of(o, locations, depth));
+		o->sample_stack[i] = (uint32_t)location_of(o, stack[i]);
+	pb_uint(&o->sample, SAMPLE_STACK, stack_of(o, o->sample_stack, depth));
 	pb_packed(&o->sample, SAMPLE_ATTRIBUTES, o->sample_attributes, o->nsample_attributes);
 	pb_packed(&o->sample, SAMPLE_VALUES, &value, 1);
 	pb_message(&o->profile, PROFILE_SAMPLES, &o->sample);
@@ -518,6 +518,7 @@ void otlp_encode(struct pb *out, const struct snapshot *s, const struct export_s
 	free(o.stack_locations);
 	free(o.stack_at);
 	free(o.stack_len);
+	free(o.sample_stack);
 	free(o.stack);
 	free(o.visible);
 	pb_free(&o.locations);
